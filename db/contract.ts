@@ -1,0 +1,174 @@
+/**
+ * The contract's constants: limits, horizons, windows, taxonomies and error codes.
+ * Validation, the ledger, the pages and the OpenAPI document all read these, so they cannot drift.
+ * It lives in db/ because db/ is the lowest layer: db/, sync/ and server/ may all import it.
+ */
+
+export const SPEC_VERSION = "1.7.1";
+
+export const DAY_MS = 86_400_000;
+export const MINUTE_MS = 60_000;
+
+/** Spec "Limits" and "GET /v1/events" parameter table. */
+export const LIST = {
+  defaultLimit: 25,
+  minLimit: 1,
+  maxLimit: 100,
+  defaultWindowDays: 90,
+  defaultGeoWindowDays: 30,
+  maxWindowDays: 365,
+  maxGeoWindowDays: 90,
+  maxRadiusMiles: 25,
+  minPolygonVertices: 3,
+  maxPolygonVertices: 32,
+  maxPolygonDiagonalMiles: 50,
+  geoCandidateVenues: 2000,
+  maxSourceLength: 64,
+} as const;
+
+/** Parameters that signal offset pagination: always 400 `unsupported_pagination`. */
+export const UNSUPPORTED_PAGINATION_PARAMS = ["page", "offset", "next_cursor", "nextCursor"] as const;
+
+/** The 50 states plus DC. */
+export const US_STATES = [
+  "AL", "AK", "AZ", "AR", "CA", "CO", "CT", "DE", "DC", "FL", "GA", "HI", "ID", "IL", "IN", "IA", "KS",
+  "KY", "LA", "ME", "MD", "MA", "MI", "MN", "MS", "MO", "MT", "NE", "NV", "NH", "NJ", "NM", "NY", "NC",
+  "ND", "OH", "OK", "OR", "PA", "RI", "SC", "SD", "TN", "TX", "UT", "VT", "VA", "WA", "WV", "WI", "WY",
+] as const;
+
+/** CONTRACT §3: the 21-category taxonomy, in display order. */
+export const CATEGORIES = [
+  "Music", "Comedy", "Theater", "Dance", "Festivals", "Sports", "Food & Drink", "Arts", "Film", "Family",
+  "Community", "Nightlife", "Classes & Workshops", "Literature", "Fitness", "Outdoors", "Tours", "Charity",
+  "Business & Networking", "Holiday", "Other",
+] as const;
+
+/** CONTRACT §3: vendors that `exclude_aggregators=true` omits. */
+export const AGGREGATOR_VENDORS = [
+  "ticketmaster", "livenation", "axs", "eventbrite", "seatgeek", "stubhub", "vividseats", "gametime",
+] as const;
+
+/** CONTRACT §3: sellers a ticket handoff may send a user to. */
+export const HANDOFF_SELLERS = [...AGGREGATOR_VENDORS, "dice", "etix", "seetickets", "tixr"] as const;
+
+export const GEOCODE_PRECISIONS = ["street", "zip", "city", "unknown"] as const;
+/** Spec: without `include_centroids` a geo filter admits only these (null is excluded too). */
+export const PRECISE_GEOCODES = ["street", "unknown"] as const;
+
+export const EVENT_STATUSES = ["active", "cancelled", "spam", "inactive"] as const;
+
+/** CONTRACT §3: `costText` values that mean free admission (compared trimmed, case-insensitive). */
+export const FREE_COST_TEXTS = ["free", "free admission", "free entry", "no cover", "$0", "0"] as const;
+
+/** Events lasting longer than this are "long" in the serving snapshot (see db/snapshot.ts). */
+export const LONG_EVENT_MS = DAY_MS;
+
+// ---- Access (CONTRACT §6) -------------------------------------------------------------------
+
+export const PLANS = ["none", "basic", "business", "enterprise", "legacy"] as const;
+export type Plan = (typeof PLANS)[number];
+export const KEY_KINDS = ["live", "builder", "legacy"] as const;
+export type KeyKind = (typeof KEY_KINDS)[number];
+export const POLICY_STATES = ["ok", "missing", "stale", "foreign"] as const;
+export type PolicyState = (typeof POLICY_STATES)[number];
+
+export interface Tier {
+  horizonDays: number | null;
+  polygons: boolean;
+  rowBudget24h: number | null;
+}
+
+export const TIERS: Record<Exclude<Plan, "none">, Tier> = {
+  basic: { horizonDays: 30, polygons: false, rowBudget24h: 100_000 },
+  business: { horizonDays: 90, polygons: true, rowBudget24h: 500_000 },
+  enterprise: { horizonDays: null, polygons: true, rowBudget24h: null }, // budget per account
+  legacy: { horizonDays: null, polygons: true, rowBudget24h: null },
+};
+
+export const TRIAL = {
+  days: 7,
+  rows: 1000,
+  maxRowsPerPage: 25,
+  horizonDays: 30,
+  polygons: false,
+  ratePerMinute: 60,
+  capacityRetryAfterS: 5,
+} as const;
+
+export const RATE = {
+  publishedLimit: 60,
+  capacity: 60,
+  refillPerSecond: 1,
+  geoCost: 5,
+} as const;
+
+export const HANDOFF = {
+  lifetimeMs: 15 * MINUTE_MS,
+  creationsPerMinute: 10,
+  maxBodyBytes: 1024,
+  retryAfterS: 60,
+  maxEventId: 2147483647,
+} as const;
+
+// ---- Errors (spec "Errors") -----------------------------------------------------------------
+
+/** Every list-endpoint error code with its status. Spec "Errors" table, complete. */
+export const LIST_ERRORS = {
+  invalid_api_key: 401,
+  subscription_required: 402,
+  trial_expired: 402,
+  trial_exhausted: 402,
+  email_verification_required: 403,
+  feature_not_in_plan: 403,
+  lookahead_not_in_plan: 403,
+  account_not_provisioned: 403,
+  trial_capacity_reserved: 429,
+  rate_limited: 429,
+  row_budget_exhausted: 429,
+  unsupported_pagination: 400,
+  invalid_limit: 400,
+  invalid_date: 400,
+  invalid_date_range: 400,
+  invalid_cursor: 400,
+  invalid_state: 400,
+  invalid_source: 400,
+  invalid_exclude_aggregators: 400,
+  invalid_exclude_sold_out: 400,
+  invalid_include_centroids: 400,
+  invalid_coordinates: 400,
+  invalid_radius: 400,
+  invalid_polygon: 400,
+  conflicting_geo_filters: 400,
+  rate_limit_unavailable: 503,
+  policy_unavailable: 503,
+  trial_unavailable: 503,
+  internal_error: 500,
+  not_found: 404,
+} as const;
+export type ListErrorCode = keyof typeof LIST_ERRORS;
+
+/** Ticket-handoff error codes. `invalid_request` is 400 or 413 (body too large). */
+export const HANDOFF_ERRORS = {
+  invalid_request: 400,
+  invalid_api_key: 401,
+  event_unavailable: 404,
+  ticket_link_unavailable: 409,
+  rate_limit_exceeded: 429,
+  rate_limit_unavailable: 503,
+  handoff_unavailable: 503,
+  internal_error: 500,
+} as const;
+export type HandoffErrorCode = keyof typeof HANDOFF_ERRORS;
+
+/** Codes `/_test/faults` can inject (CONTRACT §8). */
+export const FAULT_CODES = [
+  "policy_unavailable",
+  "rate_limit_unavailable",
+  "trial_unavailable",
+  "internal_error",
+  "handoff_unavailable",
+] as const;
+export type FaultCode = (typeof FAULT_CODES)[number];
+
+/** Retry-After seconds for 503s of the list endpoint. */
+export const UNAVAILABLE_RETRY_AFTER_S = { rate_limit_unavailable: 1, policy_unavailable: 1, trial_unavailable: 5 } as const;

@@ -1,0 +1,48 @@
+// better-sqlite3 adapter. Runtime-specific on purpose: only Node loads this file.
+import { createRequire } from "node:module";
+import type BetterSqlite3 from "better-sqlite3";
+import { applyPragmas, type BindParams, type Db, type OpenOptions, type Statement } from "./driver.ts";
+
+const require = createRequire(import.meta.url);
+const Database = require("better-sqlite3") as typeof BetterSqlite3;
+
+export function open(path: string, options: OpenOptions): Db {
+  const raw = new Database(path, { readonly: Boolean(options.readonly), fileMustExist: Boolean(options.readonly) });
+  const cache = new Map<string, Statement<any>>();
+  const db: Db = {
+    path,
+    exec: (sql) => void raw.exec(sql),
+    prepare<Row>(sql: string): Statement<Row> {
+      let stmt = cache.get(sql);
+      if (!stmt) {
+        const s = raw.prepare(sql);
+        const returnsRows = s.reader;
+        stmt = {
+          all: (...p: BindParams) => (returnsRows ? s.all(...p) : (s.run(...p), [])) as Row[],
+          get: (...p: BindParams) => (returnsRows ? s.get(...p) : (s.run(...p), undefined)) as Row | undefined,
+          run: (...p: BindParams) => {
+            const r = s.run(...p);
+            return { changes: r.changes, lastInsertRowid: r.lastInsertRowid };
+          },
+        };
+        cache.set(sql, stmt);
+      }
+      return stmt;
+    },
+    transaction<T>(fn: () => T): T {
+      raw.exec("BEGIN IMMEDIATE");
+      try {
+        const out = fn();
+        raw.exec("COMMIT");
+        return out;
+      } catch (err) {
+        if (raw.inTransaction) raw.exec("ROLLBACK");
+        throw err;
+      }
+    },
+    pragma: (name) => raw.pragma(name, { simple: true }),
+    close: () => raw.close(),
+  };
+  applyPragmas(db, options);
+  return db;
+}

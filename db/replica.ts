@@ -1,0 +1,142 @@
+/**
+ * The replica: venues, events, ticket links, the serving snapshot, an R-tree over venue
+ * coordinates and the sync watermark. Everything here can be rebuilt from upstream records,
+ * so it runs with synchronous=NORMAL.
+ */
+import { openDb, type Db } from "./driver.ts";
+import { migrate, type Migration } from "./migrate.ts";
+
+export const REPLICA_MIGRATIONS: Migration[] = [
+  {
+    version: 1,
+    sql: `
+CREATE TABLE venues (
+  id INTEGER PRIMARY KEY,
+  name TEXT NOT NULL,
+  city TEXT NOT NULL,
+  state TEXT NOT NULL,
+  timezone TEXT,
+  latitude REAL,
+  longitude REAL,
+  geocode_precision TEXT,
+  visible INTEGER NOT NULL,
+  seq INTEGER NOT NULL
+);
+-- Venue coordinates for geo candidate search; only venues with both coordinates have a row.
+CREATE VIRTUAL TABLE venue_rtree USING rtree(id, min_lat, max_lat, min_lng, max_lng);
+
+CREATE TABLE events (
+  id INTEGER PRIMARY KEY,
+  venue_id INTEGER NOT NULL,
+  title TEXT NOT NULL,
+  slug TEXT NOT NULL,
+  start_date TEXT NOT NULL,          -- normalized 'YYYY-MM-DDTHH:MM:SSZ' (millis kept when given)
+  start_ms INTEGER NOT NULL,
+  end_date TEXT,
+  end_ms INTEGER,
+  cost_text TEXT,
+  is_free INTEGER,                   -- 1, 0 or NULL
+  is_sold_out INTEGER NOT NULL,
+  is_low_tickets INTEGER NOT NULL,
+  age TEXT,
+  website_raw TEXT,
+  website_broken INTEGER NOT NULL,
+  image_url TEXT,
+  categories TEXT NOT NULL,          -- JSON array, already filtered to the taxonomy
+  source TEXT NOT NULL,
+  vendor TEXT NOT NULL,
+  status TEXT NOT NULL,
+  duplicate_of INTEGER,
+  ticketed INTEGER NOT NULL,
+  -- Served fields derived at apply time (CONTRACT §3), so hydration only reads.
+  cost TEXT,
+  website TEXT,
+  ticket_link_status TEXT NOT NULL,
+  ticket_destination TEXT,           -- first usable destination; ticketUrl redirects here
+  seq INTEGER NOT NULL
+);
+CREATE INDEX events_venue ON events(venue_id);
+
+CREATE TABLE ticket_links (
+  event_id INTEGER NOT NULL,
+  position INTEGER NOT NULL,
+  url TEXT NOT NULL,
+  seller TEXT,
+  broken INTEGER NOT NULL,
+  PRIMARY KEY (event_id, position)
+) WITHOUT ROWID;
+
+-- Serving snapshot (CONTRACT §4): servable events at refresh time, for page selection only.
+-- Rows are split into short and long events so that a window [after, before] reads short
+-- events from start_ms >= after - LONG_EVENT_MS and long ones (few) from the start, each in
+-- (start_ms, id) order; a merge of the two keeps keyset paging exact. Every index leads with
+-- "long" so both halves of a page query are ordered index range scans.
+CREATE TABLE snapshot (
+  long INTEGER NOT NULL,
+  start_ms INTEGER NOT NULL,
+  id INTEGER NOT NULL,
+  end_ms INTEGER NOT NULL,           -- endDate, or startDate when endDate is null
+  venue_id INTEGER NOT NULL,
+  state TEXT NOT NULL,
+  city TEXT NOT NULL,
+  source TEXT NOT NULL,
+  sold_out INTEGER NOT NULL,
+  aggregator INTEGER NOT NULL,
+  PRIMARY KEY (long, start_ms, id)
+) WITHOUT ROWID;
+CREATE INDEX snapshot_state_city ON snapshot(long, state, city, start_ms, id);
+CREATE INDEX snapshot_city ON snapshot(long, city, start_ms, id);
+CREATE INDEX snapshot_venue ON snapshot(long, venue_id, start_ms, id);
+CREATE INDEX snapshot_source ON snapshot(long, source, start_ms, id);
+
+-- Distinct sources with their snapshot counts: lets the list query estimate how selective
+-- a source prefix is before it picks an index.
+CREATE TABLE snapshot_sources (
+  source TEXT PRIMARY KEY,
+  events INTEGER NOT NULL
+) WITHOUT ROWID;
+
+CREATE TABLE sync_state (
+  key TEXT PRIMARY KEY,
+  value
+) WITHOUT ROWID;
+INSERT INTO sync_state(key, value) VALUES ('watermark', 0), ('snapshot_at', NULL);
+`,
+  },
+];
+
+export async function openReplica(path: string, options: { readonly?: boolean } = {}): Promise<Db> {
+  const db = await openDb(path, { synchronous: "NORMAL", readonly: options.readonly });
+  if (!options.readonly) migrate(db, REPLICA_MIGRATIONS);
+  return db;
+}
+
+/** Prepares the replica schema on an already-open handle (used by the sync path and tests). */
+export function migrateReplica(db: Db): void {
+  migrate(db, REPLICA_MIGRATIONS);
+}
+
+export function readWatermark(db: Db): number {
+  const row = db.prepare<{ value: number }>("SELECT value FROM sync_state WHERE key = 'watermark'").get();
+  return Number(row?.value ?? 0);
+}
+
+export interface ReplicaStats {
+  watermark: number;
+  events: number;
+  venues: number;
+  snapshotEvents: number;
+  snapshotAt: number | null;
+}
+
+export function readReplicaStats(db: Db): ReplicaStats {
+  const one = (sql: string) => Number((db.prepare<{ n: number }>(sql).get() ?? { n: 0 }).n);
+  const at = db.prepare<{ value: number | null }>("SELECT value FROM sync_state WHERE key = 'snapshot_at'").get();
+  return {
+    watermark: readWatermark(db),
+    events: one("SELECT count(*) AS n FROM events"),
+    venues: one("SELECT count(*) AS n FROM venues"),
+    snapshotEvents: one("SELECT count(*) AS n FROM snapshot"),
+    snapshotAt: at?.value == null ? null : Number(at.value),
+  };
+}

@@ -1,0 +1,31 @@
+/**
+ * App wiring: one H3 app, one route module per route family.
+ */
+import { H3 } from "h3";
+import type { AppContext } from "./context.ts";
+import { ApiError, renderError } from "./errors.ts";
+import { newRequestId } from "./handle.ts";
+import { healthRoutes } from "./routes/health.ts";
+import { eventsRoutes } from "./routes/events.ts";
+import { handoffRoutes } from "./routes/handoffs.ts";
+import { pageRoutes } from "./routes/pages.ts";
+import { testModeRoutes } from "./routes/test-mode.ts";
+
+export function createApp(ctx: AppContext): H3 {
+  const app = new H3({
+    silent: true,
+    // Reached for unmatched paths and methods, and for anything a handler did not catch.
+    onError: (error) => {
+      const status = (error as { status?: number }).status;
+      const err =
+        status === 404 ? new ApiError("not_found") : status === 405 ? new ApiError("not_found", "Method not allowed.", { status: 405 }) : error.cause ?? error;
+      return renderError(err, newRequestId());
+    },
+  });
+  healthRoutes(app, ctx);
+  eventsRoutes(app, ctx);
+  handoffRoutes(app, ctx);
+  pageRoutes(app, ctx);
+  if (ctx.config.testMode) testModeRoutes(app, ctx);
+  return app;
+}

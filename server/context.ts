@@ -1,0 +1,53 @@
+/**
+ * Everything a request may touch, built once at start-up and passed down explicitly.
+ */
+import { randomBytes } from "node:crypto";
+import { mkdirSync } from "node:fs";
+import { dirname } from "node:path";
+import type { Db } from "../db/driver.ts";
+import { ensureSetting, ledgerPathFor, openLedger } from "../db/ledger.ts";
+import { openReplica } from "../db/replica.ts";
+import { createClock, type Clock } from "./clock.ts";
+import type { Config } from "./config.ts";
+import { createFaults, type Faults } from "./faults.ts";
+
+export interface AppContext {
+  config: Config;
+  clock: Clock;
+  replica: Db;
+  ledger: Db;
+  /** HMAC secret for cursors and handoffs. */
+  secret: string;
+  faults: Faults;
+  /** Called after anything changes the replica so per-process caches can drop stale rows. */
+  onReplicaChange: Array<() => void>;
+  /** Called after `/_test/reset` empties the ledger, for caches and in-memory counters. */
+  onLedgerReset: Array<() => void>;
+  close(): void;
+}
+
+export async function createContext(config: Config, clock: Clock = createClock()): Promise<AppContext> {
+  if (config.dbPath !== ":memory:") mkdirSync(dirname(config.dbPath), { recursive: true });
+  const replica = await openReplica(config.dbPath);
+  const ledger = await openLedger(ledgerPathFor(config.dbPath));
+  // CONTRACT §2: generated and stored when absent, so cursors survive restarts.
+  const secret = config.secret ?? ensureSetting(ledger, "secret", () => randomBytes(32).toString("base64url"));
+  return {
+    config,
+    clock,
+    replica,
+    ledger,
+    secret,
+    faults: createFaults(),
+    onReplicaChange: [],
+    onLedgerReset: [],
+    close() {
+      replica.close();
+      ledger.close();
+    },
+  };
+}
+
+export function notifyReplicaChange(ctx: AppContext): void {
+  for (const fn of ctx.onReplicaChange) fn();
+}

@@ -1,0 +1,71 @@
+/**
+ * One error type, one envelope, one renderer. List endpoint and most errors:
+ *   { error: { code, message, requestId } }
+ * Ticket handoffs:
+ *   { error: { code, message }, request_id, event_url? }
+ * Unexpected errors never leak their message: they render as 500 internal_error.
+ */
+import { HANDOFF_ERRORS, LIST_ERRORS, RATE, type HandoffErrorCode, type ListErrorCode } from "../db/contract.ts";
+
+export type Envelope = "list" | "handoff";
+
+const DEFAULT_MESSAGES: Partial<Record<ListErrorCode | HandoffErrorCode, string>> = {
+  invalid_api_key: "A valid API key is required in the Authorization header as 'Bearer <key>'.",
+  not_found: "No such resource.",
+  internal_error: "An unexpected error occurred. It is safe to retry.",
+};
+
+export class ApiError extends Error {
+  readonly status: number;
+  readonly headers: Record<string, string>;
+  constructor(
+    readonly code: ListErrorCode | HandoffErrorCode,
+    message?: string,
+    options: {
+      status?: number;
+      headers?: Record<string, string>;
+      envelope?: Envelope;
+      eventUrl?: string;
+    } = {},
+  ) {
+    super(message ?? DEFAULT_MESSAGES[code] ?? code.replaceAll("_", " "));
+    this.envelope = options.envelope ?? "list";
+    this.status =
+      options.status ??
+      (this.envelope === "handoff"
+        ? HANDOFF_ERRORS[code as HandoffErrorCode]
+        : LIST_ERRORS[code as ListErrorCode]) ??
+      500;
+    this.headers = { ...options.headers };
+    this.eventUrl = options.eventUrl;
+  }
+  readonly envelope: Envelope;
+  readonly eventUrl: string | undefined;
+
+  /** Adds headers that were decided earlier in the pipeline (e.g. rate-limit headers). */
+  withHeaders(headers: Record<string, string>): this {
+    for (const [k, v] of Object.entries(headers)) if (!(k in this.headers)) this.headers[k] = v;
+    return this;
+  }
+}
+
+export const isApiError = (e: unknown): e is ApiError => e instanceof ApiError;
+
+/** Renders any thrown value as the spec's envelope. */
+export function renderError(err: unknown, requestId: string, envelope: Envelope = "list"): Response {
+  const e = isApiError(err) ? err : new ApiError("internal_error", undefined, { envelope });
+  const headers = new Headers(e.headers);
+  headers.set("content-type", "application/json; charset=utf-8");
+  headers.set("x-request-id", requestId);
+  headers.set("cache-control", "no-store");
+  // Spec: 401 and 500 report the published limit (402 too, set where it is raised).
+  if ((e.status === 401 || e.status === 500) && e.envelope === "list") {
+    headers.set("x-ratelimit-limit", String(RATE.publishedLimit));
+  }
+  if (e.status === 401) headers.set("www-authenticate", "Bearer");
+  const body =
+    e.envelope === "handoff"
+      ? { error: { code: e.code, message: e.message }, request_id: requestId, ...(e.eventUrl ? { event_url: e.eventUrl } : {}) }
+      : { error: { code: e.code, message: e.message, requestId } };
+  return new Response(JSON.stringify(body), { status: e.status, headers });
+}

@@ -1,0 +1,53 @@
+#!/usr/bin/env bun
+/**
+ * `marquee` CLI entry (CONTRACT §2). Each command lives in server/cli/.
+ */
+import { UsageError, type Command } from "./cli/args.ts";
+import { serveCommand } from "./cli/serve.ts";
+import { extraCommands } from "./cli/commands.ts";
+
+const commands: Record<string, Command> = { serve: serveCommand, ...extraCommands };
+
+function usage(): string {
+  const width = Math.max(...Object.keys(commands).map((c) => c.length));
+  return [
+    "usage: marquee <command> [flags]",
+    "",
+    ...Object.entries(commands).map(([name, c]) => `  ${name.padEnd(width)}  ${c.summary}`),
+    "",
+    "Every command takes --db PATH (default $MARQUEE_DB or ./data/marquee.db), --json and --help.",
+  ].join("\n");
+}
+
+export async function main(argv: string[]): Promise<number> {
+  const [name, ...rest] = argv;
+  if (!name || name === "--help" || name === "-h" || name === "help") {
+    console.log(usage());
+    return name ? 0 : 1;
+  }
+  const command = commands[name];
+  if (!command) {
+    console.error(`marquee: unknown command '${name}' (see 'marquee --help')`);
+    return 2;
+  }
+  if (rest.includes("--help") || rest.includes("-h")) {
+    console.log(`${command.summary}\n\nusage: ${command.usage}`);
+    return 0;
+  }
+  try {
+    return (await command.run(rest)) ?? 0;
+  } catch (err) {
+    if (err instanceof UsageError) {
+      console.error(`marquee ${name}: ${err.message}`);
+      return 2;
+    }
+    console.error(`marquee ${name}: ${(err as Error).message}`);
+    return 1;
+  }
+}
+
+if (import.meta.main) {
+  main(process.argv.slice(2)).then((code) => {
+    if (code !== undefined) process.exitCode = code;
+  });
+}

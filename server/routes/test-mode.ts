@@ -1,0 +1,121 @@
+/**
+ * Test mode (CONTRACT §8). Registered only with `serve --test-mode`; otherwise every
+ * `/_test/*` path falls through to the 404 envelope.
+ */
+import type { H3 } from "h3";
+import { FAULT_CODES, type FaultCode } from "../../db/contract.ts";
+import { refreshSnapshot } from "../../db/snapshot.ts";
+import { applyBatch } from "../../sync/apply.ts";
+import { parseRecordLine, RecordError, parseIsoInstant, type UpstreamRecord } from "../../sync/records.ts";
+import { notifyReplicaChange, type AppContext } from "../context.ts";
+import { handle, json } from "../handle.ts";
+import { testAccountRoutes } from "./test-accounts.ts";
+
+const bad = (message: string) => json({ error: { code: "invalid_request", message } }, 400);
+
+async function readJson(req: Request): Promise<Record<string, unknown> | undefined> {
+  try {
+    const body = await req.json();
+    return body && typeof body === "object" && !Array.isArray(body) ? (body as Record<string, unknown>) : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+export function testModeRoutes(app: H3, ctx: AppContext): void {
+  const clockState = () => ({ now: new Date(ctx.clock.now()).toISOString(), frozen: ctx.clock.frozen });
+
+  app.get("/_test/clock", handle(() => json(clockState())));
+  app.post(
+    "/_test/clock",
+    handle(async ({ req }) => {
+      const body = await readJson(req);
+      if (body && typeof body.advanceSeconds === "number" && Number.isFinite(body.advanceSeconds)) {
+        ctx.clock.advance(body.advanceSeconds * 1000);
+      } else if (body && typeof body.set === "string" && parseInstantOrDate(body.set) !== null) {
+        ctx.clock.set(parseInstantOrDate(body.set)!);
+      } else {
+        return bad('expected {"advanceSeconds": N} or {"set": "ISO 8601"}');
+      }
+      return json(clockState());
+    }),
+  );
+
+  app.post(
+    "/_test/records",
+    handle(async ({ req }) => {
+      const text = await req.text();
+      const records: UpstreamRecord[] = [];
+      let line = 0;
+      try {
+        for (const raw of text.split("\n")) {
+          line++;
+          if (raw.trim() === "") continue;
+          const record = parseRecordLine(raw, line);
+          const last = records.at(-1);
+          if (last && record.seq <= last.seq) throw new RecordError(line, `seq ${record.seq} does not increase`);
+          records.push(record);
+        }
+      } catch (err) {
+        if (err instanceof RecordError) return bad(err.message);
+        throw err;
+      }
+      const result = applyBatch(ctx.replica, records);
+      const snapshotEvents = refreshSnapshot(ctx.replica, ctx.clock.now());
+      notifyReplicaChange(ctx);
+      return json({ ...result, snapshotEvents });
+    }),
+  );
+
+  app.post(
+    "/_test/snapshot",
+    handle(() => {
+      const snapshotEvents = refreshSnapshot(ctx.replica, ctx.clock.now());
+      notifyReplicaChange(ctx);
+      return json({ snapshotEvents });
+    }),
+  );
+
+  app.post(
+    "/_test/faults",
+    handle(async ({ req }) => {
+      const body = await readJson(req);
+      const code = body?.code as FaultCode;
+      const times = body?.times ?? 1;
+      if (!FAULT_CODES.includes(code) || typeof times !== "number" || !Number.isInteger(times) || times < 0) {
+        return bad(`expected {"code": one of ${FAULT_CODES.join(", ")}, "times": N}`);
+      }
+      ctx.faults.arm(code, times);
+      return json({ faults: ctx.faults.pending() });
+    }),
+  );
+
+  app.post(
+    "/_test/reset",
+    handle(() => {
+      resetLedger(ctx);
+      return json({ ok: true });
+    }),
+  );
+
+  testAccountRoutes(app, ctx);
+}
+
+/** Empties every ledger table except settings (the HMAC secret), then drops caches and faults. */
+export function resetLedger(ctx: AppContext): void {
+  const tables = ctx.ledger
+    .prepare<{ name: string }>(
+      "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%' AND name <> 'settings'",
+    )
+    .all();
+  ctx.ledger.transaction(() => {
+    for (const { name } of tables) ctx.ledger.exec(`DELETE FROM "${name}"`);
+  });
+  ctx.faults.clear();
+  for (const fn of ctx.onLedgerReset) fn();
+}
+
+/** `YYYY-MM-DD` (midnight UTC) or an RFC 3339 date-time. */
+function parseInstantOrDate(s: string): number | null {
+  return /^\d{4}-\d{2}-\d{2}$/.test(s) ? parseIsoInstant(`${s}T00:00:00Z`) : parseIsoInstant(s);
+}

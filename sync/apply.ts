@@ -1,0 +1,124 @@
+/**
+ * Applies validated upstream records to the replica. A batch is one transaction that also
+ * advances the `seq` watermark, so a crash leaves either the whole batch or none of it, and a
+ * re-run skips what is already applied (records with seq <= watermark are no-ops).
+ */
+import type { Db } from "../db/driver.ts";
+import { readWatermark } from "../db/replica.ts";
+import { deriveCategories, deriveCost, deriveTicketing, deriveWebsite, isoUtc, vendorOf } from "./derive.ts";
+import { parseIsoInstant, type UpstreamRecord } from "./records.ts";
+
+export interface ApplyResult {
+  applied: number;
+  skipped: number;
+  watermark: number;
+}
+
+const b = (x: boolean | null | undefined) => (x == null ? null : x ? 1 : 0);
+
+function statements(db: Db) {
+  return {
+    upsertVenue: db.prepare(
+      `INSERT INTO venues(id, name, city, state, timezone, latitude, longitude, geocode_precision, visible, seq)
+       VALUES ($id, $name, $city, $state, $timezone, $latitude, $longitude, $precision, $visible, $seq)
+       ON CONFLICT(id) DO UPDATE SET name=excluded.name, city=excluded.city, state=excluded.state,
+         timezone=excluded.timezone, latitude=excluded.latitude, longitude=excluded.longitude,
+         geocode_precision=excluded.geocode_precision, visible=excluded.visible, seq=excluded.seq`,
+    ),
+    deleteRtree: db.prepare("DELETE FROM venue_rtree WHERE id = $id"),
+    insertRtree: db.prepare(
+      "INSERT INTO venue_rtree(id, min_lat, max_lat, min_lng, max_lng) VALUES ($id, $lat, $lat, $lng, $lng)",
+    ),
+    deleteVenue: db.prepare("DELETE FROM venues WHERE id = $id"),
+    upsertEvent: db.prepare(
+      `INSERT OR REPLACE INTO events(id, venue_id, title, slug, start_date, start_ms, end_date, end_ms, cost_text,
+         is_free, is_sold_out, is_low_tickets, age, website_raw, website_broken, image_url, categories, source,
+         vendor, status, duplicate_of, ticketed, cost, website, ticket_link_status, ticket_destination, seq)
+       VALUES ($id, $venueId, $title, $slug, $startDate, $startMs, $endDate, $endMs, $costText, $isFree, $soldOut,
+         $lowTickets, $age, $websiteRaw, $websiteBroken, $imageUrl, $categories, $source, $vendor, $status,
+         $duplicateOf, $ticketed, $cost, $website, $ticketStatus, $ticketDestination, $seq)`,
+    ),
+    deleteLinks: db.prepare("DELETE FROM ticket_links WHERE event_id = $id"),
+    insertLink: db.prepare(
+      "INSERT INTO ticket_links(event_id, position, url, seller, broken) VALUES ($id, $position, $url, $seller, $broken)",
+    ),
+    deleteEvent: db.prepare("DELETE FROM events WHERE id = $id"),
+    setWatermark: db.prepare("UPDATE sync_state SET value = $seq WHERE key = 'watermark'"),
+  };
+}
+
+type Statements = ReturnType<typeof statements>;
+const prepared = new WeakMap<Db, Statements>();
+
+function applyOne(s: Statements, r: UpstreamRecord): void {
+  switch (r.type) {
+    case "venue": {
+      const x = r.venue;
+      s.upsertVenue.run({
+        id: x.id, name: x.name, city: x.city, state: x.state, timezone: x.timezone, latitude: x.latitude,
+        longitude: x.longitude, precision: x.geocodePrecision, visible: b(x.visible), seq: r.seq,
+      });
+      s.deleteRtree.run({ id: x.id });
+      if (x.latitude != null && x.longitude != null) s.insertRtree.run({ id: x.id, lat: x.latitude, lng: x.longitude });
+      return;
+    }
+    case "event": {
+      const e = r.event;
+      const startMs = parseIsoInstant(e.startDate)!;
+      const endMs = e.endDate == null ? null : parseIsoInstant(e.endDate)!;
+      const website = deriveWebsite(e.website, e.websiteBroken);
+      const ticketing = deriveTicketing(e, website);
+      s.upsertEvent.run({
+        id: e.id, venueId: e.venueId, title: e.title, slug: e.slug,
+        startDate: isoUtc(startMs), startMs, endDate: endMs == null ? null : isoUtc(endMs), endMs,
+        costText: e.costText, isFree: b(e.isFree), soldOut: b(e.isSoldOut), lowTickets: b(e.isLowTickets),
+        age: e.age, websiteRaw: e.website, websiteBroken: b(e.websiteBroken), imageUrl: e.imageUrl,
+        categories: JSON.stringify(deriveCategories(e.categories)), source: e.source, vendor: vendorOf(e.source),
+        status: e.status, duplicateOf: e.duplicateOf, ticketed: b(e.ticketed),
+        cost: deriveCost(e.costText, e.isFree), website, ticketStatus: ticketing.status,
+        ticketDestination: ticketing.destination, seq: r.seq,
+      });
+      s.deleteLinks.run({ id: e.id });
+      e.ticketLinks.forEach((l, position) =>
+        s.insertLink.run({ id: e.id, position, url: l.url, seller: l.seller, broken: b(l.broken) }),
+      );
+      return;
+    }
+    case "delete":
+      if (r.entity === "event") {
+        s.deleteLinks.run({ id: r.id });
+        s.deleteEvent.run({ id: r.id });
+      } else {
+        // A deleted venue makes its events unservable (no venue); the events stay until deleted.
+        s.deleteRtree.run({ id: r.id });
+        s.deleteVenue.run({ id: r.id });
+      }
+      return;
+  }
+}
+
+/**
+ * Applies one batch in one transaction. Records at or below the watermark are skipped (the
+ * reader rejects a line whose seq does not increase, so nothing out of order reaches here).
+ */
+export function applyBatch(db: Db, records: readonly UpstreamRecord[]): ApplyResult {
+  let s = prepared.get(db);
+  if (!s) prepared.set(db, (s = statements(db)));
+  const stmts = s;
+  return db.transaction(() => {
+    let watermark = readWatermark(db);
+    let applied = 0;
+    let skipped = 0;
+    for (const r of records) {
+      if (r.seq <= watermark) {
+        skipped++;
+        continue;
+      }
+      applyOne(stmts, r);
+      watermark = r.seq;
+      applied++;
+    }
+    if (applied > 0) stmts.setWatermark.run({ seq: watermark });
+    return { applied, skipped, watermark };
+  });
+}

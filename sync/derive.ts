@@ -1,0 +1,68 @@
+/**
+ * Served fields derived from upstream records (CONTRACT §3). Computed once at apply time.
+ */
+import { CATEGORIES, FREE_COST_TEXTS } from "../db/contract.ts";
+import type { EventRecord } from "./records.ts";
+
+const categorySet = new Set<string>(CATEGORIES);
+const freeTexts = new Set<string>(FREE_COST_TEXTS);
+
+export function deriveCost(costText: string | null, isFree: boolean | null): string | null {
+  const text = costText?.trim() ?? "";
+  const saysFree = freeTexts.has(text.toLowerCase());
+  if (isFree === true) return "Free";
+  if (isFree === false) return saysFree || text === "" ? null : text;
+  if (saysFree) return "Free";
+  return text === "" ? null : text;
+}
+
+/** An absolute http(s) URL without credentials, else null. */
+export function safeHttpUrl(raw: string | null | undefined): string | null {
+  if (!raw) return null;
+  let url: URL;
+  try {
+    url = new URL(raw.trim());
+  } catch {
+    return null;
+  }
+  if (url.protocol !== "http:" && url.protocol !== "https:") return null;
+  if (url.username || url.password) return null;
+  return url.href;
+}
+
+export function deriveWebsite(website: string | null, broken: boolean): string | null {
+  return broken ? null : safeHttpUrl(website);
+}
+
+export function deriveCategories(categories: readonly string[]): string[] {
+  const out: string[] = [];
+  for (const c of categories) if (categorySet.has(c) && !out.includes(c)) out.push(c);
+  return out;
+}
+
+/** Vendor = the part after an optional `scraper:` and before the next `:`. */
+export function vendorOf(source: string): string {
+  const rest = source.startsWith("scraper:") ? source.slice("scraper:".length) : source;
+  const colon = rest.indexOf(":");
+  return colon === -1 ? rest : rest.slice(0, colon);
+}
+
+export interface TicketDerivation {
+  status: "available" | "unavailable" | "missing";
+  destination: string | null;
+}
+
+export function deriveTicketing(e: EventRecord["event"], website: string | null): TicketDerivation {
+  const links = e.ticketLinks ?? [];
+  const destinations = links.filter((l) => !l.broken).map((l) => safeHttpUrl(l.url)).filter((u) => u !== null);
+  if (website) destinations.push(website);
+  const status = links.length === 0 ? "missing" : destinations.length > 0 ? "available" : "unavailable";
+  const destination = e.ticketed === false ? null : (destinations[0] ?? null);
+  return { status, destination };
+}
+
+/** Normalizes an instant to 'YYYY-MM-DDTHH:MM:SSZ' (or with .sss when it has millis). */
+export function isoUtc(ms: number): string {
+  const s = new Date(ms).toISOString();
+  return s.endsWith(".000Z") ? s.slice(0, -5) + "Z" : s;
+}

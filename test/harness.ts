@@ -1,0 +1,207 @@
+/**
+ * One HTTP suite, two targets (STYLE §2): in-process on Node (h3 `app.request`, better-sqlite3)
+ * and a spawned Bun server (bun:sqlite) in test mode. Suites drive both through the same
+ * `/_test/*` API, so nothing here reaches around the HTTP interface.
+ */
+import { spawn, type ChildProcess } from "node:child_process";
+import { mkdtempSync, rmSync } from "node:fs";
+import { createServer } from "node:net";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterAll, beforeAll, describe } from "vitest";
+
+export const ROOT = join(import.meta.dirname, "..");
+export const BUN = join(ROOT, "node_modules", ".bin", "bun");
+
+export interface Target {
+  readonly kind: "in-process" | "bun";
+  readonly baseUrl: string;
+  readonly dir: string;
+  fetch(path: string, init?: RequestInit): Promise<Response>;
+  close(): Promise<void>;
+}
+
+export async function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const srv = createServer();
+    srv.once("error", reject);
+    srv.listen(0, "127.0.0.1", () => {
+      const port = (srv.address() as { port: number }).port;
+      srv.close(() => resolve(port));
+    });
+  });
+}
+
+export async function startInProcess(): Promise<Target> {
+  const { createApp } = await import("../server/app.ts");
+  const { createContext } = await import("../server/context.ts");
+  const { resolveConfig } = await import("../server/config.ts");
+  const dir = mkdtempSync(join(tmpdir(), "marquee-test-"));
+  const baseUrl = "http://marquee.test";
+  const ctx = await createContext(resolveConfig({ dbPath: join(dir, "marquee.db"), testMode: true, baseUrl }, {}));
+  const app = createApp(ctx);
+  return {
+    kind: "in-process",
+    baseUrl,
+    dir,
+    fetch: async (path, init) => app.request(new URL(path, baseUrl).href, init),
+    async close() {
+      ctx.close();
+      rmSync(dir, { recursive: true, force: true });
+    },
+  };
+}
+
+export async function startBunServer(extraArgs: string[] = []): Promise<Target & { child: ChildProcess }> {
+  const dir = mkdtempSync(join(tmpdir(), "marquee-e2e-"));
+  const port = await freePort();
+  const baseUrl = `http://127.0.0.1:${port}`;
+  const child = spawn(
+    BUN,
+    [join(ROOT, "server/main.ts"), "serve", "--test-mode", "--port", String(port), "--host", "127.0.0.1",
+      "--base-url", baseUrl, "--db", join(dir, "marquee.db"), ...extraArgs],
+    { cwd: ROOT, stdio: ["ignore", "pipe", "pipe"], env: { ...process.env, MARQUEE_SECRET: "", MARQUEE_DB: "" } },
+  );
+  let stderr = "";
+  child.stderr!.on("data", (d) => (stderr += d));
+  child.stdout!.resume();
+  await waitForHealth(baseUrl, child, () => stderr);
+  return {
+    kind: "bun",
+    baseUrl,
+    dir,
+    child,
+    fetch: (path, init) => fetch(new URL(path, baseUrl).href, { ...init, redirect: "manual" }),
+    async close() {
+      if (child.exitCode === null) {
+        const exited = new Promise((r) => child.once("exit", r));
+        child.kill("SIGTERM");
+        await exited;
+      }
+      rmSync(dir, { recursive: true, force: true });
+    },
+  };
+}
+
+export async function waitForHealth(baseUrl: string, child: ChildProcess, stderr: () => string): Promise<void> {
+  const deadline = Date.now() + 20_000;
+  while (Date.now() < deadline) {
+    if (child.exitCode !== null) throw new Error(`server exited (${child.exitCode}): ${stderr()}`);
+    try {
+      const res = await fetch(`${baseUrl}/healthz`);
+      if (res.ok) return;
+    } catch {
+      // not listening yet
+    }
+    await new Promise((r) => setTimeout(r, 50));
+  }
+  throw new Error(`server did not become healthy: ${stderr()}`);
+}
+
+/** A client over a target with the test-mode helpers suites need. */
+export class Client {
+  constructor(readonly target: Target) {}
+
+  fetch(path: string, init?: RequestInit) {
+    return this.target.fetch(path, init);
+  }
+
+  get(path: string, key?: string, headers: Record<string, string> = {}) {
+    return this.fetch(path, { headers: key ? { authorization: `Bearer ${key}`, ...headers } : headers });
+  }
+
+  async postJson(path: string, body: unknown, headers: Record<string, string> = {}) {
+    return this.fetch(path, {
+      method: "POST",
+      headers: { "content-type": "application/json", ...headers },
+      body: JSON.stringify(body),
+    });
+  }
+
+  async records(lines: readonly object[]): Promise<void> {
+    const res = await this.fetch("/_test/records", {
+      method: "POST",
+      headers: { "content-type": "application/x-ndjson" },
+      body: lines.map((l) => JSON.stringify(l)).join("\n"),
+    });
+    if (!res.ok) throw new Error(`records failed: ${res.status} ${await res.text()}`);
+  }
+
+  async snapshot(): Promise<void> {
+    const res = await this.fetch("/_test/snapshot", { method: "POST" });
+    if (!res.ok) throw new Error(`snapshot failed: ${res.status}`);
+  }
+
+  async setClock(iso: string): Promise<void> {
+    const res = await this.postJson("/_test/clock", { set: iso });
+    if (!res.ok) throw new Error(`clock failed: ${res.status}`);
+  }
+
+  async advance(seconds: number): Promise<void> {
+    const res = await this.postJson("/_test/clock", { advanceSeconds: seconds });
+    if (!res.ok) throw new Error(`clock failed: ${res.status}`);
+  }
+
+  async reset(): Promise<void> {
+    await this.fetch("/_test/reset", { method: "POST" });
+  }
+
+  async fault(code: string, times = 1): Promise<void> {
+    const res = await this.postJson("/_test/faults", { code, times });
+    if (!res.ok) throw new Error(`fault failed: ${res.status}`);
+  }
+
+  /** Creates an account (CONTRACT §8 fields) and returns its id. */
+  async account(fields: Record<string, unknown> = {}): Promise<number> {
+    const res = await this.postJson("/_test/accounts", { email: "dev@example.com", plan: "business", verified: true, ...fields });
+    if (res.status !== 200 && res.status !== 201) throw new Error(`account failed: ${res.status} ${await res.text()}`);
+    return ((await res.json()) as { id: number }).id;
+  }
+
+  async patchAccount(id: number, fields: Record<string, unknown>): Promise<void> {
+    const res = await this.fetch(`/_test/accounts/${id}`, {
+      method: "PATCH",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify(fields),
+    });
+    if (!res.ok) throw new Error(`patch failed: ${res.status} ${await res.text()}`);
+  }
+
+  async key(accountId: number, kind = "live"): Promise<string> {
+    const res = await this.postJson(`/_test/accounts/${accountId}/keys`, { kind });
+    if (res.status !== 200 && res.status !== 201) throw new Error(`key failed: ${res.status} ${await res.text()}`);
+    return ((await res.json()) as { key: string }).key;
+  }
+
+  /** An account on `plan` with one live key. */
+  async keyFor(fields: Record<string, unknown> = {}, kind = "live"): Promise<string> {
+    return this.key(await this.account(fields), kind);
+  }
+}
+
+export const TARGETS = ["in-process", "bun"] as const;
+
+export function startTarget(kind: (typeof TARGETS)[number]): Promise<Target> {
+  return kind === "bun" ? startBunServer() : startInProcess();
+}
+
+/**
+ * Runs `suite` once per target: in-process (Node, better-sqlite3) and against a spawned Bun
+ * server (bun:sqlite). `use()` returns the suite's client after `beforeAll`.
+ */
+export function describeMatrix(name: string, suite: (use: () => Client, kind: Target["kind"]) => void): void {
+  for (const kind of TARGETS) {
+    describe(`${name} [${kind}]`, () => {
+      let target: Target | undefined;
+      let client: Client | undefined;
+      beforeAll(async () => {
+        target = await startTarget(kind);
+        client = new Client(target);
+      });
+      afterAll(async () => {
+        await target?.close();
+      });
+      suite(() => client!, kind);
+    });
+  }
+}
