@@ -1,5 +1,68 @@
+/**
+ * Test-mode accounts and keys (CONTRACT §8): the same operations as `marquee accounts` and
+ * `marquee keys`, over HTTP.
+ */
 import type { H3 } from "h3";
+import * as v from "valibot";
+import { createAccount, readAccount, updateAccount } from "../../db/accounts.ts";
+import { KEY_KINDS } from "../../db/contract.ts";
+import { parseAccountInput } from "../account-input.ts";
 import type { AppContext } from "../context.ts";
+import { handle, json } from "../handle.ts";
+import { issueKey } from "../keys.ts";
 
-/** /_test/accounts… — placeholder until the ledger capability lands. */
-export function testAccountRoutes(_app: H3, _ctx: AppContext): void {}
+const bad = (message: string, status = 400) => json({ error: { code: "invalid_request", message } }, status);
+
+async function body(req: Request): Promise<unknown> {
+  try {
+    return await req.json();
+  } catch {
+    return undefined;
+  }
+}
+
+const accountId = (raw: string | undefined) => (raw && /^\d+$/.test(raw) ? Number(raw) : NaN);
+
+export function testAccountRoutes(app: H3, ctx: AppContext): void {
+  app.post(
+    "/_test/accounts",
+    handle(async ({ req }) => {
+      const input = parseAccountInput(await body(req));
+      if (!input.ok) return bad(input.message);
+      if (!input.fields.email) return bad("email is required");
+      const id = createAccount(ctx.ledger, input.fields, ctx.clock.now());
+      return json({ id, ...readAccount(ctx.ledger, id) }, 201);
+    }),
+  );
+
+  app.get(
+    "/_test/accounts/:id",
+    handle(({ event }) => {
+      const account = readAccount(ctx.ledger, accountId(event.context.params?.id));
+      return account ? json(account) : bad("no such account", 404);
+    }),
+  );
+
+  app.patch(
+    "/_test/accounts/:id",
+    handle(async ({ event, req }) => {
+      const input = parseAccountInput(await body(req));
+      if (!input.ok) return bad(input.message);
+      const account = updateAccount(ctx.ledger, accountId(event.context.params?.id), input.fields, ctx.clock.now());
+      return account ? json(account) : bad("no such account", 404);
+    }),
+  );
+
+  const KeyInput = v.strictObject({ kind: v.optional(v.picklist(KEY_KINDS), "live") });
+  app.post(
+    "/_test/accounts/:id/keys",
+    handle(async ({ event, req }) => {
+      const id = accountId(event.context.params?.id);
+      if (!readAccount(ctx.ledger, id)) return bad("no such account", 404);
+      const input = v.safeParse(KeyInput, (await body(req)) ?? {});
+      if (!input.success) return bad(`kind must be one of ${KEY_KINDS.join(", ")}`);
+      const issued = issueKey(ctx.ledger, id, input.output.kind, ctx.clock.now());
+      return json({ id: issued.id, key: issued.key, prefix: issued.prefix, kind: input.output.kind }, 201);
+    }),
+  );
+}

@@ -1,0 +1,119 @@
+/**
+ * Accounts and keys in the ledger. Keys are stored only as SHA-256 digests.
+ */
+import type { KeyKind, Plan, PolicyState } from "./contract.ts";
+import type { Db } from "./driver.ts";
+
+export interface AccountFields {
+  email: string;
+  plan: Plan;
+  verified: boolean;
+  hadSubscription: boolean;
+  rowBudget: number | null;
+  rateSustained: number | null;
+  rateBurst: number | null;
+  policy: PolicyState;
+}
+
+export interface Account extends AccountFields {
+  id: number;
+  createdMs: number;
+  updatedMs: number;
+}
+
+export interface KeyRow {
+  id: number;
+  accountId: number;
+  kind: KeyKind;
+  prefix: string;
+  createdMs: number;
+  revokedMs: number | null;
+}
+
+export const ACCOUNT_DEFAULTS: AccountFields = {
+  email: "",
+  plan: "none",
+  verified: true,
+  hadSubscription: false,
+  rowBudget: null,
+  rateSustained: null,
+  rateBurst: null,
+  policy: "ok",
+};
+
+const ACCOUNT_COLUMNS = `id, email, plan, verified, had_subscription AS hadSubscription, row_budget AS rowBudget,
+  rate_sustained AS rateSustained, rate_burst AS rateBurst, policy, created_ms AS createdMs, updated_ms AS updatedMs`;
+
+const toRow = (f: AccountFields) => ({
+  email: f.email,
+  plan: f.plan,
+  verified: f.verified ? 1 : 0,
+  hadSubscription: f.hadSubscription ? 1 : 0,
+  rowBudget: f.rowBudget,
+  rateSustained: f.rateSustained,
+  rateBurst: f.rateBurst,
+  policy: f.policy,
+});
+
+export function createAccount(db: Db, fields: Partial<AccountFields>, nowMs: number): number {
+  const f = { ...ACCOUNT_DEFAULTS, ...fields };
+  const { lastInsertRowid } = db
+    .prepare(
+      `INSERT INTO accounts(email, plan, verified, had_subscription, row_budget, rate_sustained, rate_burst, policy,
+         created_ms, updated_ms)
+       VALUES ($email, $plan, $verified, $hadSubscription, $rowBudget, $rateSustained, $rateBurst, $policy, $now, $now)`,
+    )
+    .run({ ...toRow(f), now: nowMs });
+  return Number(lastInsertRowid);
+}
+
+export function readAccount(db: Db, id: number): Account | undefined {
+  const row = db.prepare<Omit<Account, "verified" | "hadSubscription"> & { verified: number; hadSubscription: number }>(
+    `SELECT ${ACCOUNT_COLUMNS} FROM accounts WHERE id = $id`,
+  ).get({ id });
+  return row && { ...row, verified: Boolean(row.verified), hadSubscription: Boolean(row.hadSubscription) };
+}
+
+/** Applies the given fields; returns the updated account, or undefined when it does not exist. */
+export function updateAccount(db: Db, id: number, fields: Partial<AccountFields>, nowMs: number): Account | undefined {
+  const current = readAccount(db, id);
+  if (!current) return undefined;
+  const f = { ...current, ...stripUndefined(fields) };
+  db.prepare(
+    `UPDATE accounts SET email=$email, plan=$plan, verified=$verified, had_subscription=$hadSubscription,
+       row_budget=$rowBudget, rate_sustained=$rateSustained, rate_burst=$rateBurst, policy=$policy, updated_ms=$now
+     WHERE id = $id`,
+  ).run({ ...toRow(f), now: nowMs, id });
+  return readAccount(db, id);
+}
+
+export function insertKey(db: Db, accountId: number, kind: KeyKind, digest: string, prefix: string, nowMs: number): number {
+  const { lastInsertRowid } = db
+    .prepare(
+      "INSERT INTO api_keys(account_id, kind, digest, prefix, created_ms) VALUES ($accountId, $kind, $digest, $prefix, $now)",
+    )
+    .run({ accountId, kind, digest, prefix, now: nowMs });
+  return Number(lastInsertRowid);
+}
+
+/** Marks a key revoked; returns false when there is no such key. Revoking twice keeps the first time. */
+export function revokeKey(db: Db, keyId: number, nowMs: number): boolean {
+  const { changes } = db
+    .prepare("UPDATE api_keys SET revoked_ms = coalesce(revoked_ms, $now) WHERE id = $id")
+    .run({ id: keyId, now: nowMs });
+  return changes > 0;
+}
+
+const KEY_COLUMNS = "id, account_id AS accountId, kind, prefix, created_ms AS createdMs, revoked_ms AS revokedMs";
+
+export function listKeys(db: Db, accountId: number): KeyRow[] {
+  return db.prepare<KeyRow>(`SELECT ${KEY_COLUMNS} FROM api_keys WHERE account_id = $accountId ORDER BY id`).all({ accountId });
+}
+
+export function findKeyByDigest(db: Db, digest: string): KeyRow | undefined {
+  return db.prepare<KeyRow>(`SELECT ${KEY_COLUMNS} FROM api_keys WHERE digest = $digest`).get({ digest });
+}
+
+function stripUndefined<T extends object>(o: T): Partial<T> {
+  return Object.fromEntries(Object.entries(o).filter(([, v]) => v !== undefined)) as Partial<T>;
+}

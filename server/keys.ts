@@ -1,0 +1,74 @@
+/**
+ * API key format (CONTRACT §6): `mq_<kind>_<secret>`, the secret being 32 random base62
+ * characters followed by a 6-character base62 checksum, so a malformed or mistyped key is
+ * rejected without a ledger lookup. Only the SHA-256 digest of a key is ever stored.
+ */
+import { createHash, randomBytes } from "node:crypto";
+import { insertKey } from "../db/accounts.ts";
+import { KEY_KINDS, type KeyKind } from "../db/contract.ts";
+import type { Db } from "../db/driver.ts";
+
+const BASE62 = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz";
+const RANDOM_CHARS = 32;
+const CHECK_CHARS = 6;
+const KEY_PATTERN = new RegExp(`^mq_(${KEY_KINDS.join("|")})_([0-9A-Za-z]{${RANDOM_CHARS}})([0-9A-Za-z]{${CHECK_CHARS}})$`);
+
+function base62(bytes: Uint8Array, length: number): string {
+  let out = "";
+  for (let i = 0; out.length < length; i++) out += BASE62[bytes[i % bytes.length] % 62];
+  return out;
+}
+
+function randomBase62(length: number): string {
+  // Rejection sampling keeps the characters uniform.
+  let out = "";
+  while (out.length < length) {
+    for (const b of randomBytes(length * 2)) {
+      if (b < 248 && out.length < length) out += BASE62[b % 62];
+    }
+  }
+  return out;
+}
+
+function checksum(body: string): string {
+  return base62(createHash("sha256").update(body).digest(), CHECK_CHARS);
+}
+
+export function generateKey(kind: KeyKind): string {
+  const body = `mq_${kind}_${randomBase62(RANDOM_CHARS)}`;
+  return body + checksum(body);
+}
+
+/** The key's kind when it is well formed with a valid checksum, else null. */
+export function parseKey(key: string): KeyKind | null {
+  const m = KEY_PATTERN.exec(key);
+  if (!m) return null;
+  const body = key.slice(0, key.length - CHECK_CHARS);
+  return checksum(body) === m[3] ? (m[1] as KeyKind) : null;
+}
+
+export function digestKey(key: string): string {
+  return createHash("sha256").update(key).digest("hex");
+}
+
+/** What `keys list` shows: kind and the first four random characters. */
+export function displayPrefix(key: string): string {
+  const kind = parseKey(key) ?? "unknown";
+  return `mq_${kind}_${key.slice(`mq_${kind}_`.length, `mq_${kind}_`.length + 4)}`;
+}
+
+/** Reads `Authorization: Bearer <key>`; null when absent or not a bearer credential. */
+export function bearerToken(req: Request): string | null {
+  const header = req.headers.get("authorization");
+  if (!header) return null;
+  const m = /^Bearer[ ]+(\S+)\s*$/i.exec(header);
+  return m ? m[1] : null;
+}
+
+/** Creates a key for an account: returns the key (shown once) and its id; stores only the digest. */
+export function issueKey(ledger: Db, accountId: number, kind: KeyKind, nowMs: number): { id: number; key: string; prefix: string } {
+  const key = generateKey(kind);
+  const prefix = displayPrefix(key);
+  const id = insertKey(ledger, accountId, kind, digestKey(key), prefix, nowMs);
+  return { id, key, prefix };
+}
