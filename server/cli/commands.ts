@@ -1,6 +1,15 @@
 /**
- * The CLI's commands besides `serve`. Each capability adds its own command module here.
+ * The CLI's commands besides `serve`, one module each.
  */
 import type { Command } from "./args.ts";
+import { accountsCommand } from "./accounts.ts";
+import { demoDataCommand } from "./demo-data.ts";
+import { keysCommand } from "./keys.ts";
+import { syncCommand } from "./sync.ts";
 
-export const extraCommands: Record<string, Command> = {};
+export const extraCommands: Record<string, Command> = {
+  sync: syncCommand,
+  "demo-data": demoDataCommand,
+  accounts: accountsCommand,
+  keys: keysCommand,
+};
