@@ -4,9 +4,11 @@
  * replica file under a derived name (`ledgerPathFor`).
  */
 import { openDb, type Db } from "./driver.ts";
+import { ACCESS_MIGRATIONS } from "./ledger-access.ts";
+import { HANDOFF_MIGRATIONS } from "./ledger-handoffs.ts";
 import { migrate, type Migration } from "./migrate.ts";
 
-export const LEDGER_MIGRATIONS: Migration[] = [
+const CORE_MIGRATIONS: Migration[] = [
   {
     version: 1,
     sql: `
@@ -41,15 +43,18 @@ CREATE TABLE settings (
   },
 ];
 
+/** Core (1–9), access (10–19) and handoff (20–29) migrations, applied in version order. */
+export const LEDGER_MIGRATIONS: Migration[] = [...CORE_MIGRATIONS, ...ACCESS_MIGRATIONS, ...HANDOFF_MIGRATIONS];
+
 /** `data/marquee.db` → `data/marquee.ledger.db`. */
 export function ledgerPathFor(replicaPath: string): string {
   if (replicaPath === ":memory:") return ":memory:";
   return replicaPath.endsWith(".db") ? replicaPath.slice(0, -3) + ".ledger.db" : replicaPath + ".ledger";
 }
 
-export async function openLedger(path: string, extra: readonly Migration[] = []): Promise<Db> {
+export async function openLedger(path: string): Promise<Db> {
   const db = await openDb(path, { synchronous: "FULL" });
-  migrate(db, [...LEDGER_MIGRATIONS, ...extra]);
+  migrate(db, LEDGER_MIGRATIONS);
   return db;
 }
 
