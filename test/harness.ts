@@ -143,7 +143,8 @@ export class Client {
   }
 
   async reset(): Promise<void> {
-    await this.fetch("/_test/reset", { method: "POST" });
+    const res = await this.fetch("/_test/reset", { method: "POST" });
+    if (!res.ok) throw new Error(`reset failed: ${res.status}`);
   }
 
   async fault(code: string, times = 1): Promise<void> {
