@@ -14,12 +14,11 @@ import { testModeRoutes } from "./routes/test-mode.ts";
 export function createApp(ctx: AppContext): H3 {
   const app = new H3({
     silent: true,
-    // Reached for unmatched paths and methods, and for anything a handler did not catch.
+    // Reached only for what no route handler caught: unmatched paths or methods and malformed
+    // URLs (route handlers render their own errors through `handle`). Both are "no such resource".
     onError: (error) => {
-      const status = (error as { status?: number }).status;
-      const err =
-        status === 404 ? new ApiError("not_found") : status === 405 ? new ApiError("not_found", "Method not allowed.", { status: 405 }) : error.cause ?? error;
-      return renderError(err, newRequestId());
+      const status = (error as { status?: number }).status ?? 500;
+      return renderError(status < 500 ? new ApiError("not_found") : error, newRequestId());
     },
   });
   healthRoutes(app, ctx);

@@ -24,6 +24,15 @@ describeMatrix("server skeleton", (use) => {
     expect(body.error.requestId).toBe(res.headers.get("x-request-id"));
   });
 
+  it("answers unsupported methods and malformed paths with the 404 envelope", async () => {
+    for (const [method, path] of [["POST", "/healthz"], ["GET", "/%ZZ"], ["DELETE", "/v1/events"]]) {
+      const res = await use().fetch(path, { method });
+      expect(res.status).toBe(404);
+      expect(((await res.json()) as { error: { code: string } }).error.code).toBe("not_found");
+      expect(res.headers.get("x-request-id")).toBeTruthy();
+    }
+  });
+
   it("rejects a malformed record batch with its line number and applies none of it", async () => {
     const c = use();
     const before = (await (await c.get("/healthz")).json()) as { events: number };
