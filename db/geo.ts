@@ -49,9 +49,16 @@ export function greatCircleMiles(aLat: number, aLng: number, bLat: number, bLng:
   return distance([aLng, aLat], [bLng, bLat], MILES);
 }
 
-/** Spec "Limits": the polygon's bounding box diagonal, measured like every other distance. */
+/**
+ * Spec "Limits": the polygon's bounding-box diagonal, measured like every other distance.
+ * Rings are read in plain longitude order, as GeoJSON and the membership test read them, so a
+ * ring whose longitudes span more than 180° has a box reaching the long way round the globe.
+ * The great-circle distance between its corners would measure the short way instead, so such a
+ * box counts as infinitely wide (a ring crossing ±180° is refused).
+ */
 export function ringDiagonalMiles(ring: ReadonlyArray<readonly [number, number]>): number {
   const b = ringBox(ring);
+  if (b.maxLng - b.minLng > 180) return Infinity;
   return greatCircleMiles(b.minLat, b.minLng, b.maxLat, b.maxLng);
 }
 
