@@ -1,0 +1,215 @@
+/**
+ * The OpenAPI 3.1 document (spec "GET /v1/openapi.json"), built at start-up from the constants
+ * in db/contract.ts, the query-parameter schemas and the response schemas in server/schemas.ts.
+ * Nothing here is a hand-written copy of a limit, a code or a shape: change the constant or the
+ * schema and the document follows.
+ */
+import { toJsonSchema, toJsonSchemaDefs } from "@valibot/to-json-schema";
+import type * as v from "valibot";
+import { HANDOFF, HANDOFF_ERRORS, LIST_ERRORS, SPEC_VERSION } from "../db/contract.ts";
+import { handoffResponseHeaders, listResponseHeaders, publicResponseHeaders, type HeaderObject } from "./openapi-headers.ts";
+import { listParameters, type JsonSchema } from "./openapi-params.ts";
+import * as schemas from "./schemas.ts";
+
+export type OpenApiDocument = {
+  openapi: "3.1.0";
+  info: { title: string; version: string; description: string };
+  servers: Array<{ url: string; description?: string }>;
+  paths: Record<string, Record<string, Operation>>;
+  components: {
+    schemas: Record<string, JsonSchema>;
+    securitySchemes: Record<string, unknown>;
+  };
+  tags: Array<{ name: string; description: string }>;
+};
+
+export type Operation = {
+  operationId: string;
+  summary: string;
+  description: string;
+  tags: string[];
+  security: Array<Record<string, string[]>>;
+  parameters?: unknown[];
+  requestBody?: unknown;
+  responses: Record<string, ResponseObject>;
+};
+
+export type ResponseObject = {
+  description: string;
+  headers?: Record<string, HeaderObject>;
+  content?: Record<string, { schema: JsonSchema }>;
+};
+
+const CONVERT = { target: "draft-2020-12", overrideRef: (c: { referenceId: string }) => ref(c.referenceId) } as const;
+const ref = (name: string) => `#/components/schemas/${name}`;
+
+/** Named resources; nested uses (Venue in Event, Event in Page) become $refs. */
+const RESOURCES = {
+  Venue: schemas.Venue,
+  Event: schemas.Event,
+  PageInfo: schemas.PageInfo,
+  Page: schemas.Page,
+  TicketHandoffRequest: schemas.TicketHandoffRequest,
+  TicketHandoff: schemas.TicketHandoff,
+} as const;
+
+/** Spec "Errors" table, grouped by status. `not_found` is the router's, not the list endpoint's. */
+export function listErrorCodesByStatus(): Map<number, string[]> {
+  return groupByStatus(Object.entries(LIST_ERRORS).filter(([code]) => code !== "not_found"));
+}
+
+/** Spec "Ticket-handoff errors": `invalid_request` is also the 413 of an over-long body. */
+export function handoffErrorCodesByStatus(): Map<number, string[]> {
+  const byStatus = groupByStatus(Object.entries(HANDOFF_ERRORS));
+  byStatus.set(413, ["invalid_request"]);
+  return new Map([...byStatus].sort(([a], [b]) => a - b));
+}
+
+function groupByStatus(entries: Array<[string, number]>): Map<number, string[]> {
+  const out = new Map<number, string[]>();
+  for (const [code, status] of entries) out.set(status, [...(out.get(status) ?? []), code]);
+  return new Map([...out].sort(([a], [b]) => a - b));
+}
+
+const STATUS_TEXT: Record<number, string> = {
+  400: "Bad request", 401: "Missing or invalid API key", 402: "Payment required", 403: "Forbidden by plan or account",
+  404: "Event not available", 409: "Conflict", 413: "Request body too large", 429: "Too many requests",
+  500: "Unexpected error", 503: "Temporarily unavailable",
+};
+
+export function buildOpenApiDocument(options: { baseUrl: string }): OpenApiDocument {
+  const errorSchemas: Record<string, JsonSchema> = {};
+  const errorResponse = (
+    name: string,
+    status: number,
+    codes: string[],
+    schema: v.GenericSchema,
+    headers: Record<string, HeaderObject>,
+  ): ResponseObject => {
+    errorSchemas[name] = { ...(toJsonSchema(schema, CONVERT) as JsonSchema), title: name };
+    delete errorSchemas[name].$schema;
+    return {
+      description: `${STATUS_TEXT[status] ?? "Error"}: ${codes.map((c) => "`" + c + "`").join(", ")}.`,
+      headers,
+      content: { "application/json": { schema: { $ref: ref(name) } } },
+    };
+  };
+
+  const listResponses: Record<string, ResponseObject> = {
+    200: {
+      description: "A page of events, ordered by startDate then id.",
+      headers: listResponseHeaders(200),
+      content: { "application/json": { schema: { $ref: ref("Page") } } },
+    },
+  };
+  for (const [status, codes] of listErrorCodesByStatus()) {
+    const schema = schemas.listErrorSchema(codes as [string, ...string[]]);
+    listResponses[status] = errorResponse(`ListError${status}`, status, codes, schema, listResponseHeaders(status));
+  }
+
+  const handoffResponses: Record<string, ResponseObject> = {
+    201: {
+      description: "The handoff was created. Nothing is bought, held or clicked.",
+      headers: handoffResponseHeaders(201),
+      content: { "application/json": { schema: { $ref: ref("TicketHandoff") } } },
+    },
+  };
+  for (const [status, codes] of handoffErrorCodesByStatus()) {
+    // Spec: `event_url` is present for ticket_link_unavailable (the only 409).
+    const schema = schemas.handoffErrorSchema(codes as [string, ...string[]], status === 409);
+    handoffResponses[status] = errorResponse(`HandoffError${status}`, status, codes, schema, handoffResponseHeaders(status));
+  }
+
+  return {
+    openapi: "3.1.0",
+    info: {
+      title: "Live Events Data Service",
+      version: SPEC_VERSION,
+      description: INFO_DESCRIPTION,
+    },
+    servers: [{ url: options.baseUrl, description: "This server" }],
+    tags: [
+      { name: "Events", description: "Upcoming live events in the United States." },
+      { name: "Ticket handoffs", description: "Short-lived handoffs to an external ticket seller's checkout." },
+      { name: "Contract", description: "This machine-readable description." },
+    ],
+    paths: {
+      "/v1/events": {
+        get: {
+          operationId: "listEvents",
+          summary: "List upcoming events",
+          description: LIST_DESCRIPTION,
+          tags: ["Events"],
+          security: [{ bearerAuth: [] }],
+          parameters: listParameters(),
+          responses: listResponses,
+        },
+      },
+      "/v1/ticket-handoffs": {
+        post: {
+          operationId: "createTicketHandoff",
+          summary: "Create a ticket handoff",
+          description: HANDOFF_DESCRIPTION,
+          tags: ["Ticket handoffs"],
+          security: [{ bearerAuth: [] }],
+          requestBody: {
+            required: true,
+            description: `JSON, at most ${HANDOFF.maxBodyBytes} bytes, with exactly one field.`,
+            content: { "application/json": { schema: { $ref: ref("TicketHandoffRequest") } } },
+          },
+          responses: handoffResponses,
+        },
+      },
+      "/v1/openapi.json": {
+        get: {
+          operationId: "getOpenApiDocument",
+          summary: "This document",
+          description: "Public, no key. The OpenAPI 3.1 description, generated from the constants the server enforces.",
+          tags: ["Contract"],
+          security: [],
+          responses: {
+            200: {
+              description: "The OpenAPI document.",
+              headers: publicResponseHeaders(),
+              content: { "application/json": { schema: { type: "object" } } },
+            },
+          },
+        },
+      },
+    },
+    components: {
+      schemas: { ...componentSchemas(), ...errorSchemas },
+      securitySchemes: {
+        bearerAuth: {
+          type: "http",
+          scheme: "bearer",
+          description: "`Authorization: Bearer <API_KEY>`. Keys are shown once at creation; only a SHA-256 digest is stored.",
+        },
+      },
+    },
+  };
+}
+
+function componentSchemas(): Record<string, JsonSchema> {
+  return toJsonSchemaDefs(RESOURCES, CONVERT) as unknown as Record<string, JsonSchema>;
+}
+
+const INFO_DESCRIPTION = [
+  "A read-only HTTP/JSON data service for upcoming live events in the United States.",
+  "",
+  "Send `Authorization: Bearer <API_KEY>` to `/v1/events` and `/v1/ticket-handoffs`. Every response carries `x-request-id`.",
+  "Clients branch on error `code`; `message` is prose and may change.",
+  "The same list and handoff actions are offered as MCP tools at `/mcp` (Streamable HTTP, bearer key), sharing every limit.",
+].join("\n");
+
+const LIST_DESCRIPTION = [
+  "Events ordered by `startDate` ascending, then `id`. Sold-out events are included and flagged (`isSoldOut`).",
+  "Page with `page.nextCursor` until `page.hasMore` is false; `data: []` with `hasMore: true` is normal.",
+  "Not a changes-since feed: upsert by event `id`.",
+].join("\n");
+
+const HANDOFF_DESCRIPTION = [
+  "Creates a short-lived handoff that leads a user to an external ticket seller's checkout.",
+  `Limited to ${HANDOFF.creationsPerMinute} creations a minute per account, counted after authentication and before validation.`,
+  "It never buys or holds tickets, checks live inventory, guarantees prices, or reports a purchase.",
+].join("\n");

@@ -1,0 +1,46 @@
+/**
+ * GET /v1/openapi.json (spec "GET /v1/openapi.json": public, no key) and GET /docs, the API
+ * reference rendered from the same document. Both are built once at start-up: the document
+ * depends only on constants, schemas and the configured base URL.
+ */
+import type { H3 } from "h3";
+import type { AppContext } from "../context.ts";
+import { handle } from "../handle.ts";
+import { buildOpenApiDocument } from "../openapi.ts";
+import { renderDocsPage } from "../pages/docs.ts";
+
+export function openapiRoutes(app: H3, ctx: AppContext): void {
+  const document = buildOpenApiDocument({ baseUrl: ctx.config.baseUrl });
+  const documentJson = JSON.stringify(document);
+  const docsHtml = renderDocsPage(document);
+
+  app.get(
+    "/v1/openapi.json",
+    handle(
+      () =>
+        new Response(documentJson, {
+          headers: {
+            "content-type": "application/json; charset=utf-8",
+            // Public and the same for every caller until the server restarts.
+            "cache-control": "public, max-age=300",
+            "access-control-allow-origin": "*",
+          },
+        }),
+    ),
+  );
+
+  app.get(
+    "/docs",
+    handle(
+      () =>
+        new Response(docsHtml, {
+          headers: {
+            "content-type": "text/html; charset=utf-8",
+            "cache-control": "public, max-age=300",
+            // Self-contained: inline styles only, no scripts, nothing fetched from elsewhere.
+            "content-security-policy": "default-src 'none'; style-src 'unsafe-inline'; img-src 'self' data:; base-uri 'none'; form-action 'none'",
+          },
+        }),
+    ),
+  );
+}
