@@ -1,5 +1,209 @@
+/**
+ * POST /v1/ticket-handoffs (spec "POST /v1/ticket-handoffs", "Ticket-handoff errors"; CONTRACT
+ * §6, §7). Order of checks, first failure wins:
+ *
+ *   1 key: live or builder (401 invalid_api_key; 503 handoff_unavailable when the ledger cannot
+ *     answer) → 2 handoff limit: 10 counted attempts a minute per account (429, 503
+ *     rate_limit_unavailable) — after authentication and before validation, so an invalid
+ *     authenticated request spends a slot → 3 input: Content-Type, size (413), JSON, exactly
+ *     `{event_id}` (400) → 4 event servable now, read from live rows (404 event_unavailable) →
+ *     5 ticketing: ticketed, not sold out, sales not ended, a supported seller link (409
+ *     ticket_link_unavailable with event_url) → 6 store (503 handoff_unavailable) → 201.
+ *
+ * Creation buys, holds and clicks nothing; the click is recorded only by Continue on the
+ * confirmation page (server/routes/pages.ts).
+ */
 import type { H3 } from "h3";
+import * as v from "valibot";
+import { HANDOFF, HANDOFF_SELLERS, type HandoffErrorCode } from "../../db/contract.ts";
+import { countHandoffClicks, insertHandoff, isLedgerBusy, readHandoff, readServableEvent, admitHandoffAttempt,
+  type ServableEvent } from "../../db/handoffs.ts";
+import { safeHttpUrl } from "../../sync/derive.ts";
+import { authenticate, type KeyIdentity } from "../access.ts";
 import type { AppContext } from "../context.ts";
+import { ApiError, isApiError } from "../errors.ts";
+import { handle, json } from "../handle.ts";
+import { eventUrlFor, handoffUrlFor, newHandoffId } from "../pages/urls.ts";
 
-/** POST /v1/ticket-handoffs — placeholder until the handoff capability lands. */
-export function handoffRoutes(_app: H3, _ctx: AppContext): void {}
+/** The request body: exactly one field (spec: extra fields and overrides are rejected). */
+export const HandoffRequest = v.strictObject({
+  event_id: v.pipe(v.number(), v.integer(), v.minValue(1), v.maxValue(HANDOFF.maxEventId)),
+});
+
+const HANDOFF_KEY_KINDS = new Set(["live", "builder"]);
+const SELLERS = new Set<string>(HANDOFF_SELLERS);
+const RETRY_AFTER = { "retry-after": String(HANDOFF.retryAfterS) };
+
+function fail(code: HandoffErrorCode, message: string, options: { status?: number; eventUrl?: string; retry?: boolean } = {}) {
+  return new ApiError(code, message, {
+    envelope: "handoff",
+    status: options.status,
+    eventUrl: options.eventUrl,
+    headers: options.retry ? RETRY_AFTER : {},
+  });
+}
+
+const invalidKey = () => fail("invalid_api_key", "A valid site-issued live or builder key is required as 'Authorization: Bearer <key>'.");
+const invalidRequest = (message: string, status = 400) => fail("invalid_request", message, { status });
+const handoffUnavailable = () =>
+  fail("handoff_unavailable", "Handoffs are temporarily unavailable. Retry after the Retry-After delay.", { retry: true });
+
+export function handoffRoutes(app: H3, ctx: AppContext): void {
+  app.post("/v1/ticket-handoffs", handle(({ req }) => createTicketHandoff(ctx, req), "handoff"));
+  if (ctx.config.testMode) {
+    // CONTRACT §8 style read for tests: the stored handoff and how many clicks it recorded.
+    app.get(
+      "/_test/handoffs/:id",
+      handle(({ event }) => {
+        const id = event.context.params?.id ?? "";
+        const h = readHandoff(ctx.ledger, id);
+        if (!h) throw new ApiError("not_found");
+        return json({ ...h, clicks: countHandoffClicks(ctx.ledger, id) });
+      }),
+    );
+  }
+}
+
+async function createTicketHandoff(ctx: AppContext, req: Request): Promise<Response> {
+  const identity = authenticateHandoffKey(ctx, req);
+  admitAttempt(ctx, identity.accountId);
+  const eventId = await readEventId(req);
+  const now = ctx.clock.now();
+  const event = readServableEvent(ctx.replica, eventId);
+  if (!event) throw fail("event_unavailable", "The event is not available: it is not listed, was removed or was cancelled.");
+  const eventUrl = eventUrlFor(ctx.config.baseUrl, event);
+  const link = handoffLink(event, now);
+  if ("reason" in link) throw fail("ticket_link_unavailable", link.reason, { eventUrl });
+
+  if (ctx.faults.take("handoff_unavailable")) throw handoffUnavailable();
+  const handoff = {
+    id: newHandoffId(), accountId: identity.accountId, keyId: identity.keyId, eventId: event.id,
+    seller: link.seller, sellerUrl: link.url, createdMs: now, expiresMs: now + HANDOFF.lifetimeMs,
+  };
+  try {
+    insertHandoff(ctx.ledger, handoff);
+  } catch (err) {
+    if (isLedgerBusy(err)) throw handoffUnavailable();
+    throw err;
+  }
+  const handoffUrl = handoffUrlFor(ctx.config.baseUrl, handoff.id);
+  return json(
+    {
+      handoff_id: handoff.id,
+      event_id: event.id,
+      event_url: eventUrl,
+      handoff_url: handoffUrl,
+      expires_at: new Date(handoff.expiresMs).toISOString(),
+      booking_mode: "external_checkout",
+      requires_user_action: true,
+    },
+    201,
+    { "cache-control": "no-store", location: handoffUrl },
+  );
+}
+
+/** Stage 1. Only `live` and `builder` keys create handoffs (CONTRACT §6); legacy keys get 401. */
+function authenticateHandoffKey(ctx: AppContext, req: Request): KeyIdentity {
+  let identity: KeyIdentity;
+  try {
+    identity = authenticate(ctx, req);
+  } catch (err) {
+    if (isApiError(err) && err.code === "invalid_api_key") throw invalidKey();
+    // Any other failure to read the key is the spec's "authentication temporarily unavailable".
+    if (isApiError(err) || isLedgerBusy(err)) throw handoffUnavailable();
+    throw err;
+  }
+  if (!HANDOFF_KEY_KINDS.has(identity.kind)) throw invalidKey();
+  return identity;
+}
+
+/** Stage 2: the shared per-account handoff limit (also spent by the MCP tool, which calls this route). */
+function admitAttempt(ctx: AppContext, accountId: number): void {
+  const unavailable = () =>
+    fail("rate_limit_unavailable", "The handoff limit could not be confirmed. Retry after the Retry-After delay.", { retry: true });
+  if (ctx.faults.take("rate_limit_unavailable")) throw unavailable();
+  let admitted: boolean;
+  try {
+    admitted = admitHandoffAttempt(ctx.ledger, accountId, ctx.clock.now());
+  } catch (err) {
+    if (isLedgerBusy(err)) throw unavailable();
+    throw err;
+  }
+  if (!admitted) {
+    throw fail("rate_limit_exceeded", `More than ${HANDOFF.creationsPerMinute} handoffs a minute for this account.`, { retry: true });
+  }
+}
+
+/** Stage 3: the body, read bounded (Content-Length is not trusted), then validated. */
+async function readEventId(req: Request): Promise<number> {
+  if (!isJsonContentType(req.headers.get("content-type"))) throw invalidRequest("Content-Type must be application/json.");
+  const bytes = await readBounded(req, HANDOFF.maxBodyBytes);
+  let body: unknown;
+  try {
+    body = JSON.parse(new TextDecoder("utf-8", { fatal: true }).decode(bytes));
+  } catch {
+    throw invalidRequest("The body is not valid UTF-8 JSON.");
+  }
+  const parsed = v.safeParse(HandoffRequest, body);
+  if (!parsed.success) {
+    throw invalidRequest(`The body must be exactly {"event_id": <integer 1..${HANDOFF.maxEventId}>} with no other fields.`);
+  }
+  return parsed.output.event_id;
+}
+
+/** `application/json`, optionally with `charset=utf-8`; nothing else. */
+export function isJsonContentType(header: string | null): boolean {
+  return header !== null && /^\s*application\/json\s*(;\s*charset\s*=\s*("utf-8"|utf-8)\s*)?$/i.test(header);
+}
+
+const tooLarge = () => invalidRequest(`The body is larger than ${HANDOFF.maxBodyBytes} bytes.`, 413);
+
+async function readBounded(req: Request, max: number): Promise<Uint8Array> {
+  const declared = req.headers.get("content-length");
+  if (declared !== null && /^\d+$/.test(declared.trim()) && Number(declared) > max) throw tooLarge();
+  if (!req.body) return new Uint8Array(0);
+  const reader = req.body.getReader();
+  const chunks: Uint8Array[] = [];
+  let total = 0;
+  for (;;) {
+    const { done, value } = await reader.read();
+    if (done) break;
+    total += value.byteLength;
+    if (total > max) {
+      await reader.cancel().catch(() => {});
+      throw tooLarge();
+    }
+    chunks.push(value);
+  }
+  const out = new Uint8Array(total);
+  let offset = 0;
+  for (const c of chunks) {
+    out.set(c, offset);
+    offset += c.byteLength;
+  }
+  return out;
+}
+
+export type HandoffLink = { seller: string; url: string } | { reason: string };
+
+/**
+ * Stage 5, also re-checked by Continue: the first ticket link that is not broken, is an absolute
+ * http(s) URL and names a supported seller (CONTRACT §3 HANDOFF_SELLERS). Sales have ended when
+ * the event's end (endDate, else startDate) is before now (CONTRACT §7).
+ */
+export function handoffLink(e: ServableEvent, nowMs: number): HandoffLink {
+  if (!e.ticketed) return { reason: "Tickets are not sold for this event." };
+  if (e.isSoldOut) return { reason: "The event is sold out." };
+  if ((e.endMs ?? e.startMs) < nowMs) return { reason: "Ticket sales have ended: the event is over." };
+  const link = supportedSellerLink(e);
+  return link ?? { reason: "No supported ticket seller has a working link for this event." };
+}
+
+export function supportedSellerLink(e: ServableEvent): { seller: string; url: string } | null {
+  for (const l of e.ticketLinks) {
+    const seller = l.seller?.trim().toLowerCase() ?? "";
+    const url = l.broken ? null : safeHttpUrl(l.url);
+    if (url && SELLERS.has(seller)) return { seller, url };
+  }
+  return null;
+}

@@ -1,5 +1,140 @@
+/**
+ * The HTML pages and redirects the API links to (CONTRACT §3, §7):
+ *
+ *   GET|HEAD /events/{id}[/{slug}]    event page (`eventUrl`); 404 page unless servable now
+ *   GET|HEAD /t/{id}                  302 to the event's ticket destination (`ticketUrl`); 404 page otherwise
+ *   GET|HEAD /handoffs/{id}           handoff confirmation page (`handoff_url`); records nothing
+ *   POST     /handoffs/{id}/continue  first time 303 to the seller + one click; again 409; expired 410
+ *
+ * HEAD answers exactly like GET without a body. Every page reads live rows, not the snapshot.
+ */
 import type { H3 } from "h3";
+import { HANDOFF } from "../../db/contract.ts";
+import { isLedgerBusy, readHandoff, readServableEvent, redeemHandoff, type Handoff, type ServableEvent } from "../../db/handoffs.ts";
 import type { AppContext } from "../context.ts";
+import { handle, type RequestScope } from "../handle.ts";
+import { renderEventNotFound, renderEventPage } from "../pages/event-page.ts";
+import {
+  renderHandoffConfirmation, renderHandoffExpired, renderHandoffNotFound, renderHandoffRedeemed, renderHandoffWithdrawn,
+  renderServerError, renderTemporarilyUnavailable,
+} from "../pages/handoff-page.ts";
+import { pageResponse } from "../pages/layout.ts";
+import { eventUrlFor, HANDOFF_ID_PATTERN, handoffUrlFor, parsePathId, ticketUrlFor } from "../pages/urls.ts";
+import { supportedSellerLink } from "./handoffs.ts";
 
-/** HTML pages (events, handoffs) and ticket redirects — placeholder until they land. */
-export function pageRoutes(_app: H3, _ctx: AppContext): void {}
+const RETRY_AFTER = { "retry-after": String(HANDOFF.retryAfterS) };
+/** Event pages change only when a sync lands; a minute of caching is harmless. */
+const EVENT_PAGE_CACHE = "public, max-age=60";
+
+type PageHandler = (scope: RequestScope, head: boolean) => Response | Promise<Response>;
+
+/** `handle` (request id) plus HTML error pages: a locked ledger is a 503 page, anything else a 500 page. */
+function page(fn: PageHandler) {
+  return handle(async (scope) => {
+    const head = scope.req.method === "HEAD";
+    try {
+      return await fn(scope, head);
+    } catch (err) {
+      if (isLedgerBusy(err)) return pageResponse(503, renderTemporarilyUnavailable(), { head, headers: RETRY_AFTER });
+      console.error(`[${scope.requestId}] ${scope.req.method} ${scope.url.pathname}:`, err instanceof Error ? err.stack : err);
+      return pageResponse(500, renderServerError(scope.requestId), { head });
+    }
+  });
+}
+
+function getAndHead(app: H3, path: string, fn: PageHandler): void {
+  const handler = page(fn);
+  app.get(path, handler);
+  app.head(path, handler);
+}
+
+const param = (scope: RequestScope, name: string) => scope.event.context.params?.[name];
+
+export function pageRoutes(app: H3, ctx: AppContext): void {
+  const base = ctx.config.baseUrl;
+  const eventUrlOf = (e: ServableEvent | undefined, h: Handoff) => (e ? eventUrlFor(base, e) : `${base}/events/${h.eventId}`);
+
+  const eventPage: PageHandler = (scope, head) => {
+    const id = parsePathId(param(scope, "id"));
+    const e = id === null ? undefined : readServableEvent(ctx.replica, id);
+    if (!e) return pageResponse(404, renderEventNotFound(), { head });
+    // Any slug (or none) serves the page; the canonical link names the current one.
+    const body = renderEventPage(e, {
+      eventUrl: eventUrlFor(base, e),
+      ticketUrl: e.ticketDestination ? ticketUrlFor(base, e.id) : null,
+    });
+    return pageResponse(200, body, { head, cacheControl: EVENT_PAGE_CACHE });
+  };
+  getAndHead(app, "/events/:id", eventPage);
+  getAndHead(app, "/events/:id/:slug", eventPage);
+
+  getAndHead(app, "/t/:id", (scope, head) => {
+    const id = parsePathId(param(scope, "id"));
+    const e = id === null ? undefined : readServableEvent(ctx.replica, id);
+    // ticket_destination is null for non-ticketed events and when no safe destination exists.
+    if (!e?.ticketDestination) return pageResponse(404, renderEventNotFound(), { head });
+    return new Response(null, { status: 302, headers: { location: e.ticketDestination, "cache-control": "no-store" } });
+  });
+
+  getAndHead(app, "/handoffs/:id", (scope, head) => {
+    const h = readHandoffParam(scope);
+    if (!h) return pageResponse(404, renderHandoffNotFound(), { head });
+    const now = ctx.clock.now();
+    const e = readServableEvent(ctx.replica, h.eventId);
+    const eventUrl = eventUrlOf(e, h);
+    if (h.redeemedMs !== null) return pageResponse(200, renderHandoffRedeemed(h, eventUrl), { head });
+    if (now >= h.expiresMs) return pageResponse(410, renderHandoffExpired(eventUrl), { head });
+    if (!e || !stillOffered(e, h)) return pageResponse(410, renderHandoffWithdrawn(eventUrl), { head });
+    const view = { handoff: h, event: e, handoffUrl: handoffUrlFor(base, h.id), eventUrl, nowMs: now };
+    return pageResponse(200, renderHandoffConfirmation(view), { head });
+  });
+
+  app.post(
+    "/handoffs/:id/continue",
+    page((scope) => {
+      const h = readHandoffParam(scope);
+      if (!h) return pageResponse(404, renderHandoffNotFound());
+      const now = ctx.clock.now();
+      const e = readServableEvent(ctx.replica, h.eventId);
+      const eventUrl = eventUrlOf(e, h);
+      if (h.redeemedMs !== null) return pageResponse(409, renderHandoffRedeemed(h, eventUrl));
+      if (now >= h.expiresMs) return pageResponse(410, renderHandoffExpired(eventUrl));
+      if (!e || !stillOffered(e, h)) return pageResponse(410, renderHandoffWithdrawn(eventUrl));
+      if (ctx.faults.take("handoff_unavailable")) {
+        return pageResponse(503, renderTemporarilyUnavailable(), { headers: RETRY_AFTER });
+      }
+      // The checks above are advisory; this conditional UPDATE decides, once, under concurrency.
+      const r = redeemHandoff(ctx.ledger, h.id, now);
+      switch (r.outcome) {
+        case "redeemed":
+          return new Response(null, { status: 303, headers: { location: r.handoff.sellerUrl, "cache-control": "no-store" } });
+        case "already_redeemed":
+          return pageResponse(409, renderHandoffRedeemed(r.handoff, eventUrl));
+        case "expired":
+          return pageResponse(410, renderHandoffExpired(eventUrl));
+        case "missing":
+          return pageResponse(404, renderHandoffNotFound());
+      }
+    }),
+  );
+
+  function readHandoffParam(scope: RequestScope): Handoff | undefined {
+    const id = param(scope, "id");
+    return id && HANDOFF_ID_PATTERN.test(id) ? readHandoff(ctx.ledger, id) : undefined;
+  }
+}
+
+/**
+ * Continue re-validates the stored seller link against live rows: the event must still be
+ * servable and still list that URL as a working link of a supported seller. The handoff does not
+ * re-check sold-out or sales-ended: those were checked at creation, and the seller has the final
+ * word on inventory.
+ */
+function stillOffered(e: ServableEvent, h: Handoff): boolean {
+  if (!e.ticketed) return false;
+  const usable = e.ticketLinks.filter((l) => !l.broken);
+  return usable.some((l) => {
+    const link = supportedSellerLink({ ...e, ticketLinks: [l] });
+    return link !== null && link.url === h.sellerUrl && link.seller === h.seller;
+  });
+}
