@@ -8,6 +8,7 @@ import { newRequestId } from "./handle.ts";
 import { healthRoutes } from "./routes/health.ts";
 import { eventsRoutes } from "./routes/events.ts";
 import { handoffRoutes } from "./routes/handoffs.ts";
+import { mcpRoutes } from "./routes/mcp.ts";
 import { openapiRoutes } from "./routes/openapi.ts";
 import { pageRoutes } from "./routes/pages.ts";
 import { testModeRoutes } from "./routes/test-mode.ts";
@@ -27,6 +28,7 @@ export function createApp(ctx: AppContext): H3 {
   handoffRoutes(app, ctx);
   pageRoutes(app, ctx);
   openapiRoutes(app, ctx);
+  mcpRoutes(app, ctx);
   if (ctx.config.testMode) testModeRoutes(app, ctx);
   return app;
 }

@@ -1,0 +1,32 @@
+/**
+ * POST /mcp: the tool-protocol interface (spec "POST /v1/ticket-handoffs": the same action over
+ * a separate tool-protocol interface, sharing the account limits). Streamable HTTP, stateless,
+ * bearer key. A missing or invalid key is the REST 401 `invalid_api_key` envelope with
+ * WWW-Authenticate, before any protocol message is read.
+ *
+ * GET (a standalone event stream) and DELETE (ending a session) have no meaning without
+ * sessions: 405, as the Streamable HTTP transport allows.
+ */
+import type { H3 } from "h3";
+import { authenticate } from "../access.ts";
+import type { AppContext } from "../context.ts";
+import { handle } from "../handle.ts";
+import { serveMcpRequest } from "../mcp/server.ts";
+
+export function mcpRoutes(app: H3, ctx: AppContext): void {
+  const dispatch = async (request: Request) => app.fetch(request);
+
+  app.all(
+    "/mcp",
+    handle(async ({ req, url }) => {
+      authenticate(ctx, req);
+      if (req.method !== "POST") {
+        return new Response(
+          JSON.stringify({ jsonrpc: "2.0", error: { code: -32000, message: "Method not allowed: this server is stateless; use POST." }, id: null }),
+          { status: 405, headers: { allow: "POST", "content-type": "application/json" } },
+        );
+      }
+      return serveMcpRequest(req, { dispatch, origin: url.origin, authorization: req.headers.get("authorization")! });
+    }),
+  );
+}
