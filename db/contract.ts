@@ -102,6 +102,22 @@ export const RATE = {
   geoCost: 5,
 } as const;
 
+/**
+ * Access bookkeeping the spec leaves to the implementation (README "Plans, trials and limits").
+ */
+export const ACCESS = {
+  /** A row reservation not settled by then is void, so a crashed request cannot hold rows forever. */
+  reservationTtlMs: 30_000,
+  /** Spec "Limits": the row allowance is an exact rolling 24 hours. */
+  rowBudgetWindowMs: DAY_MS,
+  /** Retry-After when requests in flight hold the rest of a row budget (not yet delivered). */
+  budgetHeldRetryAfterS: 1,
+  /** Request-path ledger writes give up after this, answering 503 rather than hanging. */
+  ledgerBusyTimeoutMs: 1500,
+  /** Entries in each per-process cache of keys and accounts. */
+  cacheEntries: 10_000,
+} as const;
+
 export const HANDOFF = {
   lifetimeMs: 15 * MINUTE_MS,
   creationsPerMinute: 10,

@@ -9,17 +9,27 @@
  *   … page selection and hydration …
  *   access.settle(delivered)                             // records usage, sets success headers
  *
- * Headers decided here (rate-limit counters, trial and row-budget headers) go on
- * `scope.headers`, which both the success response and any later error carry.
+ * Headers every later response carries (X-RateLimit-Limit, the trial's X-Trial-*) go on
+ * `scope.headers` as soon as they are known. Headers only a 200 carries (X-RateLimit-Remaining
+ * and -Reset, X-RowBudget-*) are added by `settle`, since a rejected request "tells nothing of
+ * what it spent" (spec "Limits").
  *
- * This first version authenticates the key only; plans, trials, rate limits and row budgets
- * slot in behind the same interface.
+ * Plans and trials: server/limits/grant.ts. Request rate: server/limits/rate.ts. Trial rows
+ * and row budgets: server/limits/allowances.ts. All state lives in the ledger.
  */
-import { findKeyByDigest } from "../db/accounts.ts";
+import type { KeyKind } from "../db/contract.ts";
+import { takeTokens } from "../db/rate-buckets.ts";
 import type { AppContext } from "./context.ts";
 import { ApiError } from "./errors.ts";
 import type { RequestScope } from "./handle.ts";
 import { bearerToken, digestKey, parseKey } from "./keys.ts";
+import { budgetAllowance, recordDelivery, trialAllowance, type Hold, type RowAllowance } from "./limits/allowances.ts";
+import { createAccessCache, type AccessCache } from "./limits/cache.ts";
+import { resolveGrant, type AccessTier } from "./limits/grant.ts";
+import { PUBLISHED_RATE_LIMIT } from "./limits/headers.ts";
+import { bucketFor, rateCounters, rateLimited, rateLimitHeader, requestCost } from "./limits/rate.ts";
+import { unavailable, withLedger } from "./limits/unavailable.ts";
+import { readTrial } from "../db/trials.ts";
 
 export interface ListAccess {
   accountId: number;
@@ -28,6 +38,8 @@ export interface ListAccess {
   horizonMs: number | null;
   /** Whether the account's tier includes custom polygons. */
   polygons: boolean;
+  /** What the request is served as: `trial` or the effective paid tier. */
+  tier: AccessTier;
   /** After validation: starts the trial if due, reserves rows, returns the effective page size. */
   open(requestedLimit: number): number;
   /** Records the delivered rows and releases any reservation. Call exactly once after open(). */
@@ -37,26 +49,137 @@ export interface ListAccess {
 export interface KeyIdentity {
   keyId: number;
   accountId: number;
-  kind: string;
+  kind: KeyKind;
 }
 
-/** Stage 1: a well-formed, known, unrevoked bearer key, else 401 `invalid_api_key`. */
+const caches = new WeakMap<AppContext, AccessCache>();
+
+function cacheOf(ctx: AppContext): AccessCache {
+  let cache = caches.get(ctx);
+  if (!cache) {
+    const created = createAccessCache(ctx.ledger);
+    ctx.onLedgerReset.push(() => created.clear());
+    caches.set(ctx, (cache = created));
+  }
+  return cache;
+}
+
+const invalidKey = () => new ApiError("invalid_api_key");
+
+/**
+ * Stage 1: a well-formed, known, unrevoked bearer key, else 401 `invalid_api_key`. A malformed
+ * key is refused without a lookup. When the ledger cannot be read: 503 `policy_unavailable`.
+ */
 export function authenticate(ctx: AppContext, req: Request): KeyIdentity {
   const key = bearerToken(req);
-  if (!key || !parseKey(key)) throw new ApiError("invalid_api_key");
-  const row = findKeyByDigest(ctx.ledger, digestKey(key));
-  if (!row || row.revokedMs !== null) throw new ApiError("invalid_api_key");
+  if (!key || !parseKey(key)) throw invalidKey();
+  const cache = cacheOf(ctx);
+  const row = withLedger("policy_unavailable", () => {
+    cache.refresh();
+    return cache.key(digestKey(key));
+  });
+  if (!row || row.revokedMs !== null) throw invalidKey();
   return { keyId: row.id, accountId: row.accountId, kind: row.kind };
 }
 
-export function authorizeList(ctx: AppContext, scope: RequestScope, _request: { geo: boolean }): ListAccess {
+export function authorizeList(ctx: AppContext, scope: RequestScope, request: { geo: boolean }): ListAccess {
+  // Until the account's bucket is known, the published limit (401s report it too).
+  Object.assign(scope.headers, PUBLISHED_RATE_LIMIT);
   const identity = authenticate(ctx, scope.req);
+
+  // Stage 2: policy, plan, trial state, email verification.
+  if (ctx.faults.take("policy_unavailable")) throw unavailable("policy_unavailable");
+  const account = withLedger("policy_unavailable", () => cacheOf(ctx).account(identity.accountId));
+  if (!account) throw new ApiError("account_not_provisioned", "This key's account has no usable access policy.");
+  const trialRow = account.plan === "none" ? withLedger("trial_unavailable", () => readTrial(ctx.ledger, account.id)) : undefined;
+  // Accounts without a plan are trial accounts or refused below; either way one bucket per account.
+  const bucket = bucketFor(account, identity.keyId, account.plan === "none");
+  Object.assign(scope.headers, rateLimitHeader(bucket));
+  const grant = resolveGrant(account, trialRow, ctx.clock.now());
+  const isTrial = grant.tier === "trial";
+
+  // Stage 3: request rate, then the row budget or the trial's capacity, in one transaction.
+  const allowance: RowAllowance | null = isTrial
+    ? trialAllowance(account.id)
+    : grant.rowBudget !== null
+      ? budgetAllowance(account.id, grant.rowBudget)
+      : null;
+  if (ctx.faults.take("rate_limit_unavailable")) throw unavailable("rate_limit_unavailable");
+  const now = ctx.clock.now();
+  const { verdict, refusal } = withLedger("rate_limit_unavailable", () =>
+    ctx.ledger.transaction(() => {
+      const verdict = takeTokens(ctx.ledger, bucket, requestCost(request.geo), now);
+      // The units stay spent even when the allowance refuses: the limiter admitted the request.
+      const refusal = verdict.admitted ? allowance?.check(ctx.ledger, now) ?? null : null;
+      return { verdict, refusal };
+    }),
+  );
+  if (!verdict.admitted) throw rateLimited(bucket, verdict);
+  if (allowance?.kind === "trial") Object.assign(scope.headers, allowance.headers);
+  if (refusal) throw refusal;
+
+  let hold: Hold | null = null;
+  let opened = false;
+  let settled = false;
   return {
-    accountId: identity.accountId,
+    accountId: account.id,
     keyId: identity.keyId,
-    horizonMs: null,
-    polygons: true,
-    open: (requestedLimit) => requestedLimit,
-    settle: () => {},
+    horizonMs: grant.horizonMs,
+    polygons: grant.polygons,
+    tier: grant.tier,
+    open(requestedLimit) {
+      if (opened) throw new Error("ListAccess.open called twice");
+      opened = true;
+      // The internal_error fault fires here, the last point before rows are selected.
+      if (ctx.faults.take("internal_error")) throw new ApiError("internal_error");
+      if (!allowance) return requestedLimit;
+      const code = allowance.kind === "trial" ? "trial_unavailable" : "rate_limit_unavailable";
+      if (allowance.kind === "trial" && ctx.faults.take("trial_unavailable")) throw unavailable("trial_unavailable");
+      const nowMs = ctx.clock.now();
+      const result = withLedger(code, () => ctx.ledger.transaction(() => allowance.reserve(ctx.ledger, requestedLimit, nowMs)));
+      if (allowance.kind === "trial") Object.assign(scope.headers, allowance.headers);
+      if (result instanceof ApiError) throw result;
+      hold = result;
+      return hold.rows;
+    },
+    settle(delivered) {
+      if (!opened || settled) return;
+      settled = true;
+      const nowMs = ctx.clock.now();
+      const rows = Math.max(0, Math.floor(delivered));
+      if (!allowance || !hold) {
+        if (rows > 0) recordUnmetered(ctx, account.id, rows, nowMs);
+      } else {
+        settleHold(ctx, allowance, hold, rows, nowMs);
+        Object.assign(scope.headers, allowance.headers);
+      }
+      Object.assign(scope.headers, rateCounters(verdict));
+    },
   };
+}
+
+/** Unmetered accounts: usage is recorded for the record; a failure to record never fails the page. */
+function recordUnmetered(ctx: AppContext, accountId: number, rows: number, nowMs: number): void {
+  try {
+    withLedger("rate_limit_unavailable", () => ctx.ledger.transaction(() => recordDelivery(ctx.ledger, accountId, rows, nowMs)));
+  } catch {
+    // withLedger logged it.
+  }
+}
+
+/**
+ * Releases the hold and counts the rows. When rows were delivered but cannot be counted (the
+ * ledger failed, or a trial reservation expired), the page is withheld: 503, no rows (spec).
+ * settle(0) after a failure never throws, so it cannot mask the route's own error.
+ */
+function settleHold(ctx: AppContext, allowance: RowAllowance, hold: Hold, rows: number, nowMs: number): void {
+  const code = allowance.kind === "trial" ? "trial_unavailable" : "rate_limit_unavailable";
+  let live: boolean;
+  try {
+    live = withLedger(code, () => ctx.ledger.transaction(() => allowance.settle(ctx.ledger, hold, rows, nowMs)));
+  } catch (err) {
+    if (rows === 0) return;
+    throw err;
+  }
+  if (!live && rows > 0 && allowance.kind === "trial") throw unavailable("trial_unavailable");
 }

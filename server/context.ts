@@ -4,6 +4,7 @@
 import { randomBytes } from "node:crypto";
 import { mkdirSync } from "node:fs";
 import { dirname } from "node:path";
+import { ACCESS } from "../db/contract.ts";
 import type { Db } from "../db/driver.ts";
 import { ensureSetting, ledgerPathFor, openLedger } from "../db/ledger.ts";
 import { openReplica } from "../db/replica.ts";
@@ -30,6 +31,8 @@ export async function createContext(config: Config, clock: Clock = createClock()
   if (config.dbPath !== ":memory:") mkdirSync(dirname(config.dbPath), { recursive: true });
   const replica = await openReplica(config.dbPath);
   const ledger = await openLedger(ledgerPathFor(config.dbPath));
+  // Request-path ledger writes answer 503 rather than wait long behind a held lock (spec "Errors").
+  ledger.exec(`PRAGMA busy_timeout = ${ACCESS.ledgerBusyTimeoutMs}`);
   // CONTRACT §2: generated and stored when absent, so cursors survive restarts.
   const secret = config.secret ?? ensureSetting(ledger, "secret", () => randomBytes(32).toString("base64url"));
   return {

@@ -1,0 +1,151 @@
+/**
+ * Row allowances (CONTRACT §6): the trial's 1,000 rows in total and a plan's rolling 24-hour
+ * row budget. Both follow one protocol, all of it in the ledger so processes sharing it agree:
+ *
+ *   check   (stage 3, inside the admission transaction) refuse when nothing is left to reserve;
+ *   reserve (ListAccess.open, after validation) clamp the page to the unreserved remainder and
+ *           hold those rows for ACCESS.reservationTtlMs; the trial starts here;
+ *   settle  (ListAccess.settle) release the hold and count what was delivered.
+ *
+ * Concurrency therefore never lets delivered rows exceed the allowance: every request reserves
+ * inside a write transaction before it selects rows. Reservations expire, so a crashed request
+ * frees its rows after 30 seconds. Empty pages cost nothing; repeated rows count again.
+ */
+import { ACCESS, TRIAL } from "../../db/contract.ts";
+import type { Db } from "../../db/driver.ts";
+import {
+  createReservation,
+  dropExpiredReservations,
+  msUntilRowsBelow,
+  readReservedRows,
+  readRowsDelivered,
+  recordRowsDelivered,
+  releaseReservation,
+  type Allowance,
+} from "../../db/row-usage.ts";
+import { addTrialRows, readTrial, startTrial, trialExpiresMs, trialState } from "../../db/trials.ts";
+import { ApiError } from "../errors.ts";
+import { budgetHeaders, H, PUBLISHED_RATE_LIMIT, seconds, trialHeaders } from "./headers.ts";
+
+export interface Hold {
+  rows: number;
+  reservationId: number;
+}
+
+export interface RowAllowance {
+  readonly kind: Allowance;
+  /** The refusal when nothing is left to reserve, else null. Also refreshes `headers`. */
+  check(db: Db, nowMs: number): ApiError | null;
+  /** A hold of at most `requested` rows, or the refusal. */
+  reserve(db: Db, requested: number, nowMs: number): Hold | ApiError;
+  /** Releases the hold and counts `delivered`; false when the hold had expired meanwhile. */
+  settle(db: Db, hold: Hold, delivered: number, nowMs: number): boolean;
+  /** Headers describing the allowance after the last step. */
+  headers: Record<string, string>;
+}
+
+/** Every account's delivered rows are recorded, so a budget set later counts the last 24 hours. */
+export function recordDelivery(db: Db, accountId: number, rows: number, nowMs: number): void {
+  if (rows > 0) recordRowsDelivered(db, accountId, rows, ACCESS.rowBudgetWindowMs, nowMs);
+}
+
+function hold(db: Db, accountId: number, kind: Allowance, rows: number, nowMs: number): Hold {
+  return { rows, reservationId: createReservation(db, accountId, kind, rows, nowMs + ACCESS.reservationTtlMs) };
+}
+
+export function trialAllowance(accountId: number): RowAllowance {
+  const self: RowAllowance = {
+    kind: "trial",
+    headers: {},
+    check(db, nowMs) {
+      const trial = readTrial(db, accountId);
+      const used = trial?.rowsUsed ?? 0;
+      const reserved = readReservedRows(db, accountId, "trial", nowMs);
+      self.headers = trialHeaders(TRIAL.rows - used - reserved, trial ? trialExpiresMs(trial) : null);
+      return refusal(used, reserved);
+    },
+    reserve(db, requested, nowMs) {
+      dropExpiredReservations(db, accountId, nowMs);
+      const trial = startTrial(db, accountId, nowMs);
+      const reserved = readReservedRows(db, accountId, "trial", nowMs);
+      const remaining = TRIAL.rows - trial.rowsUsed - reserved;
+      const rows = Math.min(requested, TRIAL.maxRowsPerPage, remaining);
+      self.headers = trialHeaders(remaining - Math.max(0, rows), trialExpiresMs(trial));
+      // Day 7 may have struck since stage 2 looked.
+      if (trialState(trial, nowMs) === "expired") return trialEnded("expired", self.headers);
+      return rows > 0 ? hold(db, accountId, "trial", rows, nowMs) : refusal(trial.rowsUsed, reserved)!;
+    },
+    settle(db, h, delivered, nowMs) {
+      const live = releaseReservation(db, h.reservationId, nowMs);
+      const rows = live ? Math.min(delivered, h.rows) : 0;
+      if (rows > 0) {
+        addTrialRows(db, accountId, rows, nowMs);
+        recordDelivery(db, accountId, rows, nowMs);
+      }
+      self.check(db, nowMs);
+      return live;
+    },
+  };
+  function refusal(used: number, reserved: number): ApiError | null {
+    if (TRIAL.rows - used - reserved > 0) return null;
+    const headers = { ...self.headers };
+    return reserved > 0 && used < TRIAL.rows
+      ? new ApiError(
+          "trial_capacity_reserved",
+          "Requests in flight hold the remaining trial rows. This is not exhaustion; retry after the delay in Retry-After.",
+          { headers: { ...headers, [H.retryAfter]: String(TRIAL.capacityRetryAfterS) } },
+        )
+      : trialEnded("exhausted", headers);
+  }
+  return self;
+}
+
+/** 402 for a trial that has ended; like every 402 it reports the published rate limit. */
+export function trialEnded(state: "expired" | "exhausted", trialHeaders: Record<string, string>): ApiError {
+  const headers = { ...PUBLISHED_RATE_LIMIT, ...trialHeaders };
+  return state === "expired"
+    ? new ApiError("trial_expired", "The 7-day trial has ended. Subscribe to continue with the same key.", { headers })
+    : new ApiError("trial_exhausted", "The 1,000 trial rows are used. Subscribe to continue with the same key.", { headers });
+}
+
+export function budgetAllowance(accountId: number, limit: number): RowAllowance {
+  const window = ACCESS.rowBudgetWindowMs;
+  const self: RowAllowance = {
+    kind: "budget",
+    headers: {},
+    check(db, nowMs) {
+      const used = readRowsDelivered(db, accountId, window, nowMs);
+      const reserved = readReservedRows(db, accountId, "budget", nowMs);
+      self.headers = budgetHeaders(limit, limit - used - reserved);
+      return refusal(db, used, reserved, nowMs);
+    },
+    reserve(db, requested, nowMs) {
+      dropExpiredReservations(db, accountId, nowMs);
+      const refused = self.check(db, nowMs);
+      if (refused) return refused;
+      const remaining = Number(self.headers[H.budgetRemaining]);
+      const rows = Math.min(requested, remaining);
+      self.headers = budgetHeaders(limit, remaining - rows);
+      return hold(db, accountId, "budget", rows, nowMs);
+    },
+    settle(db, h, delivered, nowMs) {
+      // An expired hold still counts what was delivered: the budget is exact, the hold was advisory.
+      const live = releaseReservation(db, h.reservationId, nowMs);
+      recordDelivery(db, accountId, Math.min(delivered, h.rows), nowMs);
+      self.check(db, nowMs);
+      return live;
+    },
+  };
+  function refusal(db: Db, used: number, reserved: number, nowMs: number): ApiError | null {
+    if (limit - used - reserved > 0) return null;
+    // Spent: Retry-After is when enough delivered rows age out. Held by requests in flight: soon.
+    const retryAfterS =
+      used >= limit ? seconds(msUntilRowsBelow(db, accountId, limit, window, nowMs)) : ACCESS.budgetHeldRetryAfterS;
+    return new ApiError(
+      "row_budget_exhausted",
+      "The 24-hour rolling row budget is spent. Retry after the delay in Retry-After, when delivered rows age out.",
+      { headers: { ...self.headers, [H.retryAfter]: String(retryAfterS) } },
+    );
+  }
+  return self;
+}

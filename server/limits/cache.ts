@@ -1,0 +1,56 @@
+/**
+ * Per-process caches of keys (by digest) and accounts (by id), so the common request does no
+ * ledger lookup for them. Freshness: one read of the ledger's access epoch per request, which
+ * triggers bump on every change to `accounts` or `api_keys` from any connection or process
+ * (db/ledger-access.ts). A key revoked or a plan changed by the CLI while the server runs
+ * therefore takes effect on the very next request, well inside the one second the issue allows.
+ */
+import { LRUCache } from "lru-cache";
+import { findKeyByDigest, readAccount, type Account, type KeyRow } from "../../db/accounts.ts";
+import { ACCESS } from "../../db/contract.ts";
+import type { Db } from "../../db/driver.ts";
+import { readAccessEpoch } from "../../db/ledger-access.ts";
+
+/** LRU values cannot be undefined; a box also caches "no such key" answers. */
+interface Box<T> {
+  value: T | undefined;
+}
+
+export interface AccessCache {
+  /** Drops everything when the ledger's access epoch moved. Call once per request. */
+  refresh(): void;
+  key(digest: string): KeyRow | undefined;
+  account(id: number): Account | undefined;
+  clear(): void;
+}
+
+export function createAccessCache(ledger: Db): AccessCache {
+  const keys = new LRUCache<string, Box<KeyRow>>({ max: ACCESS.cacheEntries });
+  const accounts = new LRUCache<number, Box<Account>>({ max: ACCESS.cacheEntries });
+  let epoch: string | undefined;
+  const clear = () => {
+    keys.clear();
+    accounts.clear();
+    epoch = undefined;
+  };
+  return {
+    refresh() {
+      const now = readAccessEpoch(ledger);
+      if (now !== epoch) {
+        clear();
+        epoch = now;
+      }
+    },
+    key(digest) {
+      let box = keys.get(digest);
+      if (!box) keys.set(digest, (box = { value: findKeyByDigest(ledger, digest) }));
+      return box.value;
+    },
+    account(id) {
+      let box = accounts.get(id);
+      if (!box) accounts.set(id, (box = { value: readAccount(ledger, id) }));
+      return box.value;
+    },
+    clear,
+  };
+}

@@ -1,0 +1,81 @@
+/**
+ * Stage 2 of the list pipeline (CONTRACT §5): what an authenticated account may do, decided
+ * from its plan, policy, verification and trial. Pure: the caller reads the account and the
+ * trial, this decides.
+ *
+ * Precedence where the spec leaves it open (README "Plans, trials and limits"):
+ * - an active plan checks the policy first: missing, stale or foreign → 403 account_not_provisioned
+ *   (spec "Authentication" 7; permanent). Verification does not matter to a paid plan.
+ * - no plan and a prior subscription → 402 subscription_required, verified or not (spec
+ *   "Authentication" 5: a previous subscription is not extended by a new trial).
+ * - no plan, a trial that started → its state: active, or 402 trial_expired / trial_exhausted,
+ *   whichever end came first.
+ * - no plan, no trial yet, unverified → 403 email_verification_required; verified → the trial,
+ *   which starts only when a request passes validation (ListAccess.open).
+ * - a replacement subscription is Basic unless upgraded: plan `legacy` on an account that had a
+ *   subscription before (hadSubscription) serves as Basic, since Legacy features are kept only
+ *   while the original subscription stays active (spec "Authentication" 6).
+ */
+import type { Account } from "../../db/accounts.ts";
+import { DAY_MS, TIERS, TRIAL, type Plan } from "../../db/contract.ts";
+import { trialExpiresMs, trialState, type Trial } from "../../db/trials.ts";
+import { ApiError } from "../errors.ts";
+import { trialEnded } from "./allowances.ts";
+import { PUBLISHED_RATE_LIMIT, trialHeaders } from "./headers.ts";
+
+export type PaidTier = Exclude<Plan, "none">;
+export type AccessTier = PaidTier | "trial";
+
+export interface Grant {
+  tier: AccessTier;
+  /** Lookahead from now in ms; null = no tier cap. */
+  horizonMs: number | null;
+  polygons: boolean;
+  /** Rolling 24-hour row budget; null = not row-metered (and always null for trials). */
+  rowBudget: number | null;
+  /** Trial accounts only: the trial, undefined until the first valid request starts it. */
+  trial: Trial | undefined;
+}
+
+const horizon = (days: number | null) => (days === null ? null : days * DAY_MS);
+
+/** The tier an account on a paid plan is served with. */
+export function effectiveTier(account: Pick<Account, "plan" | "hadSubscription">): PaidTier {
+  const plan = account.plan as PaidTier;
+  return plan === "legacy" && account.hadSubscription ? "basic" : plan;
+}
+
+export function resolveGrant(account: Account, trial: Trial | undefined, nowMs: number): Grant {
+  if (account.plan !== "none") {
+    if (account.policy !== "ok") {
+      throw new ApiError(
+        "account_not_provisioned",
+        "This account has no usable access policy. This is permanent: retrying will not clear it; contact support.",
+      );
+    }
+    const tier = effectiveTier(account);
+    const t = TIERS[tier];
+    return {
+      tier,
+      horizonMs: horizon(t.horizonDays),
+      polygons: t.polygons,
+      rowBudget: tier === "enterprise" ? account.rowBudget : t.rowBudget24h,
+      trial: undefined,
+    };
+  }
+  if (account.hadSubscription) {
+    throw new ApiError("subscription_required", "This account has no active developer plan. Subscribe to continue.", {
+      headers: PUBLISHED_RATE_LIMIT,
+    });
+  }
+  if (trial) {
+    const state = trialState(trial, nowMs);
+    if (state !== "active") throw trialEnded(state, trialHeaders(TRIAL.rows - trial.rowsUsed, trialExpiresMs(trial)));
+  } else if (!account.verified) {
+    throw new ApiError(
+      "email_verification_required",
+      "Verify the account's email address to start the trial.",
+    );
+  }
+  return { tier: "trial", horizonMs: horizon(TRIAL.horizonDays), polygons: TRIAL.polygons, rowBudget: null, trial };
+}

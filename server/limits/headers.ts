@@ -1,0 +1,43 @@
+/**
+ * Response headers of the access pipeline (spec "Response headers on list responses"), named
+ * once so the route, the tests and the OpenAPI document agree on spelling.
+ */
+import { RATE, TRIAL } from "../../db/contract.ts";
+
+export const H = {
+  rateLimit: "X-RateLimit-Limit",
+  rateRemaining: "X-RateLimit-Remaining",
+  rateReset: "X-RateLimit-Reset",
+  retryAfter: "Retry-After",
+  budgetLimit: "X-RowBudget-Limit",
+  budgetRemaining: "X-RowBudget-Remaining",
+  access: "X-DataApi-Access",
+  trialLimit: "X-Trial-RowBudget-Limit",
+  trialRemaining: "X-Trial-RowBudget-Remaining",
+  trialExpiresAt: "X-Trial-Expires-At",
+} as const;
+
+/** 401, 402 and 500 report the published limit whatever the account's bucket (spec). */
+export const PUBLISHED_RATE_LIMIT = { [H.rateLimit]: String(RATE.publishedLimit) };
+
+/** UTC ISO 8601, without milliseconds when there are none (like every served date). */
+export function isoUtc(ms: number): string {
+  return new Date(ms).toISOString().replace(".000Z", "Z");
+}
+
+export const seconds = (ms: number): number => Math.max(1, Math.ceil(ms / 1000));
+
+/** X-DataApi-Access and X-Trial-*; Expires-At only once the trial clock runs. */
+export function trialHeaders(remaining: number, expiresMs: number | null): Record<string, string> {
+  const headers: Record<string, string> = {
+    [H.access]: "trial",
+    [H.trialLimit]: String(TRIAL.rows),
+    [H.trialRemaining]: String(Math.max(0, remaining)),
+  };
+  if (expiresMs !== null) headers[H.trialExpiresAt] = isoUtc(expiresMs);
+  return headers;
+}
+
+export function budgetHeaders(limit: number, remaining: number): Record<string, string> {
+  return { [H.budgetLimit]: String(limit), [H.budgetRemaining]: String(Math.max(0, remaining)) };
+}
