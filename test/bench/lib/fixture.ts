@@ -1,0 +1,107 @@
+/**
+ * The benchmark's data: the 1,000,000-event demo replica (built once into .bench/ and reused),
+ * a fresh ledger per run, and the accounts the load uses, created directly in the ledger with
+ * db/accounts.ts and server/keys.ts. Keys go only into files under .bench/run for wrk, and those
+ * files are deleted when the run ends.
+ */
+import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { createAccount } from "../../../db/accounts.ts";
+import type { Db } from "../../../db/driver.ts";
+import { ledgerPathFor, openLedger } from "../../../db/ledger.ts";
+import { readReplicaStats, openReplica } from "../../../db/replica.ts";
+import { issueKey } from "../../../server/keys.ts";
+import { BUN, CACHE, DATA, UNLIMITED_RATE } from "./config.ts";
+import { runOk } from "./proc.ts";
+
+export const REPLICA_DIR = join(CACHE, "replica");
+export const REPLICA_DB = join(REPLICA_DIR, "marquee.db");
+export const DEMO_NDJSON = join(CACHE, `demo-${DATA.events}-seed${DATA.seed}.ndjson`);
+export const RUN_DIR = join(CACHE, "run");
+const MARKER = join(REPLICA_DIR, "built.json");
+
+export interface ReplicaInfo {
+  events: number;
+  snapshotEvents: number;
+  venues: number;
+  watermark: number;
+  builtAt: string;
+  /** Seconds the original 1M-record sync took (from the build, for the record). */
+  buildSyncS: number;
+  reused: boolean;
+}
+
+const marquee = (...args: string[]) => runOk(BUN, ["server/main.ts", ...args]);
+
+/** Builds the demo NDJSON and the replica unless a complete build is cached (or `rebuild`). */
+export async function ensureReplica(rebuild: boolean, log: (s: string) => void): Promise<ReplicaInfo> {
+  mkdirSync(CACHE, { recursive: true });
+  if (!rebuild && existsSync(MARKER) && existsSync(REPLICA_DB)) {
+    const marker = JSON.parse(readFileSync(MARKER, "utf8"));
+    return { ...marker, ...(await replicaStats()), reused: true };
+  }
+  if (rebuild || !existsSync(DEMO_NDJSON)) {
+    log(`generating ${DATA.events.toLocaleString("en-US")} demo events into ${DEMO_NDJSON} …`);
+    await marquee("demo-data", "--events", String(DATA.events), "--seed", String(DATA.seed), "--out", DEMO_NDJSON);
+  }
+  rmSync(REPLICA_DIR, { recursive: true, force: true });
+  mkdirSync(REPLICA_DIR, { recursive: true });
+  log(`syncing it into ${REPLICA_DB} …`);
+  const sync = await marquee("sync", "--from", DEMO_NDJSON, "--db", REPLICA_DB);
+  const marker = { builtAt: new Date().toISOString(), buildSyncS: Math.round(sync.ms / 100) / 10 };
+  writeFileSync(MARKER, JSON.stringify(marker, null, 2));
+  return { ...marker, ...(await replicaStats()), reused: false };
+}
+
+async function replicaStats() {
+  const db = await openReplica(REPLICA_DB);
+  try {
+    const s = readReplicaStats(db);
+    return { events: s.events, snapshotEvents: s.snapshotEvents, venues: s.venues, watermark: s.watermark };
+  } finally {
+    db.close();
+  }
+}
+
+/** Removes the ledger beside the replica so each run starts from an empty one (usage, trials). */
+export function resetLedger(): void {
+  const ledger = ledgerPathFor(REPLICA_DB);
+  for (const suffix of ["", "-wal", "-shm"]) rmSync(ledger + suffix, { force: true });
+}
+
+export async function openBenchLedger(): Promise<Db> {
+  return openLedger(ledgerPathFor(REPLICA_DB));
+}
+
+export type AccountKind = "bench" | "trial" | "handoff";
+
+/**
+ * Creates `count` accounts with one key each and writes the keys to a file (for wrk rotation).
+ * bench: enterprise, no row budget, rate limits lifted. trial: verified, no plan, never
+ * subscribed (trial-eligible). handoff: enterprise with rate lifted, live key (handoffs are
+ * limited per account regardless of plan).
+ */
+export function createKeys(ledger: Db, kind: AccountKind, count: number, label: string): { keys: string[]; file: string } {
+  mkdirSync(RUN_DIR, { recursive: true });
+  const now = Date.now();
+  const keys = ledger.transaction(() => {
+    const out: string[] = [];
+    for (let i = 0; i < count; i++) {
+      const email = `${kind}-${label}-${i}@bench.example`;
+      const id =
+        kind === "trial"
+          ? createAccount(ledger, { email, plan: "none", verified: true, hadSubscription: false }, now)
+          : createAccount(ledger, { email, plan: "enterprise", rowBudget: null, rateSustained: UNLIMITED_RATE, rateBurst: UNLIMITED_RATE }, now);
+      out.push(issueKey(ledger, id, "live", now).key);
+    }
+    return out;
+  });
+  const file = join(RUN_DIR, `${kind}-${label}.keys`);
+  writeFileSync(file, keys.join("\n") + "\n", { mode: 0o600 });
+  return { keys, file };
+}
+
+/** Deletes this run's key files and captured bodies. */
+export function cleanRunDir(): void {
+  rmSync(RUN_DIR, { recursive: true, force: true });
+}

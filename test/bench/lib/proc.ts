@@ -1,0 +1,136 @@
+/**
+ * Child processes for the benchmark: one-shot commands, long-running servers that are ready when
+ * an HTTP probe answers 200, and their resident memory read from /proc.
+ */
+import { spawn, type ChildProcess } from "node:child_process";
+import { readFileSync } from "node:fs";
+import { createServer } from "node:net";
+import { ROOT } from "./config.ts";
+
+export interface RunResult {
+  code: number;
+  stdout: string;
+  stderr: string;
+  ms: number;
+}
+
+/** Runs a command to completion, capturing its output. */
+export function run(cmd: string, args: string[], opts: { env?: Record<string, string>; cwd?: string } = {}): Promise<RunResult> {
+  const started = performance.now();
+  return new Promise((resolve, reject) => {
+    const child = spawn(cmd, args, { cwd: opts.cwd ?? ROOT, env: { ...process.env, ...opts.env }, stdio: ["ignore", "pipe", "pipe"] });
+    let stdout = "";
+    let stderr = "";
+    child.stdout.on("data", (d) => (stdout += d));
+    child.stderr.on("data", (d) => (stderr += d));
+    child.once("error", reject);
+    child.once("exit", (code) => resolve({ code: code ?? 1, stdout, stderr, ms: performance.now() - started }));
+  });
+}
+
+/** Like `run`, but throws with the command's stderr when it fails. */
+export async function runOk(cmd: string, args: string[], opts: { env?: Record<string, string>; cwd?: string } = {}): Promise<RunResult> {
+  const r = await run(cmd, args, opts);
+  if (r.code !== 0) throw new Error(`${cmd} ${args.join(" ")} failed (${r.code}): ${(r.stderr || r.stdout).slice(-2000)}`);
+  return r;
+}
+
+export async function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const srv = createServer();
+    srv.once("error", reject);
+    srv.listen(0, "127.0.0.1", () => {
+      const port = (srv.address() as { port: number }).port;
+      srv.close(() => resolve(port));
+    });
+  });
+}
+
+export interface Server {
+  name: string;
+  child: ChildProcess;
+  baseUrl: string;
+  /** Milliseconds from spawn to the first 200 of the probe. */
+  readyMs: number;
+  log(): string;
+  stop(): Promise<void>;
+}
+
+/** Spawns a server and waits until GET `probe` answers 200 (or the process dies, or time runs out). */
+export async function startServer(
+  name: string,
+  cmd: string,
+  args: string[],
+  opts: {
+    port: number;
+    probe: string;
+    timeoutMs?: number;
+    env?: Record<string, string>;
+    pollMs?: number;
+    /** Which probe status means ready; default 200 only. */
+    ready?: (status: number) => boolean;
+  },
+): Promise<Server> {
+  const started = performance.now();
+  // Its own process group, so a wrapper (npx) and the server it starts stop together.
+  const child = spawn(cmd, args, { cwd: ROOT, env: { ...process.env, ...opts.env }, stdio: ["ignore", "pipe", "pipe"], detached: true });
+  live.add(child);
+  let output = "";
+  child.stdout!.on("data", (d) => (output = (output + d).slice(-20_000)));
+  child.stderr!.on("data", (d) => (output = (output + d).slice(-20_000)));
+  const baseUrl = `http://127.0.0.1:${opts.port}`;
+  const deadline = started + (opts.timeoutMs ?? 30_000);
+  const stop = async () => {
+    live.delete(child);
+    if (child.exitCode !== null || child.signalCode !== null) return;
+    const exited = new Promise((r) => child.once("exit", r));
+    signalGroup(child, "SIGTERM");
+    const timer = setTimeout(() => signalGroup(child, "SIGKILL"), 5_000);
+    await exited;
+    clearTimeout(timer);
+    signalGroup(child, "SIGKILL"); // anything the server left behind in its group
+  };
+  while (performance.now() < deadline) {
+    if (child.exitCode !== null) throw new Error(`${name} exited (${child.exitCode}): ${output.slice(-2000)}`);
+    try {
+      const res = await fetch(baseUrl + opts.probe);
+      await res.arrayBuffer();
+      if ((opts.ready ?? ((s) => s === 200))(res.status)) {
+        return { name, child, baseUrl, readyMs: performance.now() - started, log: () => output, stop };
+      }
+    } catch {
+      // not listening yet
+    }
+    await Bun.sleep(opts.pollMs ?? 20);
+  }
+  await stop();
+  throw new Error(`${name} did not answer ${opts.probe} within ${opts.timeoutMs ?? 30_000} ms: ${output.slice(-2000)}`);
+}
+
+/** Servers started by this run, stopped on exit even when the run fails. */
+const live = new Set<ChildProcess>();
+
+function signalGroup(child: ChildProcess, signal: NodeJS.Signals): void {
+  try {
+    process.kill(-child.pid!, signal);
+  } catch {
+    // already gone
+  }
+}
+
+/** Stops every server this run started and has not stopped yet (exit and Ctrl-C paths). */
+export function stopAllServers(): void {
+  for (const child of live) signalGroup(child, "SIGKILL");
+  live.clear();
+}
+
+/** Resident set size of a process in MB (VmRSS), and its peak (VmHWM). */
+export function readRss(pid: number): { rssMb: number; peakMb: number } | null {
+  try {
+    const status = readFileSync(`/proc/${pid}/status`, "utf8");
+    const kb = (field: string) => Number(new RegExp(`^${field}:\\s+(\\d+) kB`, "m").exec(status)?.[1] ?? NaN);
+    return { rssMb: kb("VmRSS") / 1024, peakMb: kb("VmHWM") / 1024 };
+  } catch {
+    return null;
+  }
+}

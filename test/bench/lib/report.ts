@@ -1,0 +1,167 @@
+/**
+ * Turns one run's measurements into the tables and met/missed verdicts of issue 8, printed and
+ * written into test/bench/RESULTS.md between markers (the analysis written around them stays).
+ */
+import { existsSync, readFileSync, writeFileSync } from "node:fs";
+import { DATA, LOAD, RESULTS_MD, TARGETS } from "./config.ts";
+import type { Machine } from "./machine.ts";
+import type { Scenario } from "./scenarios.ts";
+import type { SyncThroughput, SyncUnderLoad } from "./sync-load.ts";
+import { TARGET_TITLES, type TargetId } from "./targets.ts";
+import type { LoadResult } from "./wrk.ts";
+
+export type Cell = { load: LoadResult } | { skipped: string };
+
+export interface RunReport {
+  machine: Machine;
+  replica: { events: number; snapshotEvents: number; venues: number; reused: boolean };
+  scenarios: Scenario[];
+  cells: Record<string, Partial<Record<TargetId, Cell>>>;
+  notes: string[];
+  rss: Partial<Record<TargetId, { rssMb: number; peakMb: number }>>;
+  coldStartMs: number[];
+  syncThroughput?: SyncThroughput | { skipped: string };
+  syncUnderLoad?: (SyncUnderLoad & { idle: LoadResult }) | { skipped: string };
+  elapsedS: number;
+}
+
+interface Verdict {
+  target: string;
+  measured: string;
+  met: boolean | null; // null: could not be measured
+}
+
+const BEGIN = "<!-- bench:results:begin -->";
+const END = "<!-- bench:results:end -->";
+
+const fmt = (n: number, digits = 0) => n.toLocaleString("en-US", { minimumFractionDigits: digits, maximumFractionDigits: digits });
+const ms = (n: number) => (n < 10 ? fmt(n, 2) : fmt(n, 1));
+const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor((xs.length - 1) / 2)];
+const loadOf = (c: Cell | undefined) => (c && "load" in c ? c.load : undefined);
+
+function cellText(c: Cell | undefined): string[] {
+  if (!c) return ["–", "–", "–"];
+  if ("skipped" in c) return [c.skipped, "", ""];
+  const l = c.load;
+  const flag = l.non2xx + l.socketErrors > 0 ? ` (${fmt(l.non2xx)} non-2xx, ${fmt(l.socketErrors)} socket errors)` : "";
+  return [fmt(l.rps) + flag, ms(l.p50Ms), ms(l.p99Ms)];
+}
+
+function scenarioTable(r: RunReport): string {
+  const head =
+    "| scenario | ceiling req/s | Bun req/s | Bun p50 ms | Bun p99 ms | Bun / ceiling | Node req/s | Node p50 ms | Node p99 ms | Prism req/s | Prism p50 ms | Prism p99 ms |\n" +
+    "|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|";
+  const rows = r.scenarios.map((s) => {
+    const c = r.cells[s.id] ?? {};
+    const ceil = loadOf(c.ceiling);
+    const bun = loadOf(c.bun);
+    const share = ceil && bun ? `${fmt((100 * bun.rps) / ceil.rps)} %` : "–";
+    return `| ${s.title} | ${cellText(c.ceiling)[0]} | ${cellText(c.bun).join(" | ")} | ${share} | ${cellText(c.node).join(" | ")} | ${cellText(c.prism).join(" | ")} |`;
+  });
+  return [head, ...rows].join("\n");
+}
+
+export function verdicts(r: RunReport): Verdict[] {
+  const out: Verdict[] = [];
+  const get = (id: string, t: TargetId) => loadOf(r.cells[id]?.[t]);
+  const def = get("default-25", "bun");
+  const defCeil = get("default-25", "ceiling");
+  out.push({
+    target: `default page: Bun ≥ ${TARGETS.defaultShareOfCeiling * 100} % of ceiling req/s`,
+    measured: def && defCeil ? `${fmt((100 * def.rps) / defCeil.rps)} %` : "not measured",
+    met: def && defCeil ? def.rps >= TARGETS.defaultShareOfCeiling * defCeil.rps : null,
+  });
+  out.push({ target: `default page: Bun p99 < ${TARGETS.defaultP99Ms} ms`, measured: def ? `${ms(def.p99Ms)} ms` : "not measured", met: def ? def.p99Ms < TARGETS.defaultP99Ms : null });
+  for (const s of r.scenarios.filter((s) => s.list && s.id !== "default-25")) {
+    const b = get(s.id, "bun");
+    const c = get(s.id, "ceiling");
+    out.push({
+      target: `${s.title}: Bun ≥ ${TARGETS.listShareOfCeiling * 100} % of ceiling`,
+      measured: b && c ? `${fmt((100 * b.rps) / c.rps)} %` : "not measured",
+      met: b && c ? b.rps >= TARGETS.listShareOfCeiling * c.rps : null,
+    });
+  }
+  const deep = get("deep", "bun");
+  out.push({
+    target: `deep page within ${TARGETS.deepVsFirst}x of the first page (req/s)`,
+    measured: deep && def ? `${fmt(def.rps / deep.rps, 2)}x` : "not measured",
+    met: deep && def ? def.rps / deep.rps <= TARGETS.deepVsFirst : null,
+  });
+  for (const s of r.scenarios.filter((s) => s.geo)) {
+    const b = get(s.id, "bun");
+    out.push({ target: `${s.title}: Bun p50 < ${TARGETS.geoP50Ms} ms`, measured: b ? `${ms(b.p50Ms)} ms` : "not measured", met: b ? b.p50Ms < TARGETS.geoP50Ms : null });
+  }
+  const vsPrism = r.scenarios.filter((s) => get(s.id, "prism") && get(s.id, "bun"));
+  const behindPrism = vsPrism.filter((s) => get(s.id, "bun")!.rps <= get(s.id, "prism")!.rps).map((s) => s.id);
+  out.push({
+    target: "Marquee (Bun) ahead of Prism on every scenario Prism serves",
+    measured: vsPrism.length ? `${vsPrism.length - behindPrism.length}/${vsPrism.length} ahead${behindPrism.length ? `; behind on ${behindPrism.join(", ")}` : ""}` : "Prism served no scenario",
+    met: vsPrism.length ? behindPrism.length === 0 : null,
+  });
+  const both = r.scenarios.filter((s) => get(s.id, "bun") && get(s.id, "node"));
+  const nodeAhead = both.filter((s) => get(s.id, "bun")!.rps <= get(s.id, "node")!.rps).map((s) => s.id);
+  out.push({
+    target: "Bun ahead of Node on every scenario",
+    measured: both.length ? `${both.length - nodeAhead.length}/${both.length} ahead${nodeAhead.length ? `; behind on ${nodeAhead.join(", ")}` : ""}` : "not measured",
+    met: both.length ? nodeAhead.length === 0 : null,
+  });
+  const rss = r.rss.bun;
+  out.push({ target: `Bun RSS while serving < ${TARGETS.rssMb} MB`, measured: rss ? `${fmt(rss.rssMb)} MB (peak ${fmt(rss.peakMb)} MB)` : "not measured", met: rss ? rss.peakMb < TARGETS.rssMb : null });
+  const cold = r.coldStartMs.length ? median(r.coldStartMs) : undefined;
+  out.push({ target: `cold start of dist/marquee serve < ${TARGETS.coldStartMs} ms`, measured: cold !== undefined ? `${fmt(cold)} ms (median of ${r.coldStartMs.length})` : "not measured", met: cold !== undefined ? cold < TARGETS.coldStartMs : null });
+  const st = r.syncThroughput && "recordsPerS" in r.syncThroughput ? r.syncThroughput : undefined;
+  out.push({ target: `sync ≥ ${fmt(TARGETS.syncRecordsPerS)} records/s`, measured: st ? `${fmt(st.recordsPerS)} records/s` : "not measured", met: st ? st.recordsPerS >= TARGETS.syncRecordsPerS : null });
+  const su = r.syncUnderLoad && "load" in r.syncUnderLoad ? r.syncUnderLoad : undefined;
+  out.push({
+    target: `default page p99 during a ${fmt(DATA.changeRecords)}-change sync ≤ ${TARGETS.syncP99Factor}x idle`,
+    measured: su ? `${ms(su.load.p99Ms)} ms vs ${ms(su.idle.p99Ms)} ms idle (${fmt(su.load.p99Ms / su.idle.p99Ms, 2)}x)` : "not measured",
+    met: su ? su.load.p99Ms <= TARGETS.syncP99Factor * su.idle.p99Ms : null,
+  });
+  return out;
+}
+
+export function renderMarkdown(r: RunReport): string {
+  const m = r.machine;
+  const v = verdicts(r);
+  const su = r.syncUnderLoad;
+  const st = r.syncThroughput;
+  const rssRows = (Object.keys(r.rss) as TargetId[]).map((t) => `| RSS after load, ${TARGET_TITLES[t]} | ${fmt(r.rss[t]!.rssMb)} MB (peak ${fmt(r.rss[t]!.peakMb)} MB) |`);
+  return [
+    `Run of ${m.date} on commit \`${m.commit}\`${m.dirty ? " (with uncommitted changes)" : ""}: ${m.nproc} × ${m.cpuModel}, ${m.memoryGb} GB RAM, ${m.kernel}; Bun ${m.bun}, Node ${m.node}, ${m.wrk}. Whole run ${fmt(r.elapsedS)} s.`,
+    "",
+    `Replica: ${fmt(r.replica.events)} events (${fmt(r.replica.snapshotEvents)} servable in the snapshot), ${fmt(r.replica.venues)} venues${r.replica.reused ? ", reused from .bench/" : ", built for this run"}. Load: wrk on loopback, ${LOAD.threads} threads, ${LOAD.connections} connections, ${LOAD.warmupS} s warm-up then ${LOAD.durationS} s measured per cell; one server at a time.`,
+    "",
+    "### Requests",
+    "",
+    scenarioTable(r),
+    "",
+    "### Other figures",
+    "",
+    "| figure | value |",
+    "|---|---|",
+    ...rssRows,
+    `| cold start, dist/marquee serve to first 200 of /healthz | ${r.coldStartMs.length ? r.coldStartMs.map((x) => fmt(x)).join(", ") + ` ms (median ${fmt(median(r.coldStartMs))} ms)` : "not measured"} |`,
+    `| sync of the ${fmt(DATA.events)}-event demo stream into an empty replica | ${st ? ("skipped" in st ? st.skipped : `${fmt(st.records)} records in ${fmt(st.seconds, 1)} s = ${fmt(st.recordsPerS)} records/s`) : "not measured"} |`,
+    `| default page while a ${fmt(DATA.changeRecords)}-change sync runs (Bun) | ${su ? ("skipped" in su ? su.skipped : `sync ${fmt(su.syncSeconds, 1)} s; ${fmt(su.load.rps)} req/s, p50 ${ms(su.load.p50Ms)} ms, p99 ${ms(su.load.p99Ms)} ms (idle just before: ${fmt(su.idle.rps)} req/s, p99 ${ms(su.idle.p99Ms)} ms)`) : "not measured"} |`,
+    "",
+    "### Targets",
+    "",
+    "| target | measured | verdict |",
+    "|---|---|---|",
+    ...v.map((x) => `| ${x.target} | ${x.measured} | ${x.met === null ? "not measured" : x.met ? "met" : "**missed**"} |`),
+    ...(r.notes.length ? ["", "### Notes from this run", "", ...r.notes.map((n) => `- ${n}`)] : []),
+  ].join("\n");
+}
+
+/** Replaces the generated section of RESULTS.md, keeping everything written around it. */
+export function writeResults(markdown: string): void {
+  const section = `${BEGIN}\n${markdown}\n${END}`;
+  if (!existsSync(RESULTS_MD)) {
+    writeFileSync(RESULTS_MD, `# Benchmark results\n\nWritten by \`npm run bench\` (test/bench/run.ts).\n\n${section}\n`);
+    return;
+  }
+  const text = readFileSync(RESULTS_MD, "utf8");
+  const a = text.indexOf(BEGIN);
+  const b = text.indexOf(END);
+  writeFileSync(RESULTS_MD, a >= 0 && b > a ? text.slice(0, a) + section + text.slice(b + END.length) : `${text.trimEnd()}\n\n${section}\n`);
+}

@@ -1,0 +1,83 @@
+/**
+ * The servers compared side by side (issue 8): the ceiling (bare Bun.serve replaying captured
+ * bytes), Marquee on Bun (bun:sqlite), Marquee on Node (better-sqlite3, from a bundle) and
+ * Prism mocking Marquee's own OpenAPI document. One runs at a time, so none steals CPU from another.
+ */
+import { existsSync } from "node:fs";
+import { join } from "node:path";
+import { BUN, CACHE, ROOT } from "./config.ts";
+import { REPLICA_DB } from "./fixture.ts";
+import { runOk, startServer, type Server } from "./proc.ts";
+
+export type TargetId = "ceiling" | "bun" | "node" | "prism";
+
+export const TARGET_TITLES: Record<TargetId, string> = {
+  ceiling: "Ceiling (Bun.serve, captured bytes)",
+  bun: "Marquee on Bun",
+  node: "Marquee on Node",
+  prism: "Prism 5 mock",
+};
+
+const NODE_BUNDLE_DIR = join(CACHE, "node");
+export const NODE_ENTRY = join(NODE_BUNDLE_DIR, "entry-node.js");
+export const DIST_BINARY = join(ROOT, "dist", "marquee");
+
+/**
+ * Marquee's own flags for every bench server: loopback, the cached replica, and no periodic
+ * snapshot refresh during a run (a refresh rebuilds the 1M-row snapshot; the bench measures
+ * steady serving, and the sync-under-load figure measures a refresh separately).
+ */
+export function serveArgs(port: number): string[] {
+  return ["serve", "--db", REPLICA_DB, "--port", String(port), "--host", "127.0.0.1", "--base-url", `http://127.0.0.1:${port}`, "--snapshot-interval", "3600"];
+}
+
+const ENV = { MARQUEE_SECRET: "", MARQUEE_DB: "", MARQUEE_BASE_URL: "", PORT: "" };
+
+export function startMarqueeBun(port: number): Promise<Server> {
+  return startServer("marquee-bun", BUN, ["server/main.ts", ...serveArgs(port)], { port, probe: "/healthz", env: ENV });
+}
+
+/**
+ * Node 20 cannot run .ts, so the server is bundled for Node. `--splitting` keeps db/driver.ts's
+ * dynamic import of the bun:sqlite adapter in its own chunk; without it the bundler hoists
+ * `import "bun:sqlite"` into the entry and Node refuses to load it.
+ */
+export async function buildNodeBundle(): Promise<void> {
+  await runOk(BUN, [
+    "build", "server/entry-node.ts", "--target=node", "--splitting", "--outdir", NODE_BUNDLE_DIR,
+    "--external", "better-sqlite3", "--external", "bun:sqlite",
+  ]);
+}
+
+export function startMarqueeNode(port: number): Promise<Server> {
+  return startServer("marquee-node", "node", [NODE_ENTRY, ...serveArgs(port)], { port, probe: "/healthz", env: ENV });
+}
+
+/** `npm run build`: the single binary whose cold start is measured. */
+export async function buildBinary(): Promise<number> {
+  const r = await runOk("npm", ["run", "--silent", "build"]);
+  if (!existsSync(DIST_BINARY)) throw new Error("npm run build did not produce dist/marquee");
+  return r.ms;
+}
+
+export function startBinary(port: number): Promise<Server> {
+  return startServer("marquee-binary", DIST_BINARY, serveArgs(port), { port, probe: "/healthz", env: ENV, pollMs: 2 });
+}
+
+export function startCeiling(port: number, bodiesFile: string): Promise<Server> {
+  return startServer("ceiling", BUN, ["test/bench/ceiling.ts", "--port", String(port), "--bodies", bodiesFile], { port, probe: "/healthz" });
+}
+
+/**
+ * Prism is not a dependency (package.json is not the bench's to change), so npx fetches it from
+ * the npm registry; the first run downloads it. Any HTTP answer to the probe means it listens.
+ */
+export function startPrism(port: number, openapiFile: string): Promise<Server> {
+  return startServer("prism", "npx", ["--yes", "@stoplight/prism-cli@5", "mock", "-h", "127.0.0.1", "-p", String(port), openapiFile], {
+    port,
+    probe: "/v1/events",
+    timeoutMs: 240_000,
+    pollMs: 250,
+    ready: () => true,
+  });
+}

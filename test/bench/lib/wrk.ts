@@ -1,0 +1,104 @@
+/**
+ * Load generation with wrk on loopback (issue 8): 32 connections, a short warm-up, then a few
+ * seconds measured with --latency. Figures come from test/bench/summary.lua (exact microsecond
+ * percentiles), not from parsing wrk's rounded text.
+ */
+import { spawn, spawnSync } from "node:child_process";
+import { join } from "node:path";
+import { LOAD, ROOT } from "./config.ts";
+
+const SUMMARY_LUA = join(ROOT, "test", "bench", "summary.lua");
+const ROTATE_LUA = join(ROOT, "test", "bench", "rotate-keys.lua");
+
+export interface LoadSpec {
+  url: string;
+  /** A single bearer key, sent as a header on every request. */
+  key?: string;
+  /** Or a file of keys rotated per request (test/bench/rotate-keys.lua). */
+  keysFile?: string;
+  method?: "GET" | "POST";
+  body?: string;
+}
+
+export interface LoadResult {
+  requests: number;
+  seconds: number;
+  rps: number;
+  p50Ms: number;
+  p90Ms: number;
+  p99Ms: number;
+  maxMs: number;
+  /** Responses outside 2xx/3xx. */
+  non2xx: number;
+  socketErrors: number;
+}
+
+/** Null when wrk is installed, else how to install it. */
+export function checkWrk(): string | null {
+  const r = spawnSync("wrk", ["--version"], { encoding: "utf8" });
+  if (r.error) return "wrk is not installed. Install it with: apt-get update && apt-get install -y wrk (macOS: brew install wrk)";
+  return null;
+}
+
+function wrkArgs(spec: LoadSpec, duration: string): string[] {
+  const args = ["-t", String(LOAD.threads), "-c", String(LOAD.connections), "-d", duration, "--latency", "--timeout", `${LOAD.timeoutS}s`];
+  if (spec.keysFile) {
+    args.push("-s", ROTATE_LUA, spec.url, "--", spec.keysFile, String(LOAD.threads), spec.method ?? "GET");
+    if (spec.body !== undefined) args.push(spec.body);
+    return args;
+  }
+  if (spec.key) args.push("-H", `Authorization: Bearer ${spec.key}`);
+  args.push("-s", SUMMARY_LUA, spec.url);
+  return args;
+}
+
+function parse(output: string): LoadResult {
+  const line = output.split("\n").find((l) => l.startsWith("BENCH_JSON "));
+  if (!line) throw new Error(`wrk printed no summary:\n${output.slice(-2000)}`);
+  const j = JSON.parse(line.slice("BENCH_JSON ".length));
+  const seconds = j.durationUs / 1e6;
+  const e = j.errors;
+  return {
+    requests: j.requests,
+    seconds,
+    rps: seconds > 0 ? j.requests / seconds : 0,
+    p50Ms: j.p50Us / 1000,
+    p90Ms: j.p90Us / 1000,
+    p99Ms: j.p99Us / 1000,
+    maxMs: j.maxUs / 1000,
+    non2xx: e.status,
+    socketErrors: e.connect + e.read + e.write + e.timeout,
+  };
+}
+
+function runWrk(args: string[]): { promise: Promise<string>; interrupt(): void } {
+  const child = spawn("wrk", args, { cwd: ROOT, stdio: ["ignore", "pipe", "pipe"] });
+  let out = "";
+  child.stdout.on("data", (d) => (out += d));
+  child.stderr.on("data", (d) => (out += d));
+  const promise = new Promise<string>((resolve, reject) => {
+    child.once("error", reject);
+    child.once("exit", (code) => (code === 0 ? resolve(out) : reject(new Error(`wrk exited ${code}: ${out.slice(-2000)}`))));
+  });
+  return { promise, interrupt: () => child.kill("SIGINT") };
+}
+
+/** Warm-up (discarded), then the measured run. */
+export async function measure(spec: LoadSpec, durationS: number = LOAD.durationS): Promise<LoadResult> {
+  if (LOAD.warmupS > 0) await runWrk(wrkArgs(spec, `${LOAD.warmupS}s`)).promise;
+  return parse(await runWrk(wrkArgs(spec, `${durationS}s`)).promise);
+}
+
+/**
+ * Load that runs until `stop()` (wrk prints its summary on SIGINT): for measuring latency for
+ * exactly as long as something else (a sync) is running.
+ */
+export function startOpenEndedLoad(spec: LoadSpec): { stop(): Promise<LoadResult> } {
+  const handle = runWrk(wrkArgs(spec, "600s"));
+  return {
+    async stop() {
+      handle.interrupt();
+      return parse(await handle.promise);
+    },
+  };
+}

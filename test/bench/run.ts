@@ -1,0 +1,172 @@
+#!/usr/bin/env bun
+/**
+ * `npm run bench` (issue 8): Marquee against its ceiling and its peers, in one run on this machine.
+ *
+ *   bun test/bench/run.ts [--rebuild] [--only bun,node,ceiling,prism] [--skip-sync] [--skip-cold-start]
+ *
+ * Order: build the cached 1M-event replica if needed → Marquee on Bun (resolve inputs, capture
+ * one real response per scenario, load) → ceiling replaying the captured bytes → Marquee on Node
+ * → Prism on Marquee's OpenAPI document → cold starts of dist/marquee → sync throughput → the
+ * default page under load while a 50,000-change sync runs. Prints the tables and writes them
+ * into test/bench/RESULTS.md.
+ */
+import { mkdirSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { parseArgs } from "node:util";
+import { openReplica } from "../../db/replica.ts";
+import { DATA } from "./lib/config.ts";
+import { cleanRunDir, createKeys, ensureReplica, openBenchLedger, REPLICA_DB, resetLedger, RUN_DIR } from "./lib/fixture.ts";
+import { describeMachine } from "./lib/machine.ts";
+import { measureTarget } from "./lib/measure.ts";
+import { captureScenarios, resolveInputs } from "./lib/prepare.ts";
+import { freePort, readRss, stopAllServers, type Server } from "./lib/proc.ts";
+import { renderMarkdown, writeResults, type RunReport } from "./lib/report.ts";
+import { buildScenarios } from "./lib/scenarios.ts";
+import { measureSyncThroughput, measureSyncUnderLoad, writeChangeStream } from "./lib/sync-load.ts";
+import * as targets from "./lib/targets.ts";
+import { checkWrk, measure } from "./lib/wrk.ts";
+
+const { values: flags } = parseArgs({
+  options: {
+    rebuild: { type: "boolean" },
+    only: { type: "string" },
+    "skip-sync": { type: "boolean" },
+    "skip-cold-start": { type: "boolean" },
+  },
+});
+const only = new Set((flags.only ?? "bun,ceiling,node,prism").split(","));
+const started = performance.now();
+const log = (s: string) => console.error(`[${((performance.now() - started) / 1000).toFixed(0).padStart(4)} s] ${s}`);
+
+async function main(): Promise<number> {
+  const missing = checkWrk();
+  if (missing) {
+    console.error(missing);
+    return 1;
+  }
+  const machine = describeMachine();
+  const replicaInfo = await ensureReplica(Boolean(flags.rebuild), log);
+  log(`replica: ${replicaInfo.events.toLocaleString("en-US")} events${replicaInfo.reused ? " (cached)" : ""}`);
+  resetLedger();
+  cleanRunDir();
+  mkdirSync(RUN_DIR, { recursive: true });
+  const ledger = await openBenchLedger();
+  const replica = await openReplica(REPLICA_DB, { readonly: true });
+  const notes: string[] = [];
+  const [benchKey] = createKeys(ledger, "bench", 1, "main").keys;
+  const [trialCaptureKey] = createKeys(ledger, "trial", 1, "capture").keys;
+  const [handoffCaptureKey] = createKeys(ledger, "handoff", 1, "capture").keys;
+  const report: RunReport = {
+    machine,
+    replica: replicaInfo,
+    scenarios: [],
+    cells: {},
+    notes,
+    rss: {},
+    coldStartMs: [],
+    elapsedS: 0,
+  };
+  const record = (target: targets.TargetId, cells: Record<string, RunReport["cells"][string][targets.TargetId]>) => {
+    for (const [id, cell] of Object.entries(cells)) (report.cells[id] ??= {})[target] = cell;
+  };
+
+  log("building the Node bundle and dist/marquee …");
+  await targets.buildNodeBundle();
+  await targets.buildBinary();
+
+  // Marquee on Bun first: it resolves inputs and provides the bytes the ceiling replays.
+  let server: Server = await targets.startMarqueeBun(await freePort());
+  log(`Marquee on Bun up in ${server.readyMs.toFixed(0)} ms; resolving scenario inputs (walking ${DATA.deepPages} pages) …`);
+  const inputs = await resolveInputs(server.baseUrl, replica, benchKey, handoffCaptureKey, notes);
+  const all = buildScenarios(inputs);
+  report.scenarios = all;
+  const keyFor = (s: { auth: string }) => (s.auth === "trial" ? trialCaptureKey : s.auth === "handoff" ? handoffCaptureKey : benchKey);
+  const { served, failed, bodiesFile } = await captureScenarios(server.baseUrl, all, keyFor, notes);
+  for (const [id, reason] of failed) report.cells[id] = { bun: { skipped: reason } };
+  const openapi = await fetch(`${server.baseUrl}/v1/openapi.json`);
+  const openapiFile = join(RUN_DIR, "openapi.json");
+  if (openapi.ok) writeFileSync(openapiFile, await openapi.text());
+  else notes.push(`GET /v1/openapi.json answered ${openapi.status}: Prism has no document to serve.`);
+
+  const run = async (target: targets.TargetId, s: Server) => {
+    log(`${targets.TARGET_TITLES[target]}:`);
+    record(target, await measureTarget({ target, server: s, scenarios: served, ledger, benchKey, log }));
+    if (target === "bun" || target === "node") {
+      const rss = readRss(s.child.pid!);
+      if (rss) report.rss[target] = rss;
+    }
+    await s.stop();
+  };
+  if (only.has("bun")) await run("bun", server);
+  else await server.stop();
+  if (only.has("ceiling")) await run("ceiling", await targets.startCeiling(await freePort(), bodiesFile));
+  if (only.has("node")) await run("node", await targets.startMarqueeNode(await freePort()));
+  if (only.has("prism")) {
+    if (!openapi.ok) record("prism", Object.fromEntries(served.map((s) => [s.id, { skipped: "no OpenAPI document" }])));
+    else {
+      log("starting Prism (npx downloads it on first use) …");
+      try {
+        await run("prism", await targets.startPrism(await freePort(), openapiFile));
+      } catch (err) {
+        const reason = (err as Error).message.split("\n")[0].slice(0, 200);
+        notes.push(`Prism could not be started: ${reason}`);
+        record("prism", Object.fromEntries(served.map((s) => [s.id, { skipped: "Prism did not start" }])));
+      }
+    }
+  }
+
+  if (!flags["skip-cold-start"]) {
+    for (let i = 0; i < DATA.coldStartRuns; i++) {
+      const s = await targets.startBinary(await freePort());
+      report.coldStartMs.push(s.readyMs);
+      await s.stop();
+    }
+    log(`cold starts: ${report.coldStartMs.map((x) => x.toFixed(0)).join(", ")} ms`);
+  }
+
+  if (!flags["skip-sync"]) {
+    log(`sync throughput: importing the ${DATA.events.toLocaleString("en-US")}-event stream into an empty replica …`);
+    try {
+      report.syncThroughput = await measureSyncThroughput();
+      log(`  ${report.syncThroughput.recordsPerS.toFixed(0)} records/s`);
+    } catch (err) {
+      report.syncThroughput = { skipped: (err as Error).message.split("\n")[0].slice(0, 200) };
+    }
+    try {
+      const changes = await writeChangeStream(DATA.changeRecords);
+      server = await targets.startMarqueeBun(await freePort());
+      const spec = { url: `${server.baseUrl}/v1/events`, key: benchKey };
+      const idle = await measure(spec);
+      log(`default page idle: p99 ${idle.p99Ms.toFixed(2)} ms; now syncing ${changes.records} changes under load …`);
+      report.syncUnderLoad = { ...(await measureSyncUnderLoad(spec, changes.file, changes.records)), idle };
+      log(`  during sync: p99 ${report.syncUnderLoad.load.p99Ms.toFixed(2)} ms over ${report.syncUnderLoad.syncSeconds.toFixed(1)} s`);
+      await server.stop();
+    } catch (err) {
+      report.syncUnderLoad = { skipped: (err as Error).message.split("\n")[0].slice(0, 200) };
+    }
+  }
+
+  replica.close();
+  ledger.close();
+  report.elapsedS = (performance.now() - started) / 1000;
+  const markdown = renderMarkdown(report);
+  console.log(`\n${markdown}\n`);
+  writeResults(markdown);
+  log("written to test/bench/RESULTS.md");
+  return 0;
+}
+
+process.on("SIGINT", () => {
+  stopAllServers();
+  process.exit(130);
+});
+main()
+  .then((code) => (process.exitCode = code))
+  .catch((err) => {
+    console.error(err instanceof Error ? err.stack : err);
+    process.exitCode = 1;
+  })
+  .finally(() => {
+    stopAllServers();
+    cleanRunDir();
+  });
