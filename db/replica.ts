@@ -103,6 +103,34 @@ CREATE TABLE sync_state (
 INSERT INTO sync_state(key, value) VALUES ('watermark', 0), ('snapshot_at', NULL);
 `,
   },
+  {
+    // Page selection (db/events-query.ts). A state-only filter needs its own time-ordered index
+    // (snapshot_state_city is ordered by city first). The partial span index answers "longest
+    // long event" in O(log n), which bounds how far back the long half of a page query reads.
+    // snapshot_stats holds size estimates for plan choice; the trigger refreshes them once per
+    // snapshot refresh (db/snapshot.ts stamps snapshot_at last, inside its transaction).
+    version: 2,
+    sql: `
+CREATE INDEX snapshot_state ON snapshot(long, state, start_ms, id);
+CREATE INDEX snapshot_span ON snapshot(end_ms - start_ms) WHERE long = 1;
+
+CREATE TABLE snapshot_stats (
+  id INTEGER PRIMARY KEY CHECK (id = 1),
+  generation INTEGER NOT NULL,        -- bumped on every refresh; keys per-snapshot caches
+  events INTEGER NOT NULL,
+  venues INTEGER NOT NULL             -- visible venues at refresh time
+);
+INSERT INTO snapshot_stats(id, generation, events, venues)
+  VALUES (1, 0, (SELECT count(*) FROM snapshot), (SELECT count(*) FROM venues WHERE visible = 1));
+CREATE TRIGGER snapshot_stats_refresh AFTER UPDATE OF value ON sync_state WHEN new.key = 'snapshot_at'
+BEGIN
+  UPDATE snapshot_stats SET generation = generation + 1,
+    events = (SELECT count(*) FROM snapshot),
+    venues = (SELECT count(*) FROM venues WHERE visible = 1)
+  WHERE id = 1;
+END;
+`,
+  },
 ];
 
 export async function openReplica(path: string, options: { readonly?: boolean } = {}): Promise<Db> {
