@@ -1,11 +1,148 @@
-import type { Command } from "./args.ts";
+/**
+ * `marquee accounts create|update` (CONTRACT §2): the operator's side of plans, verification,
+ * budgets, negotiated rates and policies. Flags are validated by the same schema as
+ * `/_test/accounts` bodies (server/account-input.ts). Changes reach a running server on its next
+ * request (the ledger's access epoch, server/limits/cache.ts).
+ */
+import { mkdirSync } from "node:fs";
+import { dirname } from "node:path";
+import { createAccount, readAccount, updateAccount, type Account } from "../../db/accounts.ts";
+import { PLANS, POLICY_STATES } from "../../db/contract.ts";
+import type { Db } from "../../db/driver.ts";
+import { ledgerPathFor, openLedger } from "../../db/ledger.ts";
+import { parseAccountInput } from "../account-input.ts";
+import { resolveConfig } from "../config.ts";
+import { intFlag, oneOf, output, parseFlags, UsageError, type Command } from "./args.ts";
 
-// Placeholder until its capability lands.
+const ACCOUNT_FLAGS = {
+  email: { type: "string" },
+  plan: { type: "string" },
+  unverified: { type: "boolean" },
+  verified: { type: "boolean" },
+  "had-subscription": { type: "boolean" },
+  "no-had-subscription": { type: "boolean" },
+  "row-budget": { type: "string" },
+  "rate-sustained": { type: "string" },
+  "rate-burst": { type: "string" },
+  policy: { type: "string" },
+} as const;
+
+/** Opens the ledger beside the replica named by --db, $MARQUEE_DB or the default. */
+export async function openOperatorLedger(dbFlag: string | undefined): Promise<Db> {
+  const { dbPath } = resolveConfig({ dbPath: dbFlag });
+  if (dbPath !== ":memory:") mkdirSync(dirname(dbPath), { recursive: true });
+  return openLedger(ledgerPathFor(dbPath));
+}
+
+/** A positive integer id, e.g. an account or key id given as an argument. */
+export function idArg(name: string, value: string | undefined): number {
+  if (value === undefined) throw new UsageError(`${name} is required`);
+  if (!/^[1-9]\d*$/.test(value)) throw new UsageError(`${name} must be a positive integer`);
+  return Number(value);
+}
+
+/** `none` clears an optional number; otherwise an integer >= min. */
+function optionalCount(name: string, value: string | undefined, min: number): number | null | undefined {
+  return value === "none" ? null : intFlag(name, value, min);
+}
+
+function flag<T>(on: boolean | undefined, off: boolean | undefined, name: string, onValue: T, offValue: T): T | undefined {
+  if (on && off) throw new UsageError(`${name} flags contradict each other`);
+  return on ? onValue : off ? offValue : undefined;
+}
+
+type Values = {
+  [K in keyof typeof ACCOUNT_FLAGS]?: (typeof ACCOUNT_FLAGS)[K] extends { type: "string" } ? string : boolean;
+};
+
+function accountFields(values: Values) {
+  const input = {
+    email: values.email,
+    plan: oneOf("plan", values.plan, PLANS),
+    verified: flag(values.verified, values.unverified, "--verified/--unverified", true, false),
+    hadSubscription: flag(values["had-subscription"], values["no-had-subscription"], "--had-subscription", true, false),
+    rowBudget: optionalCount("row-budget", values["row-budget"], 0),
+    rateSustained: optionalCount("rate-sustained", values["rate-sustained"], 1),
+    rateBurst: optionalCount("rate-burst", values["rate-burst"], 1),
+    policy: oneOf("policy", values.policy, POLICY_STATES),
+  };
+  const parsed = parseAccountInput(Object.fromEntries(Object.entries(input).filter(([, v]) => v !== undefined)));
+  if (!parsed.ok) throw new UsageError(flagMessage(parsed.message));
+  return parsed.fields;
+}
+
+const toFlag = (field: string) => `--${field.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`)}`;
+
+/** `rateSustained: …` → `--rate-sustained: …`, so messages name the flag the operator typed. */
+function flagMessage(message: string): string {
+  return message
+    .replace(/^(\w+):/, (_, field: string) => `${toFlag(field)}:`)
+    .replace(/^rateSustained and rateBurst/, "--rate-sustained and --rate-burst");
+}
+
+export function describeAccount(a: Account): string {
+  const parts = [
+    `account ${a.id} <${a.email}>`,
+    `plan ${a.plan}`,
+    a.verified ? "verified" : "unverified",
+    a.hadSubscription ? "had a subscription" : null,
+    a.rowBudget !== null ? `row budget ${a.rowBudget}` : null,
+    a.rateSustained !== null ? `rate ${a.rateSustained}/min burst ${a.rateBurst}` : null,
+    `policy ${a.policy}`,
+  ];
+  return parts.filter(Boolean).join(", ");
+}
+
+async function create(argv: string[]): Promise<number> {
+  const { values } = parseFlags(argv, ACCOUNT_FLAGS);
+  const fields = accountFields(values);
+  if (!fields.email) throw new UsageError("--email is required");
+  const ledger = await openOperatorLedger(values.db);
+  try {
+    const id = createAccount(ledger, fields, Date.now());
+    output(values.json, readAccount(ledger, id), String(id));
+  } finally {
+    ledger.close();
+  }
+  return 0;
+}
+
+async function update(argv: string[]): Promise<number> {
+  const { values, positionals } = parseFlags(argv, ACCOUNT_FLAGS, true);
+  if (positionals.length > 1) throw new UsageError(`unexpected argument '${positionals[1]}'`);
+  const id = idArg("account ID", positionals[0]);
+  const fields = accountFields(values);
+  const ledger = await openOperatorLedger(values.db);
+  try {
+    const account = updateAccount(ledger, id, fields, Date.now());
+    if (!account) throw new Error(`no account ${id}`);
+    output(values.json, account, describeAccount(account));
+  } finally {
+    ledger.close();
+  }
+  return 0;
+}
+
 export const accountsCommand: Command = {
   summary: "create or change an account",
-  usage: "marquee accounts create|update ...",
-  async run() {
-    console.error("not implemented yet");
-    return 1;
+  usage: `marquee accounts create --email E [flags]
+       marquee accounts update ID [flags]
+
+  --plan none|basic|business|enterprise|legacy   developer plan (create: none = trial-eligible)
+  --unverified | --verified                      email verification (create: verified)
+  --had-subscription | --no-had-subscription     a prior developer subscription (no trial;
+                                                 a later plan is a replacement subscription)
+  --row-budget N|none                            Enterprise rows per rolling 24 hours
+  --rate-sustained N --rate-burst N              negotiated rate: N requests a minute, burst N
+                                                 (none none: back to the per-key default)
+  --policy ok|missing|stale|foreign              the account's access policy row
+  --db PATH  --json
+
+create prints the new account id (--json: the account).`,
+  async run(argv) {
+    const [sub, ...rest] = argv;
+    if (sub === "create") return create(rest);
+    if (sub === "update") return update(rest);
+    throw new UsageError(sub ? `unknown subcommand '${sub}' (create, update)` : "expected a subcommand: create, update");
   },
 };
