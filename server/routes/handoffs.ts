@@ -23,12 +23,8 @@ import { authenticate, type KeyIdentity } from "../access.ts";
 import type { AppContext } from "../context.ts";
 import { ApiError, isApiError } from "../errors.ts";
 import { handle, json } from "../handle.ts";
+import { TicketHandoffRequest } from "../schemas.ts";
 import { eventUrlFor, handoffUrlFor, newHandoffId } from "../pages/urls.ts";
-
-/** The request body: exactly one field (spec: extra fields and overrides are rejected). */
-export const HandoffRequest = v.strictObject({
-  event_id: v.pipe(v.number(), v.integer(), v.minValue(1), v.maxValue(HANDOFF.maxEventId)),
-});
 
 const HANDOFF_KEY_KINDS = new Set(["live", "builder"]);
 const SELLERS = new Set<string>(HANDOFF_SELLERS);
@@ -144,7 +140,8 @@ async function readEventId(req: Request): Promise<number> {
   } catch {
     throw invalidRequest("The body is not valid UTF-8 JSON.");
   }
-  const parsed = v.safeParse(HandoffRequest, body);
+  // The same strict schema the OpenAPI document publishes: exactly one field, no overrides.
+  const parsed = v.safeParse(TicketHandoffRequest, body);
   if (!parsed.success) {
     throw invalidRequest(`The body must be exactly {"event_id": <integer 1..${HANDOFF.maxEventId}>} with no other fields.`);
   }
