@@ -34,7 +34,7 @@ describeMatrix("GET /v1/events", (use) => {
   beforeAll(async () => {
     const c = use();
     await c.setClock(NOW);
-    key = await c.keyFor({ plan: "enterprise" });
+    key = await c.keyFor({ plan: "enterprise", rateSustained: 100_000, rateBurst: 100_000 });
     await c.records([
       venueRecord(1, { city: "San Francisco", state: "CA" }),
       venueRecord(2, { city: "Portland", state: "OR", timezone: null, latitude: null, longitude: null, geocodePrecision: null }),
