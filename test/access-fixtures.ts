@@ -1,0 +1,81 @@
+/**
+ * Shared pieces of the access, trial, rate and CLI suites: a fixed "now", a replica with enough
+ * events inside every horizon, list helpers, and a direct handle on a target's ledger file for
+ * the few things HTTP cannot stage (another process holding rows or the write lock).
+ */
+import Database from "better-sqlite3";
+import { join } from "node:path";
+import { expect } from "vitest";
+import type { Client } from "./harness.ts";
+import { eventRecord, venueRecord } from "./records.ts";
+
+export const NOW = "2030-01-01T00:00:00Z";
+export const NOW_MS = Date.parse(NOW);
+export const DAY_S = 86_400;
+export const EVENTS = 120;
+export const iso = (ms: number) => new Date(ms).toISOString().replace(".000Z", "Z");
+export const after = (seconds: number) => iso(NOW_MS + seconds * 1000);
+
+let venues = 9000;
+
+/** 120 events 10 to 15 days out (inside every horizon even after the clock moves a week). */
+export async function seedEvents(c: Client): Promise<void> {
+  const venue = ++venues;
+  const records: object[] = [venueRecord(venue, { latitude: 40.7128, longitude: -74.006, city: "New York", state: "NY" })];
+  for (let i = 0; i < EVENTS; i++) {
+    records.push(eventRecord(900_000 + venue * 1000 + i, venue, iso(NOW_MS + 10 * DAY_S * 1000 + i * 3_600_000)));
+  }
+  await c.records(records);
+}
+
+export interface Listed {
+  res: Response;
+  status: number;
+  body: any;
+  header(name: string): string | null;
+}
+
+export async function list(c: Client, key: string | undefined, qs = ""): Promise<Listed> {
+  const res = await c.get(`/v1/events${qs}`, key);
+  const body = await res.json();
+  return { res, status: res.status, body, header: (n) => res.headers.get(n) };
+}
+
+/** The spec's error envelope with requestId equal to x-request-id; returns the code. */
+export function errorCode(r: Listed): string {
+  expect(r.body.error.requestId).toBe(r.header("x-request-id"));
+  expect(typeof r.body.error.message).toBe("string");
+  return r.body.error.code;
+}
+
+export async function expectError(r: Listed | Promise<Listed>, status: number, code: string): Promise<Listed> {
+  const got = await r;
+  expect({ status: got.status, code: got.body?.error ? errorCode(got) : got.body }).toEqual({ status, code });
+  return got;
+}
+
+export async function expectRows(r: Listed | Promise<Listed>, count: number): Promise<Listed> {
+  const got = await r;
+  expect({ status: got.status, count: got.body?.page?.count ?? got.body }).toEqual({ status: 200, count });
+  return got;
+}
+
+/** Opens the target's ledger file directly (both targets keep it in `dir`). */
+export function openTargetLedger(c: Client): Database.Database {
+  const db = new Database(join(c.target.dir, "marquee.ledger.db"));
+  db.pragma("busy_timeout = 5000");
+  return db;
+}
+
+/** Runs `fn` against the target's ledger and closes it. */
+export function withTargetLedger<T>(c: Client, fn: (db: Database.Database) => T): T {
+  const db = openTargetLedger(c);
+  try {
+    return fn(db);
+  } finally {
+    db.close();
+  }
+}
+
+export const trialRowsUsed = (c: Client, accountId: number): number | undefined =>
+  withTargetLedger(c, (db) => (db.prepare("SELECT rows_used AS n FROM trials WHERE account_id = ?").get(accountId) as any)?.n);
