@@ -188,3 +188,25 @@ export type FaultCode = (typeof FAULT_CODES)[number];
 
 /** Retry-After seconds for 503s of the list endpoint. */
 export const UNAVAILABLE_RETRY_AFTER_S = { rate_limit_unavailable: 1, policy_unavailable: 1, trial_unavailable: 5 } as const;
+
+// ---- Sync and demo data (CONTRACT §2, §3) ----------------------------------------------------
+
+export const SYNC = {
+  /** Records per transaction: big enough to amortize commits, small enough to resume cheaply. */
+  batchSize: 5000,
+  /** Bytes read from a file source at a time. */
+  readChunkBytes: 4 * 1024 * 1024,
+  /** `sync --follow` on a file: how often it looks for appended lines. */
+  followPollMs: 250,
+  /** `sync --follow`: least time between snapshot refreshes while records keep arriving. */
+  followSnapshotMs: 5000,
+} as const;
+
+export const DEMO = {
+  events: 50_000,
+  seed: "marquee",
+  /** Fixed default anchor day, so the same seed writes the same bytes on any day. */
+  anchor: "2026-12-01",
+  eventsPerVenue: 25,
+  maxEvents: 20_000_000,
+} as const;

@@ -1,11 +1,63 @@
-import type { Command } from "./args.ts";
+/**
+ * `marquee demo-data [--events N] [--seed S] [--anchor YYYY-MM-DD] [--out FILE]` (CONTRACT §2):
+ * writes the deterministic demo record stream. Same flags, same bytes.
+ */
+import { closeSync, openSync, writeSync } from "node:fs";
+import { DEMO } from "../../db/contract.ts";
+import { parseAnchor, writeDemoData, type DemoSummary } from "../../sync/demo/generate.ts";
+import { intFlag, parseFlags, UsageError, type Command } from "./args.ts";
 
-// Placeholder until its capability lands.
+/** Writes to stdout, waiting for the pipe to drain so a slow reader never buffers the stream. */
+function stdoutSink(chunk: string): void | Promise<void> {
+  if (process.stdout.write(chunk)) return;
+  return new Promise((resolve) => process.stdout.once("drain", () => resolve()));
+}
+
 export const demoDataCommand: Command = {
   summary: "write a deterministic demo record stream",
-  usage: "marquee demo-data [--events N] [--seed S] [--out FILE]",
-  async run() {
-    console.error("not implemented yet");
-    return 1;
+  usage: `marquee demo-data [--events N] [--seed S] [--anchor YYYY-MM-DD] [--out FILE] [--json]
+
+  --events N     events to generate (default ${DEMO.events.toLocaleString("en-US")}); venues, updates and deletes come on top
+  --seed S       any string (default "${DEMO.seed}"); the same seed writes the same bytes
+  --anchor DAY   the day event dates are relative to (default ${DEMO.anchor}); \`serve --demo\` uses today
+  --out FILE     write here instead of stdout
+
+Then: marquee sync --from FILE`,
+  async run(argv) {
+    const { values } = parseFlags(argv, {
+      events: { type: "string" },
+      seed: { type: "string" },
+      anchor: { type: "string" },
+      out: { type: "string" },
+    });
+    const events = intFlag("events", values.events, 1) ?? DEMO.events;
+    if (events > DEMO.maxEvents) throw new UsageError(`--events must be at most ${DEMO.maxEvents}`);
+    const anchor = values.anchor ?? DEMO.anchor;
+    try {
+      parseAnchor(anchor);
+    } catch (err) {
+      throw new UsageError(`--anchor: ${(err as Error).message}`);
+    }
+    const options = { events, seed: values.seed ?? DEMO.seed, anchor };
+
+    let summary: DemoSummary;
+    if (values.out) {
+      const fd = openSync(values.out, "w");
+      try {
+        summary = await writeDemoData(options, (chunk) => void writeSync(fd, chunk));
+      } finally {
+        closeSync(fd);
+      }
+    } else {
+      summary = await writeDemoData(options, stdoutSink);
+    }
+    const result = { ...summary, seed: options.seed, anchor, out: values.out ?? null };
+    const human =
+      `wrote ${summary.records.toLocaleString("en-US")} records (${summary.events.toLocaleString("en-US")} events, ` +
+      `${summary.venues.toLocaleString("en-US")} venues, last seq ${summary.lastSeq}) to ${values.out ?? "stdout"}`;
+    // With the stream on stdout, the summary goes to stderr so the stream stays clean.
+    const print = values.out ? console.log : console.error;
+    print(values.json ? JSON.stringify(result) : human);
+    return 0;
   },
 };

@@ -1,11 +1,75 @@
-import type { Command } from "./args.ts";
+/**
+ * `marquee sync --from SRC [--follow]` (CONTRACT §2): pulls upstream records into the replica.
+ */
+import { mkdirSync } from "node:fs";
+import { dirname } from "node:path";
+import type { Db } from "../../db/driver.ts";
+import { openReplica } from "../../db/replica.ts";
+import { createProgressBar, formatSummary } from "../../sync/progress.ts";
+import { openSource } from "../../sync/source.ts";
+import { SyncError, syncFrom, type SyncSummary } from "../../sync/worker.ts";
+import { resolveConfig } from "../config.ts";
+import { intFlag, parseFlags, UsageError, type Command } from "./args.ts";
 
-// Placeholder until its capability lands.
+/** Per-connection settings for a bulk load: a bigger page cache and in-memory temp b-trees. */
+export function tuneForBulkLoad(db: Db): void {
+  db.exec("PRAGMA cache_size = -262144"); // 256 MiB
+  db.exec("PRAGMA temp_store = MEMORY");
+}
+
 export const syncCommand: Command = {
   summary: "pull upstream records into the replica",
-  usage: "marquee sync --from SRC [--follow] [--db PATH] [--json]",
-  async run() {
-    console.error("not implemented yet");
-    return 1;
+  usage: `marquee sync --from SRC [--follow] [--batch-size N] [--db PATH] [--json]
+
+  --from SRC      an NDJSON file of upstream records (CONTRACT §3), or - for stdin
+  --follow        keep reading lines appended to the file until Ctrl-C / SIGTERM; the snapshot
+                  is refreshed whenever it has caught up (at most every 5 s) and on exit
+  --batch-size N  records per transaction (default 5000)
+
+Records at or below the replica's watermark are skipped, so a rerun (or a run after an
+interrupted one) applies only what is new. A bad line stops the run and names its line; the
+batch it is in is not applied, batches committed before it stay applied.`,
+  async run(argv) {
+    const { values } = parseFlags(argv, {
+      from: { type: "string" },
+      follow: { type: "boolean", default: false },
+      "batch-size": { type: "string" },
+    });
+    if (!values.from) throw new UsageError("--from SRC is required (a file path, or - for stdin)");
+    const batchSize = intFlag("batch-size", values["batch-size"], 1);
+    const { dbPath } = resolveConfig({ dbPath: values.db });
+    const controller = new AbortController();
+    const source = openSource(values.from, { follow: values.follow, signal: controller.signal });
+    if (dbPath !== ":memory:") mkdirSync(dirname(dbPath), { recursive: true });
+    const db = await openReplica(dbPath);
+    tuneForBulkLoad(db);
+
+    // First signal: stop reading, commit what was read, refresh the snapshot. Second: exit now.
+    const stop = () => {
+      if (controller.signal.aborted) process.exit(130);
+      controller.abort();
+    };
+    process.on("SIGINT", stop);
+    process.on("SIGTERM", stop);
+    const bar = createProgressBar(process.stderr, `syncing ${source.name}`);
+    const report = (summary: SyncSummary, error?: SyncError) => {
+      bar.clear();
+      if (values.json) console.log(JSON.stringify(error ? { ...summary, error: { line: error.line, message: error.message } } : summary));
+      else if (!error) console.log(formatSummary(summary));
+    };
+    try {
+      const summary = await syncFrom(db, source, { batchSize, onProgress: bar.update });
+      report(summary);
+      return 0;
+    } catch (err) {
+      if (!(err instanceof SyncError)) throw err;
+      report(err.summary, err);
+      console.error(`marquee sync: ${source.name}: ${err.message}`);
+      return 1;
+    } finally {
+      process.off("SIGINT", stop);
+      process.off("SIGTERM", stop);
+      db.close();
+    }
   },
 };

@@ -1,0 +1,144 @@
+/**
+ * Where upstream records come from (CONTRACT §2 `sync --from SRC`): an NDJSON file, `-` for
+ * stdin, or bytes in memory. A source yields complete lines in order with their line numbers;
+ * a file source can follow the file as lines are appended (`--follow`) and can resume at a byte
+ * offset (the serving process's periodic sync reads only what was appended since last time).
+ */
+import { closeSync, fstatSync, openSync, readSync, statSync } from "node:fs";
+import { SYNC } from "../db/contract.ts";
+
+export interface LineChunk {
+  /** Complete lines, without their newline. */
+  lines: string[];
+  /** Line number (1-based) of `lines[0]`. */
+  firstLine: number;
+  /** Byte offset just past the last line of this chunk. */
+  endOffset: number;
+  /** True when the source has been read to its current end (follow mode keeps going). */
+  caughtUp: boolean;
+}
+
+export interface SourcePosition {
+  offset: number;
+  /** Lines before `offset`, so line numbers stay those of the whole file. */
+  line: number;
+}
+
+export interface RecordSource {
+  readonly name: string;
+  /** Total bytes when known up front (files), for progress. */
+  readonly size: number | undefined;
+  chunks(): AsyncIterable<LineChunk>;
+}
+
+export interface SourceOptions {
+  follow?: boolean;
+  /** Stops a following source; the lines read so far are still delivered. */
+  signal?: AbortSignal;
+  start?: SourcePosition;
+}
+
+const decoder = new TextDecoder();
+const NEWLINE = 0x0a;
+
+/**
+ * Splits byte chunks into lines. `null` in the input marks "caught up with the end for now": a
+ * trailing partial line is then held back until its newline arrives, unless the input ends.
+ */
+async function* splitLines(input: AsyncIterable<Uint8Array | null>, start: SourcePosition): AsyncGenerator<LineChunk> {
+  let pending: Uint8Array = new Uint8Array(0);
+  let offset = start.offset;
+  let line = start.line + 1;
+  for await (const bytes of input) {
+    if (bytes === null) {
+      yield { lines: [], firstLine: line, endOffset: offset, caughtUp: true };
+      continue;
+    }
+    const buf = pending.length === 0 ? bytes : concat(pending, bytes);
+    const last = buf.lastIndexOf(NEWLINE);
+    if (last === -1) {
+      pending = buf;
+      continue;
+    }
+    const lines = decoder.decode(buf.subarray(0, last)).split("\n");
+    pending = buf.slice(last + 1);
+    offset += last + 1;
+    yield { lines, firstLine: line, endOffset: offset, caughtUp: false };
+    line += lines.length;
+  }
+  // End of input: an unterminated last line still counts.
+  if (pending.length > 0) {
+    offset += pending.length;
+    yield { lines: [decoder.decode(pending)], firstLine: line, endOffset: offset, caughtUp: true };
+  } else {
+    yield { lines: [], firstLine: line, endOffset: offset, caughtUp: true };
+  }
+}
+
+function concat(a: Uint8Array, b: Uint8Array): Uint8Array {
+  const out = new Uint8Array(a.length + b.length);
+  out.set(a, 0);
+  out.set(b, a.length);
+  return out;
+}
+
+const sleep = (ms: number, signal?: AbortSignal) =>
+  new Promise<void>((resolve) => {
+    if (signal?.aborted) return resolve();
+    const timer = setTimeout(done, ms);
+    function done() {
+      clearTimeout(timer);
+      signal?.removeEventListener("abort", done);
+      resolve();
+    }
+    signal?.addEventListener("abort", done, { once: true });
+  });
+
+/** Reads a file from `start`; with `follow`, polls for appended bytes until the signal aborts. */
+async function* fileBytes(path: string, options: SourceOptions): AsyncGenerator<Uint8Array | null> {
+  const fd = openSync(path, "r");
+  try {
+    let position = options.start?.offset ?? 0;
+    const buffer = new Uint8Array(SYNC.readChunkBytes);
+    for (;;) {
+      const n = readSync(fd, buffer, 0, buffer.length, position);
+      if (n > 0) {
+        position += n;
+        yield buffer.slice(0, n);
+        continue;
+      }
+      if (!options.follow || options.signal?.aborted) return;
+      yield null;
+      if (fstatSync(fd).size < position) throw new Error(`${path} shrank while following it; start the sync again`);
+      await sleep(SYNC.followPollMs, options.signal);
+      if (options.signal?.aborted) return;
+    }
+  } finally {
+    closeSync(fd);
+  }
+}
+
+export function fileSource(path: string, options: SourceOptions = {}): RecordSource {
+  const size = statSync(path).size; // fails early, with the OS's message, when the file is missing
+  const start = options.start ?? { offset: 0, line: 0 };
+  if (start.offset > size) throw new Error(`${path} is shorter than the position reached before (${start.offset} bytes)`);
+  return { name: path, size, chunks: () => splitLines(fileBytes(path, options), start) };
+}
+
+/** A stream of bytes (stdin, or generated demo data) read to its end. */
+export function streamSource(name: string, stream: AsyncIterable<Uint8Array | string>): RecordSource {
+  const encoder = new TextEncoder();
+  async function* bytes(): AsyncGenerator<Uint8Array> {
+    for await (const chunk of stream) yield typeof chunk === "string" ? encoder.encode(chunk) : chunk;
+  }
+  return { name, size: undefined, chunks: () => splitLines(bytes(), { offset: 0, line: 0 }) };
+}
+
+/** `SRC` of `sync --from`: `-` is stdin, anything else a file path. */
+export function openSource(spec: string, options: SourceOptions = {}): RecordSource {
+  if (spec === "-") return streamSource("stdin", process.stdin);
+  if (/^(postgres|postgresql|https?):\/\//i.test(spec)) {
+    throw new Error(`${spec.split(":")[0]} sources are not supported yet; use an NDJSON file or - for stdin`);
+  }
+  return fileSource(spec, options);
+}

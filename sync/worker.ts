@@ -1,0 +1,165 @@
+/**
+ * The sync worker (CONTRACT §3, §4): reads records from a source, validates each line, applies
+ * them in batches (one transaction each, the `seq` watermark advanced in the same transaction)
+ * and refreshes the serving snapshot at the end.
+ *
+ * Failure semantics: a bad line fails the run with its line number. The batch it belongs to is
+ * never applied (records are validated before their batch's transaction starts), so nothing is
+ * half-applied. Batches committed before it stay applied; the watermark makes the next run skip
+ * them and resume right after. The same holds after `kill -9`: every committed batch carries its
+ * watermark, so a rerun ends in exactly the state of an uninterrupted run.
+ */
+import { SYNC } from "../db/contract.ts";
+import type { Db } from "../db/driver.ts";
+import { readWatermark } from "../db/replica.ts";
+import { refreshSnapshot } from "../db/snapshot.ts";
+import { applyBatch } from "./apply.ts";
+import { parseRecordLine, RecordError, type UpstreamRecord } from "./records.ts";
+import type { RecordSource, SourcePosition } from "./source.ts";
+
+export interface SyncProgress {
+  bytes: number;
+  totalBytes: number | undefined;
+  lines: number;
+  applied: number;
+  skipped: number;
+  elapsedMs: number;
+}
+
+export interface SyncSummary {
+  source: string;
+  lines: number;
+  records: number;
+  applied: number;
+  skipped: number;
+  batches: number;
+  watermark: number;
+  /** Events in the snapshot after the run's refresh; null when the run needed none. */
+  snapshotEvents: number | null;
+  /** Bytes of the input read through (a file offset). */
+  bytes: number;
+  elapsedMs: number;
+  /** Where the input was read to: a later run over the same file may start here. */
+  position: SourcePosition;
+}
+
+export interface SyncOptions {
+  batchSize?: number;
+  /** "now" for the snapshot's timestamp. */
+  now?: () => number;
+  onProgress?: (p: SyncProgress) => void;
+  /** Called after each snapshot refresh (the serving process drops its caches). */
+  onSnapshot?: (events: number) => void;
+  /** Least time between refreshes while a following source keeps delivering. */
+  snapshotEveryMs?: number;
+}
+
+/** A failed run: the line that failed, and what the run had committed before it. */
+export class SyncError extends Error {
+  constructor(
+    readonly line: number,
+    message: string,
+    readonly summary: SyncSummary,
+  ) {
+    super(message);
+  }
+}
+
+const SNAPSHOT_WATERMARK = "snapshot_watermark";
+
+/** The snapshot lags the live rows when the watermark moved since the last refresh by a sync. */
+function snapshotLags(db: Db): boolean {
+  const row = db.prepare<{ value: number | null }>("SELECT value FROM sync_state WHERE key = $key").get({ key: SNAPSHOT_WATERMARK });
+  return row?.value == null || Number(row.value) !== readWatermark(db);
+}
+
+function refresh(db: Db, nowMs: number): number {
+  const events = refreshSnapshot(db, nowMs);
+  db.prepare("INSERT OR REPLACE INTO sync_state(key, value) VALUES ($key, $value)").run({
+    key: SNAPSHOT_WATERMARK,
+    value: readWatermark(db),
+  });
+  return events;
+}
+
+export async function syncFrom(db: Db, source: RecordSource, options: SyncOptions = {}): Promise<SyncSummary> {
+  const batchSize = options.batchSize ?? SYNC.batchSize;
+  const now = options.now ?? Date.now;
+  const started = performance.now();
+  const summary: SyncSummary = {
+    source: source.name, lines: 0, records: 0, applied: 0, skipped: 0, batches: 0,
+    watermark: readWatermark(db), snapshotEvents: null, bytes: 0, elapsedMs: 0, position: { offset: 0, line: 0 },
+  };
+  const startWatermark = summary.watermark;
+  let batch: UpstreamRecord[] = [];
+  let lastSeq = 0;
+  let appliedSinceRefresh = false;
+  let lastRefresh = 0;
+
+  const progress = () => {
+    summary.elapsedMs = performance.now() - started;
+    options.onProgress?.({
+      bytes: summary.bytes, totalBytes: source.size, lines: summary.lines, applied: summary.applied,
+      skipped: summary.skipped, elapsedMs: summary.elapsedMs,
+    });
+  };
+  const flush = () => {
+    if (batch.length === 0) return;
+    const result = applyBatch(db, batch);
+    summary.applied += result.applied;
+    summary.skipped += result.skipped;
+    summary.watermark = result.watermark;
+    summary.batches++;
+    appliedSinceRefresh ||= result.applied > 0;
+    batch = [];
+  };
+  const refreshNow = () => {
+    summary.snapshotEvents = refresh(db, now());
+    options.onSnapshot?.(summary.snapshotEvents);
+    appliedSinceRefresh = false;
+    lastRefresh = performance.now();
+  };
+
+  for await (const chunk of source.chunks()) {
+    for (let i = 0; i < chunk.lines.length; i++) {
+      const text = chunk.lines[i];
+      const lineNo = chunk.firstLine + i;
+      summary.lines = lineNo;
+      if (text.trim() === "") continue;
+      let record: UpstreamRecord;
+      try {
+        record = parseRecordLine(text, lineNo);
+        if (record.seq <= lastSeq) throw new RecordError(lineNo, `seq ${record.seq} does not increase (previous ${lastSeq})`);
+      } catch (err) {
+        if (!(err instanceof RecordError)) throw err;
+        summary.elapsedMs = performance.now() - started;
+        const kept = summary.applied > 0 ? `; ${summary.applied} records before it stay applied (watermark ${summary.watermark})` : "";
+        throw new SyncError(lineNo, `${err.message}${kept}`, summary);
+      }
+      lastSeq = record.seq;
+      summary.records++;
+      // Already applied by an earlier run: skipped here, before any transaction.
+      if (record.seq <= startWatermark) {
+        summary.skipped++;
+        continue;
+      }
+      batch.push(record);
+      if (batch.length >= batchSize) flush();
+    }
+    summary.bytes = chunk.endOffset;
+    summary.position = { offset: chunk.endOffset, line: chunk.firstLine - 1 + chunk.lines.length };
+    if (chunk.caughtUp) {
+      // A following source has delivered all there is for now: commit it, refresh now and then.
+      flush();
+      const every = options.snapshotEveryMs ?? SYNC.followSnapshotMs;
+      if (appliedSinceRefresh && performance.now() - lastRefresh >= every) refreshNow();
+    }
+    progress();
+    // Let the event loop breathe between chunks (signals, a serving process's requests).
+    await new Promise<void>((resolve) => setImmediate(resolve));
+  }
+  flush();
+  if (appliedSinceRefresh || snapshotLags(db)) refreshNow();
+  progress();
+  return summary;
+}
