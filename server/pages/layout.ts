@@ -29,6 +29,7 @@ export function renderPage(p: PageShell): string {
 <head>
 <meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">
+<link rel="icon" href="data:,">
 <title>${p.title} · Marquee</title>
 ${p.description ? html`<meta name="description" content="${p.description}">\n` : ""}${p.canonical ? html`<link rel="canonical" href="${p.canonical}">\n` : ""}${p.noindex ? html`<meta name="robots" content="noindex, nofollow">\n` : ""}${og}<style>${new SafeHtml(PAGE_CSS)}</style>
 ${p.jsonLd ? html`<script type="application/ld+json">${jsonScriptData(p.jsonLd)}</script>\n` : ""}</head>
@@ -44,7 +45,7 @@ ${p.main}
 `.value;
 }
 
-const CSP = `default-src 'none'; style-src ${PAGE_CSS_HASH}; img-src 'self'; base-uri 'none'; frame-ancestors 'none'`;
+const CSP = `default-src 'none'; style-src ${PAGE_CSS_HASH}; img-src 'self' data:; base-uri 'none'; frame-ancestors 'none'`;
 
 export interface PageResponseOptions {
   /** Defaults to `no-store`. */
