@@ -83,8 +83,7 @@ SELECT e.id, e.title, e.slug, e.start_date, e.start_ms, e.end_date, e.end_ms, e.
 FROM json_each($ids) j
 JOIN events e ON e.id = j.value
 JOIN venues v ON v.id = e.venue_id
-WHERE ${SERVABLE_SQL}
-ORDER BY j.key`;
+WHERE ${SERVABLE_SQL}`;
 
 const aggregators = new Set<string>(AGGREGATOR_VENDORS);
 
@@ -152,9 +151,15 @@ function toEvent(r: Row, h: Hydration): Event {
 export function hydratePage(db: Db, keys: readonly PagePosition[], filter: PageFilter, h: Hydration): Event[] {
   if (keys.length === 0) return [];
   const rows = db.prepare<Row>(HYDRATE_SQL).all({ ids: JSON.stringify(keys.map((k) => k.id)) });
+  // Page order is snapshot order; placing rows by id is cheaper than sorting in SQL.
+  const byId = new Map<number, Row>();
+  for (const r of rows) byId.set(r.id, r);
   const venues = filter.venueIds === null ? null : new Set(filter.venueIds);
   const source = filter.sources === null ? null : sourceMatcher(filter.sources);
   const out: Event[] = [];
-  for (const r of rows) if (stillMatches(r, filter, venues, source)) out.push(toEvent(r, h));
+  for (const k of keys) {
+    const r = byId.get(k.id);
+    if (r && stillMatches(r, filter, venues, source)) out.push(toEvent(r, h));
+  }
   return out;
 }
