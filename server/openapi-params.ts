@@ -9,9 +9,8 @@
  * a boolean for the exact `true`/`false` picklist (CONTRACT §5), and every bound, pattern,
  * enum, default and description as the schema states it.
  */
-import * as v from "valibot";
-import { AGGREGATOR_VENDORS, LIST, TRIAL, US_STATES } from "../db/contract.ts";
-import { LatitudeParam, LongitudeParam, PolygonParam, RadiusParam } from "./params-geo.ts";
+import type * as v from "valibot";
+import { LIST_PARAMETERS, type ListParameter } from "./params.ts";
 
 /** A JSON Schema object as published (OpenAPI 3.1 uses JSON Schema 2020-12). */
 export type JsonSchema = Record<string, unknown>;
@@ -28,17 +27,6 @@ export interface QueryParameter {
   schema: JsonSchema;
   style?: "form";
   explode?: boolean;
-}
-
-export interface ParameterSource {
-  name: string;
-  /** The schema the route validates one raw value with. */
-  schema: v.GenericSchema;
-  description: string;
-  /** The default the route applies when the parameter is absent (absent = no default). */
-  default?: unknown;
-  /** Repeatable and comma-separated (spec: `source`). */
-  repeatable?: boolean;
 }
 
 /** A schema as the flat sequence of what it does to a value: nested pipes and wrappers unrolled. */
@@ -101,7 +89,7 @@ export function describeQueryValue(schema: v.GenericSchema): JsonSchema {
 }
 
 /** An OpenAPI parameter object from a parameter's source. */
-export function toQueryParameter(source: ParameterSource): QueryParameter {
+export function toQueryParameter(source: ListParameter): QueryParameter {
   const value = describeQueryValue(source.schema);
   const description = source.description || String(value.description ?? "");
   delete value.description;
@@ -116,78 +104,7 @@ export function toQueryParameter(source: ParameterSource): QueryParameter {
   return { name: source.name, in: "query", required: false, description, schema: value };
 }
 
-// ---- The parameters of GET /v1/events, in the spec table's order ------------------------------
-// Geo schemas are the route's own (server/params-geo.ts). The others are described here from
-// db/contract.ts until the route's parameter module exports its schemas.
-const bool = (code: string) => v.message(v.picklist(["true", "false"]), code);
-const isoDateOrTime = v.pipe(
-  v.string(),
-  v.regex(/^\d{4}-\d{2}-\d{2}(?:T\d{2}:\d{2}(?::\d{2}(?:\.\d{1,9})?)?(?:Z|[+-]\d{2}:\d{2})?)?$/i),
-);
-
-export const LIST_PARAMETER_SOURCES: ParameterSource[] = [
-  {
-    name: "state",
-    schema: v.picklist(US_STATES),
-    description: `Venue state, two letters, case-insensitive: one of the ${US_STATES.length} US codes (50 states plus DC). Unrecognized → 400 \`invalid_state\`. An empty value is dropped.`,
-  },
-  {
-    name: "city",
-    schema: v.string(),
-    description: "Exact, case-sensitive venue city. A misspelt city returns an empty page. An empty value is dropped. Combine with `state` to disambiguate.",
-  },
-  {
-    name: "starts_after",
-    schema: isoDateOrTime,
-    description: "ISO 8601 date (`YYYY-MM-DD`, midnight UTC) or date-time (no offset = UTC). Window opens at this instant; default now. Events not ended by it are returned, so `startDate` can precede it. Unparsable → 400 `invalid_date`; beyond the plan's lookahead → 403 `lookahead_not_in_plan`.",
-  },
-  {
-    name: "starts_before",
-    schema: isoDateOrTime,
-    description: `Latest \`startDate\` returned. Default: \`starts_after\` + ${LIST.defaultWindowDays} days (${LIST.defaultGeoWindowDays} for geo queries), capped by the plan's lookahead; clamped to + ${LIST.maxWindowDays} days (${LIST.maxGeoWindowDays} for geo). Not after \`starts_after\` → 400 \`invalid_date_range\`.`,
-  },
-  {
-    name: "source",
-    schema: v.pipe(v.string(), v.regex(/^[a-z0-9][a-z0-9._:-]*$/), v.maxLength(LIST.maxSourceLength)),
-    repeatable: true,
-    description: "One or more source prefixes (`<vendor>` or `scraper:<vendor>`), repeatable or comma-separated, matched as a prefix; `_` matches any one character. Bad shape → 400 `invalid_source`; a well-formed token naming nothing returns an empty page.",
-  },
-  {
-    name: "exclude_aggregators",
-    schema: bool("invalid_exclude_aggregators"),
-    default: false,
-    description: `When true, omits events sourced from the ${AGGREGATOR_VENDORS.length} major ticketing aggregators (${AGGREGATOR_VENDORS.join(", ")}).`,
-  },
-  {
-    name: "exclude_sold_out",
-    schema: bool("invalid_exclude_sold_out"),
-    default: false,
-    description: "When true, omits events flagged `isSoldOut`.",
-  },
-  {
-    name: "limit",
-    schema: v.pipe(v.string(), v.regex(/^\d+$/), v.transform(Number), v.integer(), v.minValue(LIST.minLimit), v.maxValue(LIST.maxLimit)),
-    default: LIST.defaultLimit,
-    description: `Events per page, ${LIST.minLimit}..${LIST.maxLimit}. Trial pages are clamped to ${TRIAL.maxRowsPerPage} and to the remaining allowance. May change between pages of one traversal.`,
-  },
-  {
-    name: "cursor",
-    schema: v.string(),
-    description: "Opaque token from `page.nextCursor`. Omitting it restarts at page one. Replayed with changed filters or dates → 400 `invalid_cursor`.",
-  },
-  { name: "lat", schema: LatitudeParam, description: "" },
-  { name: "lng", schema: LongitudeParam, description: "" },
-  { name: "radius_miles", schema: RadiusParam, description: "" },
-  { name: "polygon", schema: PolygonParam, description: "" },
-  {
-    name: "include_centroids",
-    schema: bool("invalid_include_centroids"),
-    default: false,
-    description: "When true, a geo filter also admits venues whose `geocodePrecision` is `zip`, `city` or null; without it only `street` and `unknown`. Part of the cursor's filter fingerprint.",
-  },
-];
-
-/** The OpenAPI parameter objects of GET /v1/events. */
+/** The OpenAPI parameter objects of GET /v1/events, from the route's own parameter list. */
 export function listParameters(): QueryParameter[] {
-  return LIST_PARAMETER_SOURCES.map(toQueryParameter);
+  return LIST_PARAMETERS.map(toQueryParameter);
 }

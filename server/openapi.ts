@@ -131,7 +131,8 @@ export function buildOpenApiDocument(options: { baseUrl: string }): OpenApiDocum
     tags: [
       { name: "Events", description: "Upcoming live events in the United States." },
       { name: "Ticket handoffs", description: "Short-lived handoffs to an external ticket seller's checkout." },
-      { name: "Contract", description: "This machine-readable description." },
+      { name: "Contract", description: "This machine-readable description and its reference page." },
+      { name: "MCP", description: "The same actions as Model Context Protocol tools." },
     ],
     paths: {
       "/v1/events": {
@@ -176,6 +177,19 @@ export function buildOpenApiDocument(options: { baseUrl: string }): OpenApiDocum
           },
         },
       },
+      "/docs": {
+        get: {
+          operationId: "getReferencePage",
+          summary: "API reference page",
+          description: "Public, no key. This document rendered as a self-contained HTML page.",
+          tags: ["Contract"],
+          security: [],
+          responses: {
+            200: { description: "The reference page.", headers: publicResponseHeaders(), content: { "text/html": { schema: { type: "string" } } } },
+          },
+        },
+      },
+      "/mcp": { post: mcpOperation(listResponses[401]) },
     },
     components: {
       schemas: { ...componentSchemas(), ...errorSchemas },
@@ -185,6 +199,32 @@ export function buildOpenApiDocument(options: { baseUrl: string }): OpenApiDocum
           scheme: "bearer",
           description: "`Authorization: Bearer <API_KEY>`. Keys are shown once at creation; only a SHA-256 digest is stored.",
         },
+      },
+    },
+  };
+}
+
+/**
+ * POST /mcp: the tool-protocol interface. Its messages are JSON-RPC (described by the MCP
+ * specification, not here); what this document fixes is the key and the 401 it shares with REST.
+ */
+function mcpOperation(unauthorized: ResponseObject): Operation {
+  const rpc = { type: ["object", "array"], description: "A JSON-RPC 2.0 message or batch (MCP Streamable HTTP, stateless)." };
+  return {
+    operationId: "postMcpMessage",
+    summary: "MCP tools: search_events, create_ticket_handoff",
+    description: MCP_DESCRIPTION,
+    tags: ["MCP"],
+    security: [{ bearerAuth: [] }],
+    requestBody: { required: true, content: { "application/json": { schema: rpc } } },
+    responses: {
+      200: { description: "JSON-RPC response(s).", headers: publicResponseHeaders(), content: { "application/json": { schema: rpc } } },
+      202: { description: "Notifications only: accepted, no body.", headers: publicResponseHeaders() },
+      401: unauthorized,
+      "4XX": {
+        description: "A request the transport refuses (malformed JSON-RPC, wrong Accept or Content-Type, GET or DELETE).",
+        headers: publicResponseHeaders(),
+        content: { "application/json": { schema: rpc } },
       },
     },
   };
@@ -206,6 +246,12 @@ const LIST_DESCRIPTION = [
   "Events ordered by `startDate` ascending, then `id`. Sold-out events are included and flagged (`isSoldOut`).",
   "Page with `page.nextCursor` until `page.hasMore` is false; `data: []` with `hasMore: true` is normal.",
   "Not a changes-since feed: upsert by event `id`.",
+].join("\n");
+
+const MCP_DESCRIPTION = [
+  "Model Context Protocol over Streamable HTTP, stateless (no session id). Send the bearer key on every request.",
+  "`search_events` takes the query parameters of `GET /v1/events` and returns the same page; `create_ticket_handoff` takes `event_id` and returns the same handoff.",
+  "Each call spends the same limits as the REST request it stands for. REST errors come back as tool results with `isError: true` and the REST `status` and `error.code`.",
 ].join("\n");
 
 const HANDOFF_DESCRIPTION = [
