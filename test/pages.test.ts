@@ -257,6 +257,17 @@ describeMatrix("handoff confirmation page and Continue", (use) => {
     expect((await cont(c, h.path)).status).toBe(303);
   });
 
+  it("a GET of the Continue URL (reload, prefetch) goes back to the confirmation page and records nothing", async () => {
+    const c = use();
+    await c.setClock(NOW);
+    const h = await newHandoff(c, 400);
+    const res = await c.get(`${h.path}/continue`);
+    expect(res.status).toBe(303);
+    expect(res.headers.get("location")).toBe(`${c.target.baseUrl}${h.path}`);
+    expect((await c.fetch(`${h.path}/continue`, { method: "HEAD" })).status).toBe(303);
+    expect(await stored(c, h.id)).toMatchObject({ redeemedMs: null, clicks: 0 });
+  });
+
   it("unknown and malformed handoff ids are 404 pages", async () => {
     const c = use();
     for (const path of ["/handoffs/ho_AAAAAAAAAAAAAAAAAAAAAA", "/handoffs/nope", "/handoffs/ho_AAAAAAAAAAAAAAAAAAAAAA/continue"]) {

@@ -4,7 +4,7 @@
  * or low-tickets badge and a tickets link (the service's `ticketUrl` redirect) when there is one.
  */
 import type { ServableEvent } from "../../db/handoffs.ts";
-import { formatWhen } from "./format.ts";
+import { formatWhen, knownTimeZone } from "./format.ts";
 import { html, safeHref } from "./html.ts";
 import { messagePage, renderPage } from "./layout.ts";
 
@@ -40,7 +40,7 @@ ${links.ticketUrl ? html`<a class="button" id="tickets" href="${safeHref(links.t
 ${e.website ? html`<a id="website" href="${safeHref(e.website)}" rel="nofollow noopener">Event website</a>` : ""}
 </div>`
     : html`<p class="notice">No ticket link is available for this event.</p>`}
-<p class="muted">${e.venue.timezone ? `Times are local to the venue (${e.venue.timezone}).` : "Times are shown in UTC: the venue's time zone is not known."}</p>
+<p class="muted">${zoneNote(e.venue.timezone)}</p>
 </article>`;
   return renderPage({
     title: e.title,
@@ -50,6 +50,11 @@ ${e.website ? html`<a id="website" href="${safeHref(e.website)}" rel="nofollow n
     openGraph: { type: "website", title: e.title, description: `${where}. ${when}.`, url: links.eventUrl },
     jsonLd: eventJsonLd(e, links),
   });
+}
+
+function zoneNote(timeZone: string | null): string {
+  const zone = knownTimeZone(timeZone);
+  return zone ? `Times are local to the venue (${zone}).` : "Times are shown in UTC: the venue's time zone is not known.";
 }
 
 /** schema.org/Event, so a shared or cited event URL previews with its facts. */

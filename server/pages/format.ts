@@ -28,6 +28,11 @@ function formatter(timeZone: string, kind: keyof typeof OPTIONS): Intl.DateTimeF
   return f;
 }
 
+/** The zone when this runtime knows it, else null (times are then shown in UTC). */
+export function knownTimeZone(timeZone: string | null): string | null {
+  return timeZone && formatter(timeZone, "time") ? timeZone : null;
+}
+
 /** E.g. "Tuesday, December 1, 2026 at 8:00 PM PST" (runtimes differ slightly in punctuation). */
 export function formatLocalDateTime(ms: number, timeZone: string | null): string {
   const f = (timeZone && formatter(timeZone, "date-time")) || formatter("UTC", "date-time")!;

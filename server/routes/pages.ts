@@ -5,6 +5,7 @@
  *   GET|HEAD /t/{id}                  302 to the event's ticket destination (`ticketUrl`); 404 page otherwise
  *   GET|HEAD /handoffs/{id}           handoff confirmation page (`handoff_url`); records nothing
  *   POST     /handoffs/{id}/continue  first time 303 to the seller + one click; again 409; expired 410
+ *   GET|HEAD /handoffs/{id}/continue  303 back to the confirmation page (Continue is POST only)
  *
  * HEAD answers exactly like GET without a body. Every page reads live rows, not the snapshot.
  */
@@ -87,6 +88,13 @@ export function pageRoutes(app: H3, ctx: AppContext): void {
     if (!e || !stillOffered(e, h)) return pageResponse(410, renderHandoffWithdrawn(eventUrl), { head });
     const view = { handoff: h, event: e, handoffUrl: handoffUrlFor(base, h.id), eventUrl, nowMs: now };
     return pageResponse(200, renderHandoffConfirmation(view), { head });
+  });
+
+  // Continue changes state, so it is POST only; a GET here (a reload, a prefetch) goes back to the page.
+  getAndHead(app, "/handoffs/:id/continue", (scope, head) => {
+    const h = readHandoffParam(scope);
+    if (!h) return pageResponse(404, renderHandoffNotFound(), { head });
+    return new Response(null, { status: 303, headers: { location: handoffUrlFor(base, h.id), "cache-control": "no-store" } });
   });
 
   app.post(
