@@ -128,6 +128,16 @@ function lowerBound(position: PagePosition, floorMs: number): PagePosition {
   return after ? position : floor;
 }
 
+/** The filter columns each plan's index is keyed on (after `long`). */
+const PLAN_COLUMNS: Record<PagePlan, readonly string[]> = {
+  source: ["source"],
+  venue: ["venue_id"],
+  state_city: ["state", "city"],
+  city: ["city"],
+  state: ["state"],
+  time: [],
+};
+
 export interface PageQuery {
   plan: PagePlan;
   sql: string;
@@ -146,21 +156,25 @@ export function buildPageQuery(
     before: filter.beforeMs, after: filter.afterMs, n1: limit + 1,
     ls0: bounds.short.startMs, lid0: bounds.short.id, ls1: bounds.long.startMs, lid1: bounds.long.id,
   };
+  // Columns outside the plan's index get a unary plus, so the planner cannot pick another
+  // index for them (NOT INDEXED alone does not stop it on a WITHOUT ROWID table).
+  const keyed = PLAN_COLUMNS[plan];
+  const col = (name: string) => (keyed.includes(name) ? name : `+${name}`);
   const terms: string[] = [];
-  if (filter.state !== null) (terms.push("state = $state"), (params.state = filter.state));
-  if (filter.city !== null) (terms.push("city = $city"), (params.city = filter.city));
+  if (filter.state !== null) (terms.push(`${col("state")} = $state`), (params.state = filter.state));
+  if (filter.city !== null) (terms.push(`${col("city")} = $city`), (params.city = filter.city));
   if (sourceList !== null) {
     terms.push("source IN (SELECT value FROM json_each($sourceList))");
     params.sourceList = JSON.stringify(sourceList);
   } else if (filter.sources?.length === 1) {
-    terms.push("source GLOB $glob");
+    terms.push("+source GLOB $glob");
     params.glob = sourceGlob(filter.sources[0]).glob;
   } else if (filter.sources) {
     terms.push("EXISTS (SELECT 1 FROM json_each($globs) g WHERE snapshot.source GLOB g.value)");
     params.globs = JSON.stringify(filter.sources.map((t) => sourceGlob(t).glob));
   }
   if (filter.venueIds !== null) {
-    terms.push("venue_id IN (SELECT value FROM json_each($venues))");
+    terms.push(`${col("venue_id")} IN (SELECT value FROM json_each($venues))`);
     params.venues = JSON.stringify(filter.venueIds);
   }
   if (filter.excludeSoldOut) terms.push("sold_out = 0");
