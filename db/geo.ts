@@ -12,14 +12,16 @@
  * Steps: the R-tree narrows by a bounding box, then membership is exact (great-circle miles
  * with @turf/distance, point-in-polygon with @turf/boolean-point-in-polygon). R-tree boxes are
  * stored as 32-bit floats rounded outwards, so the overlap test never misses a venue; the
- * exact test reads the true coordinates from `venues`.
+ * exact test reads the true coordinates (an in-memory copy of `venues`, see VenueTable).
+ * Performance is measured by test/bench/geo.ts, not asserted in tests.
  */
 import { distance } from "@turf/distance";
 import { booleanPointInPolygon } from "@turf/boolean-point-in-polygon";
 import { lengthToRadians, radiansToDegrees } from "@turf/helpers";
 import type { Polygon } from "geojson";
-import { LIST } from "./contract.ts";
+import { LIST, PRECISE_GEOCODES } from "./contract.ts";
 import type { Db } from "./driver.ts";
+import { readWatermark } from "./replica.ts";
 
 export type GeoFilter =
   | { kind: "circle"; lat: number; lng: number; radiusMiles: number }
@@ -98,47 +100,101 @@ export function circleBoxes(lat: number, lng: number, radiusMiles: number): Box[
   return [{ minLat, maxLat, minLng: west, maxLng: east }];
 }
 
-interface VenuePoint {
-  id: number;
-  lat: number;
-  lng: number;
-}
-
-const BOX_WHERE = "r.min_lat <= $maxLat AND r.max_lat >= $minLat AND r.min_lng <= $maxLng AND r.max_lng >= $minLng";
-const VENUES_IN_BOX = `SELECT v.id AS id, v.latitude AS lat, v.longitude AS lng
-  FROM venue_rtree r JOIN venues v ON v.id = r.id
-  WHERE ${BOX_WHERE} AND v.visible = 1`;
-// Spec "include_centroids": without it only `street` and `unknown` are admitted (null is not).
-const PRECISE_VENUES_IN_BOX = `${VENUES_IN_BOX} AND v.geocode_precision IN ('street', 'unknown')`;
-
-function venuesInBox(replica: Db, box: Box, includeCentroids: boolean): VenuePoint[] {
-  return replica.prepare<VenuePoint>(includeCentroids ? VENUES_IN_BOX : PRECISE_VENUES_IN_BOX).all({ ...box });
-}
-
 /**
- * The `cap` nearest by (distance, id), nearest first. `dist` is indexed like `ids`.
+ * The coordinates, visibility and precision of every venue with both coordinates, held in
+ * memory so a search reads only ids from the R-tree: looking each candidate up in `venues`
+ * (thousands of random page reads in a dense metro) cost more than the rest of the search.
+ * Rebuilt when the sync watermark moves, which every applied batch does (sync/apply.ts), also
+ * when another process syncs the same file.
  */
-function nearest(ids: number[], dist: Float64Array, cap: number): number[] {
+interface VenueTable {
+  watermark: number;
+  slotOf: Map<number, number>;
+  lat: Float64Array;
+  lng: Float64Array;
+  /** ADMIT_* bits. */
+  admit: Uint8Array;
+}
+
+const ADMIT_CENTROIDS = 1; // visible: admitted with include_centroids (every precision incl. null)
+const ADMIT_PRECISE = 2; // visible and `street` or `unknown`: admitted without it
+
+const tables = new WeakMap<Db, VenueTable>();
+
+function readVenueTable(replica: Db): VenueTable {
+  const watermark = readWatermark(replica);
+  const cached = tables.get(replica);
+  if (cached && cached.watermark === watermark) return cached;
+  const rows = replica
+    .prepare<{ id: number; lat: number; lng: number; precision: string | null; visible: number }>(
+      `SELECT id, latitude AS lat, longitude AS lng, geocode_precision AS precision, visible FROM venues
+       WHERE latitude IS NOT NULL AND longitude IS NOT NULL`,
+    )
+    .all();
+  const table: VenueTable = {
+    watermark,
+    slotOf: new Map(),
+    lat: new Float64Array(rows.length),
+    lng: new Float64Array(rows.length),
+    admit: new Uint8Array(rows.length),
+  };
+  rows.forEach((row, slot) => {
+    table.slotOf.set(row.id, slot);
+    table.lat[slot] = row.lat;
+    table.lng[slot] = row.lng;
+    const precise = (PRECISE_GEOCODES as readonly (string | null)[]).includes(row.precision);
+    table.admit[slot] = row.visible ? ADMIT_CENTROIDS | (precise ? ADMIT_PRECISE : 0) : 0;
+  });
+  tables.set(replica, table);
+  return table;
+}
+
+const IDS_IN_BOX =
+  "SELECT id FROM venue_rtree WHERE min_lat <= $maxLat AND max_lat >= $minLat AND min_lng <= $maxLng AND max_lng >= $minLng";
+
+/** Candidates found in a box: parallel arrays of venue id and table slot. */
+interface Found {
+  ids: number[];
+  slots: number[];
+}
+
+/** Admitted venues whose R-tree box overlaps `box` (the overlap test never misses a point). */
+function admittedInBox(replica: Db, table: VenueTable, box: Box, includeCentroids: boolean, into: Found): void {
+  const bit = includeCentroids ? ADMIT_CENTROIDS : ADMIT_PRECISE;
+  for (const { id } of replica.prepare<{ id: number }>(IDS_IN_BOX).all({ ...box })) {
+    const slot = table.slotOf.get(id);
+    // A venue synced after the table was read is left for the next request.
+    if (slot !== undefined && table.admit[slot] & bit) {
+      into.ids.push(id);
+      into.slots.push(slot);
+    }
+  }
+}
+
+/** Indices into `ids` ordered by (distance, id): the spec's "nearest", ties by venue id. */
+function byDistance(ids: number[], dist: Float64Array): number[] {
   const order = Array.from(ids.keys());
   order.sort((a, b) => dist[a] - dist[b] || ids[a] - ids[b]);
-  if (order.length > cap) order.length = cap;
   return order;
 }
 
 function searchCircle(replica: Db, f: Extract<GeoFilter, { kind: "circle" }>, includeCentroids: boolean): GeoCandidates {
+  const table = readVenueTable(replica);
+  const found: Found = { ids: [], slots: [] };
+  for (const box of circleBoxes(f.lat, f.lng, f.radiusMiles)) admittedInBox(replica, table, box, includeCentroids, found);
   const ids: number[] = [];
   const within: number[] = [];
-  for (const box of circleBoxes(f.lat, f.lng, f.radiusMiles)) {
-    for (const p of venuesInBox(replica, box, includeCentroids)) {
-      const d = greatCircleMiles(f.lat, f.lng, p.lat, p.lng);
-      if (d <= f.radiusMiles) {
-        ids.push(p.id);
-        within.push(d);
-      }
+  for (let i = 0; i < found.ids.length; i++) {
+    const slot = found.slots[i];
+    const d = greatCircleMiles(f.lat, f.lng, table.lat[slot], table.lng[slot]);
+    if (d <= f.radiusMiles) {
+      ids.push(found.ids[i]);
+      within.push(d);
     }
   }
   const dist = Float64Array.from(within);
-  const order = nearest(ids, dist, LIST.geoCandidateVenues);
+  const order = byDistance(ids, dist);
+  if (order.length > LIST.geoCandidateVenues) order.length = LIST.geoCandidateVenues;
   const venueIds = order.map((i) => ids[i]);
   const distanceMiles = new Map<number, number>();
   for (const i of order) distanceMiles.set(ids[i], dist[i]);
@@ -146,23 +202,29 @@ function searchCircle(replica: Db, f: Extract<GeoFilter, { kind: "circle" }>, in
 }
 
 function searchPolygon(replica: Db, f: Extract<GeoFilter, { kind: "polygon" }>, includeCentroids: boolean): GeoCandidates {
+  const table = readVenueTable(replica);
   const box = ringBox(f.ring);
   const centreLat = (box.minLat + box.maxLat) / 2;
   const centreLng = (box.minLng + box.maxLng) / 2;
+  const found: Found = { ids: [], slots: [] };
+  admittedInBox(replica, table, box, includeCentroids, found);
+  const toCentre = new Float64Array(found.ids.length);
+  for (let i = 0; i < found.ids.length; i++) {
+    toCentre[i] = greatCircleMiles(centreLat, centreLng, table.lat[found.slots[i]], table.lng[found.slots[i]]);
+  }
   // GeoJSON order is [lng, lat] and rings are closed explicitly.
   const coordinates = f.ring.map(([lat, lng]) => [lng, lat]);
   coordinates.push(coordinates[0]);
   const polygon: Polygon = { type: "Polygon", coordinates: [coordinates] };
-  const ids: number[] = [];
-  const toCentre: number[] = [];
-  for (const p of venuesInBox(replica, box, includeCentroids)) {
-    if (booleanPointInPolygon([p.lng, p.lat], polygon)) {
-      ids.push(p.id);
-      toCentre.push(greatCircleMiles(centreLat, centreLng, p.lat, p.lng));
-    }
+  // Nearest first, so membership is tested only until the cap is full.
+  const venueIds: number[] = [];
+  const point = [0, 0];
+  for (const i of byDistance(found.ids, toCentre)) {
+    point[0] = table.lng[found.slots[i]];
+    point[1] = table.lat[found.slots[i]];
+    if (booleanPointInPolygon(point, polygon) && venueIds.push(found.ids[i]) === LIST.geoCandidateVenues) break;
   }
-  const order = nearest(ids, Float64Array.from(toCentre), LIST.geoCandidateVenues);
-  return { venueIds: order.map((i) => ids[i]), distanceMiles: null };
+  return { venueIds, distanceMiles: null };
 }
 
 export function findGeoCandidates(replica: Db, filter: GeoFilter, includeCentroids: boolean): GeoCandidates {
