@@ -128,6 +128,26 @@ describeMatrix("MCP tools", (use) => {
     expect(errorOf(extra)).toMatchObject({ status: 400, error: { code: "invalid_request" } });
   });
 
+  it("search_events spends the same rolling row budget as REST, across keys", async () => {
+    const c = use();
+    const account = await c.account({ plan: "enterprise", rowBudget: 3, email: "mcp-rows@example.com" });
+    const [k1, k2] = [await c.key(account), await c.key(account)];
+    const client = await connect(c, k1);
+    try {
+      const first = (await client.callTool({ name: "search_events", arguments: { limit: 2 } })) as ToolText;
+      expect((first.structuredContent as { page: { count: number } }).page.count).toBe(2);
+      const rest = await c.get("/v1/events?limit=5", k2);
+      expect(((await rest.json()) as { page: { count: number } }).page.count).toBe(1);
+      expect(rest.headers.get("x-rowbudget-remaining")).toBe("0");
+      const over = (await client.callTool({ name: "search_events", arguments: { limit: 1 } })) as ToolText;
+      expect(over.isError).toBe(true);
+      expect(errorOf(over)).toMatchObject({ status: 429, error: { code: "row_budget_exhausted" } });
+      expect(errorOf(over).retryAfterSeconds).toBeGreaterThan(0);
+    } finally {
+      await client.close();
+    }
+  });
+
   it("create_ticket_handoff returns the REST handoff and shares the per-account limit with REST", async () => {
     const c = use();
     const account = await c.account({ plan: "business", email: "mcp-handoffs@example.com" });
