@@ -44,7 +44,7 @@ export function typeLabel(schema: Schema): string {
   }
   if (schema.type === "array") return `array of ${typeLabel((schema.items as Schema) ?? {})}`;
   if ("const" in schema) return `<code>${escapeHtml(JSON.stringify(schema.const))}</code>`;
-  const type = String(schema.type ?? "any");
+  const type = Array.isArray(schema.type) ? schema.type.join(" or ") : String(schema.type ?? "any");
   return schema.format ? `${type} (${escapeHtml(String(schema.format))})` : type;
 }
 
