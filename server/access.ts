@@ -28,7 +28,7 @@ import { createAccessCache, type AccessCache } from "./limits/cache.ts";
 import { resolveGrant, type AccessTier } from "./limits/grant.ts";
 import { PUBLISHED_RATE_LIMIT } from "./limits/headers.ts";
 import { bucketFor, rateCounters, rateLimited, rateLimitHeader, requestCost } from "./limits/rate.ts";
-import { unavailable, withLedger } from "./limits/unavailable.ts";
+import { ledgerTransaction, unavailable, withLedger, type Durability } from "./limits/ledger.ts";
 import { readTrial } from "../db/trials.ts";
 
 export interface ListAccess {
@@ -107,7 +107,7 @@ export function authorizeList(ctx: AppContext, scope: RequestScope, request: { g
   if (ctx.faults.take("rate_limit_unavailable")) throw unavailable("rate_limit_unavailable");
   const now = ctx.clock.now();
   const { verdict, refusal } = withLedger("rate_limit_unavailable", () =>
-    ctx.ledger.transaction(() => {
+    ledgerTransaction(ctx.ledger, "normal", () => {
       const verdict = takeTokens(ctx.ledger, bucket, requestCost(request.geo), now);
       // The units stay spent even when the allowance refuses: the limiter admitted the request.
       const refusal = verdict.admitted ? allowance?.check(ctx.ledger, now) ?? null : null;
@@ -136,7 +136,9 @@ export function authorizeList(ctx: AppContext, scope: RequestScope, request: { g
       const code = allowance.kind === "trial" ? "trial_unavailable" : "rate_limit_unavailable";
       if (allowance.kind === "trial" && ctx.faults.take("trial_unavailable")) throw unavailable("trial_unavailable");
       const nowMs = ctx.clock.now();
-      const result = withLedger(code, () => ctx.ledger.transaction(() => allowance.reserve(ctx.ledger, requestedLimit, nowMs)));
+      const result = withLedger(code, () =>
+        ledgerTransaction(ctx.ledger, durability(allowance), () => allowance.reserve(ctx.ledger, requestedLimit, nowMs)),
+      );
       if (allowance.kind === "trial") Object.assign(scope.headers, allowance.headers);
       if (result instanceof ApiError) throw result;
       hold = result;
@@ -158,10 +160,15 @@ export function authorizeList(ctx: AppContext, scope: RequestScope, request: { g
   };
 }
 
+/** Trial starts and rows are few and final, so they are fsynced; per-request counters are not. */
+const durability = (allowance: RowAllowance): Durability => (allowance.kind === "trial" ? "full" : "normal");
+
 /** Unmetered accounts: usage is recorded for the record; a failure to record never fails the page. */
 function recordUnmetered(ctx: AppContext, accountId: number, rows: number, nowMs: number): void {
   try {
-    withLedger("rate_limit_unavailable", () => ctx.ledger.transaction(() => recordDelivery(ctx.ledger, accountId, rows, nowMs)));
+    withLedger("rate_limit_unavailable", () =>
+      ledgerTransaction(ctx.ledger, "normal", () => recordDelivery(ctx.ledger, accountId, rows, nowMs)),
+    );
   } catch {
     // withLedger logged it.
   }
@@ -176,7 +183,9 @@ function settleHold(ctx: AppContext, allowance: RowAllowance, hold: Hold, rows: 
   const code = allowance.kind === "trial" ? "trial_unavailable" : "rate_limit_unavailable";
   let live: boolean;
   try {
-    live = withLedger(code, () => ctx.ledger.transaction(() => allowance.settle(ctx.ledger, hold, rows, nowMs)));
+    live = withLedger(code, () =>
+      ledgerTransaction(ctx.ledger, durability(allowance), () => allowance.settle(ctx.ledger, hold, rows, nowMs)),
+    );
   } catch (err) {
     if (rows === 0) return;
     throw err;

@@ -1,0 +1,56 @@
+/**
+ * Ledger work on the request path. It goes through `withLedger`, so a real failure (a write lock
+ * held past the busy timeout, a broken file) answers with the stage's 503 code (spec "Errors":
+ * Retry-After, never rows) instead of hanging or leaking a 500 with a stack; and through
+ * `ledgerTransaction`, which picks how durable each commit must be.
+ */
+import { UNAVAILABLE_RETRY_AFTER_S } from "../../db/contract.ts";
+import type { Db } from "../../db/driver.ts";
+import { ApiError, isApiError } from "../errors.ts";
+
+export type UnavailableCode = keyof typeof UNAVAILABLE_RETRY_AFTER_S;
+
+const MESSAGES: Record<UnavailableCode, string> = {
+  policy_unavailable: "The account policy could not be read. Retry after the delay in Retry-After.",
+  rate_limit_unavailable:
+    "The limiter could not confirm admission. This is not a quota verdict; retry after the delay in Retry-After.",
+  trial_unavailable: "The trial allowance could not be verified. No data was returned; retry after the delay in Retry-After.",
+};
+
+export function unavailable(code: UnavailableCode): ApiError {
+  return new ApiError(code, MESSAGES[code], { headers: { "Retry-After": String(UNAVAILABLE_RETRY_AFTER_S[code]) } });
+}
+
+/** Runs ledger work; any failure that is not already an ApiError becomes the 503 `code`. */
+export function withLedger<T>(code: UnavailableCode, work: () => T): T {
+  try {
+    return work();
+  } catch (err) {
+    if (isApiError(err)) throw err;
+    // The SQLite message only: never the request, which may carry a key.
+    console.error(`ledger unavailable (${code}): ${(err as Error)?.message ?? err}`);
+    throw unavailable(code);
+  }
+}
+
+export type Durability = "full" | "normal";
+
+const configured = new WeakMap<Db, unknown>();
+
+/**
+ * One ledger write transaction. `normal` commits without an fsync (WAL, synchronous=NORMAL):
+ * atomic, and durable across a process crash, but a power loss may roll back the last moments.
+ * The request path uses it for per-request counters (rate buckets, row reservations, paid-plan
+ * usage), where an fsync per request would cost milliseconds (test/bench/access.ts); accounts,
+ * keys and trial rows stay fully synchronous.
+ */
+export function ledgerTransaction<T>(db: Db, durability: Durability, work: () => T): T {
+  if (durability === "full") return db.transaction(work);
+  if (!configured.has(db)) configured.set(db, db.pragma("synchronous"));
+  db.exec("PRAGMA synchronous = NORMAL");
+  try {
+    return db.transaction(work);
+  } finally {
+    db.exec(`PRAGMA synchronous = ${Number(configured.get(db))}`);
+  }
+}
