@@ -128,7 +128,8 @@ export interface Reference {
   distances: number[] | null;
   /** How many venues matched before the 2,000 cap. */
   matched: number;
-  /** Sorted distances of every match (to the centre or the box centre), uncapped. */
+  /** Every match nearest first, uncapped, and their distances (to the centre or the box centre). */
+  allIds: number[];
   allDistances: number[];
 }
 
@@ -142,6 +143,7 @@ function capNearest(matches: Array<{ id: number; d: number }>, withDistances: bo
     venueIds: kept.map((m) => m.id),
     distances: withDistances ? kept.map((m) => m.d) : null,
     matched: matches.length,
+    allIds: matches.map((m) => m.id),
     allDistances: matches.map((m) => m.d),
   };
 }
