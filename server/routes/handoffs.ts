@@ -18,7 +18,7 @@ import * as v from "valibot";
 import { HANDOFF, HANDOFF_SELLERS, type HandoffErrorCode } from "../../db/contract.ts";
 import { countHandoffClicks, insertHandoff, isLedgerBusy, readHandoff, readServableEvent, admitHandoffAttempt,
   type ServableEvent } from "../../db/handoffs.ts";
-import { safeHttpUrl } from "../../sync/derive.ts";
+import { isoUtc, safeHttpUrl } from "../../sync/derive.ts";
 import { authenticate, type KeyIdentity } from "../access.ts";
 import type { AppContext } from "../context.ts";
 import { ApiError, isApiError } from "../errors.ts";
@@ -89,7 +89,7 @@ async function createTicketHandoff(ctx: AppContext, req: Request): Promise<Respo
       event_id: event.id,
       event_url: eventUrl,
       handoff_url: handoffUrl,
-      expires_at: new Date(handoff.expiresMs).toISOString(),
+      expires_at: isoUtc(handoff.expiresMs), // same form as the events' dates
       booking_mode: "external_checkout",
       requires_user_action: true,
     },
