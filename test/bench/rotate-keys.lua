@@ -8,25 +8,27 @@
 local dir = debug.getinfo(1, "S").source:match("^@(.*/)") or "./"
 dofile(dir .. "summary.lua")
 
-local counter = 0
+local threads = {}
 function setup(thread)
-  counter = counter + 1
-  thread:set("thread_index", counter)
+  threads[#threads + 1] = thread
+  thread:set("thread_index", #threads)
 end
 
 function init(args)
   local path, threads = args[1], tonumber(args[2])
   method = args[3] or "GET"
   body = args[4]
-  keys = {}
-  local i = 0
+  local all = {}
   for line in io.lines(path) do
-    if line ~= "" then
-      if i % threads == thread_index - 1 then keys[#keys + 1] = line end
-      i = i + 1
-    end
+    if line ~= "" then all[#all + 1] = line end
+  end
+  -- Fewer keys than threads (a mock target needs just one): every thread shares them.
+  keys = {}
+  for i, key in ipairs(all) do
+    if #all < threads or (i - 1) % threads == thread_index - 1 then keys[#keys + 1] = key end
   end
   sent = 0
+  statuses = {}
 end
 
 function request()
@@ -34,4 +36,21 @@ function request()
   local headers = { ["Authorization"] = "Bearer " .. keys[((sent - 1) % #keys) + 1] }
   if body then headers["Content-Type"] = "application/json" end
   return wrk.format(method, nil, headers, body)
+end
+
+-- Counts answers by status, so a run that ran out of allowance says which refusal it met.
+function response(status, headers, body)
+  statuses[status] = (statuses[status] or 0) + 1
+end
+
+local summary_done = done
+function done(summary, latency, requests)
+  summary_done(summary, latency, requests)
+  local total = {}
+  for _, thread in ipairs(threads) do
+    for status, n in pairs(thread:get("statuses")) do total[status] = (total[status] or 0) + n end
+  end
+  local parts = {}
+  for status, n in pairs(total) do parts[#parts + 1] = string.format('"%d":%d', status, n) end
+  io.write("BENCH_STATUS {" .. table.concat(parts, ",") .. "}\n")
 end

@@ -11,6 +11,7 @@ import type { Db } from "../../../db/driver.ts";
 import { ledgerPathFor, openLedger } from "../../../db/ledger.ts";
 import { readReplicaStats, openReplica } from "../../../db/replica.ts";
 import { issueKey } from "../../../server/keys.ts";
+import { DAY_MS } from "../../../db/contract.ts";
 import { BUN, CACHE, DATA, UNLIMITED_RATE } from "./config.ts";
 import { runOk } from "./proc.ts";
 
@@ -19,12 +20,20 @@ export const REPLICA_DB = join(REPLICA_DIR, "marquee.db");
 export const DEMO_NDJSON = join(CACHE, `demo-${DATA.events}-seed${DATA.seed}.ndjson`);
 export const RUN_DIR = join(CACHE, "run");
 const MARKER = join(REPLICA_DIR, "built.json");
+/**
+ * Demo dates are relative to an anchor day, and most events fall in the weeks after it. The
+ * replica is built anchored on the day of the build and rebuilt once the anchor is this old, so
+ * the default window (now + 90 days) always sees the dense part of the data.
+ */
+const MAX_ANCHOR_AGE_DAYS = 14;
 
 export interface ReplicaInfo {
   events: number;
   snapshotEvents: number;
   venues: number;
   watermark: number;
+  /** The demo data's anchor day (YYYY-MM-DD). */
+  anchor: string;
   builtAt: string;
   /** Seconds the original 1M-record sync took (from the build, for the record). */
   buildSyncS: number;
@@ -36,21 +45,21 @@ const marquee = (...args: string[]) => runOk(BUN, ["server/main.ts", ...args]);
 /** Builds the demo NDJSON and the replica unless a complete build is cached (or `rebuild`). */
 export async function ensureReplica(rebuild: boolean, log: (s: string) => void): Promise<ReplicaInfo> {
   mkdirSync(CACHE, { recursive: true });
-  if (!rebuild && existsSync(MARKER) && existsSync(REPLICA_DB)) {
-    const marker = JSON.parse(readFileSync(MARKER, "utf8"));
-    return { ...marker, ...(await replicaStats()), reused: true };
+  const today = new Date().toISOString().slice(0, 10);
+  const marker = existsSync(MARKER) ? (JSON.parse(readFileSync(MARKER, "utf8")) as { anchor?: string }) : undefined;
+  const anchorAgeDays = marker?.anchor ? (Date.parse(today) - Date.parse(marker.anchor)) / DAY_MS : Infinity;
+  if (!rebuild && marker && existsSync(REPLICA_DB) && existsSync(DEMO_NDJSON) && anchorAgeDays <= MAX_ANCHOR_AGE_DAYS) {
+    return { ...(marker as Omit<ReplicaInfo, "reused">), ...(await replicaStats()), reused: true };
   }
-  if (rebuild || !existsSync(DEMO_NDJSON)) {
-    log(`generating ${DATA.events.toLocaleString("en-US")} demo events into ${DEMO_NDJSON} …`);
-    await marquee("demo-data", "--events", String(DATA.events), "--seed", String(DATA.seed), "--out", DEMO_NDJSON);
-  }
+  log(`generating ${DATA.events.toLocaleString("en-US")} demo events anchored on ${today} into ${DEMO_NDJSON} …`);
+  await marquee("demo-data", "--events", String(DATA.events), "--seed", String(DATA.seed), "--anchor", today, "--out", DEMO_NDJSON);
   rmSync(REPLICA_DIR, { recursive: true, force: true });
   mkdirSync(REPLICA_DIR, { recursive: true });
   log(`syncing it into ${REPLICA_DB} …`);
   const sync = await marquee("sync", "--from", DEMO_NDJSON, "--db", REPLICA_DB);
-  const marker = { builtAt: new Date().toISOString(), buildSyncS: Math.round(sync.ms / 100) / 10 };
-  writeFileSync(MARKER, JSON.stringify(marker, null, 2));
-  return { ...marker, ...(await replicaStats()), reused: false };
+  const built = { anchor: today, builtAt: new Date().toISOString(), buildSyncS: Math.round(sync.ms / 100) / 10 };
+  writeFileSync(MARKER, JSON.stringify(built, null, 2));
+  return { ...built, ...(await replicaStats()), reused: false };
 }
 
 async function replicaStats() {

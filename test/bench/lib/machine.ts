@@ -4,7 +4,7 @@
  */
 import { execFileSync } from "node:child_process";
 import { readFileSync } from "node:fs";
-import { cpus, totalmem } from "node:os";
+import { cpus, loadavg, totalmem } from "node:os";
 import { BUN, ROOT } from "./config.ts";
 
 export interface Machine {
@@ -18,6 +18,8 @@ export interface Machine {
   bun: string;
   node: string;
   wrk: string;
+  /** 1-minute load average when the run started: other work on the machine skews every figure. */
+  loadAverage: number;
 }
 
 function sh(cmd: string, args: string[]): string {
@@ -52,5 +54,6 @@ export function describeMachine(): Machine {
     bun: sh(BUN, ["--version"]),
     node: sh("node", ["--version"]),
     wrk: sh("wrk", ["--version"]).split("\n")[0].replace(/ Copyright.*$/, ""),
+    loadAverage: Math.round(loadavg()[0] * 100) / 100,
   };
 }

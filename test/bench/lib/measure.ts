@@ -25,9 +25,13 @@ export interface TargetRun {
   log: (s: string) => void;
 }
 
-/** Keys needed so that `rps` sustained over warm-up and measurement uses each at most `uses` times. */
+/**
+ * Keys needed so that `rps` sustained over warm-up and measurement uses each at most `uses`
+ * times. Accounts are cheap to create, so the margin is wide: a trial or handoff request may
+ * well be faster than the default page whose rate sizes the set.
+ */
 function keysNeeded(rps: number, uses: number): number {
-  const requests = rps * (LOAD.warmupS + LOAD.durationS + 1) * 1.5;
+  const requests = Math.max(rps * 3, 5_000) * (LOAD.warmupS + LOAD.durationS + 1);
   return Math.max(LOAD.threads * 16, Math.ceil(requests / uses / LOAD.threads) * LOAD.threads);
 }
 
@@ -48,7 +52,7 @@ export async function measureTarget(run: TargetRun): Promise<Record<string, Cell
     else if (mock) spec.keysFile = singleKeyFile(benchKey);
     else {
       const uses = s.auth === "trial" ? ROTATION.usesPerTrialKey : ROTATION.usesPerHandoffKey;
-      const count = keysNeeded(listRps || 10_000, uses);
+      const count = keysNeeded(listRps, uses);
       spec.keysFile = createKeys(ledger, s.auth, count, target).file;
       log(`  ${s.id}: ${count.toLocaleString("en-US")} ${s.auth} accounts, each key used at most ~${uses} times`);
     }
@@ -67,7 +71,8 @@ export async function measureTarget(run: TargetRun): Promise<Record<string, Cell
     if (s.id === "default-25") listRps = load.rps;
     log(
       `  ${s.id.padEnd(12)} ${load.rps.toFixed(0).padStart(7)} req/s  p50 ${load.p50Ms.toFixed(2)} ms  p99 ${load.p99Ms.toFixed(2)} ms` +
-        (load.non2xx || load.socketErrors ? `  (${load.non2xx} non-2xx, ${load.socketErrors} socket errors)` : ""),
+        (load.non2xx || load.socketErrors ? `  (${load.non2xx} non-2xx, ${load.socketErrors} socket errors)` : "") +
+        (load.statuses ? `  statuses ${JSON.stringify(load.statuses)}` : ""),
     );
   }
   return cells;

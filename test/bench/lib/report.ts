@@ -14,7 +14,7 @@ export type Cell = { load: LoadResult } | { skipped: string };
 
 export interface RunReport {
   machine: Machine;
-  replica: { events: number; snapshotEvents: number; venues: number; reused: boolean };
+  replica: { events: number; snapshotEvents: number; venues: number; reused: boolean; anchor: string };
   scenarios: Scenario[];
   cells: Record<string, Partial<Record<TargetId, Cell>>>;
   notes: string[];
@@ -43,7 +43,11 @@ function cellText(c: Cell | undefined): string[] {
   if (!c) return ["–", "–", "–"];
   if ("skipped" in c) return [c.skipped, "", ""];
   const l = c.load;
-  const flag = l.non2xx + l.socketErrors > 0 ? ` (${fmt(l.non2xx)} non-2xx, ${fmt(l.socketErrors)} socket errors)` : "";
+  const refused = l.statuses ? Object.entries(l.statuses).filter(([s]) => Number(s) >= 300).map(([s, n]) => `${fmt(n)} × ${s}`) : [];
+  const flag =
+    l.non2xx + l.socketErrors > 0
+      ? ` (${refused.length ? refused.join(", ") : `${fmt(l.non2xx)} non-2xx`}${l.socketErrors ? `, ${fmt(l.socketErrors)} socket errors` : ""})`
+      : "";
   return [fmt(l.rps) + flag, ms(l.p50Ms), ms(l.p99Ms)];
 }
 
@@ -127,9 +131,9 @@ export function renderMarkdown(r: RunReport): string {
   const st = r.syncThroughput;
   const rssRows = (Object.keys(r.rss) as TargetId[]).map((t) => `| RSS after load, ${TARGET_TITLES[t]} | ${fmt(r.rss[t]!.rssMb)} MB (peak ${fmt(r.rss[t]!.peakMb)} MB) |`);
   return [
-    `Run of ${m.date} on commit \`${m.commit}\`${m.dirty ? " (with uncommitted changes)" : ""}: ${m.nproc} × ${m.cpuModel}, ${m.memoryGb} GB RAM, ${m.kernel}; Bun ${m.bun}, Node ${m.node}, ${m.wrk}. Whole run ${fmt(r.elapsedS)} s.`,
+    `Run of ${m.date} on commit \`${m.commit}\`${m.dirty ? " (with uncommitted changes)" : ""}: ${m.nproc} × ${m.cpuModel}, ${m.memoryGb} GB RAM, ${m.kernel}; Bun ${m.bun}, Node ${m.node}, ${m.wrk}; load average ${m.loadAverage} at the start. Whole run ${fmt(r.elapsedS)} s.`,
     "",
-    `Replica: ${fmt(r.replica.events)} events (${fmt(r.replica.snapshotEvents)} servable in the snapshot), ${fmt(r.replica.venues)} venues${r.replica.reused ? ", reused from .bench/" : ", built for this run"}. Load: wrk on loopback, ${LOAD.threads} threads, ${LOAD.connections} connections, ${LOAD.warmupS} s warm-up then ${LOAD.durationS} s measured per cell; one server at a time.`,
+    `Replica: ${fmt(r.replica.events)} events (${fmt(r.replica.snapshotEvents)} servable in the snapshot), ${fmt(r.replica.venues)} venues, demo data anchored on ${r.replica.anchor}${r.replica.reused ? ", reused from .bench/" : ", built for this run"}. Load: wrk on loopback, ${LOAD.threads} threads, ${LOAD.connections} connections, ${LOAD.warmupS} s warm-up then ${LOAD.durationS} s measured per cell; one server at a time.`,
     "",
     "### Requests",
     "",

@@ -31,6 +31,8 @@ export interface LoadResult {
   /** Responses outside 2xx/3xx. */
   non2xx: number;
   socketErrors: number;
+  /** Answers by HTTP status (rotated-key runs only, which count them). */
+  statuses?: Record<string, number>;
 }
 
 /** Null when wrk is installed, else how to install it. */
@@ -53,7 +55,9 @@ function wrkArgs(spec: LoadSpec, duration: string): string[] {
 }
 
 function parse(output: string): LoadResult {
-  const line = output.split("\n").find((l) => l.startsWith("BENCH_JSON "));
+  const lines = output.split("\n");
+  const line = lines.find((l) => l.startsWith("BENCH_JSON "));
+  const statusLine = lines.find((l) => l.startsWith("BENCH_STATUS "));
   if (!line) throw new Error(`wrk printed no summary:\n${output.slice(-2000)}`);
   const j = JSON.parse(line.slice("BENCH_JSON ".length));
   const seconds = j.durationUs / 1e6;
@@ -68,6 +72,7 @@ function parse(output: string): LoadResult {
     maxMs: j.maxUs / 1000,
     non2xx: e.status,
     socketErrors: e.connect + e.read + e.write + e.timeout,
+    statuses: statusLine ? JSON.parse(statusLine.slice("BENCH_STATUS ".length)) : undefined,
   };
 }
 
