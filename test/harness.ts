@@ -73,7 +73,8 @@ export async function startBunServer(extraArgs: string[] = []): Promise<Target &
     child,
     fetch: (path, init) => fetch(new URL(path, baseUrl).href, { ...init, redirect: "manual" }),
     async close() {
-      if (child.exitCode === null) {
+      // A child killed by a signal has a signalCode and no exitCode; its exit event has fired.
+      if (child.exitCode === null && child.signalCode === null) {
         const exited = new Promise((r) => child.once("exit", r));
         child.kill("SIGTERM");
         await exited;
