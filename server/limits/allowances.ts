@@ -114,16 +114,13 @@ export function budgetAllowance(accountId: number, limit: number): RowAllowance 
     kind: "budget",
     headers: {},
     check(db, nowMs) {
-      const used = readRowsDelivered(db, accountId, window, nowMs);
-      const reserved = readReservedRows(db, accountId, "budget", nowMs);
-      self.headers = budgetHeaders(limit, limit - used - reserved);
+      const { used, reserved } = readBudget(db, nowMs);
       return refusal(db, used, reserved, nowMs);
     },
     reserve(db, requested, nowMs) {
       dropExpiredReservations(db, accountId, nowMs);
-      const refused = self.check(db, nowMs);
-      if (refused) return refused;
-      const remaining = Number(self.headers[H.budgetRemaining]);
+      const { used, reserved, remaining } = readBudget(db, nowMs);
+      if (remaining <= 0) return refusal(db, used, reserved, nowMs)!;
       const rows = Math.min(requested, remaining);
       self.headers = budgetHeaders(limit, remaining - rows);
       return hold(db, accountId, "budget", rows, nowMs);
@@ -136,6 +133,13 @@ export function budgetAllowance(accountId: number, limit: number): RowAllowance 
       return live;
     },
   };
+  function readBudget(db: Db, nowMs: number) {
+    const used = readRowsDelivered(db, accountId, window, nowMs);
+    const reserved = readReservedRows(db, accountId, "budget", nowMs);
+    const remaining = limit - used - reserved;
+    self.headers = budgetHeaders(limit, remaining);
+    return { used, reserved, remaining };
+  }
   function refusal(db: Db, used: number, reserved: number, nowMs: number): ApiError | null {
     if (limit - used - reserved > 0) return null;
     // Spent: Retry-After is when enough delivered rows age out. Held by requests in flight: soon.
