@@ -110,12 +110,13 @@ export function authorizeList(ctx: AppContext, scope: RequestScope, request: { g
     ledgerTransaction(ctx.ledger, "normal", () => {
       const verdict = takeTokens(ctx.ledger, bucket, requestCost(request.geo), now);
       // The units stay spent even when the allowance refuses: the limiter admitted the request.
-      const refusal = verdict.admitted ? allowance?.check(ctx.ledger, now) ?? null : null;
+      // Checked even when the limiter refuses, so a trial's 429 carries its X-Trial-* headers.
+      const refusal = allowance?.check(ctx.ledger, now) ?? null;
       return { verdict, refusal };
     }),
   );
-  if (!verdict.admitted) throw rateLimited(bucket, verdict);
   if (allowance?.kind === "trial") Object.assign(scope.headers, allowance.headers);
+  if (!verdict.admitted) throw rateLimited(bucket, verdict);
   if (refusal) throw refusal;
 
   let hold: Hold | null = null;

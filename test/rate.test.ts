@@ -68,7 +68,9 @@ describeMatrix("request rate", (use) => {
     await drain(c, a, 30);
     await drain(c, b, 30);
     await expectError(list(c, a), 429, "rate_limited");
-    await expectError(list(c, b), 429, "rate_limited");
+    const limited = await expectError(list(c, b), 429, "rate_limited");
+    expect(limited.header("x-dataapi-access")).toBe("trial");
+    expect(limited.header("x-trial-rowbudget-remaining")).toBe("940");
   });
 
   it("meters a negotiated account per account with its burst and sustained rate", async () => {
