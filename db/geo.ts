@@ -19,6 +19,7 @@ import { distance } from "@turf/distance";
 import { booleanPointInPolygon } from "@turf/boolean-point-in-polygon";
 import { lengthToRadians, radiansToDegrees } from "@turf/helpers";
 import type { Polygon } from "geojson";
+import { LRUCache } from "lru-cache";
 import { LIST, PRECISE_GEOCODES } from "./contract.ts";
 import type { Db } from "./driver.ts";
 import { readWatermark } from "./replica.ts";
@@ -28,7 +29,7 @@ export type GeoFilter =
   | { kind: "polygon"; ring: Array<[lat: number, lng: number]> };
 
 export interface GeoCandidates {
-  /** Venue ids admitted by the filter and the precision rule, at most 2,000, nearest first. */
+  /** Venue ids admitted by the filter and the precision rule, at most 2,000, ascending. */
   venueIds: number[];
   /** Circle only: great-circle miles (unrounded) from the centre to each candidate venue. */
   distanceMiles: Map<number, number> | null;
@@ -114,6 +115,8 @@ interface VenueTable {
   lng: Float64Array;
   /** ADMIT_* bits. */
   admit: Uint8Array;
+  /** Search results for this state of the replica. */
+  results: LRUCache<string, GeoCandidates>;
 }
 
 const ADMIT_CENTROIDS = 1; // visible: admitted with include_centroids (every precision incl. null)
@@ -137,6 +140,7 @@ function readVenueTable(replica: Db): VenueTable {
     lat: new Float64Array(rows.length),
     lng: new Float64Array(rows.length),
     admit: new Uint8Array(rows.length),
+    results: new LRUCache({ max: RESULT_CACHE_ENTRIES }),
   };
   rows.forEach((row, slot) => {
     table.slotOf.set(row.id, slot);
@@ -171,64 +175,99 @@ function admittedInBox(replica: Db, table: VenueTable, box: Box, includeCentroid
   }
 }
 
-/** Indices into `ids` ordered by (distance, id): the spec's "nearest", ties by venue id. */
-function byDistance(ids: number[], dist: Float64Array): number[] {
-  const order = Array.from(ids.keys());
-  order.sort((a, b) => dist[a] - dist[b] || ids[a] - ids[b]);
-  return order;
+/**
+ * The `cap` entries of `idx` nearest by (distance, id), the spec's "nearest" with ties broken
+ * by venue id, in no particular order. A native typed-array sort finds the cut distance;
+ * sorting indices with a comparator cost several times more at these sizes.
+ */
+function nearest(idx: number[], dist: Float64Array, ids: number[], cap: number): number[] {
+  if (idx.length <= cap) return idx;
+  const sorted = Float64Array.from(idx, (i) => dist[i]).sort();
+  const cut = sorted[cap - 1];
+  const kept = idx.filter((i) => dist[i] < cut);
+  const tied = idx.filter((i) => dist[i] === cut).sort((a, b) => ids[a] - ids[b]);
+  for (let t = 0; kept.length < cap; t++) kept.push(tied[t]);
+  return kept;
 }
 
-function searchCircle(replica: Db, f: Extract<GeoFilter, { kind: "circle" }>, includeCentroids: boolean): GeoCandidates {
-  const table = readVenueTable(replica);
+/** Venue ids of the kept entries in ascending order, so results are deterministic. */
+const ascendingIds = (kept: number[], ids: number[]) => Array.from(Float64Array.from(kept, (i) => ids[i]).sort());
+
+function searchCircle(replica: Db, table: VenueTable, f: Extract<GeoFilter, { kind: "circle" }>, includeCentroids: boolean): GeoCandidates {
   const found: Found = { ids: [], slots: [] };
   for (const box of circleBoxes(f.lat, f.lng, f.radiusMiles)) admittedInBox(replica, table, box, includeCentroids, found);
-  const ids: number[] = [];
+  const dist = new Float64Array(found.ids.length);
   const within: number[] = [];
   for (let i = 0; i < found.ids.length; i++) {
-    const slot = found.slots[i];
-    const d = greatCircleMiles(f.lat, f.lng, table.lat[slot], table.lng[slot]);
-    if (d <= f.radiusMiles) {
-      ids.push(found.ids[i]);
-      within.push(d);
-    }
+    dist[i] = greatCircleMiles(f.lat, f.lng, table.lat[found.slots[i]], table.lng[found.slots[i]]);
+    if (dist[i] <= f.radiusMiles) within.push(i);
   }
-  const dist = Float64Array.from(within);
-  const order = byDistance(ids, dist);
-  if (order.length > LIST.geoCandidateVenues) order.length = LIST.geoCandidateVenues;
-  const venueIds = order.map((i) => ids[i]);
+  const kept = nearest(within, dist, found.ids, LIST.geoCandidateVenues);
   const distanceMiles = new Map<number, number>();
-  for (const i of order) distanceMiles.set(ids[i], dist[i]);
-  return { venueIds, distanceMiles };
+  for (const i of kept) distanceMiles.set(found.ids[i], dist[i]);
+  return { venueIds: ascendingIds(kept, found.ids), distanceMiles };
 }
 
-function searchPolygon(replica: Db, f: Extract<GeoFilter, { kind: "polygon" }>, includeCentroids: boolean): GeoCandidates {
-  const table = readVenueTable(replica);
+function searchPolygon(replica: Db, table: VenueTable, f: Extract<GeoFilter, { kind: "polygon" }>, includeCentroids: boolean): GeoCandidates {
   const box = ringBox(f.ring);
   const centreLat = (box.minLat + box.maxLat) / 2;
   const centreLng = (box.minLng + box.maxLng) / 2;
   const found: Found = { ids: [], slots: [] };
   admittedInBox(replica, table, box, includeCentroids, found);
-  const toCentre = new Float64Array(found.ids.length);
-  for (let i = 0; i < found.ids.length; i++) {
+  const n = found.ids.length;
+  const toCentre = new Float64Array(n);
+  for (let i = 0; i < n; i++) {
     toCentre[i] = greatCircleMiles(centreLat, centreLng, table.lat[found.slots[i]], table.lng[found.slots[i]]);
   }
   // GeoJSON order is [lng, lat] and rings are closed explicitly.
   const coordinates = f.ring.map(([lat, lng]) => [lng, lat]);
   coordinates.push(coordinates[0]);
   const polygon: Polygon = { type: "Polygon", coordinates: [coordinates] };
-  // Nearest first, so membership is tested only until the cap is full.
-  const venueIds: number[] = [];
+  // Membership is the costly test, so it runs outwards from the centre in widening bands and
+  // stops once the cap is full: every venue up to the band's edge is tested, so the nearest
+  // `cap` inside (ties included) are all among those found.
+  const cap = LIST.geoCandidateVenues;
+  const sorted = toCentre.slice().sort();
+  const tested = new Uint8Array(n);
+  const inside: number[] = [];
   const point = [0, 0];
-  for (const i of byDistance(found.ids, toCentre)) {
-    point[0] = table.lng[found.slots[i]];
-    point[1] = table.lat[found.slots[i]];
-    if (booleanPointInPolygon(point, polygon) && venueIds.push(found.ids[i]) === LIST.geoCandidateVenues) break;
+  for (let k = Math.min(n, cap); n > 0; k = Math.min(n, k * 2)) {
+    const edge = sorted[k - 1];
+    for (let i = 0; i < n; i++) {
+      if (tested[i] || toCentre[i] > edge) continue;
+      tested[i] = 1;
+      point[0] = table.lng[found.slots[i]];
+      point[1] = table.lat[found.slots[i]];
+      if (booleanPointInPolygon(point, polygon)) inside.push(i);
+    }
+    if (inside.length >= cap || k === n) break;
   }
-  return { venueIds, distanceMiles: null };
+  return { venueIds: ascendingIds(nearest(inside, toCentre, found.ids, cap), found.ids), distanceMiles: null };
 }
 
+/** Identical searches (every page of one traversal repeats its filter) within one replica state. */
+const RESULT_CACHE_ENTRIES = 64;
+
+function cacheKey(f: GeoFilter, includeCentroids: boolean): string {
+  const shape = f.kind === "circle" ? `c${f.lat},${f.lng},${f.radiusMiles}` : `p${f.ring.join(";")}`;
+  return `${includeCentroids ? 1 : 0}${shape}`;
+}
+
+/**
+ * Candidates for one geo filter. `venueIds` are in ascending id order; the result may be shared
+ * with other requests of the same replica state, so callers must not change it.
+ */
 export function findGeoCandidates(replica: Db, filter: GeoFilter, includeCentroids: boolean): GeoCandidates {
-  return filter.kind === "circle"
-    ? searchCircle(replica, filter, includeCentroids)
-    : searchPolygon(replica, filter, includeCentroids);
+  const table = readVenueTable(replica);
+  const key = cacheKey(filter, includeCentroids);
+  let result = table.results.get(key);
+  if (!result) {
+    result =
+      filter.kind === "circle"
+        ? searchCircle(replica, table, filter, includeCentroids)
+        : searchPolygon(replica, table, filter, includeCentroids);
+    Object.freeze(result.venueIds);
+    table.results.set(key, result);
+  }
+  return result;
 }
