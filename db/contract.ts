@@ -200,6 +200,8 @@ export const SYNC = {
   followPollMs: 250,
   /** `sync --follow`: least time between snapshot refreshes while records keep arriving. */
   followSnapshotMs: 5000,
+  /** Page cache while a sync runs (random index inserts of a bulk load need it). */
+  bulkCacheKiB: 256 * 1024,
 } as const;
 
 export const DEMO = {

@@ -1,15 +1,112 @@
 /**
- * Work a serving process does besides answering requests: demo data on first start, periodic
- * snapshot refresh and (with --sync-from) periodic sync.
+ * Work a serving process does besides answering requests (CONTRACT §2, §4): the demo data set
+ * and demo keys on first start (`--demo`), sync from `--sync-from` at start and every
+ * `--sync-interval` seconds, and the periodic snapshot refresh.
  */
-import { refreshSnapshot } from "../db/snapshot.ts";
+import { createAccount, type AccountFields } from "../db/accounts.ts";
+import type { KeyKind } from "../db/contract.ts";
+import { DEMO } from "../db/contract.ts";
+import { readReplicaStats } from "../db/replica.ts";
+import { demoChunks } from "../sync/demo/generate.ts";
+import { formatSummary } from "../sync/progress.ts";
+import { openSource, streamSource, type SourcePosition } from "../sync/source.ts";
+import { refreshSnapshotIfStale, SyncError, syncFrom } from "../sync/worker.ts";
 import { notifyReplicaChange, type AppContext } from "./context.ts";
+import { issueKey } from "./keys.ts";
+
+/** The demo accounts `serve --demo` creates: one per kind of access a user may want to try. */
+const DEMO_ACCOUNTS: Array<{ label: string; kind: KeyKind; fields: Partial<AccountFields>; note: string }> = [
+  { label: "business", kind: "live", fields: { plan: "business" }, note: "90-day lookahead, polygons, 500,000 rows/24 h" },
+  { label: "basic", kind: "live", fields: { plan: "basic" }, note: "30-day lookahead, no polygons, 100,000 rows/24 h" },
+  { label: "enterprise", kind: "live", fields: { plan: "enterprise" }, note: "no lookahead cap, no row budget" },
+  { label: "trial", kind: "live", fields: { plan: "none", verified: true, hadSubscription: false }, note: "no plan: a 7-day, 1,000-row trial starts on first use" },
+  { label: "builder", kind: "builder", fields: { plan: "business" }, note: "Builder key for POST /v1/ticket-handoffs" },
+  { label: "legacy", kind: "legacy", fields: { plan: "legacy" }, note: "legacy key: /v1/events only" },
+];
+const DEMO_EMAIL = (label: string) => `demo-${label}@example.com`;
+
+const today = (ms: number) => new Date(ms).toISOString().slice(0, 10);
+
+/** `--demo`: fills an empty replica with demo data anchored today, and prints demo keys once. */
+async function loadDemo(ctx: AppContext): Promise<void> {
+  const stats = readReplicaStats(ctx.replica);
+  if (stats.events > 0 || stats.watermark > 0) return;
+  const anchor = today(ctx.clock.now());
+  console.log(`Loading demo data: ${DEMO.events.toLocaleString("en-US")} events anchored on ${anchor} …`);
+  const source = streamSource("demo data", demoChunks({ events: DEMO.events, seed: DEMO.seed, anchor }));
+  const summary = await syncFrom(ctx.replica, source, { now: ctx.clock.now });
+  notifyReplicaChange(ctx);
+  console.log(formatSummary(summary));
+
+  const existing = ctx.ledger
+    .prepare<{ n: number }>("SELECT count(*) AS n FROM accounts WHERE email LIKE 'demo-%@example.com'")
+    .get();
+  if (Number(existing?.n ?? 0) > 0) {
+    console.log("Demo accounts already exist in the ledger; their keys were shown when they were created.");
+    return;
+  }
+  const now = ctx.clock.now();
+  const issued = ctx.ledger.transaction(() =>
+    DEMO_ACCOUNTS.map((a) => {
+      const accountId = createAccount(ctx.ledger, { email: DEMO_EMAIL(a.label), ...a.fields }, now);
+      return { ...a, accountId, key: issueKey(ctx.ledger, accountId, a.kind, now).key };
+    }),
+  );
+  const base = ctx.config.baseUrl;
+  console.log(
+    [
+      "",
+      "Demo API keys (shown once; only their SHA-256 digests are stored):",
+      ...issued.map((a) => `  ${a.label.padEnd(10)} account ${String(a.accountId).padEnd(4)} ${a.key}  ${a.note}`),
+      "",
+      "Try:",
+      `  curl -H "Authorization: Bearer ${issued[0].key}" "${base}/v1/events?state=NY&city=New%20York&limit=3"`,
+      `  curl -H "Authorization: Bearer ${issued[0].key}" "${base}/v1/events?lat=40.758&lng=-73.9855&radius_miles=2&limit=3"`,
+      "",
+    ].join("\n"),
+  );
+}
+
+/** `--sync-from SRC`: syncs now, then every `--sync-interval` seconds from where it stopped. */
+async function startPeriodicSync(ctx: AppContext, spec: string): Promise<void> {
+  let position: SourcePosition | undefined;
+  let running = false;
+  const tick = async () => {
+    if (running) return; // a long run is still going; the next tick picks up after it
+    running = true;
+    try {
+      const source = openSource(spec, { start: position });
+      const summary = await syncFrom(ctx.replica, source, { now: ctx.clock.now });
+      position = summary.position;
+      if (summary.applied > 0) {
+        notifyReplicaChange(ctx);
+        console.log(formatSummary(summary));
+      }
+    } catch (err) {
+      if (err instanceof SyncError) {
+        if (err.summary.applied > 0) notifyReplicaChange(ctx);
+        console.error(`sync from ${spec} failed: ${err.message}`);
+      } else {
+        // E.g. the file was replaced by a shorter one: read it again from the start next time.
+        position = undefined;
+        console.error(`sync from ${spec} failed: ${(err as Error).message}`);
+      }
+    } finally {
+      running = false;
+    }
+  };
+  await tick();
+  if (spec === "-") return; // stdin was read to its end
+  const timer = setInterval(tick, ctx.config.syncIntervalS * 1000);
+  timer.unref?.();
+}
 
 export async function startBackgroundWork(ctx: AppContext): Promise<void> {
+  if (ctx.config.demo) await loadDemo(ctx);
+  if (ctx.config.syncFrom) await startPeriodicSync(ctx, ctx.config.syncFrom);
   const timer = setInterval(() => {
     try {
-      refreshSnapshot(ctx.replica, ctx.clock.now());
-      notifyReplicaChange(ctx);
+      if (refreshSnapshotIfStale(ctx.replica, ctx.clock.now()) !== null) notifyReplicaChange(ctx);
     } catch (err) {
       console.error("snapshot refresh failed:", (err as Error).message);
     }

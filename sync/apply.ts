@@ -5,8 +5,8 @@
  */
 import type { Db } from "../db/driver.ts";
 import { readWatermark } from "../db/replica.ts";
-import { deriveCategories, deriveCost, deriveTicketing, deriveWebsite, isoUtc, vendorOf } from "./derive.ts";
-import { parseIsoInstant, type UpstreamRecord } from "./records.ts";
+import { deriveCategories, deriveCost, deriveInstant, deriveTicketing, deriveWebsite, vendorOf } from "./derive.ts";
+import type { UpstreamRecord } from "./records.ts";
 
 export interface ApplyResult {
   applied: number;
@@ -64,13 +64,13 @@ function applyOne(s: Statements, r: UpstreamRecord): void {
     }
     case "event": {
       const e = r.event;
-      const startMs = parseIsoInstant(e.startDate)!;
-      const endMs = e.endDate == null ? null : parseIsoInstant(e.endDate)!;
+      const start = deriveInstant(e.startDate);
+      const end = e.endDate == null ? null : deriveInstant(e.endDate);
       const website = deriveWebsite(e.website, e.websiteBroken);
       const ticketing = deriveTicketing(e, website);
       s.upsertEvent.run({
         id: e.id, venueId: e.venueId, title: e.title, slug: e.slug,
-        startDate: isoUtc(startMs), startMs, endDate: endMs == null ? null : isoUtc(endMs), endMs,
+        startDate: start.iso, startMs: start.ms, endDate: end?.iso ?? null, endMs: end?.ms ?? null,
         costText: e.costText, isFree: b(e.isFree), soldOut: b(e.isSoldOut), lowTickets: b(e.isLowTickets),
         age: e.age, websiteRaw: e.website, websiteBroken: b(e.websiteBroken), imageUrl: e.imageUrl,
         categories: JSON.stringify(deriveCategories(e.categories)), source: e.source, vendor: vendorOf(e.source),

@@ -2,7 +2,7 @@
  * Served fields derived from upstream records (CONTRACT §3). Computed once at apply time.
  */
 import { CATEGORIES, FREE_COST_TEXTS } from "../db/contract.ts";
-import type { EventRecord } from "./records.ts";
+import { parseIsoInstant, type EventRecord } from "./records.ts";
 
 const categorySet = new Set<string>(CATEGORIES);
 const freeTexts = new Set<string>(FREE_COST_TEXTS);
@@ -59,6 +59,15 @@ export function deriveTicketing(e: EventRecord["event"], website: string | null)
   const status = links.length === 0 ? "missing" : destinations.length > 0 ? "available" : "unavailable";
   const destination = e.ticketed === false ? null : (destinations[0] ?? null);
   return { status, destination };
+}
+
+/**
+ * The stored form of an upstream date: ms and 'YYYY-MM-DDTHH:MM:SSZ'. A string already in that
+ * form (20 characters, T and Z in place, and valid, as the record schema checked) is kept as is.
+ */
+export function deriveInstant(s: string): { ms: number; iso: string } {
+  const ms = parseIsoInstant(s)!;
+  return { ms, iso: s.length === 20 && s[10] === "T" && s[19] === "Z" ? s : isoUtc(ms) };
 }
 
 /** Normalizes an instant to 'YYYY-MM-DDTHH:MM:SSZ' (or with .sss when it has millis). */

@@ -126,7 +126,7 @@ export function fileSource(path: string, options: SourceOptions = {}): RecordSou
 }
 
 /** A stream of bytes (stdin, or generated demo data) read to its end. */
-export function streamSource(name: string, stream: AsyncIterable<Uint8Array | string>): RecordSource {
+export function streamSource(name: string, stream: AsyncIterable<Uint8Array | string> | Iterable<Uint8Array | string>): RecordSource {
   const encoder = new TextEncoder();
   async function* bytes(): AsyncGenerator<Uint8Array> {
     for await (const chunk of stream) yield typeof chunk === "string" ? encoder.encode(chunk) : chunk;

@@ -36,6 +36,8 @@ export interface SyncSummary {
   watermark: number;
   /** Events in the snapshot after the run's refresh; null when the run needed none. */
   snapshotEvents: number | null;
+  /** Time spent refreshing the snapshot, included in `elapsedMs`. */
+  snapshotMs: number;
   /** Bytes of the input read through (a file offset). */
   bytes: number;
   elapsedMs: number;
@@ -73,7 +75,8 @@ function snapshotLags(db: Db): boolean {
   return row?.value == null || Number(row.value) !== readWatermark(db);
 }
 
-function refresh(db: Db, nowMs: number): number {
+/** Refreshes the snapshot and records the watermark it reflects. */
+export function refreshServingSnapshot(db: Db, nowMs: number): number {
   const events = refreshSnapshot(db, nowMs);
   db.prepare("INSERT OR REPLACE INTO sync_state(key, value) VALUES ($key, $value)").run({
     key: SNAPSHOT_WATERMARK,
@@ -82,13 +85,46 @@ function refresh(db: Db, nowMs: number): number {
   return events;
 }
 
+/**
+ * The periodic refresh of a serving process: skipped while the replica has not changed since
+ * the last refresh (the snapshot depends on live rows only, not on the time), so an idle
+ * million-event replica is not rebuilt every minute. Returns the snapshot size, or null if skipped.
+ */
+export function refreshSnapshotIfStale(db: Db, nowMs: number): number | null {
+  return snapshotLags(db) ? refreshServingSnapshot(db, nowMs) : null;
+}
+
+/**
+ * Connection settings for the length of a run: a page cache big enough for the random index
+ * inserts of a bulk load (events by venue, the snapshot's indexes) and in-memory sorting for
+ * the snapshot rebuild. The serving connection gets its own settings back afterwards.
+ */
+const BULK_PRAGMAS = { cache_size: SYNC.bulkCacheKiB * -1, temp_store: 2 } as const;
+
+function applyBulkSettings(db: Db): () => void {
+  const saved = Object.keys(BULK_PRAGMAS).map((name) => [name, db.pragma(name)] as const);
+  for (const [name, value] of Object.entries(BULK_PRAGMAS)) db.exec(`PRAGMA ${name} = ${value}`);
+  return () => {
+    for (const [name, value] of saved) db.exec(`PRAGMA ${name} = ${Number(value)}`);
+  };
+}
+
 export async function syncFrom(db: Db, source: RecordSource, options: SyncOptions = {}): Promise<SyncSummary> {
+  const restore = applyBulkSettings(db);
+  try {
+    return await run(db, source, options);
+  } finally {
+    restore();
+  }
+}
+
+async function run(db: Db, source: RecordSource, options: SyncOptions): Promise<SyncSummary> {
   const batchSize = options.batchSize ?? SYNC.batchSize;
   const now = options.now ?? Date.now;
   const started = performance.now();
   const summary: SyncSummary = {
     source: source.name, lines: 0, records: 0, applied: 0, skipped: 0, batches: 0,
-    watermark: readWatermark(db), snapshotEvents: null, bytes: 0, elapsedMs: 0, position: { offset: 0, line: 0 },
+    watermark: readWatermark(db), snapshotEvents: null, snapshotMs: 0, bytes: 0, elapsedMs: 0, position: { offset: 0, line: 0 },
   };
   const startWatermark = summary.watermark;
   let batch: UpstreamRecord[] = [];
@@ -114,7 +150,9 @@ export async function syncFrom(db: Db, source: RecordSource, options: SyncOption
     batch = [];
   };
   const refreshNow = () => {
-    summary.snapshotEvents = refresh(db, now());
+    const t = performance.now();
+    summary.snapshotEvents = refreshServingSnapshot(db, now());
+    summary.snapshotMs += performance.now() - t;
     options.onSnapshot?.(summary.snapshotEvents);
     appliedSinceRefresh = false;
     lastRefresh = performance.now();

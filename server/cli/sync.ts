@@ -3,19 +3,12 @@
  */
 import { mkdirSync } from "node:fs";
 import { dirname } from "node:path";
-import type { Db } from "../../db/driver.ts";
 import { openReplica } from "../../db/replica.ts";
 import { createProgressBar, formatSummary } from "../../sync/progress.ts";
 import { openSource } from "../../sync/source.ts";
 import { SyncError, syncFrom, type SyncSummary } from "../../sync/worker.ts";
 import { resolveConfig } from "../config.ts";
 import { intFlag, parseFlags, UsageError, type Command } from "./args.ts";
-
-/** Per-connection settings for a bulk load: a bigger page cache and in-memory temp b-trees. */
-export function tuneForBulkLoad(db: Db): void {
-  db.exec("PRAGMA cache_size = -262144"); // 256 MiB
-  db.exec("PRAGMA temp_store = MEMORY");
-}
 
 export const syncCommand: Command = {
   summary: "pull upstream records into the replica",
@@ -42,7 +35,6 @@ batch it is in is not applied, batches committed before it stay applied.`,
     const source = openSource(values.from, { follow: values.follow, signal: controller.signal });
     if (dbPath !== ":memory:") mkdirSync(dirname(dbPath), { recursive: true });
     const db = await openReplica(dbPath);
-    tuneForBulkLoad(db);
 
     // First signal: stop reading, commit what was read, refresh the snapshot. Second: exit now.
     const stop = () => {

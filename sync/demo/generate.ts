@@ -102,32 +102,40 @@ export function* demoRecords(options: DemoOptions): Generator<Record<string, unk
   }
 }
 
-/** Serializes the stream in ~1 MB chunks to `sink` (awaited, so slow sinks apply back-pressure). */
-export async function writeDemoData(
-  options: DemoOptions,
-  sink: (chunk: string) => void | Promise<void>,
-): Promise<DemoSummary> {
-  const summary: DemoSummary = { events: options.events, venues: venueCountFor(options.events), records: 0, bytes: 0, lastSeq: 0 };
+/** The stream as NDJSON text in ~1 MB chunks. */
+export function* demoChunks(options: DemoOptions): Generator<string> {
   let parts: string[] = [];
   let size = 0;
   for (const record of demoRecords(options)) {
     const line = JSON.stringify(record) + "\n";
     parts.push(line);
     size += line.length;
-    summary.records++;
-    summary.lastSeq = record.seq as number;
     if (size >= 1 << 20) {
-      const chunk = parts.join("");
-      summary.bytes += Buffer.byteLength(chunk);
-      await sink(chunk);
+      yield parts.join("");
       parts = [];
       size = 0;
     }
   }
-  if (parts.length > 0) {
-    const chunk = parts.join("");
+  if (parts.length > 0) yield parts.join("");
+}
+
+/** Writes the stream to `sink` (awaited, so slow sinks apply back-pressure) and sums it up. */
+export async function writeDemoData(
+  options: DemoOptions,
+  sink: (chunk: string) => void | Promise<void>,
+): Promise<DemoSummary> {
+  const summary: DemoSummary = { events: options.events, venues: venueCountFor(options.events), records: 0, bytes: 0, lastSeq: 0 };
+  for (const chunk of demoChunks(options)) {
     summary.bytes += Buffer.byteLength(chunk);
+    summary.records += countLines(chunk);
     await sink(chunk);
   }
+  summary.lastSeq = summary.records; // seq runs 1..records
   return summary;
+}
+
+function countLines(chunk: string): number {
+  let n = 0;
+  for (let i = chunk.indexOf("\n"); i !== -1; i = chunk.indexOf("\n", i + 1)) n++;
+  return n;
 }
