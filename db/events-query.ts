@@ -3,24 +3,34 @@
  * rules"). Keyset over (start_ms, id): a page is every snapshot row after the position, inside
  * the window and the filters, in that order, `limit + 1` of them so the extra row says hasMore.
  *
- * The snapshot splits short and long events (db/replica.ts). A page query is a merge of two
- * ordered index range scans, each `LIMIT n+1`:
- *   long = 0: start_ms >= after - LONG_EVENT_MS (a short event that is still running started then)
- *   long = 1: start_ms >= after - longest long event (read from the partial span index)
- * so no query reads more than its page plus what its filters skip, whatever page it is on.
+ * The snapshot splits short and long events (db/replica.ts). A page reads two ordered index
+ * range scans and merges them:
+ *   long = 0: start_ms >= after - LONG_EVENT_MS (a short event still running started then)
+ *   long = 1: start_ms >= after - the longest long event (db/snapshot-stats.ts)
+ * each from the cursor position on, so no query depends on how many pages came before.
  *
  * Index per filter combination (chosen here, forced with INDEXED BY so plans cannot drift):
- *   source set estimated small → snapshot_source, rows sorted (bounded by the estimate)
- *   geo venues estimated small → snapshot_venue, rows sorted (bounded by the estimate)
+ *   few rows at the sources    → snapshot_source, rows sorted (bounded by the count)
+ *   few rows at the geo venues → snapshot_venue, rows sorted (bounded by the count)
  *   city (+ state)             → snapshot_state_city / snapshot_city, time-ordered
  *   state                      → snapshot_state, time-ordered
  *   otherwise                  → the primary key, time-ordered
- * Everything else is a residual filter on the chosen scan. "Small" means cheaper to sort than to
- * skip: below sqrt((n+1) · events), the break-even of sorting k rows against scanning (n+1)/f.
+ * Everything else is a residual filter on the chosen scan. "Few" means cheaper to sort than to
+ * skip: k of N rows match (f = k/N); sorting costs about f·R for R rows in the window, an ordered
+ * scan about (n+1)/f, so sorting wins when k <= sqrt((n+1)·N) (taking R <= N leans towards the
+ * scan). Geo venues on an ordered scan are checked in JS against a Set, scanning in growing
+ * chunks: cheaper than building a 2,000-entry SQL list for each half of every page.
  */
-import { LRUCache } from "lru-cache";
 import { LONG_EVENT_MS } from "./contract.ts";
 import type { Db, SqlValue } from "./driver.ts";
+import {
+  countSourceRows,
+  countVenueRows,
+  readLongestLongEventMs,
+  readMatchingSources,
+  readSnapshotStats,
+  sourceGlob,
+} from "./snapshot-stats.ts";
 
 export interface PagePosition {
   startMs: number;
@@ -43,13 +53,15 @@ export interface PageFilter {
   excludeAggregators: boolean;
 }
 
+export type PagePlan = "source" | "venue" | "state_city" | "city" | "state" | "time";
+
 export interface PageSelection {
   /** At most `limit` snapshot rows, in page order. */
   keys: PagePosition[];
   hasMore: boolean;
+  /** The index used; null when the filters could match nothing. */
+  plan: PagePlan | null;
 }
-
-export type PagePlan = "source" | "venue" | "state_city" | "city" | "state" | "time";
 
 const INDEX: Record<PagePlan, string> = {
   source: "INDEXED BY snapshot_source",
@@ -59,74 +71,6 @@ const INDEX: Record<PagePlan, string> = {
   state: "INDEXED BY snapshot_state",
   time: "NOT INDEXED", // WITHOUT ROWID: the table itself, i.e. the (long, start_ms, id) key
 };
-
-/** `scraper:fill_more` → GLOB `scraper:fill?more*` plus the literal range before the first `_`. */
-export function sourceGlob(token: string): { glob: string; lo: string; hi: string } {
-  const cut = token.indexOf("_");
-  const lo = cut === -1 ? token : token.slice(0, cut);
-  // Sources are [a-z0-9._:-]; '{' sorts after all of them, so [lo, lo + '{') is "starts with lo".
-  return { glob: `${token.replaceAll("_", "?")}*`, lo, hi: `${lo}{` };
-}
-
-interface Stats {
-  generation: number;
-  events: number;
-  venues: number;
-}
-
-const estimateCaches = new WeakMap<Db, LRUCache<string, number>>();
-
-function readStats(db: Db): Stats {
-  return db.prepare<Stats>("SELECT generation, events, venues FROM snapshot_stats WHERE id = 1").get() ?? {
-    generation: -1, events: 0, venues: 0,
-  };
-}
-
-/** Snapshot rows whose source matches a token, cached per snapshot generation. */
-function estimateSourceRows(db: Db, generation: number, tokens: readonly string[]): number {
-  let cache = estimateCaches.get(db);
-  if (!cache) estimateCaches.set(db, (cache = new LRUCache({ max: 2000 })));
-  let total = 0;
-  for (const token of tokens) {
-    const key = `${generation}\n${token}`;
-    let n = cache.get(key);
-    if (n === undefined) {
-      const g = sourceGlob(token);
-      n = Number(
-        db.prepare<{ n: number | null }>(
-          "SELECT sum(events) AS n FROM snapshot_sources WHERE source >= $lo AND source < $hi AND source GLOB $glob",
-        ).get(g)?.n ?? 0,
-      );
-      cache.set(key, n);
-    }
-    total += n;
-  }
-  return total;
-}
-
-/** The exact list of snapshot sources matching any token (read fresh: it decides the result). */
-function matchingSources(db: Db, tokens: readonly string[]): string[] {
-  const out = new Set<string>();
-  const stmt = db.prepare<{ source: string }>(
-    "SELECT source FROM snapshot_sources WHERE source >= $lo AND source < $hi AND source GLOB $glob",
-  );
-  for (const token of tokens) for (const row of stmt.all(sourceGlob(token))) out.add(row.source);
-  return [...out];
-}
-
-function longestLongEventMs(db: Db): number | null {
-  const row = db
-    .prepare<{ span: number | null }>("SELECT max(end_ms - start_ms) AS span FROM snapshot INDEXED BY snapshot_span WHERE long = 1")
-    .get();
-  return row?.span ?? null;
-}
-
-/** Lexicographic max of the cursor position and "start_ms >= floorMs". */
-function lowerBound(position: PagePosition, floorMs: number): PagePosition {
-  const floor = { startMs: floorMs - 1, id: Number.MAX_SAFE_INTEGER };
-  const after = position.startMs > floor.startMs || (position.startMs === floor.startMs && position.id >= floor.id);
-  return after ? position : floor;
-}
 
 /** The filter columns each plan's index is keyed on (after `long`). */
 const PLAN_COLUMNS: Record<PagePlan, readonly string[]> = {
@@ -138,28 +82,27 @@ const PLAN_COLUMNS: Record<PagePlan, readonly string[]> = {
   time: [],
 };
 
-export interface PageQuery {
-  plan: PagePlan;
+export interface HalfQuery {
   sql: string;
+  /** Bind with `ls`, `lid` (exclusive lower bound) and `lim` added. */
   params: Record<string, SqlValue>;
 }
 
-/** Builds the merged short/long query. Exported for the query-plan test. */
-export function buildPageQuery(
+/**
+ * One half (short or long events) of a page query. With `venuesInSql` false the venue filter is
+ * left to the caller and `venue_id` is selected. Exported for the query-plan test.
+ */
+export function buildHalfQuery(
   plan: PagePlan,
+  long: 0 | 1,
   filter: PageFilter,
   sourceList: readonly string[] | null,
-  bounds: { short: PagePosition; long: PagePosition },
-  limit: number,
-): PageQuery {
-  const params: Record<string, SqlValue> = {
-    before: filter.beforeMs, after: filter.afterMs, n1: limit + 1,
-    ls0: bounds.short.startMs, lid0: bounds.short.id, ls1: bounds.long.startMs, lid1: bounds.long.id,
-  };
+  venuesInSql = true,
+): HalfQuery {
+  const params: Record<string, SqlValue> = { before: filter.beforeMs, after: filter.afterMs };
   // Columns outside the plan's index get a unary plus, so the planner cannot pick another
   // index for them (NOT INDEXED alone does not stop it on a WITHOUT ROWID table).
-  const keyed = PLAN_COLUMNS[plan];
-  const col = (name: string) => (keyed.includes(name) ? name : `+${name}`);
+  const col = (name: string) => (PLAN_COLUMNS[plan].includes(name) ? name : `+${name}`);
   const terms: string[] = [];
   if (filter.state !== null) (terms.push(`${col("state")} = $state`), (params.state = filter.state));
   if (filter.city !== null) (terms.push(`${col("city")} = $city`), (params.city = filter.city));
@@ -173,19 +116,18 @@ export function buildPageQuery(
     terms.push("EXISTS (SELECT 1 FROM json_each($globs) g WHERE snapshot.source GLOB g.value)");
     params.globs = JSON.stringify(filter.sources.map((t) => sourceGlob(t).glob));
   }
-  if (filter.venueIds !== null) {
+  if (filter.venueIds !== null && venuesInSql) {
     terms.push(`${col("venue_id")} IN (SELECT value FROM json_each($venues))`);
     params.venues = JSON.stringify(filter.venueIds);
   }
-  if (filter.excludeSoldOut) terms.push("sold_out = 0");
-  if (filter.excludeAggregators) terms.push("aggregator = 0");
-  const half = (long: 0 | 1) =>
-    `SELECT start_ms, id FROM snapshot ${INDEX[plan]} WHERE long = ${long}` +
+  if (filter.excludeSoldOut) terms.push("+sold_out = 0");
+  if (filter.excludeAggregators) terms.push("+aggregator = 0");
+  const columns = venuesInSql ? "start_ms, id" : "start_ms, id, venue_id";
+  const sql =
+    `SELECT ${columns} FROM snapshot ${INDEX[plan]} WHERE long = ${long}` +
     terms.map((t) => ` AND ${t}`).join("") +
-    ` AND (start_ms, id) > ($ls${long}, $lid${long}) AND start_ms <= $before AND end_ms >= $after` +
-    " ORDER BY start_ms, id LIMIT $n1";
-  const sql = `SELECT * FROM (${half(0)}) UNION ALL SELECT * FROM (${half(1)}) ORDER BY 1, 2 LIMIT $n1`;
-  return { plan, sql, params };
+    " AND (start_ms, id) > ($ls, $lid) AND start_ms <= $before AND end_ms >= $after ORDER BY start_ms, id LIMIT $lim";
+  return { sql, params };
 }
 
 /** Picks the index for a filter combination (see the file comment). */
@@ -197,33 +139,72 @@ export function choosePlan(filter: PageFilter, est: { sourceRows: number | null;
   return "time";
 }
 
+/** Lexicographic max of the cursor position and "start_ms >= floorMs". */
+function lowerBound(position: PagePosition, floorMs: number): PagePosition {
+  const floor = { startMs: floorMs - 1, id: Number.MAX_SAFE_INTEGER };
+  const later = position.startMs > floor.startMs || (position.startMs === floor.startMs && position.id >= floor.id);
+  return later ? position : floor;
+}
+
+const venueSets = new WeakMap<readonly number[], ReadonlySet<number>>();
+
+/** The candidate venues as a Set, built once per candidate list (geo search may cache lists). */
+export function venueSetOf(venueIds: readonly number[]): ReadonlySet<number> {
+  let set = venueSets.get(venueIds);
+  if (!set) venueSets.set(venueIds, (set = new Set(venueIds)));
+  return set;
+}
+
+type KeyRow = { start_ms: number; id: number; venue_id?: number };
+
+/** Up to `want` rows of one half, in order, whose venue is in `venues`: growing chunks. */
+function scanVenues(db: Db, q: HalfQuery, from: PagePosition, want: number, venues: ReadonlySet<number>): KeyRow[] {
+  const out: KeyRow[] = [];
+  const stmt = db.prepare<KeyRow>(q.sql);
+  let pos = from;
+  for (let chunk = Math.max(64, 4 * want); ; chunk = Math.min(chunk * 2, 8192)) {
+    const rows = stmt.all({ ...q.params, ls: pos.startMs, lid: pos.id, lim: chunk });
+    for (const r of rows) if (venues.has(r.venue_id!) && out.push(r) === want) return out;
+    if (rows.length < chunk) return out;
+    const last = rows[rows.length - 1];
+    pos = { startMs: last.start_ms, id: last.id };
+  }
+}
+
+const byKey = (a: KeyRow, b: KeyRow) => a.start_ms - b.start_ms || a.id - b.id;
+
 /**
- * Selects one page. Call inside `readConsistently` so estimates, the long-event bound and the
+ * Selects one page. Call inside `readConsistently` so the counts, the long-event bound and the
  * rows all come from one snapshot.
  */
-export function selectPage(db: Db, filter: PageFilter, position: PagePosition | null, limit: number): PageSelection & { plan: PagePlan | null } {
-  const empty = { keys: [], hasMore: false, plan: null };
+export function selectPage(db: Db, filter: PageFilter, position: PagePosition | null, limit: number): PageSelection {
+  const empty: PageSelection = { keys: [], hasMore: false, plan: null };
   if (filter.venueIds?.length === 0) return empty;
-  const stats = readStats(db);
+  const stats = readSnapshotStats(db);
   const threshold = Math.sqrt((limit + 1) * Math.max(stats.events, 1));
-  const sourceRows = filter.sources ? estimateSourceRows(db, stats.generation, filter.sources) : null;
-  const venueRows =
-    filter.venueIds !== null && stats.venues > 0 ? (stats.events * filter.venueIds.length) / stats.venues : null;
+  const sourceRows = filter.sources ? countSourceRows(db, stats, filter.sources) : null;
+  const venueRows = filter.venueIds ? countVenueRows(db, stats, filter.venueIds) : null;
   const plan = choosePlan(filter, { sourceRows, venueRows, threshold });
 
   let sourceList: string[] | null = null;
   if (plan === "source") {
-    sourceList = matchingSources(db, filter.sources!);
+    sourceList = readMatchingSources(db, filter.sources!);
     if (sourceList.length === 0) return empty;
   }
   const from = position ?? FIRST_POSITION;
-  const longest = longestLongEventMs(db) ?? LONG_EVENT_MS;
-  const bounds = {
-    short: lowerBound(from, filter.afterMs - LONG_EVENT_MS),
-    long: lowerBound(from, filter.afterMs - longest),
-  };
-  const q = buildPageQuery(plan, filter, sourceList, bounds, limit);
-  const rows = db.prepare<{ start_ms: number; id: number }>(q.sql).all(q.params);
+  const longest = readLongestLongEventMs(db) ?? LONG_EVENT_MS;
+  const bounds = [lowerBound(from, filter.afterMs - LONG_EVENT_MS), lowerBound(from, filter.afterMs - longest)];
+  const want = limit + 1;
+  const venuesInSql = filter.venueIds === null || plan === "venue";
+  const venueSet = venuesInSql ? null : venueSetOf(filter.venueIds!);
+  const rows: KeyRow[] = [];
+  for (const long of [0, 1] as const) {
+    const q = buildHalfQuery(plan, long, filter, sourceList, venuesInSql);
+    const b = bounds[long];
+    if (venueSet) rows.push(...scanVenues(db, q, b, want, venueSet));
+    else rows.push(...db.prepare<KeyRow>(q.sql).all({ ...q.params, ls: b.startMs, lid: b.id, lim: want }));
+  }
+  rows.sort(byKey);
   const keys = rows.slice(0, limit).map((r) => ({ startMs: Number(r.start_ms), id: Number(r.id) }));
   return { keys, hasMore: rows.length > limit, plan };
 }

@@ -10,7 +10,7 @@
  */
 import { AGGREGATOR_VENDORS } from "./contract.ts";
 import type { Db } from "./driver.ts";
-import type { PageFilter, PagePosition } from "./events-query.ts";
+import { venueSetOf, type PageFilter, type PagePosition } from "./events-query.ts";
 import { SERVABLE_SQL } from "./snapshot.ts";
 
 export interface Venue {
@@ -154,7 +154,7 @@ export function hydratePage(db: Db, keys: readonly PagePosition[], filter: PageF
   // Page order is snapshot order; placing rows by id is cheaper than sorting in SQL.
   const byId = new Map<number, Row>();
   for (const r of rows) byId.set(r.id, r);
-  const venues = filter.venueIds === null ? null : new Set(filter.venueIds);
+  const venues = filter.venueIds === null ? null : venueSetOf(filter.venueIds);
   const source = filter.sources === null ? null : sourceMatcher(filter.sources);
   const out: Event[] = [];
   for (const k of keys) {

@@ -131,6 +131,28 @@ BEGIN
 END;
 `,
   },
+  {
+    // Snapshot events per venue, so a geo page query knows how selective its candidate venues
+    // are (db/events-query.ts) instead of assuming every venue is equally busy. Rebuilt once
+    // per snapshot refresh, each half in index order.
+    version: 3,
+    sql: `
+CREATE TABLE snapshot_venue_events (
+  venue_id INTEGER PRIMARY KEY,
+  events INTEGER NOT NULL
+);
+INSERT INTO snapshot_venue_events(venue_id, events) SELECT venue_id, count(*) FROM snapshot GROUP BY venue_id;
+CREATE TRIGGER snapshot_venue_events_refresh AFTER UPDATE OF value ON sync_state WHEN new.key = 'snapshot_at'
+BEGIN
+  DELETE FROM snapshot_venue_events;
+  INSERT INTO snapshot_venue_events(venue_id, events)
+    SELECT venue_id, count(*) FROM snapshot WHERE long = 0 GROUP BY venue_id;
+  INSERT INTO snapshot_venue_events(venue_id, events)
+    SELECT venue_id, count(*) FROM snapshot WHERE long = 1 GROUP BY venue_id
+    ON CONFLICT(venue_id) DO UPDATE SET events = events + excluded.events;
+END;
+`,
+  },
 ];
 
 export async function openReplica(path: string, options: { readonly?: boolean } = {}): Promise<Db> {

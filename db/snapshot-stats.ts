@@ -1,0 +1,95 @@
+/**
+ * What page selection needs to know about the current serving snapshot before it picks an
+ * index (db/events-query.ts): its size, how many rows a source prefix or a set of venues
+ * covers, and the longest long event. Counts come from tables the snapshot refresh maintains
+ * (snapshot_stats, snapshot_sources, snapshot_venue_events; db/replica.ts migrations 2–3) and
+ * are cached per snapshot generation, so a request pays for lookups, not for counting.
+ */
+import { LRUCache } from "lru-cache";
+import type { Db } from "./driver.ts";
+
+export interface SnapshotStats {
+  /** Bumped by every refresh; keys the caches below. */
+  generation: number;
+  events: number;
+}
+
+export function readSnapshotStats(db: Db): SnapshotStats {
+  return db.prepare<SnapshotStats>("SELECT generation, events FROM snapshot_stats WHERE id = 1").get() ?? { generation: -1, events: 0 };
+}
+
+/** `scraper:fill_more` → GLOB `scraper:fill?more*` plus the literal range before the first `_`. */
+export function sourceGlob(token: string): { glob: string; lo: string; hi: string } {
+  const cut = token.indexOf("_");
+  const lo = cut === -1 ? token : token.slice(0, cut);
+  // Sources are [a-z0-9._:-]; '{' sorts after all of them, so [lo, lo + '{') is "starts with lo".
+  return { glob: `${token.replaceAll("_", "?")}*`, lo, hi: `${lo}{` };
+}
+
+interface Caches {
+  sourceRows: LRUCache<string, number>;
+  venueRows: { generation: number; counts: Map<number, number> } | null;
+}
+
+const caches = new WeakMap<Db, Caches>();
+
+function cachesOf(db: Db): Caches {
+  let c = caches.get(db);
+  if (!c) caches.set(db, (c = { sourceRows: new LRUCache({ max: 2000 }), venueRows: null }));
+  return c;
+}
+
+/** Snapshot rows whose source matches any token (overlapping tokens count twice: an estimate). */
+export function countSourceRows(db: Db, stats: SnapshotStats, tokens: readonly string[]): number {
+  const cache = cachesOf(db).sourceRows;
+  let total = 0;
+  for (const token of tokens) {
+    const key = `${stats.generation}\n${token}`;
+    let n = cache.get(key);
+    if (n === undefined) {
+      n = Number(
+        db
+          .prepare<{ n: number | null }>(
+            "SELECT sum(events) AS n FROM snapshot_sources WHERE source >= $lo AND source < $hi AND source GLOB $glob",
+          )
+          .get(sourceGlob(token))?.n ?? 0,
+      );
+      cache.set(key, n);
+    }
+    total += n;
+  }
+  return total;
+}
+
+/** The snapshot sources matching any token, read fresh: this list decides the result. */
+export function readMatchingSources(db: Db, tokens: readonly string[]): string[] {
+  const out = new Set<string>();
+  const stmt = db.prepare<{ source: string }>(
+    "SELECT source FROM snapshot_sources WHERE source >= $lo AND source < $hi AND source GLOB $glob",
+  );
+  for (const token of tokens) for (const row of stmt.all(sourceGlob(token))) out.add(row.source);
+  return [...out];
+}
+
+/** Snapshot rows at the given venues. */
+export function countVenueRows(db: Db, stats: SnapshotStats, venueIds: readonly number[]): number {
+  const c = cachesOf(db);
+  if (c.venueRows?.generation !== stats.generation) {
+    const counts = new Map<number, number>();
+    for (const r of db.prepare<{ venue_id: number; events: number }>("SELECT venue_id, events FROM snapshot_venue_events").all()) {
+      counts.set(r.venue_id, r.events);
+    }
+    c.venueRows = { generation: stats.generation, counts };
+  }
+  let total = 0;
+  for (const id of venueIds) total += c.venueRows.counts.get(id) ?? 0;
+  return total;
+}
+
+/** The longest long event (end - start) in the snapshot, from the partial span index. */
+export function readLongestLongEventMs(db: Db): number | null {
+  const row = db
+    .prepare<{ span: number | null }>("SELECT max(end_ms - start_ms) AS span FROM snapshot INDEXED BY snapshot_span WHERE long = 1")
+    .get();
+  return row?.span ?? null;
+}
