@@ -254,8 +254,9 @@ function cacheKey(f: GeoFilter, includeCentroids: boolean): string {
 }
 
 /**
- * Candidates for one geo filter. `venueIds` are in ascending id order; the result may be shared
- * with other requests of the same replica state, so callers must not change it.
+ * Candidates for one geo filter. `venueIds` are in ascending id order. The result is shared
+ * with other requests of the same replica state, so callers must not change it (not frozen:
+ * freezing a 2,000-element array cost a fifth of a search).
  */
 export function findGeoCandidates(replica: Db, filter: GeoFilter, includeCentroids: boolean): GeoCandidates {
   const table = readVenueTable(replica);
@@ -266,7 +267,6 @@ export function findGeoCandidates(replica: Db, filter: GeoFilter, includeCentroi
       filter.kind === "circle"
         ? searchCircle(replica, table, filter, includeCentroids)
         : searchPolygon(replica, table, filter, includeCentroids);
-    Object.freeze(result.venueIds);
     table.results.set(key, result);
   }
   return result;
