@@ -214,10 +214,11 @@ export function selectPage(db: Db, filter: PageFilter, position: PagePosition | 
  * replica even while another process commits a sync (WAL readers keep their snapshot).
  */
 export function readConsistently<T>(db: Db, fn: () => T): T {
-  db.exec("BEGIN");
+  // A savepoint opens a (deferred) transaction, and nests if one is somehow already open.
+  db.exec("SAVEPOINT page_read");
   try {
     return fn();
   } finally {
-    db.exec("COMMIT");
+    db.exec("RELEASE page_read");
   }
 }

@@ -70,6 +70,7 @@ describeMatrix("GET /v1/events", (use) => {
     expect(res.headers.get("cache-control")).toBe("private, no-store");
     expect(res.headers.get("content-type")).toContain("application/json");
     expect(res.headers.get("x-request-id")).toMatch(/^[0-9a-f-]{36}$/);
+    expect(res.headers.get("x-ratelimit-limit")).not.toBeNull(); // access headers reach the 200
     const body = (await res.json()) as Page;
     expect(Object.keys(body)).toEqual(["data", "page"]);
     expect(body.page).toEqual({ nextCursor: null, hasMore: false, count: 7 });
@@ -110,6 +111,21 @@ describeMatrix("GET /v1/events", (use) => {
     expect(byId.get(105)).toMatchObject({ cost: null, isFree: false, website: null, ticketLinkStatus: "unavailable", ticketUrl: null });
     expect(byId.get(114)!.eventUrl).toBe(`${base}/events/114/a%20b%2Fc`);
     expect(byId.get(110)!.endDate).toBe(at(2).replace(".000Z", "Z"));
+  });
+
+  it("links eventUrl to the event page and ticketUrl to a redirect to the ticket destination", async () => {
+    const c = use();
+    const p = await list(c, key);
+    for (const e of p.data) {
+      const page = await c.get(new URL(e.eventUrl).pathname);
+      expect({ id: e.id, status: page.status }).toEqual({ id: e.id, status: 200 });
+      expect(page.headers.get("content-type")).toContain("text/html");
+      if (e.ticketUrl) {
+        const redirect = await c.fetch(new URL(e.ticketUrl).pathname, { redirect: "manual" });
+        expect({ id: e.id, status: redirect.status }).toEqual({ id: e.id, status: 302 });
+        expect(redirect.headers.get("location")).toMatch(/^https:\/\//);
+      }
+    }
   });
 
   it("includes sold-out events flagged, and hides them with exclude_sold_out=true", async () => {
