@@ -39,7 +39,7 @@ const ms = (n: number) => (n < 10 ? fmt(n, 2) : fmt(n, 1));
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor((xs.length - 1) / 2)];
 const loadOf = (c: Cell | undefined) => (c && "load" in c ? c.load : undefined);
 
-function cellText(c: Cell | undefined): string[] {
+function cellText(c: Cell | undefined, withBytes = false): string[] {
   if (!c) return ["–", "–", "–"];
   if ("skipped" in c) return [c.skipped, "", ""];
   const l = c.load;
@@ -48,19 +48,20 @@ function cellText(c: Cell | undefined): string[] {
     l.non2xx + l.socketErrors > 0
       ? ` (${refused.length ? refused.join(", ") : `${fmt(l.non2xx)} non-2xx`}${l.socketErrors ? `, ${fmt(l.socketErrors)} socket errors` : ""})`
       : "";
-  return [fmt(l.rps) + flag, ms(l.p50Ms), ms(l.p99Ms)];
+  const bytes = withBytes ? ` (${fmt(l.bytesPerAnswer / 1024, 1)} kB)` : "";
+  return [fmt(l.rps) + bytes + flag, ms(l.p50Ms), ms(l.p99Ms)];
 }
 
 function scenarioTable(r: RunReport): string {
   const head =
-    "| scenario | ceiling req/s | Bun req/s | Bun p50 ms | Bun p99 ms | Bun / ceiling | Node req/s | Node p50 ms | Node p99 ms | Prism req/s | Prism p50 ms | Prism p99 ms |\n" +
+    "| scenario | ceiling req/s (answer size) | Bun req/s | Bun p50 ms | Bun p99 ms | Bun / ceiling | Node req/s | Node p50 ms | Node p99 ms | Prism req/s (answer size) | Prism p50 ms | Prism p99 ms |\n" +
     "|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|";
   const rows = r.scenarios.map((s) => {
     const c = r.cells[s.id] ?? {};
     const ceil = loadOf(c.ceiling);
     const bun = loadOf(c.bun);
     const share = ceil && bun ? `${fmt((100 * bun.rps) / ceil.rps)} %` : "–";
-    return `| ${s.title} | ${cellText(c.ceiling)[0]} | ${cellText(c.bun).join(" | ")} | ${share} | ${cellText(c.node).join(" | ")} | ${cellText(c.prism).join(" | ")} |`;
+    return `| ${s.title} | ${cellText(c.ceiling, true)[0]} | ${cellText(c.bun).join(" | ")} | ${share} | ${cellText(c.node).join(" | ")} | ${cellText(c.prism, true).join(" | ")} |`;
   });
   return [head, ...rows].join("\n");
 }

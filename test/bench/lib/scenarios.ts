@@ -71,22 +71,19 @@ export function pickStateCity(replica: Db): { state: string; city: string } {
 }
 
 /**
- * A vendor-level source prefix that matches many events without being one of the aggregators
- * (those are what `exclude_aggregators` is for): the busiest `scraper:` vendor, as a user
- * narrowing to one scraped site family would send it.
+ * A bare vendor name as a user sends it (`source=ticketmaster` matches `ticketmaster` and
+ * `ticketmaster:discovery`): the vendor with the most servable events, which is also the
+ * prefix whose rows are least selective and so the dearest to page through.
  */
 export function pickSourcePrefix(replica: Db): string {
-  const rows = replica
-    .prepare<{ source: string; events: number }>("SELECT source, events FROM snapshot_sources ORDER BY events DESC LIMIT 200")
-    .all();
-  if (rows.length === 0) throw new Error("snapshot_sources is empty");
-  const byVendorPrefix = new Map<string, number>();
-  for (const { source, events } of rows) {
-    const prefix = source.split(":").slice(0, source.startsWith("scraper:") ? 2 : 1).join(":");
-    byVendorPrefix.set(prefix, (byVendorPrefix.get(prefix) ?? 0) + events);
-  }
-  const ranked = [...byVendorPrefix.entries()].sort((a, b) => b[1] - a[1]);
-  return (ranked.find(([p]) => p.startsWith("scraper:")) ?? ranked[0])[0];
+  const top = replica
+    .prepare<{ vendor: string }>(
+      `SELECT CASE WHEN instr(source, ':') > 0 THEN substr(source, 1, instr(source, ':') - 1) ELSE source END AS vendor
+       FROM snapshot_sources WHERE source NOT LIKE 'scraper:%' GROUP BY vendor ORDER BY sum(events) DESC, vendor LIMIT 1`,
+    )
+    .get();
+  if (!top) throw new Error("snapshot_sources is empty");
+  return top.vendor;
 }
 
 /** Events a handoff could be created for: a usable supported seller link, not sold out, upcoming. */

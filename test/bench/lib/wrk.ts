@@ -28,6 +28,8 @@ export interface LoadResult {
   p90Ms: number;
   p99Ms: number;
   maxMs: number;
+  /** Mean bytes per answer, headers included: mocks may answer with far less than Marquee. */
+  bytesPerAnswer: number;
   /** Responses outside 2xx/3xx. */
   non2xx: number;
   socketErrors: number;
@@ -70,6 +72,7 @@ function parse(output: string): LoadResult {
     p90Ms: j.p90Us / 1000,
     p99Ms: j.p99Us / 1000,
     maxMs: j.maxUs / 1000,
+    bytesPerAnswer: j.requests > 0 ? j.bytes / j.requests : 0,
     non2xx: e.status,
     socketErrors: e.connect + e.read + e.write + e.timeout,
     statuses: statusLine ? JSON.parse(statusLine.slice("BENCH_STATUS ".length)) : undefined,
