@@ -64,10 +64,10 @@ async function deepCursor(qs: string, pages: number): Promise<string | null> {
 
 function directFilter(qs: string): PageFilter {
   const q = new URLSearchParams(qs);
-  const now = clock.now();
+  const now = q.has("starts_after") ? Date.parse(q.get("starts_after")!) : clock.now();
   return {
     afterMs: now,
-    beforeMs: now + 90 * 86_400_000,
+    beforeMs: q.has("starts_before") ? Date.parse(q.get("starts_before")!) : now + 90 * 86_400_000,
     state: q.get("state")?.toUpperCase() ?? null,
     city: q.get("city"),
     sources: q.get("source")?.split(",") ?? null,
@@ -90,6 +90,11 @@ const SHAPES = [
   "source=eventbrite,seatgeek",
   "source=nosuchvendor",
   "state=CA&source=ticketmaster&exclude_sold_out=true",
+  // Adversarial: a residual filter that is rare inside its index's range, a broad wildcard,
+  // and a window deep in the sparse future.
+  "state=WY&source=ticketmaster&exclude_sold_out=true",
+  "source=t_",
+  "starts_after=2027-10-01T00:00:00Z&starts_before=2028-01-01T00:00:00Z",
   "lat=40.758&lng=-73.9855&radius_miles=25",
   "lat=40.758&lng=-73.9855&radius_miles=25&state=NJ",
   "lat=44.0&lng=-107.0&radius_miles=25",
