@@ -9,6 +9,8 @@ import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe } from "vitest";
+import type { OpenApiDocument } from "../server/openapi.ts";
+import { ContractValidator } from "./openapi-validator.ts";
 
 export const ROOT = join(import.meta.dirname, "..");
 export const BUN = join(ROOT, "node_modules", ".bin", "bun");
@@ -99,12 +101,36 @@ export async function waitForHealth(baseUrl: string, child: ChildProcess, stderr
   throw new Error(`server did not become healthy: ${stderr()}`);
 }
 
-/** A client over a target with the test-mode helpers suites need. */
+/**
+ * A client over a target with the test-mode helpers suites need. Every response of a documented
+ * operation is checked against the `/v1/openapi.json` that target publishes (issue 7), so each
+ * HTTP suite is also a conformance suite; a nonconforming response throws.
+ */
 export class Client {
+  private contract: Promise<ContractValidator> | undefined;
+
   constructor(readonly target: Target) {}
 
-  fetch(path: string, init?: RequestInit) {
-    return this.target.fetch(path, init);
+  async fetch(path: string, init?: RequestInit): Promise<Response> {
+    const res = await this.target.fetch(path, init);
+    const method = (init?.method ?? "GET").toUpperCase();
+    const pathname = new URL(path, this.target.baseUrl).pathname;
+    const validator = await this.validator();
+    if (validator.doc.paths[pathname]?.[method.toLowerCase()]) {
+      const { problems } = await validator.check(method, pathname, res.clone());
+      if (problems.length > 0) {
+        throw new Error(`${method} ${pathname} → ${res.status} does not conform to /v1/openapi.json:\n  ${problems.join("\n  ")}`);
+      }
+    }
+    return res;
+  }
+
+  private validator(): Promise<ContractValidator> {
+    this.contract ??= this.target
+      .fetch("/v1/openapi.json")
+      .then((r) => r.json())
+      .then((doc) => new ContractValidator(doc as OpenApiDocument));
+    return this.contract;
   }
 
   get(path: string, key?: string, headers: Record<string, string> = {}) {
