@@ -90,7 +90,7 @@ async function main(): Promise<number> {
 
   const run = async (target: targets.TargetId, s: Server) => {
     log(`${targets.TARGET_TITLES[target]}:`);
-    record(target, await measureTarget({ target, server: s, scenarios: served, ledger, benchKey, log }));
+    record(target, await measureTarget({ target, server: s, scenarios: served, ledger, benchKey, log, notes }));
     if (target === "bun" || target === "node") {
       const rss = readRss(s.child.pid!);
       if (rss) report.rss[target] = rss;

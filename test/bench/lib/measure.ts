@@ -23,6 +23,7 @@ export interface TargetRun {
   ledger: Db;
   benchKey: string;
   log: (s: string) => void;
+  notes: string[];
 }
 
 /**
@@ -47,12 +48,14 @@ export async function measureTarget(run: TargetRun): Promise<Record<string, Cell
   const cells: Record<string, Cell> = {};
   let listRps = 0; // the target's default-page rate sizes the rotated key sets
   for (const s of run.scenarios) {
+    let keyCount = 0;
     const spec: LoadSpec = { url: server.baseUrl + s.path, method: s.method, body: s.body };
     if (s.auth === "bench" || (mock && s.method === "GET")) spec.key = benchKey;
     else if (mock) spec.keysFile = singleKeyFile(benchKey);
     else {
       const uses = s.auth === "trial" ? ROTATION.usesPerTrialKey : ROTATION.usesPerHandoffKey;
       const count = keysNeeded(listRps, uses);
+      keyCount = count;
       spec.keysFile = createKeys(ledger, s.auth, count, target).file;
       log(`  ${s.id}: ${count.toLocaleString("en-US")} ${s.auth} accounts, each key used at most ~${uses} times`);
     }
@@ -68,6 +71,10 @@ export async function measureTarget(run: TargetRun): Promise<Record<string, Cell
     }
     const load = await measure(spec);
     cells[s.id] = { load };
+    if (spec.keysFile && !mock) {
+      const answers = Object.entries(load.statuses ?? {}).map(([status, n]) => `${n.toLocaleString("en-US")} × ${status}`).join(", ");
+      run.notes.push(`${s.title} on ${target}: keys rotated over ${keyCount.toLocaleString("en-US")} fresh ${s.auth} accounts; answers (warm-up excluded): ${answers || "none"}.`);
+    }
     if (s.id === "default-25") listRps = load.rps;
     log(
       `  ${s.id.padEnd(12)} ${load.rps.toFixed(0).padStart(7)} req/s  p50 ${load.p50Ms.toFixed(2)} ms  p99 ${load.p99Ms.toFixed(2)} ms` +
