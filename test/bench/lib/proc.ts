@@ -109,6 +109,8 @@ export async function startServer(
 
 /** Servers started by this run, stopped on exit even when the run fails. */
 const live = new Set<ChildProcess>();
+// Servers run in their own process groups, so they outlive a crashed parent unless stopped here.
+process.on("exit", () => stopAllServers());
 
 function signalGroup(child: ChildProcess, signal: NodeJS.Signals): void {
   try {
