@@ -1,0 +1,102 @@
+/**
+ * `npm run bench:sync`: the import of the 1,000,000-event demo stream into an empty replica,
+ * as an operator runs it (`marquee demo-data … --out F && marquee sync --from F --db D`).
+ * Reports records/second of the whole `marquee sync` process (snapshot refresh included), the
+ * time of each phase and the sizes of the NDJSON file, the replica and the ledger.
+ *
+ *   bun test/bench/sync.ts [--events N] [--batch-size N] [--runs N] [--keep]
+ *
+ * The NDJSON is cached in .bench/sync/ and reused while its generator inputs are unchanged.
+ */
+import { spawnSync } from "node:child_process";
+import { existsSync, mkdirSync, rmSync, statSync } from "node:fs";
+import { availableParallelism, cpus, loadavg } from "node:os";
+import { join } from "node:path";
+import { parseArgs } from "node:util";
+import { ledgerPathFor, openLedger } from "../../db/ledger.ts";
+
+const ROOT = join(import.meta.dirname, "..", "..");
+const BUN = join(ROOT, "node_modules", ".bin", "bun");
+const DIR = join(ROOT, ".bench", "sync");
+const TARGET_RECORDS_PER_S = 50_000;
+
+const { values } = parseArgs({
+  options: {
+    events: { type: "string", default: "1000000" },
+    "batch-size": { type: "string" },
+    runs: { type: "string", default: "1" },
+    keep: { type: "boolean", default: false },
+  },
+});
+const events = Number(values.events);
+const seed = "1";
+const anchor = "2026-12-01";
+const ndjson = join(DIR, `demo-${events}-seed${seed}-${anchor}.ndjson`);
+const replica = join(DIR, "replica.db");
+
+const fmt = (n: number, digits = 0) => n.toLocaleString("en-US", { minimumFractionDigits: digits, maximumFractionDigits: digits });
+const mib = (bytes: number) => `${fmt(bytes / 1048576, 1)} MiB`;
+const size = (path: string) => (existsSync(path) ? statSync(path).size : 0);
+
+function marquee(args: string[]): { ms: number; stdout: string } {
+  const started = performance.now();
+  const r = spawnSync(BUN, ["server/main.ts", ...args], { cwd: ROOT, encoding: "utf8", maxBuffer: 16 << 20 });
+  const ms = performance.now() - started;
+  if (r.status !== 0) throw new Error(`marquee ${args[0]} failed (${r.status}): ${r.stderr}`);
+  return { ms, stdout: r.stdout };
+}
+
+function removeReplica(): void {
+  for (const base of [replica, ledgerPathFor(replica)]) for (const s of ["", "-wal", "-shm"]) rmSync(base + s, { force: true });
+}
+
+mkdirSync(DIR, { recursive: true });
+console.log(`machine: ${cpus()[0]?.model ?? "?"}, ${availableParallelism()} cores, load average ${loadavg().map((l) => l.toFixed(2)).join(" ")}`);
+
+let generated: { s: number; records: number } | undefined;
+if (!existsSync(ndjson)) {
+  console.log(`generating ${fmt(events)} demo events into ${ndjson} …`);
+  const r = marquee(["demo-data", "--events", String(events), "--seed", seed, "--anchor", anchor, "--out", ndjson, "--json"]);
+  generated = { s: r.ms / 1000, records: (JSON.parse(r.stdout) as { records: number }).records };
+}
+
+interface Summary {
+  records: number;
+  applied: number;
+  batches: number;
+  snapshotEvents: number;
+  snapshotMs: number;
+  elapsedMs: number;
+}
+
+const runs: Array<{ processS: number; summary: Summary }> = [];
+for (let i = 0; i < Number(values.runs); i++) {
+  removeReplica();
+  const args = ["sync", "--from", ndjson, "--db", replica, "--json"];
+  if (values["batch-size"]) args.push("--batch-size", values["batch-size"]);
+  const r = marquee(args);
+  runs.push({ processS: r.ms / 1000, summary: JSON.parse(r.stdout) as Summary });
+}
+(await openLedger(ledgerPathFor(replica))).close(); // the ledger a server would create beside it
+
+const best = runs.reduce((a, b) => (b.processS < a.processS ? b : a));
+const s = best.summary;
+const recordsPerS = s.records / best.processS;
+const rows: Array<[string, string]> = [
+  ["records (venues, events, updates, deletes)", fmt(s.records)],
+  ["demo-data generation", generated ? `${fmt(generated.s, 1)} s (${fmt(generated.records / generated.s)} records/s)` : "cached file"],
+  ["sync, whole process", `${fmt(best.processS, 1)} s`],
+  ["  of which snapshot refresh", `${fmt(s.snapshotMs / 1000, 1)} s (${fmt(s.snapshotEvents)} servable events)`],
+  ["  of which parse + validate + apply", `${fmt((s.elapsedMs - s.snapshotMs) / 1000, 1)} s in ${fmt(s.batches)} transactions`],
+  ["throughput (whole process)", `${fmt(recordsPerS)} records/s`],
+  ["NDJSON", mib(size(ndjson))],
+  ["replica (db + wal)", mib(size(replica) + size(replica + "-wal"))],
+  ["ledger", mib(size(ledgerPathFor(replica)) + size(ledgerPathFor(replica) + "-wal"))],
+];
+if (runs.length > 1) rows.push(["runs (process s)", runs.map((r) => fmt(r.processS, 1)).join(", ")]);
+const width = Math.max(...rows.map(([k]) => k.length));
+for (const [k, v] of rows) console.log(`${k.padEnd(width)}  ${v}`);
+console.log(
+  `target ≥ ${fmt(TARGET_RECORDS_PER_S)} records/s: ${recordsPerS >= TARGET_RECORDS_PER_S ? "met" : "MISSED"} (${fmt(recordsPerS)})`,
+);
+if (!values.keep) removeReplica();
