@@ -144,7 +144,9 @@ export function parseRecordLine(text: string, line: number): UpstreamRecord {
   if (!result.success) {
     const issue = result.issues[0];
     const path = issue.path?.map((p) => p.key).join(".") ?? "";
-    throw new RecordError(line, `${path ? path + ": " : ""}${issue.message}`);
+    // "Invalid key: Expected "seq" but received undefined" says less than "seq: missing".
+    const detail = issue.received === "undefined" && issue.path?.length ? "missing" : issue.message;
+    throw new RecordError(line, `${path ? path + ": " : ""}${detail}`);
   }
   return result.output;
 }

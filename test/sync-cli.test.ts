@@ -1,0 +1,215 @@
+/**
+ * The operator interface of sync (CONTRACT §2) on the real program under Bun: `demo-data` and
+ * `sync` round trips (file and stdin), one-line errors with a non-zero exit for bad flags and
+ * bad lines, `sync --follow` until SIGINT, `serve --sync-from` and `serve --demo`.
+ */
+import { spawn, spawnSync } from "node:child_process";
+import { appendFileSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { openDb } from "../db/driver.ts";
+import { openReplica, readReplicaStats, readWatermark } from "../db/replica.ts";
+import { BUN, freePort, ROOT, startBunServer, waitForHealth } from "./harness.ts";
+import { eventRecord, venueRecord } from "./records.ts";
+
+let dir: string;
+beforeAll(() => {
+  dir = mkdtempSync(join(tmpdir(), "marquee-cli-"));
+});
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+function marquee(args: string[], input?: string) {
+  const r = spawnSync(BUN, ["server/main.ts", ...args], { cwd: ROOT, input, encoding: "utf8", env: { ...process.env, MARQUEE_DB: "" } });
+  return { code: r.status, stdout: r.stdout, stderr: r.stderr };
+}
+
+async function stats(path: string) {
+  const db = await openReplica(path);
+  try {
+    return readReplicaStats(db);
+  } finally {
+    db.close();
+  }
+}
+
+describe("marquee demo-data and sync", () => {
+  it("round-trips a demo stream through a file, then is a no-op the second time", async () => {
+    const file = join(dir, "demo.ndjson");
+    const db = join(dir, "file.db");
+    const gen = marquee(["demo-data", "--events", "500", "--seed", "cli", "--out", file, "--json"]);
+    expect(gen.code, gen.stderr).toBe(0);
+    const written = JSON.parse(gen.stdout);
+    expect(written).toMatchObject({ events: 500, seed: "cli", anchor: "2026-12-01", out: file });
+    expect(readFileSync(file, "utf8").split("\n").filter(Boolean).length).toBe(written.records);
+
+    const first = marquee(["sync", "--from", file, "--db", db, "--json"]);
+    expect(first.code, first.stderr).toBe(0);
+    expect(JSON.parse(first.stdout)).toMatchObject({ records: written.records, applied: written.records, watermark: written.lastSeq });
+    const s = await stats(db);
+    expect(s.events).toBeGreaterThan(450);
+    expect(s.snapshotEvents).toBeGreaterThan(350);
+
+    const second = marquee(["sync", "--from", file, "--db", db]);
+    expect(second.code).toBe(0);
+    expect(second.stdout).toMatch(new RegExp(`^synced ${file}: ${written.records} records \\(0 applied, ${written.records} already applied\\)`));
+    expect(second.stderr).toBe(""); // no progress bar without a terminal
+  });
+
+  it("reads stdin with --from - (demo-data piped into sync)", async () => {
+    const db = join(dir, "stdin.db");
+    const stream = marquee(["demo-data", "--events", "200", "--seed", "pipe"]);
+    expect(stream.code).toBe(0);
+    expect(stream.stderr).toMatch(/^wrote \d+ records \(200 events, 80 venues, last seq \d+\) to stdout\n$/);
+    const r = marquee(["sync", "--from", "-", "--db", db, "--json"], stream.stdout);
+    expect(r.code, r.stderr).toBe(0);
+    expect(JSON.parse(r.stdout)).toMatchObject({ source: "stdin", applied: stream.stdout.split("\n").filter(Boolean).length });
+  });
+
+  it("fails a bad line with its number and a non-zero exit, keeping earlier batches", async () => {
+    const db = join(dir, "bad.db");
+    const good = [venueRecord(1), eventRecord(10, 1, "2030-01-01T20:00:00Z"), eventRecord(11, 1, "2030-01-02T20:00:00Z")];
+    const file = join(dir, "bad.ndjson");
+    writeFileSync(file, [...good.map((r) => JSON.stringify(r)), '{"type":"event"}'].join("\n"));
+    const r = marquee(["sync", "--from", file, "--db", db, "--batch-size", "2"]);
+    expect(r.code).toBe(1);
+    expect(r.stdout).toBe("");
+    expect(r.stderr.trim().split("\n")).toEqual([
+      `marquee sync: ${file}: line 4: seq: missing; 2 records before it stay applied (watermark ${good[1].seq})`,
+    ]);
+    expect((await stats(db)).watermark).toBe(good[1].seq);
+    const json = marquee(["sync", "--from", file, "--db", db, "--json"]);
+    expect(json.code).toBe(1);
+    expect(JSON.parse(json.stdout)).toMatchObject({ skipped: 2, applied: 0, error: { line: 4 } });
+  });
+
+  const badFlags: Array<[string, string[], RegExp]> = [
+    ["sync without --from", ["sync"], /^marquee sync: --from SRC is required/],
+    ["an unknown flag", ["sync", "--from", "x", "--fast"], /^marquee sync: Unknown option '--fast'/],
+    ["a bad batch size", ["sync", "--from", "x", "--batch-size", "0"], /^marquee sync: --batch-size must be an integer >= 1/],
+    ["a missing file", ["sync", "--from", "/nonexistent/records.ndjson"], /^marquee sync: .*no such file or directory/i],
+    ["an unsupported source", ["sync", "--from", "postgres://db/upstream"], /^marquee sync: postgres sources are not supported yet/],
+    ["demo-data --events abc", ["demo-data", "--events", "abc"], /^marquee demo-data: --events must be an integer >= 1/],
+    ["demo-data --events 0", ["demo-data", "--events", "0"], /^marquee demo-data: --events must be an integer >= 1/],
+    ["demo-data --anchor", ["demo-data", "--anchor", "2026-02-30"], /^marquee demo-data: --anchor: anchor must be a date YYYY-MM-DD/],
+    ["demo-data positional", ["demo-data", "extra"], /^marquee demo-data: Unexpected argument 'extra'/],
+  ];
+  for (const [what, args, message] of badFlags) {
+    it(`rejects ${what} with one line and a non-zero exit`, () => {
+      const r = marquee([...args, "--db", join(dir, "flags.db")]);
+      expect(r.code).not.toBe(0);
+      expect(r.stdout).toBe("");
+      expect(r.stderr.trim().split("\n")).toHaveLength(1);
+      expect(r.stderr).toMatch(message);
+    });
+  }
+
+  it("prints helpful --help for both commands", () => {
+    for (const [cmd, flag] of [["sync", "--follow"], ["demo-data", "--anchor"]]) {
+      const r = marquee([cmd, "--help"]);
+      expect(r.code).toBe(0);
+      expect(r.stdout).toContain(`usage: marquee ${cmd}`);
+      expect(r.stdout).toContain(flag);
+    }
+  });
+
+  it("--follow applies appended lines until SIGINT, then prints its summary", async () => {
+    const file = join(dir, "follow.ndjson");
+    const db = join(dir, "follow.db");
+    writeFileSync(file, [venueRecord(1), eventRecord(21, 1, "2030-01-01T20:00:00Z")].map((r) => JSON.stringify(r) + "\n").join(""));
+    const child = spawn(BUN, ["server/main.ts", "sync", "--from", file, "--db", db, "--follow", "--json"], { cwd: ROOT });
+    let stdout = "";
+    child.stdout.on("data", (d) => (stdout += d));
+    const exited = new Promise<number | null>((r) => child.on("exit", (code) => r(code)));
+    const watermark = async () => {
+      try {
+        const ro = await openDb(db, { readonly: true });
+        try {
+          return readWatermark(ro);
+        } finally {
+          ro.close();
+        }
+      } catch {
+        return 0;
+      }
+    };
+    const waitFor = async (seq: number) => {
+      for (let i = 0; i < 300 && (await watermark()) < seq; i++) await new Promise((r) => setTimeout(r, 25));
+      expect(await watermark()).toBe(seq);
+    };
+    const late = eventRecord(22, 1, "2030-01-02T20:00:00Z");
+    await waitFor(late.seq - 1);
+    appendFileSync(file, JSON.stringify(late) + "\n");
+    await waitFor(late.seq);
+    child.kill("SIGINT");
+    expect(await exited).toBe(0);
+    expect(JSON.parse(stdout)).toMatchObject({ records: 3, applied: 3, watermark: late.seq, snapshotEvents: 2 });
+  });
+});
+
+describe("marquee serve", () => {
+  it("--sync-from applies the file at start and what is appended to it later", async () => {
+    const file = join(dir, "serve-feed.ndjson");
+    const first = [venueRecord(1), eventRecord(31, 1, "2030-01-01T20:00:00Z")];
+    writeFileSync(file, first.map((r) => JSON.stringify(r) + "\n").join(""));
+    const server = await startBunServer(["--sync-from", file, "--sync-interval", "1"]);
+    try {
+      const health = async () => (await (await server.fetch("/healthz")).json()) as { watermark: number; events: number; snapshotEvents: number };
+      expect(await health()).toMatchObject({ watermark: first[1].seq, events: 1, snapshotEvents: 1 });
+      const later = eventRecord(32, 1, "2030-01-02T20:00:00Z");
+      appendFileSync(file, JSON.stringify(later) + "\n");
+      let h = await health();
+      for (let i = 0; i < 100 && h.snapshotEvents < 2; i++) {
+        await new Promise((r) => setTimeout(r, 50));
+        h = await health();
+      }
+      expect(h).toMatchObject({ watermark: later.seq, events: 2, snapshotEvents: 2 });
+    } finally {
+      await server.close();
+    }
+  });
+
+  it("--demo loads the demo data into an empty replica, prints working keys once, and not again", async () => {
+    const db = join(dir, "demo", "marquee.db");
+    const port = await freePort();
+    const start = () => {
+      const child = spawn(BUN, ["server/main.ts", "serve", "--demo", "--port", String(port), "--host", "127.0.0.1", "--db", db], {
+        cwd: ROOT,
+        env: { ...process.env, MARQUEE_SECRET: "", MARQUEE_DB: "" },
+      });
+      let out = "";
+      child.stdout.on("data", (d) => (out += d));
+      child.stderr.on("data", (d) => (out += d));
+      return { child, out: () => out };
+    };
+    const stop = async (child: ReturnType<typeof start>["child"]) => {
+      const exited = new Promise((r) => child.once("exit", r));
+      child.kill("SIGTERM");
+      await exited;
+    };
+    const base = `http://127.0.0.1:${port}`;
+    const first = start();
+    try {
+      await waitForHealth(base, first.child, first.out);
+      const out = first.out();
+      expect(out).toMatch(/synced demo data: [\d,]+ records/);
+      const keys = Object.fromEntries([...out.matchAll(/^ {2}(\w+) +account \d+ +(mq_\w+)/gm)].map((m) => [m[1], m[2]]));
+      expect(Object.keys(keys)).toEqual(expect.arrayContaining(["business", "basic", "enterprise", "trial"]));
+      const health = (await (await fetch(`${base}/healthz`)).json()) as { events: number; snapshotEvents: number };
+      expect(health.events).toBeGreaterThan(45_000);
+      expect(health.snapshotEvents).toBeGreaterThan(40_000);
+      const res = await fetch(`${base}/v1/events?state=NY&limit=5`, { headers: { authorization: `Bearer ${keys.business}` } });
+      expect(res.status).toBe(200);
+      expect(((await res.json()) as { data: unknown[] }).data.length).toBe(5);
+    } finally {
+      await stop(first.child);
+    }
+    const second = start();
+    try {
+      await waitForHealth(base, second.child, second.out);
+      expect(second.out()).not.toContain("mq_");
+    } finally {
+      await stop(second.child);
+    }
+  }, 90_000);
+});
