@@ -149,6 +149,31 @@ describe("pages in headless Chromium", () => {
     // No CSP refusals or other page errors; the one expected entry is the 409 itself.
     expect(consoleErrors.filter((e) => !e.includes("status of 409"))).toEqual([]);
   });
+
+  it("renders the API reference at /docs from local assets only", async () => {
+    const requested: string[] = [];
+    const { page, status } = await open(`${target!.baseUrl}/docs`);
+    page.on("request", (r) => requested.push(r.url()));
+    await page.reload();
+    expect(status).toBe(200);
+    expect(await page.locator("html").getAttribute("lang")).toBe("en");
+    expect(await page.getByRole("heading", { level: 1 }).count()).toBe(1);
+    expect(await page.locator("#version").innerText()).toBe("1.7.1");
+    // Every list parameter and the list errors a client branches on are on the page.
+    for (const name of ["state", "city", "starts_after", "starts_before", "source", "limit", "cursor", "lat", "lng", "radius_miles", "polygon", "include_centroids"]) {
+      expect(await page.locator(`#op-listEvents-param-${name}`).count(), name).toBe(1);
+    }
+    const text = await page.locator("main").innerText();
+    for (const code of ["invalid_cursor", "trial_capacity_reserved", "row_budget_exhausted", "ticket_link_unavailable"]) {
+      expect(text).toContain(code);
+    }
+    expect(await page.locator("#mcp").innerText()).toContain("search_events");
+    // Nothing is fetched from another origin (the machine has no internet; the page must not need it).
+    expect(requested.length).toBeGreaterThan(0);
+    expect(requested.filter((u) => !u.startsWith(target!.baseUrl))).toEqual([]);
+    expect(await lowestContrast(page)).toBeGreaterThanOrEqual(4.5);
+    await page.screenshot({ path: join(ARTIFACTS, "docs-page.png") });
+  });
 });
 
 /**
