@@ -193,7 +193,7 @@ export const UNAVAILABLE_RETRY_AFTER_S = { rate_limit_unavailable: 1, policy_una
 
 export const SYNC = {
   /** Records per transaction: big enough to amortize commits, small enough to resume cheaply. */
-  batchSize: 5000,
+  batchSize: 20_000,
   /** Bytes read from a file source at a time. */
   readChunkBytes: 4 * 1024 * 1024,
   /** `sync --follow` on a file: how often it looks for appended lines. */

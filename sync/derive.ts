@@ -16,9 +16,20 @@ export function deriveCost(costText: string | null, isFree: boolean | null): str
   return text === "" ? null : text;
 }
 
+/**
+ * URLs the WHATWG parser returns unchanged: lowercase http(s), a plain lowercase host whose last
+ * label starts with a letter (no IP forms, no port, no credentials), a path, and only characters
+ * the parser never escapes or rewrites. Such a URL is its own href, so the parse (a microsecond
+ * or two, several per event in a bulk sync) can be skipped. test/sync-derive checks it against
+ * the parser.
+ */
+const PLAIN_HTTP_URL = /^https?:\/\/(?:[a-z0-9-]+\.)*[a-z][a-z0-9-]*\/[A-Za-z0-9\-_.~!$&()*+,;=:@%/?#]*$/;
+const NEEDS_PARSER = /\/\.|%2e|:\/\/(?:[^/]*\.)?xn--/i; // dot segments; punycode labels the parser checks
+
 /** An absolute http(s) URL without credentials, else null. */
 export function safeHttpUrl(raw: string | null | undefined): string | null {
   if (!raw) return null;
+  if (PLAIN_HTTP_URL.test(raw) && !NEEDS_PARSER.test(raw)) return raw;
   let url: URL;
   try {
     url = new URL(raw.trim());

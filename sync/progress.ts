@@ -16,6 +16,7 @@ function mib(bytes: number): string {
 
 export function formatProgress(label: string, p: SyncProgress): string {
   const done = p.applied + p.skipped;
+  if (p.phase === "snapshot") return `${label}  ${n(done)} records applied; refreshing the serving snapshot …`;
   const speed = `${n(rate(done, p.elapsedMs))} records/s`;
   if (p.totalBytes) {
     const fraction = Math.min(1, p.bytes / p.totalBytes);
@@ -34,7 +35,7 @@ export function createProgressBar(stream: { isTTY?: boolean; write(s: string): u
   return {
     update(p: SyncProgress) {
       const now = performance.now();
-      if (now - last < REDRAW_MS) return;
+      if (now - last < REDRAW_MS && p.phase === "apply") return;
       last = now;
       shown = true;
       stream.write(`\r\x1b[2K${formatProgress(label, p)}`);

@@ -18,6 +18,8 @@ import { parseRecordLine, RecordError, type UpstreamRecord } from "./records.ts"
 import type { RecordSource, SourcePosition } from "./source.ts";
 
 export interface SyncProgress {
+  /** What the run is doing: reading and applying records, or rebuilding the snapshot. */
+  phase: "apply" | "snapshot";
   bytes: number;
   totalBytes: number | undefined;
   lines: number;
@@ -135,9 +137,10 @@ async function run(db: Db, source: RecordSource, options: SyncOptions): Promise<
   let appliedSinceRefresh = false;
   let lastRefresh = 0;
 
-  const progress = () => {
+  const progress = (phase: SyncProgress["phase"] = "apply") => {
     summary.elapsedMs = performance.now() - started;
     options.onProgress?.({
+      phase,
       bytes: summary.bytes, totalBytes: source.size, lines: summary.lines, applied: summary.applied,
       skipped: summary.skipped, elapsedMs: summary.elapsedMs,
     });
@@ -153,6 +156,7 @@ async function run(db: Db, source: RecordSource, options: SyncOptions): Promise<
     batch = [];
   };
   const refreshNow = () => {
+    progress("snapshot");
     const t = performance.now();
     summary.snapshotEvents = refreshServingSnapshot(db, now());
     summary.snapshotMs += performance.now() - t;
