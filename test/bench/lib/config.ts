@@ -13,6 +13,8 @@ export const RESULTS_MD = join(ROOT, "test", "bench", "RESULTS.md");
 export const LOAD = {
   connections: 32,
   threads: 2,
+  /** Once per server before its first scenario: lets Node's and Prism's JIT settle. */
+  targetWarmupS: 3,
   warmupS: 1,
   durationS: 4,
   /** A request slower than this is a wrk timeout, not a latency sample. */
