@@ -33,7 +33,7 @@ export interface RecordSource {
 
 export interface SourceOptions {
   follow?: boolean;
-  /** Stops a following source; the lines read so far are still delivered. */
+  /** Stops reading (a following source, or a file half-way); the lines read so far are still delivered. */
   signal?: AbortSignal;
   start?: SourcePosition;
 }
@@ -45,7 +45,11 @@ const NEWLINE = 0x0a;
  * Splits byte chunks into lines. `null` in the input marks "caught up with the end for now": a
  * trailing partial line is then held back until its newline arrives, unless the input ends.
  */
-async function* splitLines(input: AsyncIterable<Uint8Array | null>, start: SourcePosition): AsyncGenerator<LineChunk> {
+async function* splitLines(
+  input: AsyncIterable<Uint8Array | null>,
+  start: SourcePosition,
+  signal?: AbortSignal,
+): AsyncGenerator<LineChunk> {
   let pending: Uint8Array = new Uint8Array(0);
   let offset = start.offset;
   let line = start.line + 1;
@@ -66,8 +70,8 @@ async function* splitLines(input: AsyncIterable<Uint8Array | null>, start: Sourc
     yield { lines, firstLine: line, endOffset: offset, caughtUp: false };
     line += lines.length;
   }
-  // End of input: an unterminated last line still counts.
-  if (pending.length > 0) {
+  // End of input: an unterminated last line still counts, unless reading was stopped half-way.
+  if (pending.length > 0 && !signal?.aborted) {
     offset += pending.length;
     yield { lines: [decoder.decode(pending)], firstLine: line, endOffset: offset, caughtUp: true };
   } else {
@@ -101,13 +105,14 @@ async function* fileBytes(path: string, options: SourceOptions): AsyncGenerator<
     let position = options.start?.offset ?? 0;
     const buffer = new Uint8Array(SYNC.readChunkBytes);
     for (;;) {
+      if (options.signal?.aborted) return; // stopped: the lines read so far are still applied
       const n = readSync(fd, buffer, 0, buffer.length, position);
       if (n > 0) {
         position += n;
         yield buffer.slice(0, n);
         continue;
       }
-      if (!options.follow || options.signal?.aborted) return;
+      if (!options.follow) return;
       yield null;
       if (fstatSync(fd).size < position) throw new Error(`${path} shrank while following it; start the sync again`);
       await sleep(SYNC.followPollMs, options.signal);
@@ -122,7 +127,7 @@ export function fileSource(path: string, options: SourceOptions = {}): RecordSou
   const size = statSync(path).size; // fails early, with the OS's message, when the file is missing
   const start = options.start ?? { offset: 0, line: 0 };
   if (start.offset > size) throw new Error(`${path} is shorter than the position reached before (${start.offset} bytes)`);
-  return { name: path, size, chunks: () => splitLines(fileBytes(path, options), start) };
+  return { name: path, size, chunks: () => splitLines(fileBytes(path, options), start, options.signal) };
 }
 
 /** A stream of bytes (stdin, or generated demo data) read to its end. */

@@ -24,6 +24,20 @@ function marquee(args: string[], input?: string) {
   return { code: r.status, stdout: r.stdout, stderr: r.stderr };
 }
 
+/** The watermark as another process sees it; 0 while the replica is still being created. */
+async function peekWatermark(path: string): Promise<number> {
+  try {
+    const ro = await openDb(path, { readonly: true });
+    try {
+      return readWatermark(ro);
+    } finally {
+      ro.close();
+    }
+  } catch {
+    return 0;
+  }
+}
+
 async function stats(path: string) {
   const db = await openReplica(path);
   try {
@@ -113,6 +127,30 @@ describe("marquee demo-data and sync", () => {
     }
   });
 
+  it("Ctrl-C during a long sync commits what was read, refreshes the snapshot and exits 130", async () => {
+    const file = join(dir, "long.ndjson");
+    const db = join(dir, "long.db");
+    expect(marquee(["demo-data", "--events", "40000", "--seed", "long", "--out", file]).code).toBe(0);
+    const child = spawn(BUN, ["server/main.ts", "sync", "--from", file, "--db", db, "--batch-size", "500", "--json"], { cwd: ROOT });
+    let stdout = "";
+    let stderr = "";
+    child.stdout.on("data", (d) => (stdout += d));
+    child.stderr.on("data", (d) => (stderr += d));
+    const exited = new Promise<number | null>((r) => child.on("exit", (code) => r(code)));
+    for (let i = 0; i < 400 && child.exitCode === null && (await peekWatermark(db)) === 0; i++) await new Promise((r) => setTimeout(r, 10));
+    child.kill("SIGINT");
+    expect(await exited).toBe(130);
+    const summary = JSON.parse(stdout);
+    expect(stderr).toBe(`marquee sync: interrupted at line ${summary.position.line}; run it again to resume\n`);
+    const total = readFileSync(file, "utf8").split("\n").length - 1;
+    expect(summary.position.line).toBeLessThan(total);
+    const s = await stats(db);
+    expect(s.watermark).toBe(summary.watermark);
+    expect(s.snapshotEvents).toBe(summary.snapshotEvents);
+    const rest = marquee(["sync", "--from", file, "--db", db, "--json"]);
+    expect(JSON.parse(rest.stdout)).toMatchObject({ skipped: summary.watermark, applied: total - summary.watermark, watermark: total });
+  });
+
   it("--follow applies appended lines until SIGINT, then prints its summary", async () => {
     const file = join(dir, "follow.ndjson");
     const db = join(dir, "follow.db");
@@ -121,21 +159,9 @@ describe("marquee demo-data and sync", () => {
     let stdout = "";
     child.stdout.on("data", (d) => (stdout += d));
     const exited = new Promise<number | null>((r) => child.on("exit", (code) => r(code)));
-    const watermark = async () => {
-      try {
-        const ro = await openDb(db, { readonly: true });
-        try {
-          return readWatermark(ro);
-        } finally {
-          ro.close();
-        }
-      } catch {
-        return 0;
-      }
-    };
     const waitFor = async (seq: number) => {
-      for (let i = 0; i < 300 && (await watermark()) < seq; i++) await new Promise((r) => setTimeout(r, 25));
-      expect(await watermark()).toBe(seq);
+      for (let i = 0; i < 300 && (await peekWatermark(db)) < seq; i++) await new Promise((r) => setTimeout(r, 25));
+      expect(await peekWatermark(db)).toBe(seq);
     };
     const late = eventRecord(22, 1, "2030-01-02T20:00:00Z");
     await waitFor(late.seq - 1);

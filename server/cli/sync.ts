@@ -3,6 +3,7 @@
  */
 import { mkdirSync } from "node:fs";
 import { dirname } from "node:path";
+import { SYNC } from "../../db/contract.ts";
 import { openReplica } from "../../db/replica.ts";
 import { createProgressBar, formatSummary } from "../../sync/progress.ts";
 import { openSource } from "../../sync/source.ts";
@@ -16,12 +17,14 @@ export const syncCommand: Command = {
 
   --from SRC      an NDJSON file of upstream records (CONTRACT §3), or - for stdin
   --follow        keep reading lines appended to the file until Ctrl-C / SIGTERM; the snapshot
-                  is refreshed whenever it has caught up (at most every 5 s) and on exit
-  --batch-size N  records per transaction (default 5000)
+                  is refreshed whenever it has caught up (at most every 5 s) and on exit.
+                  With - (stdin) it changes nothing: stdin is read until it closes.
+  --batch-size N  records per transaction (default ${SYNC.batchSize})
 
 Records at or below the replica's watermark are skipped, so a rerun (or a run after an
 interrupted one) applies only what is new. A bad line stops the run and names its line; the
-batch it is in is not applied, batches committed before it stay applied.`,
+batch it is in is not applied, batches committed before it stay applied. Ctrl-C stops reading
+a file, commits what was read and refreshes the snapshot; a second Ctrl-C exits at once.`,
   async run(argv) {
     const { values } = parseFlags(argv, {
       from: { type: "string" },
@@ -52,6 +55,11 @@ batch it is in is not applied, batches committed before it stay applied.`,
     try {
       const summary = await syncFrom(db, source, { batchSize, onProgress: bar.update });
       report(summary);
+      if (controller.signal.aborted && !values.follow) {
+        // Stopped before the end of the input: what was read is applied; a rerun resumes.
+        console.error(`marquee sync: interrupted at line ${summary.position.line}; run it again to resume`);
+        return 130;
+      }
       return 0;
     } catch (err) {
       if (!(err instanceof SyncError)) throw err;
