@@ -13,6 +13,14 @@ function stdoutSink(chunk: string): void | Promise<void> {
   return new Promise((resolve) => process.stdout.once("drain", () => resolve()));
 }
 
+/** A reader that stops early (`marquee demo-data | head`) is not an error. */
+function exitQuietlyOnClosedPipe(): void {
+  process.stdout.on("error", (err: NodeJS.ErrnoException) => {
+    if (err.code === "EPIPE") process.exit(0);
+    throw err;
+  });
+}
+
 export const demoDataCommand: Command = {
   summary: "write a deterministic demo record stream",
   usage: `marquee demo-data [--events N] [--seed S] [--anchor YYYY-MM-DD] [--out FILE] [--json]
@@ -49,6 +57,7 @@ Then: marquee sync --from FILE`,
         closeSync(fd);
       }
     } else {
+      exitQuietlyOnClosedPipe();
       summary = await writeDemoData(options, stdoutSink);
     }
     const result = { ...summary, seed: options.seed, anchor, out: values.out ?? null };
