@@ -30,7 +30,18 @@ const today = (ms: number) => new Date(ms).toISOString().slice(0, 10);
 /** `--demo`: fills an empty replica with demo data anchored today, and prints demo keys once. */
 async function loadDemo(ctx: AppContext): Promise<void> {
   const stats = readReplicaStats(ctx.replica);
-  if (stats.events > 0 || stats.watermark > 0) return;
+  if (stats.events > 0 || stats.watermark > 0) {
+    // CONTRACT §2: demo data and keys only for an empty replica; point a keyless user to the CLI.
+    const accounts = ctx.ledger.prepare<{ n: number }>("SELECT count(*) AS n FROM accounts").get();
+    if (Number(accounts?.n ?? 0) === 0) {
+      console.log(
+        "The replica already has data, so no demo data or demo keys were made. Create a key with:\n" +
+          "  marquee accounts create --email you@example.com --plan business   # prints the account id\n" +
+          "  marquee keys create --account ID",
+      );
+    }
+    return;
+  }
   const anchor = today(ctx.clock.now());
   console.log(`Loading demo data: ${DEMO.events.toLocaleString("en-US")} events anchored on ${anchor} …`);
   const source = streamSource("demo data", demoChunks({ events: DEMO.events, seed: DEMO.seed, anchor }));
