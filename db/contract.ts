@@ -202,6 +202,8 @@ export const SYNC = {
   followSnapshotMs: 5000,
   /** Page cache while a sync runs (random index inserts of a bulk load need it). */
   bulkCacheKiB: 256 * 1024,
+  /** `marquee sync` waits this long for a server's write (e.g. a snapshot refresh) to finish. */
+  cliBusyTimeoutMs: 120_000,
 } as const;
 
 export const DEMO = {

@@ -38,6 +38,9 @@ a file, commits what was read and refreshes the snapshot; a second Ctrl-C exits 
     const source = openSource(values.from, { follow: values.follow, signal: controller.signal });
     if (dbPath !== ":memory:") mkdirSync(dirname(dbPath), { recursive: true });
     const db = await openReplica(dbPath);
+    // A serving process may hold the write lock for a snapshot refresh (seconds on a large
+    // replica); this process has nothing better to do than wait for it.
+    db.exec(`PRAGMA busy_timeout = ${SYNC.cliBusyTimeoutMs}`);
 
     // First signal: stop reading, commit what was read, refresh the snapshot. Second: exit now.
     const stop = () => {
