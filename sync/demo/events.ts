@@ -10,7 +10,7 @@ import { localToUtcMs, utcOffsetMinutes } from "./places.ts";
 import { Random, Table, type WeightedIndex } from "./random.ts";
 import { sellerOfSource, SELLERS, sellerUrl, UNUSABLE_URLS } from "./sellers.ts";
 import type { DemoVenue } from "./venues.ts";
-import { slugify, SPAM_TITLES, TITLES } from "./words.ts";
+import { HOLIDAY_DATES, slugify, SPAM_TITLES, TITLES } from "./words.ts";
 
 export interface DemoWorld {
   seed: string;
@@ -49,11 +49,22 @@ function withOffset(ms: number, zone: string): string {
   return `${local}${sign}${pad(Math.floor(Math.abs(offset) / 60))}:${pad(Math.abs(offset) % 60)}`;
 }
 
-function schedule(r: Random, w: DemoWorld, v: DemoVenue, primary: string) {
+/** Days from the anchor to the next (month, day), 0 when it is the anchor day itself. */
+function daysUntil(anchor: DemoWorld["anchor"], month: number, day: number): number {
+  const from = Date.UTC(anchor.year, anchor.month, anchor.day);
+  let to = Date.UTC(anchor.year, month - 1, day);
+  if (to < from) to = Date.UTC(anchor.year + 1, month - 1, day);
+  return (to - from) / DAY_MS;
+}
+
+function schedule(r: Random, w: DemoWorld, v: DemoVenue, primary: string, title: string) {
   const { year, month, day } = w.anchor;
   let dayOffset: number;
   let days = 0; // length of a multi-day run
-  if (primary === "Festivals" && r.chance(0.12)) {
+  const holiday = HOLIDAY_DATES[title];
+  if (holiday) {
+    dayOffset = daysUntil(w.anchor, holiday[0], holiday[1]) - r.int(0, 4); // on or just before the day
+  } else if (primary === "Festivals" && r.chance(0.12)) {
     dayOffset = -r.int(1, 3); // already running at the anchor
     days = r.int(4, 6);
   } else if (primary === "Festivals" && r.chance(0.3)) {
@@ -134,7 +145,7 @@ export function baseEvent(w: DemoWorld, id: number) {
   const title = TITLES[cats[0]](r, v.place.city);
   const slug = slugify(title);
   const source = r.weighted(v.sources);
-  const { startDate, endDate } = schedule(r, w, v, cats[0]);
+  const { startDate, endDate } = schedule(r, w, v, cats[0], title);
   const ticketed = !r.chance(cats[0] === "Community" || cats[0] === "Outdoors" ? 0.5 : 0.05);
   const soldOut = r.chance(0.04);
   const site = WEBSITES.pick(r);

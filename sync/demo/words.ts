@@ -42,11 +42,20 @@ const CUISINES = ["Oaxacan", "Korean", "Neapolitan", "Ethiopian", "Cajun", "Sich
 const SKILLS = ["Pottery", "Watercolor", "Photography", "Bread Baking", "Candle Making", "Knife Skills", "Screen Printing", "Python"];
 const CAUSES = ["Food Bank", "Animal Rescue", "Literacy", "Children's Hospital", "Clean Rivers", "Veterans", "Public Library"];
 const FIELDS = ["Tech", "Design", "Finance", "Real Estate", "Healthcare", "Hospitality"];
-const HOLIDAYS = [
-  "Holiday Lights Walk", "New Year's Eve Countdown", "Halloween Spooktacular", "Fourth of July Fireworks",
-  "Thanksgiving Turkey Trot", "St. Patrick's Day Parade", "Lunar New Year Celebration", "Día de los Muertos Festival",
-  "Winter Solstice Market", "🎃 Pumpkin Patch Weekend",
-];
+/** Holiday events with the day (month 1-12, day) they cluster before. */
+export const HOLIDAY_DATES: Record<string, readonly [number, number]> = {
+  "Holiday Lights Walk": [12, 20],
+  "New Year's Eve Countdown": [12, 31],
+  "Halloween Spooktacular": [10, 31],
+  "Fourth of July Fireworks": [7, 4],
+  "Thanksgiving Turkey Trot": [11, 26],
+  "St. Patrick's Day Parade": [3, 17],
+  "Lunar New Year Celebration": [2, 1],
+  "Día de los Muertos Festival": [11, 2],
+  "Winter Solstice Market": [12, 21],
+  "🎃 Pumpkin Patch Weekend": [10, 20],
+};
+const HOLIDAYS = Object.keys(HOLIDAY_DATES);
 
 export const person = (r: Random) => `${r.pick(FIRST)} ${r.pick(LAST)}`;
 const band = (r: Random) => (r.chance(0.6) ? `The ${r.pick(ADJ)} ${r.pick(NOUN)}` : r.chance(0.5) ? person(r) : `DJ ${r.pick(ADJ)}`);
