@@ -6,10 +6,11 @@
  *
  *   bun test/bench/sync.ts [--events N] [--batch-size N] [--runs N] [--keep]
  *
- * The NDJSON is cached in .bench/sync/ and reused while its generator inputs are unchanged.
+ * The NDJSON is cached in .bench/sync/ and reused while the generator's sources are unchanged.
  */
 import { spawnSync } from "node:child_process";
-import { existsSync, mkdirSync, rmSync, statSync } from "node:fs";
+import { createHash } from "node:crypto";
+import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync } from "node:fs";
 import { availableParallelism, cpus, loadavg } from "node:os";
 import { join } from "node:path";
 import { parseArgs } from "node:util";
@@ -31,7 +32,13 @@ const { values } = parseArgs({
 const events = Number(values.events);
 const seed = "1";
 const anchor = "2026-12-01";
-const ndjson = join(DIR, `demo-${events}-seed${seed}-${anchor}.ndjson`);
+/** The generator's sources, hashed: a cached NDJSON is reused only while they are unchanged. */
+const DEMO_SRC = join(ROOT, "sync", "demo");
+const generatorHash = createHash("sha256")
+  .update(readdirSync(DEMO_SRC).sort().map((f) => readFileSync(join(DEMO_SRC, f), "utf8")).join("\0"))
+  .digest("hex")
+  .slice(0, 10);
+const ndjson = join(DIR, `demo-${events}-seed${seed}-${anchor}-${generatorHash}.ndjson`);
 const replica = join(DIR, "replica.db");
 
 const fmt = (n: number, digits = 0) => n.toLocaleString("en-US", { minimumFractionDigits: digits, maximumFractionDigits: digits });
@@ -51,6 +58,7 @@ function removeReplica(): void {
 }
 
 mkdirSync(DIR, { recursive: true });
+for (const f of readdirSync(DIR)) if (f.endsWith(".ndjson") && join(DIR, f) !== ndjson) rmSync(join(DIR, f)); // stale caches
 console.log(`machine: ${cpus()[0]?.model ?? "?"}, ${availableParallelism()} cores, load average ${loadavg().map((l) => l.toFixed(2)).join(" ")}`);
 
 let generated: { s: number; records: number } | undefined;
