@@ -58,7 +58,7 @@ a file, commits what was read and refreshes the snapshot; a second Ctrl-C exits 
     try {
       const summary = await syncFrom(db, source, { batchSize, onProgress: bar.update });
       report(summary);
-      if (controller.signal.aborted && !values.follow) {
+      if (controller.signal.aborted && !values.follow && summary.position.offset < (source.size ?? 0)) {
         // Stopped before the end of the input: what was read is applied; a rerun resumes.
         console.error(`marquee sync: interrupted at line ${summary.position.line}; run it again to resume`);
         return 130;
