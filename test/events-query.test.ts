@@ -126,7 +126,8 @@ function planExamples(): Array<[Filter, number[]]> {
     { ...none, state: STATES[0] },
     { ...none, city: CITIES[0] },
     { ...none, state: STATES[0], city: CITIES[0] },
-    { ...none, sources: ["scraper:fill"] },
+    { ...none, sources: ["dice"] },
+    { ...none, sources: ["nothing"] },
     { ...none, venues: [1, 2, 3] },
   ].map((g) => [g, [7, 30]]);
 }
