@@ -5,6 +5,16 @@ import { applyPragmas, type BindParams, type Db, type OpenOptions, type Statemen
 export function open(path: string, options: OpenOptions): Db {
   const raw = new Database(path, { strict: true, readonly: options.readonly, create: !options.readonly });
   const cache = new Map<string, Statement<any>>();
+  // Pragma reads (data_version, synchronous) and transaction control run on every request:
+  // prepared once here, not re-parsed per call.
+  const pragmas = new Map<string, ReturnType<Database["prepare"]>>();
+  const control = (sql: string) => {
+    const s = raw.prepare(sql);
+    return () => void s.run();
+  };
+  const begin = control("BEGIN IMMEDIATE");
+  const commit = control("COMMIT");
+  const rollback = control("ROLLBACK");
   const db: Db = {
     path,
     exec: (sql) => void raw.exec(sql),
@@ -25,18 +35,20 @@ export function open(path: string, options: OpenOptions): Db {
       return stmt;
     },
     transaction<T>(fn: () => T): T {
-      raw.exec("BEGIN IMMEDIATE");
+      begin();
       try {
         const out = fn();
-        raw.exec("COMMIT");
+        commit();
         return out;
       } catch (err) {
-        if (raw.inTransaction) raw.exec("ROLLBACK");
+        if (raw.inTransaction) rollback();
         throw err;
       }
     },
     pragma: (name) => {
-      const row = raw.prepare(`PRAGMA ${name}`).get() as Record<string, unknown> | null;
+      let stmt = pragmas.get(name);
+      if (!stmt) pragmas.set(name, (stmt = raw.prepare(`PRAGMA ${name}`)));
+      const row = stmt.get() as Record<string, unknown> | null;
       return row ? Object.values(row)[0] : undefined;
     },
     close: () => raw.close(),

@@ -9,6 +9,12 @@ const Database = require("better-sqlite3") as typeof BetterSqlite3;
 export function open(path: string, options: OpenOptions): Db {
   const raw = new Database(path, { readonly: Boolean(options.readonly), fileMustExist: Boolean(options.readonly) });
   const cache = new Map<string, Statement<any>>();
+  // Pragma reads (data_version, synchronous) and transaction control run on every request:
+  // prepared once here, not re-parsed per call (raw.pragma prepares on every call).
+  const pragmas = new Map<string, BetterSqlite3.Statement>();
+  const begin = raw.prepare("BEGIN IMMEDIATE");
+  const commit = raw.prepare("COMMIT");
+  const rollback = raw.prepare("ROLLBACK");
   const db: Db = {
     path,
     exec: (sql) => void raw.exec(sql),
@@ -30,17 +36,22 @@ export function open(path: string, options: OpenOptions): Db {
       return stmt;
     },
     transaction<T>(fn: () => T): T {
-      raw.exec("BEGIN IMMEDIATE");
+      begin.run();
       try {
         const out = fn();
-        raw.exec("COMMIT");
+        commit.run();
         return out;
       } catch (err) {
-        if (raw.inTransaction) raw.exec("ROLLBACK");
+        if (raw.inTransaction) rollback.run();
         throw err;
       }
     },
-    pragma: (name) => raw.pragma(name, { simple: true }),
+    pragma: (name) => {
+      let stmt = pragmas.get(name);
+      if (!stmt) pragmas.set(name, (stmt = raw.prepare(`PRAGMA ${name}`)));
+      // A pragma that returns nothing (a setter) keeps better-sqlite3's own behaviour.
+      return stmt.reader ? stmt.pluck().get() : raw.pragma(name, { simple: true });
+    },
     close: () => raw.close(),
   };
   applyPragmas(db, options);

@@ -47,10 +47,11 @@ const configured = new WeakMap<Db, unknown>();
 export function ledgerTransaction<T>(db: Db, durability: Durability, work: () => T): T {
   if (durability === "full") return db.transaction(work);
   if (!configured.has(db)) configured.set(db, db.pragma("synchronous"));
-  db.exec("PRAGMA synchronous = NORMAL");
+  // Prepared statements (cached by the driver), not exec: this runs twice per request.
+  db.prepare("PRAGMA synchronous = NORMAL").run();
   try {
     return db.transaction(work);
   } finally {
-    db.exec(`PRAGMA synchronous = ${Number(configured.get(db))}`);
+    db.prepare(`PRAGMA synchronous = ${Number(configured.get(db))}`).run();
   }
 }
