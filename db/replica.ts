@@ -153,6 +153,20 @@ BEGIN
 END;
 `,
   },
+  {
+    // Incremental snapshot refresh (db/snapshot.ts). Apply records the events and venues it
+    // touched while 'snapshot_tracked' is 1; the next refresh replaces only their snapshot rows.
+    // A full rebuild sets the flag; it starts at 0, so the first refresh after this migration
+    // is full. events_venue goes: no query reads events by venue (the refresh scans events once
+    // when venues changed), and keeping it up cost the million-event import several seconds.
+    version: 4,
+    sql: `
+CREATE TABLE snapshot_dirty_events (id INTEGER PRIMARY KEY);
+CREATE TABLE snapshot_dirty_venues (id INTEGER PRIMARY KEY);
+INSERT OR REPLACE INTO sync_state(key, value) VALUES ('snapshot_tracked', 0);
+DROP INDEX events_venue;
+`,
+  },
 ];
 
 export async function openReplica(path: string, options: { readonly?: boolean } = {}): Promise<Db> {

@@ -1,7 +1,14 @@
 /**
  * Serving snapshot refresh (CONTRACT §4). Page selection reads `snapshot`; hydration reads live
- * rows. The refresh rebuilds the table in one transaction, so readers (WAL) keep seeing the
- * previous snapshot until it commits.
+ * rows. A refresh runs in one transaction, so readers (WAL) keep seeing the previous snapshot
+ * until it commits.
+ *
+ * Two ways to the same rows: an incremental refresh replaces only the rows of the events and
+ * venues that apply recorded as changed (snapshot_dirty_*, replica migration v4); a full rebuild
+ * recomputes everything, with the snapshot's indexes dropped and recreated around the insert
+ * (building an index from sorted rows is much cheaper than a million random index inserts). The
+ * full rebuild runs when changes were not tracked (a fresh replica, an import that outgrew the
+ * tracking limit, a replica from before v4) or when they touch a large part of the snapshot.
  */
 import { AGGREGATOR_VENDORS, LONG_EVENT_MS } from "./contract.ts";
 import type { Db } from "./driver.ts";
@@ -11,23 +18,115 @@ const aggregatorList = AGGREGATOR_VENDORS.map((v) => `'${v}'`).join(",");
 /** Servable = active, not a duplicate, venue exists and is visible (CONTRACT §3). */
 export const SERVABLE_SQL = "e.status = 'active' AND e.duplicate_of IS NULL AND v.visible = 1";
 
-export function refreshSnapshot(db: Db, nowMs: number): number {
+/**
+ * Changed events beyond this share of the snapshot make a full rebuild cheaper than replacing
+ * rows one by one (each replaced row touches every snapshot index). Apply stops tracking there.
+ */
+export const SNAPSHOT_TRACKING = { maxShare: 0.25, minEvents: 10_000 } as const;
+
+const SNAPSHOT_COLUMNS = "long, start_ms, id, end_ms, venue_id, state, city, source, sold_out, aggregator";
+const SNAPSHOT_SELECT = `
+  SELECT (coalesce(e.end_ms, e.start_ms) - e.start_ms) > $longMs, e.start_ms, e.id,
+         max(coalesce(e.end_ms, e.start_ms), e.start_ms), e.venue_id, v.state, v.city, e.source,
+         e.is_sold_out, e.vendor IN (${aggregatorList})
+  FROM events e JOIN venues v ON v.id = e.venue_id`;
+
+/** Most changed events apply tracks before it gives up and leaves a full rebuild to the refresh. */
+export function trackingLimit(db: Db): number {
+  const row = db.prepare<{ events: number }>("SELECT events FROM snapshot_stats WHERE id = 1").get();
+  return Math.max(SNAPSHOT_TRACKING.minEvents, Math.floor(Number(row?.events ?? 0) * SNAPSHOT_TRACKING.maxShare));
+}
+
+/** Whether apply is recording changes for an incremental refresh. */
+export function snapshotTracked(db: Db): boolean {
+  const row = db.prepare<{ value: number | null }>("SELECT value FROM sync_state WHERE key = 'snapshot_tracked'").get();
+  return Number(row?.value ?? 0) === 1;
+}
+
+/** Stops tracking (too many changes): the next refresh is a full rebuild. */
+export function stopTracking(db: Db): void {
+  db.exec("UPDATE sync_state SET value = 0 WHERE key = 'snapshot_tracked'");
+  db.exec("DELETE FROM snapshot_dirty_events");
+  db.exec("DELETE FROM snapshot_dirty_venues");
+}
+
+export interface RefreshOptions {
+  /** Rebuild everything even when changes were tracked. */
+  full?: boolean;
+}
+
+/** Brings the snapshot up to date with the live rows; returns the number of snapshot events. */
+export function refreshSnapshot(db: Db, nowMs: number, options: RefreshOptions = {}): number {
   return db.transaction(() => {
-    db.exec("DELETE FROM snapshot");
-    db.exec("DELETE FROM snapshot_sources");
-    const { changes } = db
-      .prepare(
-        `INSERT INTO snapshot(long, start_ms, id, end_ms, venue_id, state, city, source, sold_out, aggregator)
-         SELECT (coalesce(e.end_ms, e.start_ms) - e.start_ms) > $longMs, e.start_ms, e.id,
-                max(coalesce(e.end_ms, e.start_ms), e.start_ms), e.venue_id, v.state, v.city, e.source,
-                e.is_sold_out, e.vendor IN (${aggregatorList})
-         FROM events e JOIN venues v ON v.id = e.venue_id
-         WHERE ${SERVABLE_SQL}
-         ORDER BY 1, 2, 3`,
-      )
-      .run({ longMs: LONG_EVENT_MS });
-    db.exec("INSERT INTO snapshot_sources(source, events) SELECT source, count(*) FROM snapshot GROUP BY source");
+    const incremental = !options.full && snapshotTracked(db) && dirtyEvents(db) <= trackingLimit(db);
+    const events = incremental ? refreshChanged(db) : rebuild(db);
+    db.exec("DELETE FROM snapshot_dirty_events");
+    db.exec("DELETE FROM snapshot_dirty_venues");
+    db.exec("UPDATE sync_state SET value = 1 WHERE key = 'snapshot_tracked'");
+    // Last: the snapshot_stats and snapshot_venue_events triggers (replica v2, v3) fire here.
     db.prepare("UPDATE sync_state SET value = $now WHERE key = 'snapshot_at'").run({ now: nowMs });
-    return changes;
+    return events;
   });
+}
+
+function dirtyEvents(db: Db): number {
+  return Number(db.prepare<{ n: number }>("SELECT count(*) AS n FROM snapshot_dirty_events").get()?.n ?? 0);
+}
+
+function countSources(db: Db): void {
+  db.exec("DELETE FROM snapshot_sources");
+  db.exec("INSERT INTO snapshot_sources(source, events) SELECT source, count(*) FROM snapshot GROUP BY source");
+}
+
+/** Full rebuild with the snapshot's indexes recreated afterwards under the same names and definitions. */
+function rebuild(db: Db): number {
+  const indexes = db
+    .prepare<{ name: string; sql: string }>(
+      "SELECT name, sql FROM sqlite_master WHERE type = 'index' AND tbl_name = 'snapshot' AND sql IS NOT NULL ORDER BY name",
+    )
+    .all();
+  for (const { name } of indexes) db.exec(`DROP INDEX "${name.replaceAll('"', '""')}"`);
+  db.exec("DELETE FROM snapshot");
+  const { changes } = db
+    .prepare(`INSERT INTO snapshot(${SNAPSHOT_COLUMNS}) ${SNAPSHOT_SELECT} WHERE ${SERVABLE_SQL} ORDER BY 1, 2, 3`)
+    .run({ longMs: LONG_EVENT_MS });
+  for (const { sql } of indexes) db.exec(sql);
+  countSources(db);
+  return changes;
+}
+
+/** Columns compared to tell an unchanged snapshot row from a changed one. */
+const SAME_ROW = SNAPSHOT_COLUMNS.split(", ").map((c) => `n.${c} = snapshot.${c}`).join(" AND ");
+
+/**
+ * Replaces the rows of changed events and of every event at a changed venue (its visibility,
+ * city or state feed the snapshot). The new rows are computed into a temporary table first, and
+ * only rows that differ are deleted and inserted: a record that changed a title or a price leaves
+ * its snapshot row, and the seven index entries that come with it, alone. The old rows are found
+ * by one pass over the snapshot rather than through an extra index every query would carry.
+ */
+function refreshChanged(db: Db): number {
+  const venuesChanged = db.prepare("SELECT 1 FROM snapshot_dirty_venues LIMIT 1").get() !== undefined;
+  const eventsChanged = db.prepare("SELECT 1 FROM snapshot_dirty_events LIMIT 1").get() !== undefined;
+  if (venuesChanged || eventsChanged) {
+    db.exec(`CREATE TEMP TABLE IF NOT EXISTS snapshot_next(long INTEGER, start_ms INTEGER, id INTEGER PRIMARY KEY,
+      end_ms INTEGER, venue_id INTEGER, state TEXT, city TEXT, source TEXT, sold_out INTEGER, aggregator INTEGER)`);
+    db.exec("DELETE FROM temp.snapshot_next");
+    const fill = (where: string) =>
+      db
+        .prepare(`INSERT OR IGNORE INTO temp.snapshot_next(${SNAPSHOT_COLUMNS}) ${SNAPSHOT_SELECT} WHERE ${where} AND ${SERVABLE_SQL}`)
+        .run({ longMs: LONG_EVENT_MS });
+    if (eventsChanged) fill("e.id IN (SELECT id FROM snapshot_dirty_events)");
+    if (venuesChanged) fill("e.venue_id IN (SELECT id FROM snapshot_dirty_venues)");
+    const byVenue = venuesChanged ? " OR venue_id IN (SELECT id FROM snapshot_dirty_venues)" : "";
+    db.exec(
+      `DELETE FROM snapshot WHERE (id IN (SELECT id FROM snapshot_dirty_events)${byVenue})
+         AND NOT EXISTS (SELECT 1 FROM temp.snapshot_next n WHERE n.id = snapshot.id AND ${SAME_ROW})`,
+    );
+    // Unchanged rows are still there and conflict on the key: IGNORE skips exactly those.
+    db.exec(`INSERT OR IGNORE INTO snapshot(${SNAPSHOT_COLUMNS}) SELECT ${SNAPSHOT_COLUMNS} FROM temp.snapshot_next ORDER BY 1, 2, 3`);
+    db.exec("DELETE FROM temp.snapshot_next");
+    countSources(db);
+  }
+  return Number(db.prepare<{ n: number }>("SELECT count(*) AS n FROM snapshot").get()?.n ?? 0);
 }

@@ -5,6 +5,7 @@
  */
 import type { Db } from "../db/driver.ts";
 import { readWatermark } from "../db/replica.ts";
+import { snapshotTracked, stopTracking, trackingLimit } from "../db/snapshot.ts";
 import { deriveCategories, deriveCost, deriveInstant, deriveTicketing, deriveWebsite, vendorOf } from "./derive.ts";
 import type { UpstreamRecord } from "./records.ts";
 
@@ -44,11 +45,31 @@ function statements(db: Db) {
     ),
     deleteEvent: db.prepare("DELETE FROM events WHERE id = $id"),
     setWatermark: db.prepare("UPDATE sync_state SET value = $seq WHERE key = 'watermark'"),
+    markEvent: db.prepare("INSERT OR IGNORE INTO snapshot_dirty_events(id) VALUES ($id)"),
+    markVenue: db.prepare("INSERT OR IGNORE INTO snapshot_dirty_venues(id) VALUES ($id)"),
+    venueRow: db.prepare<{ city: string; state: string; visible: number }>("SELECT city, state, visible FROM venues WHERE id = $id"),
+    countMarked: db.prepare<{ n: number }>("SELECT count(*) AS n FROM snapshot_dirty_events"),
   };
 }
 
 type Statements = ReturnType<typeof statements>;
 const prepared = new WeakMap<Db, Statements>();
+
+/**
+ * Records what a record is about to change, for the next incremental snapshot refresh
+ * (db/snapshot.ts). Called before the record is applied: a venue counts only when a field the
+ * snapshot copies (city, state) or its visibility changes, since every event at a marked venue
+ * is recomputed.
+ */
+function mark(s: Statements, r: UpstreamRecord): void {
+  if (r.type === "event") s.markEvent.run({ id: r.event.id });
+  else if (r.type === "delete") (r.entity === "event" ? s.markEvent : s.markVenue).run({ id: r.id });
+  else {
+    const v = r.venue;
+    const old = s.venueRow.get({ id: v.id });
+    if (!old || old.city !== v.city || old.state !== v.state || old.visible !== b(v.visible)) s.markVenue.run({ id: v.id });
+  }
+}
 
 function applyOne(s: Statements, r: UpstreamRecord): void {
   switch (r.type) {
@@ -109,16 +130,21 @@ export function applyBatch(db: Db, records: readonly UpstreamRecord[]): ApplyRes
     let watermark = readWatermark(db);
     let applied = 0;
     let skipped = 0;
+    // Changes are tracked only while the snapshot has a tracked baseline; an import into a
+    // fresh replica skips this, its first refresh is a full rebuild anyway.
+    const track = snapshotTracked(db);
     for (const r of records) {
       if (r.seq <= watermark) {
         skipped++;
         continue;
       }
+      if (track) mark(stmts, r);
       applyOne(stmts, r);
       watermark = r.seq;
       applied++;
     }
     if (applied > 0) stmts.setWatermark.run({ seq: watermark });
+    if (track && applied > 0 && Number(stmts.countMarked.get()?.n ?? 0) > trackingLimit(db)) stopTracking(db);
     return { applied, skipped, watermark };
   });
 }
