@@ -2,15 +2,18 @@
  * `npm run bench:sync`: the import of the 1,000,000-event demo stream into an empty replica,
  * as an operator runs it (`marquee demo-data … --out F && marquee sync --from F --db D`).
  * Reports records/second of the whole `marquee sync` process (snapshot refresh included), the
- * time of each phase and the sizes of the NDJSON file, the replica and the ledger.
+ * time of each phase and the sizes of the NDJSON file, the replica and the ledger. Then an
+ * incremental sync into the imported replica: the last --changes records of the stream again,
+ * renumbered after its watermark (event updates, a few venues and deletes), as a serving
+ * process with --sync-from would receive them; its snapshot refresh replaces only changed rows.
  *
- *   bun test/bench/sync.ts [--events N] [--batch-size N] [--runs N] [--keep]
+ *   bun test/bench/sync.ts [--events N] [--batch-size N] [--runs N] [--changes N] [--keep]
  *
  * The NDJSON is cached in .bench/sync/ and reused while the generator's sources are unchanged.
  */
 import { spawnSync } from "node:child_process";
 import { createHash } from "node:crypto";
-import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync } from "node:fs";
+import { closeSync, existsSync, fstatSync, mkdirSync, openSync, readdirSync, readFileSync, readSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { availableParallelism, cpus, loadavg } from "node:os";
 import { join } from "node:path";
 import { parseArgs } from "node:util";
@@ -27,6 +30,7 @@ const { values } = parseArgs({
     "batch-size": { type: "string" },
     runs: { type: "string", default: "1" },
     keep: { type: "boolean", default: false },
+    changes: { type: "string", default: "50000" },
   },
 });
 const events = Number(values.events);
@@ -72,6 +76,7 @@ interface Summary {
   records: number;
   applied: number;
   batches: number;
+  watermark: number;
   snapshotEvents: number;
   snapshotMs: number;
   elapsedMs: number;
@@ -107,4 +112,30 @@ for (const [k, v] of rows) console.log(`${k.padEnd(width)}  ${v}`);
 console.log(
   `target ≥ ${fmt(TARGET_RECORDS_PER_S)} records/s: ${recordsPerS >= TARGET_RECORDS_PER_S ? "met" : "MISSED"} (${fmt(recordsPerS)})`,
 );
+
+/** The last `n` lines of the stream with seqs renumbered after `watermark`. */
+function changeFile(n: number, watermark: number): string {
+  const fd = openSync(ndjson, "r");
+  const length = Math.min(fstatSync(fd).size, n * 2048); // demo lines are well under 2 KiB
+  const buf = Buffer.alloc(length);
+  readSync(fd, buf, 0, length, fstatSync(fd).size - length);
+  closeSync(fd);
+  const lines = buf.toString("utf8").trimEnd().split("\n").slice(-n);
+  const out = lines.map((l, i) => JSON.stringify({ ...JSON.parse(l), seq: watermark + i + 1 }));
+  const path = join(DIR, "changes.ndjson");
+  writeFileSync(path, out.join("\n") + "\n");
+  return path;
+}
+
+const changes = Number(values.changes);
+if (changes > 0 && s.applied > 0) {
+  const path = changeFile(changes, s.watermark);
+  const r = marquee(["sync", "--from", path, "--db", replica, "--json"]);
+  const c = JSON.parse(r.stdout) as Summary;
+  console.log(
+    `incremental sync of ${fmt(c.applied)} changes into the ${fmt(s.snapshotEvents)}-event replica: ${fmt(r.ms / 1000, 1)} s ` +
+      `(snapshot refresh ${fmt(c.snapshotMs / 1000, 1)} s, ${fmt(c.snapshotEvents)} servable events)`,
+  );
+  rmSync(path);
+}
 if (!values.keep) removeReplica();
