@@ -214,3 +214,11 @@ export const DEMO = {
   eventsPerVenue: 25,
   maxEvents: 20_000_000,
 } as const;
+
+/** Hot-path caches of the list endpoint (db/hydrate.ts). */
+export const HOT_PATH = {
+  /** Live event rows (with their serialized Event) kept between requests, per replica connection. */
+  hydratedRows: 10_000,
+  /** Page selections kept between requests (server/list-page-cache.ts). */
+  cachedPages: 2_000,
+} as const;

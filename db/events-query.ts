@@ -61,6 +61,12 @@ export interface PageSelection {
   hasMore: boolean;
   /** The index used; null when the filters could match nothing. */
   plan: PagePlan | null;
+  /**
+   * The earliest end (ms) among the rows read for the page, the `limit + 1`-th included;
+   * Infinity when there are none. Until then the page cannot lose a row to a sliding window
+   * (server/list-page-cache.ts).
+   */
+  earliestEndMs: number;
 }
 
 const INDEX: Record<PagePlan, string> = {
@@ -122,7 +128,7 @@ export function buildHalfQuery(
   }
   if (filter.excludeSoldOut) terms.push("+sold_out = 0");
   if (filter.excludeAggregators) terms.push("+aggregator = 0");
-  const columns = venuesInSql ? "start_ms, id" : "start_ms, id, venue_id";
+  const columns = venuesInSql ? "start_ms, id, end_ms" : "start_ms, id, end_ms, venue_id";
   const sql =
     `SELECT ${columns} FROM snapshot ${INDEX[plan]} WHERE long = ${long}` +
     terms.map((t) => ` AND ${t}`).join("") +
@@ -155,7 +161,7 @@ export function venueSetOf(venueIds: readonly number[]): ReadonlySet<number> {
   return set;
 }
 
-type KeyRow = { start_ms: number; id: number; venue_id?: number };
+type KeyRow = { start_ms: number; id: number; end_ms: number; venue_id?: number };
 
 /** Up to `want` rows of one half, in order, whose venue is in `venues`: growing chunks. */
 function scanVenues(db: Db, q: HalfQuery, from: PagePosition, want: number, venues: ReadonlySet<number>): KeyRow[] {
@@ -178,7 +184,7 @@ const byKey = (a: KeyRow, b: KeyRow) => a.start_ms - b.start_ms || a.id - b.id;
  * rows all come from one snapshot.
  */
 export function selectPage(db: Db, filter: PageFilter, position: PagePosition | null, limit: number): PageSelection {
-  const empty: PageSelection = { keys: [], hasMore: false, plan: null };
+  const empty: PageSelection = { keys: [], hasMore: false, plan: null, earliestEndMs: Infinity };
   if (filter.venueIds?.length === 0) return empty;
   const stats = readSnapshotStats(db);
   const threshold = Math.sqrt((limit + 1) * Math.max(stats.events, 1));
@@ -206,7 +212,9 @@ export function selectPage(db: Db, filter: PageFilter, position: PagePosition | 
   }
   rows.sort(byKey);
   const keys = rows.slice(0, limit).map((r) => ({ startMs: Number(r.start_ms), id: Number(r.id) }));
-  return { keys, hasMore: rows.length > limit, plan };
+  let earliestEndMs = Infinity;
+  for (const r of rows.slice(0, want)) earliestEndMs = Math.min(earliestEndMs, Number(r.end_ms));
+  return { keys, hasMore: rows.length > limit, plan, earliestEndMs };
 }
 
 /**

@@ -7,8 +7,16 @@
  *
  * Served fields were derived at apply time (sync/derive.ts); this module only shapes them into
  * the spec's Event (every key present, optional ones null, `venue` always an object).
+ *
+ * Hot path (issue 8): live rows and their serialized Event are cached per replica connection,
+ * keyed by event id, for exactly one state of the replica. The state is `PRAGMA data_version`
+ * (moves when ANOTHER connection commits: `marquee sync`, a snapshot refresh elsewhere) plus
+ * `total_changes()` (moves when THIS connection writes: test-mode records, in-process sync);
+ * either moving drops the whole cache. Read inside `readConsistently`, after the page selection
+ * has taken the read snapshot, the pair names the state the cached rows were read from.
  */
-import { AGGREGATOR_VENDORS } from "./contract.ts";
+import { LRUCache } from "lru-cache";
+import { AGGREGATOR_VENDORS, HOT_PATH } from "./contract.ts";
 import type { Db } from "./driver.ts";
 import { venueSetOf, type PageFilter, type PagePosition } from "./events-query.ts";
 import { SERVABLE_SQL } from "./snapshot.ts";
@@ -147,19 +155,86 @@ function toEvent(r: Row, h: Hydration): Event {
   };
 }
 
-/** Reads the page's live rows and shapes the survivors, in page order. */
-export function hydratePage(db: Db, keys: readonly PagePosition[], filter: PageFilter, h: Hydration): Event[] {
+/** A live row and its Event as JSON with `venue.distanceMiles` null; `false`: not servable now. */
+type Cached = { row: Row; json: string } | false;
+
+interface RowCache {
+  state: string;
+  baseUrl: string;
+  rows: LRUCache<number, Cached>;
+}
+
+const STATE_SQL = "SELECT (SELECT data_version FROM pragma_data_version) AS dv, total_changes() AS tc";
+const rowCaches = new WeakMap<Db, RowCache>();
+
+/**
+ * The replica's state as this connection sees it: equal strings, equal data. Inside a read
+ * transaction it is the transaction's state (the pragma takes the read lock like any read).
+ */
+export function readReplicaState(db: Db): string {
+  const v = db.prepare<{ dv: number; tc: number }>(STATE_SQL).get()!;
+  return `${v.dv}:${v.tc}`;
+}
+
+function rowCacheOf(db: Db, baseUrl: string): RowCache {
+  const state = readReplicaState(db);
+  let c = rowCaches.get(db);
+  if (!c || c.state !== state || c.baseUrl !== baseUrl) {
+    rowCaches.set(db, (c = { state, baseUrl, rows: new LRUCache<number, Cached>({ max: HOT_PATH.hydratedRows }) }));
+  }
+  return c;
+}
+
+/** Drops the cached rows of a connection (also done by itself when the replica's state moves). */
+export function forgetHydratedRows(db: Db): void {
+  rowCaches.delete(db);
+}
+
+/** The page's live rows (undefined: not servable), from the cache or one query for the misses. */
+function liveRows(db: Db, keys: readonly PagePosition[], baseUrl: string): Cached[] {
+  const cache = rowCacheOf(db, baseUrl).rows;
+  const out: (Cached | undefined)[] = keys.map((k) => cache.get(k.id));
+  const missing = keys.filter((_, i) => out[i] === undefined).map((k) => k.id);
+  if (missing.length > 0) {
+    // Placing rows by id is cheaper than sorting in SQL.
+    const byId = new Map<number, Row>();
+    for (const r of db.prepare<Row>(HYDRATE_SQL).all({ ids: JSON.stringify(missing) })) byId.set(r.id, r);
+    for (let i = 0; i < keys.length; i++) {
+      if (out[i] !== undefined) continue;
+      const row = byId.get(keys[i].id);
+      out[i] = row ? { row, json: JSON.stringify(toEvent(row, { baseUrl, distanceMiles: null })) } : false;
+      cache.set(keys[i].id, out[i]!);
+    }
+  }
+  return out as Cached[];
+}
+
+/** The survivors' rows, in page order (page order is snapshot order). */
+function survivors(db: Db, keys: readonly PagePosition[], filter: PageFilter, baseUrl: string): Array<{ row: Row; json: string }> {
   if (keys.length === 0) return [];
-  const rows = db.prepare<Row>(HYDRATE_SQL).all({ ids: JSON.stringify(keys.map((k) => k.id)) });
-  // Page order is snapshot order; placing rows by id is cheaper than sorting in SQL.
-  const byId = new Map<number, Row>();
-  for (const r of rows) byId.set(r.id, r);
   const venues = filter.venueIds === null ? null : venueSetOf(filter.venueIds);
   const source = filter.sources === null ? null : sourceMatcher(filter.sources);
-  const out: Event[] = [];
-  for (const k of keys) {
-    const r = byId.get(k.id);
-    if (r && stillMatches(r, filter, venues, source)) out.push(toEvent(r, h));
-  }
+  const out: Array<{ row: Row; json: string }> = [];
+  for (const c of liveRows(db, keys, baseUrl)) if (c && stillMatches(c.row, filter, venues, source)) out.push(c);
   return out;
+}
+
+/** Reads the page's live rows and shapes the survivors, in page order. */
+export function hydratePage(db: Db, keys: readonly PagePosition[], filter: PageFilter, h: Hydration): Event[] {
+  return survivors(db, keys, filter, h.baseUrl).map((c) => toEvent(c.row, h));
+}
+
+const NULL_DISTANCE_TAIL = "null}}";
+
+/**
+ * The same page as `hydratePage`, each Event already serialized: byte for byte
+ * `JSON.stringify(event)`. `venue.distanceMiles` is the Event's last key, so a circle query's
+ * distance replaces the cached fragment's closing `null}}`.
+ */
+export function hydratePageJson(db: Db, keys: readonly PagePosition[], filter: PageFilter, h: Hydration): string[] {
+  return survivors(db, keys, filter, h.baseUrl).map(({ row, json }) => {
+    const distance = h.distanceMiles?.get(row.venue_id);
+    if (distance === undefined) return json;
+    return `${json.slice(0, -NULL_DISTANCE_TAIL.length)}${JSON.stringify(Math.round(distance * 100) / 100)}}}`;
+  });
 }

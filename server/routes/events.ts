@@ -11,13 +11,14 @@
  */
 import type { H3 } from "h3";
 import { findGeoCandidates } from "../../db/geo.ts";
-import { hydratePage, type Event } from "../../db/hydrate.ts";
+import { forgetHydratedRows, hydratePageJson, readReplicaState, type Event } from "../../db/hydrate.ts";
 import { readConsistently, selectPage, type PageFilter } from "../../db/events-query.ts";
 import { authorizeList, type ListAccess } from "../access.ts";
 import type { AppContext } from "../context.ts";
 import { assertCursorMatches, encodeCursor, filterFingerprint } from "../cursor.ts";
-import { handle, json, type RequestScope } from "../handle.ts";
+import { handle, type RequestScope } from "../handle.ts";
 import { assertKeysetPagination, assertPolygonAllowed, parseListQuery, type ListQuery } from "../list-query.ts";
+import { createPageCache, pageCacheKey, type PageCache } from "../list-page-cache.ts";
 import { assertLookahead, resolveWindow, type ListWindow } from "../list-window.ts";
 import { isGeoRequest } from "../params-geo.ts";
 
@@ -26,10 +27,27 @@ export interface EventsPage {
   page: { nextCursor: string | null; hasMore: boolean; count: number };
 }
 
-const NO_MATCH: EventsPage = { data: [], page: { nextCursor: null, hasMore: false, count: 0 } };
+/** A page whose events are already serialized (db/hydrate.ts `hydratePageJson`). */
+interface PageJson {
+  data: string[];
+  page: EventsPage["page"];
+}
 
-/** Reads one page: geo candidates, snapshot selection and live hydration, in one read transaction. */
-function readPage(ctx: AppContext, q: ListQuery, window: ListWindow, limit: number, fingerprint: string): EventsPage {
+const NO_MATCH: PageJson = { data: [], page: { nextCursor: null, hasMore: false, count: 0 } };
+
+/** Byte for byte `JSON.stringify` of the EventsPage, without re-serializing the events. */
+const pageBody = (p: PageJson): string => `{"data":[${p.data.join(",")}],"page":${JSON.stringify(p.page)}}`;
+
+const pageCaches = new WeakMap<AppContext, PageCache>();
+
+/**
+ * Reads one page: geo candidates, snapshot selection (or a cached one that provably equals it,
+ * server/list-page-cache.ts) and live hydration, in one read transaction. `search` is the raw
+ * query string: with the effective limit and the window it determines the selection.
+ */
+function readPage(
+  ctx: AppContext, q: ListQuery, window: ListWindow, limit: number, fingerprint: string, search: string,
+): PageJson {
   // A city sent twice with different values: no venue is in both (README "GET /v1/events").
   if (q.cityConflict) return NO_MATCH;
   return readConsistently(ctx.replica, () => {
@@ -44,8 +62,12 @@ function readPage(ctx: AppContext, q: ListQuery, window: ListWindow, limit: numb
       excludeAggregators: q.excludeAggregators,
     };
     const from = q.cursor?.position ?? null;
-    const selection = selectPage(ctx.replica, filter, from, limit);
-    const data = hydratePage(ctx.replica, selection.keys, filter, {
+    const cache = pageCaches.get(ctx)!;
+    const state = readReplicaState(ctx.replica);
+    const key = pageCacheKey(search, limit, window);
+    let selection = cache.get(key, state, window);
+    if (!selection) cache.set(key, state, window, (selection = selectPage(ctx.replica, filter, from, limit)));
+    const data = hydratePageJson(ctx.replica, selection.keys, filter, {
       baseUrl: ctx.config.baseUrl,
       distanceMiles: geo?.distanceMiles ?? null,
     });
@@ -70,17 +92,25 @@ async function listEvents(ctx: AppContext, scope: RequestScope): Promise<Respons
   const window = resolveWindow(q, nowMs, access.horizonMs);
 
   const limit = await access.open(q.limit);
-  let body: EventsPage;
+  let body: PageJson;
   try {
-    body = readPage(ctx, q, window, limit, fingerprint);
+    body = readPage(ctx, q, window, limit, fingerprint, scope.url.search);
   } catch (err) {
     await access.settle(0);
     throw err;
   }
   await access.settle(body.page.count);
-  return json(body, 200, { ...scope.headers, "cache-control": "private, no-store" });
+  // The headers `json()` (server/handle.ts) sets, over a body assembled from cached fragments.
+  return new Response(pageBody(body), {
+    status: 200,
+    headers: { "content-type": "application/json; charset=utf-8", ...scope.headers, "cache-control": "private, no-store" },
+  });
 }
 
 export function eventsRoutes(app: H3, ctx: AppContext): void {
+  // Belt and braces: the row cache also checks the replica's state itself on every page.
+  const pages = createPageCache();
+  pageCaches.set(ctx, pages);
+  ctx.onReplicaChange.push(() => (forgetHydratedRows(ctx.replica), pages.clear()));
   app.get("/v1/events", handle((scope) => listEvents(ctx, scope)));
 }

@@ -1,0 +1,61 @@
+/**
+ * Page selections kept between requests (issue 8). Selecting a page (db/events-query.ts) is a
+ * pure function of the replica's state, the filters, the cursor position, the limit and the
+ * window; the cache skips it when a request provably gets the same keys. Hydration, the cursor,
+ * headers and the row accounting still run per request (server/routes/events.ts).
+ *
+ * An entry stored for window [a, b] serves a request for window [a', b'] (same query string,
+ * same limit, same replica state) when
+ *   a <= a' <= the earliest end among the selected rows, and b' >= b, and
+ *   either b' = b or the selection was full (limit + 1 rows, i.e. hasMore).
+ * Why that is exact: every selected row still ends at or after a' and starts at or before b',
+ * so it is still in the window; a row that was not in the old window and is in the new one
+ * started after b, so it sorts after every selected row (they start at or before b) and can
+ * only matter when the selection had room for it — hence the full-selection rule. A row that
+ * left the window cannot come back, since a' >= a. The default window slides with the clock
+ * (a = now, b = now + span), which is exactly this case; a pinned window (a cursor, explicit
+ * dates) matches itself. The state (db/hydrate.ts `readReplicaState`) moves on every write by
+ * any connection, and an entry of another state is dropped.
+ */
+import { LRUCache } from "lru-cache";
+import { HOT_PATH } from "../db/contract.ts";
+import type { PageSelection } from "../db/events-query.ts";
+import type { ListWindow } from "./list-window.ts";
+
+interface Entry {
+  state: string;
+  window: ListWindow;
+  selection: PageSelection;
+}
+
+export interface PageCache {
+  get(key: string, state: string, window: ListWindow): PageSelection | undefined;
+  set(key: string, state: string, window: ListWindow, selection: PageSelection): void;
+  clear(): void;
+}
+
+/** The cache key: everything but the window and the state, which `get` checks itself. */
+export const pageCacheKey = (search: string, limit: number, window: ListWindow): string =>
+  `${limit}|${window.beforeMs - window.afterMs}|${search}`;
+
+export function createPageCache(max: number = HOT_PATH.cachedPages): PageCache {
+  const entries = new LRUCache<string, Entry>({ max });
+  return {
+    get(key, state, w) {
+      const e = entries.get(key);
+      if (!e) return undefined;
+      if (e.state !== state) {
+        entries.delete(key);
+        return undefined;
+      }
+      const s = e.selection;
+      const slid = e.window.afterMs <= w.afterMs && w.afterMs <= s.earliestEndMs && w.beforeMs >= e.window.beforeMs;
+      // A full selection (hasMore) read limit + 1 rows; the `limit + 1`-th counts in earliestEndMs.
+      return slid && (w.beforeMs === e.window.beforeMs || s.hasMore) ? s : undefined;
+    },
+    set(key, state, window, selection) {
+      entries.set(key, { state, window: { afterMs: window.afterMs, beforeMs: window.beforeMs }, selection });
+    },
+    clear: () => entries.clear(),
+  };
+}

@@ -1,0 +1,88 @@
+/**
+ * The hydration row cache (db/hydrate.ts, issue 8): cached rows serve a page only while the
+ * replica is in the state they were read from. A write on the serving connection itself
+ * (test-mode records, in-process sync) and a commit by another connection (`marquee sync`)
+ * must each be visible on the next page, and the serialized fragments must be byte for byte
+ * what `JSON.stringify` of the shaped Event gives, distance spliced in or not.
+ */
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterAll, beforeAll, expect, it } from "vitest";
+import type { Db } from "../db/driver.ts";
+import { openDb } from "../db/driver.ts";
+import type { PageFilter, PagePosition } from "../db/events-query.ts";
+import { forgetHydratedRows, hydratePage, hydratePageJson } from "../db/hydrate.ts";
+import { openReplica } from "../db/replica.ts";
+import { refreshSnapshot } from "../db/snapshot.ts";
+import { applyBatch } from "../sync/apply.ts";
+import { parseRecordLine } from "../sync/records.ts";
+import { eventRecord, venueRecord } from "./records.ts";
+
+const T0 = Date.parse("2030-01-01T00:00:00Z");
+const HOUR = 3_600_000;
+let dir: string;
+let db: Db;
+let keys: PagePosition[];
+
+const filter: PageFilter = {
+  afterMs: T0, beforeMs: T0 + 100 * HOUR, state: null, city: null, sources: null, venueIds: null,
+  excludeSoldOut: false, excludeAggregators: false,
+};
+const h = { baseUrl: "http://marquee.test", distanceMiles: null };
+const titles = (d: Db) => hydratePage(d, keys, filter, h).map((e) => e.title);
+
+beforeAll(async () => {
+  dir = mkdtempSync(join(tmpdir(), "marquee-hydrate-"));
+  db = await openReplica(join(dir, "replica.db"));
+  const records: object[] = [venueRecord(1), venueRecord(2, { name: "Café \"Ünïcode\" \u2028 ✓" })];
+  for (let i = 1; i <= 6; i++) {
+    const start = new Date(T0 + i * HOUR).toISOString();
+    records.push(eventRecord(i, 1 + (i % 2), start, { title: i === 3 ? "Ñoño \u2029 </script> \"q\"" : `Event ${i}` }));
+  }
+  applyBatch(db, records.map((r, i) => parseRecordLine(JSON.stringify(r), i + 1)));
+  refreshSnapshot(db, T0);
+  keys = db.prepare<{ startMs: number; id: number }>("SELECT start_ms AS startMs, id FROM snapshot ORDER BY start_ms, id").all();
+});
+
+afterAll(() => {
+  db.close();
+  rmSync(dir, { recursive: true, force: true });
+});
+
+it("serializes each event exactly as JSON.stringify of the shaped Event, with and without a distance", () => {
+  for (const distanceMiles of [null, new Map([[1, 0.004], [2, 12.3456]])]) {
+    const hd = { ...h, distanceMiles };
+    // Twice: the second read comes from the cache.
+    for (let round = 0; round < 2; round++) {
+      const fragments = hydratePageJson(db, keys, filter, hd);
+      expect(fragments).toEqual(hydratePage(db, keys, filter, hd).map((e) => JSON.stringify(e)));
+      expect(fragments).toHaveLength(6);
+    }
+  }
+});
+
+it("sees a write made on the serving connection itself", () => {
+  expect(titles(db)[0]).toBe("Event 1");
+  db.prepare("UPDATE events SET title = 'Renamed here' WHERE id = 1").run();
+  expect(titles(db)[0]).toBe("Renamed here");
+  db.prepare("UPDATE events SET status = 'cancelled' WHERE id = 2").run();
+  expect(hydratePage(db, keys, filter, h).map((e) => e.id)).toEqual([1, 3, 4, 5, 6]);
+});
+
+it("sees a commit made by another connection", async () => {
+  expect(titles(db)).toContain("Event 4");
+  const other = await openDb(db.path);
+  try {
+    other.prepare("UPDATE events SET title = 'Renamed elsewhere' WHERE id = 4").run();
+  } finally {
+    other.close();
+  }
+  expect(titles(db)).toContain("Renamed elsewhere");
+});
+
+it("forgets the cached rows on request", () => {
+  titles(db);
+  forgetHydratedRows(db);
+  expect(titles(db)).toHaveLength(5);
+});

@@ -1,0 +1,110 @@
+/**
+ * The page-selection cache (server/list-page-cache.ts, issue 8): whenever it answers, its
+ * selection must equal a fresh `selectPage` for the request's window. Windows slide forward
+ * with a random clock over a replica of short and long events (the default window), stay
+ * pinned (a cursor), or keep their start while the end moves (explicit start, capped end).
+ */
+import fc from "fast-check";
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterAll, beforeAll, expect, it } from "vitest";
+import type { Db } from "../db/driver.ts";
+import { readConsistently, selectPage, type PageFilter } from "../db/events-query.ts";
+import { readReplicaState } from "../db/hydrate.ts";
+import { openReplica } from "../db/replica.ts";
+import { refreshSnapshot } from "../db/snapshot.ts";
+import { createPageCache, pageCacheKey } from "../server/list-page-cache.ts";
+import type { ListWindow } from "../server/list-window.ts";
+import { applyBatch } from "../sync/apply.ts";
+import { parseRecordLine } from "../sync/records.ts";
+import { eventRecord, venueRecord } from "./records.ts";
+
+const T0 = Date.parse("2030-01-01T00:00:00Z");
+const HOUR = 3_600_000;
+let dir: string;
+let db: Db;
+
+beforeAll(async () => {
+  dir = mkdtempSync(join(tmpdir(), "marquee-page-cache-"));
+  db = await openReplica(join(dir, "replica.db"));
+  const records: object[] = [venueRecord(1, { state: "CA" }), venueRecord(2, { state: "NY" })];
+  let seed = 7;
+  const rand = (n: number) => ((seed = (seed * 1103515245 + 12345) % 2147483648), seed % n);
+  for (let i = 1; i <= 400; i++) {
+    const start = T0 + rand(96) * HOUR;
+    const end = start + (rand(8) === 0 ? (25 + rand(100)) * HOUR : rand(6) * HOUR);
+    records.push(eventRecord(i, 1 + rand(2), new Date(start).toISOString(), { endDate: new Date(end).toISOString() }));
+  }
+  applyBatch(db, records.map((r, i) => parseRecordLine(JSON.stringify(r), i + 1)));
+  refreshSnapshot(db, T0);
+});
+
+afterAll(() => {
+  db.close();
+  rmSync(dir, { recursive: true, force: true });
+});
+
+const filterFor = (w: ListWindow, state: string | null): PageFilter => ({
+  ...w, state, city: null, sources: null, venueIds: null, excludeSoldOut: false, excludeAggregators: false,
+});
+
+it("answers only with the selection a fresh read would make", () => {
+  let hits = 0;
+  fc.assert(
+    fc.property(
+      fc.constantFrom("slide", "pinned", "fixed-start"),
+      fc.integer({ min: 1, max: 30 }),
+      fc.integer({ min: 1, max: 60 }),
+      fc.constantFrom(null, "CA"),
+      fc.array(fc.integer({ min: 0, max: 3 * HOUR }), { minLength: 2, maxLength: 25 }),
+      (mode, limit, spanHours, state, steps) => {
+        const cache = createPageCache(50);
+        let now = T0 - 2 * HOUR;
+        for (const step of steps) {
+          now += step;
+          const w: ListWindow =
+            mode === "slide" ? { afterMs: now, beforeMs: now + spanHours * HOUR }
+            : mode === "pinned" ? { afterMs: T0, beforeMs: T0 + spanHours * HOUR }
+            : { afterMs: T0, beforeMs: Math.max(T0 + HOUR, now + spanHours * HOUR - 10 * HOUR) };
+          const search = `?state=${state ?? ""}`;
+          readConsistently(db, () => {
+            const state_ = readReplicaState(db);
+            const key = pageCacheKey(search, limit, w);
+            const fresh = selectPage(db, filterFor(w, state), null, limit);
+            const cached = cache.get(key, state_, w);
+            if (cached) {
+              hits++;
+              expect(cached.keys).toEqual(fresh.keys);
+              expect(cached.hasMore).toBe(fresh.hasMore);
+            } else cache.set(key, state_, w, fresh);
+          });
+        }
+      },
+    ),
+    { numRuns: 150, seed: 42 },
+  );
+  // The property is only worth something if the cache did answer.
+  expect(hits).toBeGreaterThan(200);
+});
+
+it("drops an entry when the replica's state moved", () => {
+  const cache = createPageCache();
+  const w = { afterMs: T0, beforeMs: T0 + 10 * HOUR };
+  const key = pageCacheKey("", 5, w);
+  const state = readReplicaState(db);
+  cache.set(key, state, w, selectPage(db, filterFor(w, null), null, 5));
+  expect(cache.get(key, state, w)).toBeDefined();
+  db.prepare("UPDATE events SET title = 'x' WHERE id = 1").run();
+  expect(readReplicaState(db)).not.toBe(state);
+  expect(cache.get(key, readReplicaState(db), w)).toBeUndefined();
+});
+
+it("never serves a window that moved back", () => {
+  const cache = createPageCache();
+  const w = { afterMs: T0 + HOUR, beforeMs: T0 + 11 * HOUR };
+  const key = pageCacheKey("", 5, w);
+  const state = readReplicaState(db);
+  cache.set(key, state, w, selectPage(db, filterFor(w, null), null, 5));
+  expect(cache.get(key, state, { afterMs: T0, beforeMs: T0 + 10 * HOUR })).toBeUndefined();
+});
