@@ -223,10 +223,11 @@ export function selectPage(db: Db, filter: PageFilter, position: PagePosition | 
  */
 export function readConsistently<T>(db: Db, fn: () => T): T {
   // A savepoint opens a (deferred) transaction, and nests if one is somehow already open.
-  db.exec("SAVEPOINT page_read");
+  // Prepared (and cached by the driver) rather than exec'd: this runs on every page.
+  db.prepare("SAVEPOINT page_read").run();
   try {
     return fn();
   } finally {
-    db.exec("RELEASE page_read");
+    db.prepare("RELEASE page_read").run();
   }
 }
