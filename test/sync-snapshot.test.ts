@@ -88,7 +88,9 @@ it("an incremental refresh leaves exactly what a full rebuild of the same live r
         db.exec("UPDATE sync_state SET value = 0 WHERE key = 'watermark'");
         apply(round);
         expect(snapshotTracked(db)).toBe(true);
-        expect(dirty()).toBeGreaterThan(0);
+        // Event upserts and deletes always mark; a venue record marks only when its city, state or
+        // visibility changed, so a round of unchanged venues may rightly mark nothing.
+        if (round.some((r) => r.type !== "venue")) expect(dirty()).toBeGreaterThan(0);
         refreshSnapshot(db, NOW);
         const incremental = snapshotState();
         refreshSnapshot(db, NOW, { full: true });
