@@ -5,12 +5,14 @@
  */
 import { spawn, type ChildProcess } from "node:child_process";
 import { mkdtempSync, rmSync } from "node:fs";
-import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe } from "vitest";
 import type { OpenApiDocument } from "../server/openapi.ts";
 import { ContractValidator } from "./openapi-validator.ts";
+import { freePort } from "./net.ts";
+
+export { freePort };
 
 export const ROOT = join(import.meta.dirname, "..");
 export const BUN = join(ROOT, "node_modules", ".bin", "bun");
@@ -21,17 +23,6 @@ export interface Target {
   readonly dir: string;
   fetch(path: string, init?: RequestInit): Promise<Response>;
   close(): Promise<void>;
-}
-
-export async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const srv = createServer();
-    srv.once("error", reject);
-    srv.listen(0, "127.0.0.1", () => {
-      const port = (srv.address() as { port: number }).port;
-      srv.close(() => resolve(port));
-    });
-  });
 }
 
 export async function startInProcess(): Promise<Target> {

@@ -4,8 +4,10 @@
  */
 import { spawn, type ChildProcess } from "node:child_process";
 import { readFileSync } from "node:fs";
-import { createServer } from "node:net";
+import { freePort } from "../../net.ts";
 import { ROOT } from "./config.ts";
+
+export { freePort };
 
 export interface RunResult {
   code: number;
@@ -33,17 +35,6 @@ export async function runOk(cmd: string, args: string[], opts: { env?: Record<st
   const r = await run(cmd, args, opts);
   if (r.code !== 0) throw new Error(`${cmd} ${args.join(" ")} failed (${r.code}): ${(r.stderr || r.stdout).slice(-2000)}`);
   return r;
-}
-
-export async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const srv = createServer();
-    srv.once("error", reject);
-    srv.listen(0, "127.0.0.1", () => {
-      const port = (srv.address() as { port: number }).port;
-      srv.close(() => resolve(port));
-    });
-  });
 }
 
 export interface Server {
