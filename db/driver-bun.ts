@@ -1,6 +1,6 @@
 // bun:sqlite adapter. Runtime-specific on purpose: only Bun loads this file.
 import { Database } from "bun:sqlite";
-import { applyPragmas, type BindParams, type Db, type OpenOptions, type Statement } from "./driver.ts";
+import { applyPragmas, transactionRunner, type BindParams, type Db, type OpenOptions, type Statement } from "./driver.ts";
 
 export function open(path: string, options: OpenOptions): Db {
   const raw = new Database(path, { strict: true, readonly: options.readonly, create: !options.readonly });
@@ -12,9 +12,6 @@ export function open(path: string, options: OpenOptions): Db {
     const s = raw.prepare(sql);
     return () => void s.run();
   };
-  const begin = control("BEGIN IMMEDIATE");
-  const commit = control("COMMIT");
-  const rollback = control("ROLLBACK");
   const db: Db = {
     path,
     exec: (sql) => void raw.exec(sql),
@@ -34,17 +31,7 @@ export function open(path: string, options: OpenOptions): Db {
       }
       return stmt;
     },
-    transaction<T>(fn: () => T): T {
-      begin();
-      try {
-        const out = fn();
-        commit();
-        return out;
-      } catch (err) {
-        if (raw.inTransaction) rollback();
-        throw err;
-      }
-    },
+    transaction: transactionRunner(control, () => raw.inTransaction),
     pragma: (name) => {
       let stmt = pragmas.get(name);
       if (!stmt) pragmas.set(name, (stmt = raw.prepare(`PRAGMA ${name}`)));

@@ -1,7 +1,7 @@
 // better-sqlite3 adapter. Runtime-specific on purpose: only Node loads this file.
 import { createRequire } from "node:module";
 import type BetterSqlite3 from "better-sqlite3";
-import { applyPragmas, type BindParams, type Db, type OpenOptions, type Statement } from "./driver.ts";
+import { applyPragmas, transactionRunner, type BindParams, type Db, type OpenOptions, type Statement } from "./driver.ts";
 
 const require = createRequire(import.meta.url);
 const Database = require("better-sqlite3") as typeof BetterSqlite3;
@@ -12,9 +12,10 @@ export function open(path: string, options: OpenOptions): Db {
   // Pragma reads (data_version, synchronous) and transaction control run on every request:
   // prepared once here, not re-parsed per call (raw.pragma prepares on every call).
   const pragmas = new Map<string, BetterSqlite3.Statement>();
-  const begin = raw.prepare("BEGIN IMMEDIATE");
-  const commit = raw.prepare("COMMIT");
-  const rollback = raw.prepare("ROLLBACK");
+  const control = (sql: string) => {
+    const s = raw.prepare(sql);
+    return () => void s.run();
+  };
   const db: Db = {
     path,
     exec: (sql) => void raw.exec(sql),
@@ -35,17 +36,7 @@ export function open(path: string, options: OpenOptions): Db {
       }
       return stmt;
     },
-    transaction<T>(fn: () => T): T {
-      begin.run();
-      try {
-        const out = fn();
-        commit.run();
-        return out;
-      } catch (err) {
-        if (raw.inTransaction) rollback.run();
-        throw err;
-      }
-    },
+    transaction: transactionRunner(control, () => raw.inTransaction),
     pragma: (name) => {
       let stmt = pragmas.get(name);
       if (!stmt) pragmas.set(name, (stmt = raw.prepare(`PRAGMA ${name}`)));

@@ -62,6 +62,27 @@ export function openDbSync(path: string, options: OpenOptions = {}): Db {
   return opener(path, options);
 }
 
+/**
+ * `Db.transaction` for both adapters: BEGIN IMMEDIATE … COMMIT around `fn`, ROLLBACK when it
+ * throws. `control` prepares a statement once and returns a runner for it.
+ */
+export function transactionRunner(control: (sql: string) => () => void, inTransaction: () => boolean) {
+  const begin = control("BEGIN IMMEDIATE");
+  const commit = control("COMMIT");
+  const rollback = control("ROLLBACK");
+  return <T>(fn: () => T): T => {
+    begin();
+    try {
+      const out = fn();
+      commit();
+      return out;
+    } catch (err) {
+      if (inTransaction()) rollback();
+      throw err;
+    }
+  };
+}
+
 /** Pragmas shared by both drivers, applied right after opening. */
 export function applyPragmas(db: Db, options: OpenOptions): void {
   db.exec(`PRAGMA busy_timeout = ${options.busyTimeoutMs ?? 5000}`);
