@@ -63,6 +63,18 @@ export const FREE_COST_TEXTS = ["free", "free admission", "free entry", "no cove
 /** Events lasting longer than this are "long" in the serving snapshot (see db/snapshot.ts). */
 export const LONG_EVENT_MS = DAY_MS;
 
+// ---- Service URLs (CONTRACT §3, §7): the shapes the API hands out and the pages answer ------
+
+/** `eventUrl`. The slug is percent-encoded so any upstream slug still makes one path segment. */
+export function eventUrlFor(baseUrl: string, e: { id: number; slug: string }): string {
+  return `${baseUrl}/events/${e.id}/${encodeURIComponent(e.slug)}`;
+}
+
+/** `ticketUrl`: a service URL that 302-redirects to the event's first ticket destination. */
+export function ticketUrlFor(baseUrl: string, eventId: number): string {
+  return `${baseUrl}/t/${eventId}`;
+}
+
 // ---- Access (CONTRACT §6) -------------------------------------------------------------------
 
 export const PLANS = ["none", "basic", "business", "enterprise", "legacy"] as const;

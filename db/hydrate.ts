@@ -16,7 +16,7 @@
  * has taken the read snapshot, the pair names the state the cached rows were read from.
  */
 import { LRUCache } from "lru-cache";
-import { AGGREGATOR_VENDORS, HOT_PATH } from "./contract.ts";
+import { AGGREGATOR_VENDORS, eventUrlFor, HOT_PATH, ticketUrlFor } from "./contract.ts";
 import type { Db } from "./driver.ts";
 import { venueSetOf, type PageFilter, type PagePosition } from "./events-query.ts";
 import { SERVABLE_SQL } from "./snapshot.ts";
@@ -128,7 +128,7 @@ function toEvent(r: Row, h: Hydration): Event {
     id: r.id,
     title: r.title,
     slug: r.slug,
-    eventUrl: `${h.baseUrl}/events/${r.id}/${encodeURIComponent(r.slug)}`,
+    eventUrl: eventUrlFor(h.baseUrl, r),
     startDate: r.start_date,
     endDate: r.end_date,
     cost: r.cost,
@@ -136,7 +136,7 @@ function toEvent(r: Row, h: Hydration): Event {
     isSoldOut: r.is_sold_out === 1,
     isLowTickets: r.is_low_tickets === 1,
     age: r.age,
-    ticketUrl: r.ticket_destination === null ? null : `${h.baseUrl}/t/${r.id}`,
+    ticketUrl: r.ticket_destination === null ? null : ticketUrlFor(h.baseUrl, r.id),
     website: r.website,
     ticketLinkStatus: r.ticket_link_status,
     imageUrl: r.image_url,

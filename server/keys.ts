@@ -19,7 +19,8 @@ function base62(bytes: Uint8Array, length: number): string {
   return out;
 }
 
-function randomBase62(length: number): string {
+/** Uniformly random base62 characters (keys, handoff ids). */
+export function randomBase62(length: number): string {
   // Rejection sampling keeps the characters uniform.
   let out = "";
   while (out.length < length) {
