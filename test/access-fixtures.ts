@@ -5,7 +5,7 @@
  */
 import Database from "better-sqlite3";
 import { join } from "node:path";
-import { expect } from "vitest";
+import { beforeAll, beforeEach, expect } from "vitest";
 import type { Client } from "./harness.ts";
 import { eventRecord, venueRecord } from "./records.ts";
 
@@ -26,6 +26,15 @@ export async function seedEvents(c: Client): Promise<void> {
     records.push(eventRecord(900_000 + venue * 1000 + i, venue, iso(NOW_MS + 10 * DAY_S * 1000 + i * 3_600_000)));
   }
   await c.records(records);
+}
+
+/** Suite hooks: seed the events once at NOW, and put the clock back to NOW before each test. */
+export function seededAtNow(use: () => Client): void {
+  beforeAll(async () => {
+    await use().setClock(NOW);
+    await seedEvents(use());
+  });
+  beforeEach(async () => use().setClock(NOW));
 }
 
 export interface Listed {

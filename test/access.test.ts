@@ -3,16 +3,15 @@
  * and policies with their precedence, tiers and lookahead, plan changes taking effect at once,
  * fault injection and real ledger failures answering 503 without rows.
  */
-import { beforeAll, beforeEach, expect, it } from "vitest";
+import { expect, it } from "vitest";
 import {
   DAY_S,
-  NOW,
   after,
   expectError,
   expectRows,
   list,
   openTargetLedger,
-  seedEvents,
+  seededAtNow,
   trialRowsUsed,
 } from "./access-fixtures.ts";
 import { describeMatrix } from "./harness.ts";
@@ -20,11 +19,7 @@ import { describeMatrix } from "./harness.ts";
 const POLYGON = "?polygon=40.6,-74.1;40.8,-74.1;40.8,-73.9;40.6,-73.9&limit=1";
 
 describeMatrix("access", (use) => {
-  beforeAll(async () => {
-    await use().setClock(NOW);
-    await seedEvents(use());
-  });
-  beforeEach(async () => use().setClock(NOW));
+  seededAtNow(use);
 
   it("answers 401 invalid_api_key for missing, malformed, mistyped, unknown and revoked keys", async () => {
     const c = use();

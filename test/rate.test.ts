@@ -3,8 +3,8 @@
  * token buckets per key, per trial account and per negotiated account; geo requests cost 5 even
  * when malformed; counters only on 200 and 429 rate_limited; exact rolling 24-hour row budgets.
  */
-import { beforeAll, beforeEach, expect, it } from "vitest";
-import { DAY_S, NOW, NOW_MS, expectError, expectRows, list, seedEvents } from "./access-fixtures.ts";
+import { expect, it } from "vitest";
+import { DAY_S, NOW_MS, expectError, expectRows, list, seededAtNow } from "./access-fixtures.ts";
 import { describeMatrix, type Client } from "./harness.ts";
 
 const NOW_S = NOW_MS / 1000;
@@ -15,11 +15,7 @@ async function drain(c: Client, key: string, requests: number): Promise<void> {
 }
 
 describeMatrix("request rate", (use) => {
-  beforeAll(async () => {
-    await use().setClock(NOW);
-    await seedEvents(use());
-  });
-  beforeEach(async () => use().setClock(NOW));
+  seededAtNow(use);
 
   it("gives each key 60 units refilled one a second, with counters on 200 and 429 only", async () => {
     const c = use();
@@ -93,11 +89,7 @@ describeMatrix("request rate", (use) => {
 });
 
 describeMatrix("row budget", (use) => {
-  beforeAll(async () => {
-    await use().setClock(NOW);
-    await seedEvents(use());
-  });
-  beforeEach(async () => use().setClock(NOW));
+  seededAtNow(use);
 
   it("reports Basic 100,000 and Business 500,000 on 200s and nothing for Legacy", async () => {
     const c = use();

@@ -3,17 +3,16 @@
  * first valid request, 7 days and 1,000 rows in total, pages clamped to 25 and to the unreserved
  * remainder, X-Trial-* headers, shared by every key, ended by subscribing.
  */
-import { beforeAll, beforeEach, expect, it } from "vitest";
+import { expect, it } from "vitest";
 import {
   DAY_S,
-  NOW,
   NOW_MS,
   after,
   expectError,
   expectRows,
   iso,
   list,
-  seedEvents,
+  seededAtNow,
   trialRowsUsed,
   withTargetLedger,
 } from "./access-fixtures.ts";
@@ -32,11 +31,7 @@ async function spend(c: Client, key: string, rows: number): Promise<void> {
 }
 
 describeMatrix("REST trial", (use) => {
-  beforeAll(async () => {
-    await use().setClock(NOW);
-    await seedEvents(use());
-  });
-  beforeEach(async () => use().setClock(NOW));
+  seededAtNow(use);
 
   it("starts on the first valid request only; rejected requests leave it unstarted", async () => {
     const c = use();
