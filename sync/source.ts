@@ -28,6 +28,8 @@ export interface RecordSource {
   readonly name: string;
   /** Total bytes when known up front (files), for progress. */
   readonly size: number | undefined;
+  /** Byte offset reading starts at (a resumed file); what is left to read is `size - startOffset`. */
+  readonly startOffset?: number;
   chunks(): AsyncIterable<LineChunk>;
 }
 
@@ -127,7 +129,7 @@ export function fileSource(path: string, options: SourceOptions = {}): RecordSou
   const size = statSync(path).size; // fails early, with the OS's message, when the file is missing
   const start = options.start ?? { offset: 0, line: 0 };
   if (start.offset > size) throw new Error(`${path} is shorter than the position reached before (${start.offset} bytes)`);
-  return { name: path, size, chunks: () => splitLines(fileBytes(path, options), start, options.signal) };
+  return { name: path, size, startOffset: start.offset, chunks: () => splitLines(fileBytes(path, options), start, options.signal) };
 }
 
 /** A stream of bytes (stdin, or generated demo data) read to its end. */

@@ -13,9 +13,10 @@ import { SYNC } from "../db/contract.ts";
 import type { Db } from "../db/driver.ts";
 import { readWatermark } from "../db/replica.ts";
 import { refreshSnapshot } from "../db/snapshot.ts";
-import { applyBatch } from "./apply.ts";
 import { parseRecordLine, RecordError, type UpstreamRecord } from "./records.ts";
+import { RowEncoder } from "./rows.ts";
 import type { RecordSource, SourcePosition } from "./source.ts";
+import { applyBulkSettings, openWriter, type BatchWriter } from "./writer.ts";
 
 export interface SyncProgress {
   /** What the run is doing: reading and applying records, or rebuilding the snapshot. */
@@ -96,34 +97,22 @@ export function refreshSnapshotIfStale(db: Db, nowMs: number): number | null {
   return snapshotLags(db) ? refreshServingSnapshot(db, nowMs) : null;
 }
 
-/**
- * Connection settings for the length of a run: a page cache big enough for a bulk load,
- * in-memory sorting and two sorter threads for the snapshot rebuild (it creates its indexes by
- * sorting, db/snapshot.ts; two threads made that ~10% faster on two cores), and no automatic
- * WAL checkpoints: with them every commit copied the pages it touched into the database file
- * again (the million-record import spent ~40% of its time there); the run ends with one
- * checkpoint instead. The connection's own settings come back afterwards.
- */
-const BULK_PRAGMAS = { cache_size: SYNC.bulkCacheKiB * -1, temp_store: 2, wal_autocheckpoint: 0, threads: 2 } as const;
-
-function applyBulkSettings(db: Db): () => void {
-  const saved = Object.keys(BULK_PRAGMAS).map((name) => [name, db.pragma(name)] as const);
-  for (const [name, value] of Object.entries(BULK_PRAGMAS)) db.exec(`PRAGMA ${name} = ${value}`);
-  return () => {
-    for (const [name, value] of saved) db.exec(`PRAGMA ${name} = ${Number(value)}`);
-  };
-}
-
 export async function syncFrom(db: Db, source: RecordSource, options: SyncOptions = {}): Promise<SyncSummary> {
   const restore = applyBulkSettings(db);
   try {
-    return await run(db, source, options);
+    const remaining = source.size === undefined ? undefined : source.size - (source.startOffset ?? 0);
+    const writer = await openWriter(db, remaining);
+    try {
+      return await run(db, source, writer, options);
+    } finally {
+      await writer.close();
+    }
   } finally {
     restore();
   }
 }
 
-async function run(db: Db, source: RecordSource, options: SyncOptions): Promise<SyncSummary> {
+async function run(db: Db, source: RecordSource, writer: BatchWriter, options: SyncOptions): Promise<SyncSummary> {
   const batchSize = options.batchSize ?? SYNC.batchSize;
   const now = options.now ?? Date.now;
   const started = performance.now();
@@ -132,7 +121,9 @@ async function run(db: Db, source: RecordSource, options: SyncOptions): Promise<
     watermark: readWatermark(db), snapshotEvents: null, snapshotMs: 0, bytes: 0, elapsedMs: 0, position: { offset: 0, line: 0 },
   };
   const startWatermark = summary.watermark;
-  let batch: UpstreamRecord[] = [];
+  const batch = new RowEncoder();
+  // The batch the writer is committing while this thread reads and encodes the next one.
+  let inFlight: Promise<void> = Promise.resolve();
   let lastSeq = 0;
   let appliedSinceRefresh = false;
   let lastRefresh = 0;
@@ -145,15 +136,23 @@ async function run(db: Db, source: RecordSource, options: SyncOptions): Promise<
       skipped: summary.skipped, elapsedMs: summary.elapsedMs,
     });
   };
-  const flush = () => {
-    if (batch.length === 0) return;
-    const result = applyBatch(db, batch);
-    summary.applied += result.applied;
-    summary.skipped += result.skipped;
-    summary.watermark = result.watermark;
-    summary.batches++;
-    appliedSinceRefresh ||= result.applied > 0;
-    batch = [];
+  /** Hands the batch read so far to the writer once the previous one is committed. */
+  const send = async () => {
+    await inFlight;
+    if (batch.count === 0) return;
+    inFlight = writer.write(batch.finish()).then((result) => {
+      summary.applied += result.applied;
+      summary.skipped += result.skipped;
+      summary.watermark = result.watermark;
+      summary.batches++;
+      appliedSinceRefresh ||= result.applied > 0;
+    });
+    inFlight.catch(() => {}); // a failed write is thrown where it is awaited, not as an unhandled rejection
+  };
+  /** Everything read so far, committed. */
+  const flush = async () => {
+    await send();
+    await inFlight;
   };
   const refreshNow = () => {
     progress("snapshot");
@@ -177,6 +176,7 @@ async function run(db: Db, source: RecordSource, options: SyncOptions): Promise<
         if (record.seq <= lastSeq) throw new RecordError(lineNo, `seq ${record.seq} does not increase (previous ${lastSeq})`);
       } catch (err) {
         if (!(err instanceof RecordError)) throw err;
+        await inFlight; // the batches before this one's stay applied; the summary says how many
         summary.elapsedMs = performance.now() - started;
         const kept = summary.applied > 0 ? `; ${summary.applied} records before it stay applied (watermark ${summary.watermark})` : "";
         throw new SyncError(lineNo, `${err.message}${kept}`, summary);
@@ -189,13 +189,13 @@ async function run(db: Db, source: RecordSource, options: SyncOptions): Promise<
         continue;
       }
       batch.push(record);
-      if (batch.length >= batchSize) flush();
+      if (batch.count >= batchSize) await send();
     }
     summary.bytes = chunk.endOffset;
     summary.position = { offset: chunk.endOffset, line: chunk.firstLine - 1 + chunk.lines.length };
     if (chunk.caughtUp) {
       // A following source has delivered all there is for now: commit it, refresh now and then.
-      flush();
+      await flush();
       const every = options.snapshotEveryMs ?? SYNC.followSnapshotMs;
       if (appliedSinceRefresh && performance.now() - lastRefresh >= every) {
         refreshNow();
@@ -206,7 +206,7 @@ async function run(db: Db, source: RecordSource, options: SyncOptions): Promise<
     // Let the event loop breathe between chunks (signals, a serving process's requests).
     await new Promise<void>((resolve) => setImmediate(resolve));
   }
-  flush();
+  await flush();
   if (appliedSinceRefresh || snapshotLags(db)) refreshNow();
   // One checkpoint for the whole run instead of one per commit (see BULK_PRAGMAS).
   if (summary.applied > 0) db.exec("PRAGMA wal_checkpoint(TRUNCATE)");

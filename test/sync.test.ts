@@ -9,6 +9,8 @@ import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import type { Db } from "../db/driver.ts";
 import { openReplica, readWatermark } from "../db/replica.ts";
+import { applyBatch } from "../sync/apply.ts";
+import { parseRecordLine } from "../sync/records.ts";
 import { fileSource, streamSource } from "../sync/source.ts";
 import { refreshSnapshotIfStale, SyncError, syncFrom } from "../sync/worker.ts";
 import { dumpReplica } from "./fixtures/replica-dump.ts";
@@ -190,6 +192,35 @@ describe("sync worker", () => {
       expect(db.prepare("SELECT position, seller, broken FROM ticket_links WHERE event_id = 101 ORDER BY position").all()).toEqual([
         { position: 0, seller: "dice", broken: 1 },
         { position: 1, seller: "axs", broken: 0 },
+      ]);
+    });
+  });
+
+  describe("encoded batches (sync/rows.ts)", () => {
+    it("a batch mixing records at or below the watermark with new ones skips exactly the old ones, in step", async () => {
+      const old = basicStream();
+      await sync(file("a.ndjson", ndjson(old)));
+      const w = readWatermark(db);
+      const venuesBefore = db.prepare("SELECT * FROM venues ORDER BY id").all();
+      const links = [{ url: "https://dice.fm/event/y", seller: null, broken: false }];
+      // Every kind of record, old ones (seq <= watermark) interleaved with new ones.
+      const mixed = [
+        { ...old[0], venue: { ...old[0].venue, name: "Ignored" } },
+        { ...venueRecord(3, { name: "Zoë's ✨", timezone: null }), seq: w + 1 },
+        { ...old[3], event: { ...old[3].event, title: "Ignored", ticketLinks: links } },
+        { ...eventRecord(301, 3, "2030-03-01T20:00:00Z", { ticketLinks: [...links, { url: "x", seller: "s", broken: true }] }), seq: w + 2 },
+        { ...deleteRecord("event", 105), seq: old[1].seq },
+        { ...deleteRecord("event", 104), seq: w + 3 },
+      ];
+      const result = applyBatch(db, mixed.map((r, i) => parseRecordLine(JSON.stringify(r), i + 1)));
+      expect(result).toEqual({ applied: 3, skipped: 3, watermark: w + 3 });
+      expect(db.prepare("SELECT * FROM venues WHERE id < 3 ORDER BY id").all()).toEqual(venuesBefore);
+      expect(db.prepare("SELECT name, timezone FROM venues WHERE id = 3").get()).toEqual({ name: "Zoë's ✨", timezone: null });
+      expect(eventIds()).toEqual([101, 102, 103, 105, 301]);
+      expect(db.prepare("SELECT title FROM events WHERE id = 102").get()).toEqual({ title: old[3].event.title });
+      expect(db.prepare("SELECT position, url, seller, broken FROM ticket_links WHERE event_id = 301 ORDER BY position").all()).toEqual([
+        { position: 0, url: "https://dice.fm/event/y", seller: null, broken: 0 },
+        { position: 1, url: "x", seller: "s", broken: 1 },
       ]);
     });
   });

@@ -1,0 +1,112 @@
+/**
+ * Where a sync run's batches are written. A bulk sync spends about as long parsing, validating
+ * and deriving records in JavaScript as SQLite spends writing them; under Bun a writer thread
+ * with its own connection to the replica file does the writing, so the two overlap on two cores
+ * (the million-record import: see the README's "Sync and demo data"). Each batch is still one
+ * transaction that advances the watermark (CONTRACT §3), so kill -9 and resuming behave as with
+ * one thread. Under Node (vitest), for an in-memory replica, for small inputs, or when the thread
+ * cannot start (a compiled binary without the thread's entry point), batches are applied in-thread.
+ */
+import { SYNC } from "../db/contract.ts";
+import { runtimeDriver, type Db } from "../db/driver.ts";
+import { applyRows, type ApplyResult } from "./apply.ts";
+import type { RowBatch } from "./rows.ts";
+
+export interface BatchWriter {
+  /** Applies one batch; resolves once it is committed. Callers wait for one before sending the next. */
+  write(batch: RowBatch): Promise<ApplyResult>;
+  close(): Promise<void>;
+}
+
+/**
+ * Connection settings for the length of a run: a page cache big enough for a bulk load,
+ * in-memory sorting and two sorter threads for the snapshot rebuild (it creates its indexes by
+ * sorting, db/snapshot.ts; two threads made that ~10% faster on two cores), and no automatic
+ * WAL checkpoints: with them every commit copied the pages it touched into the database file
+ * again (the million-record import spent ~40% of its time there); the run ends with one
+ * checkpoint instead. Returns a function that brings the connection's own settings back.
+ */
+const BULK_PRAGMAS = { cache_size: SYNC.bulkCacheKiB * -1, temp_store: 2, wal_autocheckpoint: 0, threads: 2 } as const;
+
+export function applyBulkSettings(db: Db): () => void {
+  const saved = Object.keys(BULK_PRAGMAS).map((name) => [name, db.pragma(name)] as const);
+  for (const [name, value] of Object.entries(BULK_PRAGMAS)) db.exec(`PRAGMA ${name} = ${value}`);
+  return () => {
+    for (const [name, value] of saved) db.exec(`PRAGMA ${name} = ${Number(value)}`);
+  };
+}
+
+/** Messages between this module and sync/writer-thread.ts. */
+export type ToWriter =
+  | { type: "open"; path: string; busyTimeoutMs: number }
+  | { type: "batch"; batch: RowBatch }
+  | { type: "close" };
+export type FromWriter =
+  | { type: "ready" }
+  | { type: "applied"; result: ApplyResult }
+  | { type: "failed"; message: string }
+  | { type: "closed" };
+
+/**
+ * Inputs below this are applied in-thread: starting the thread and its connection costs more
+ * than the overlap buys for a few batches (a serving process's periodic sync reads only appends).
+ */
+const THREAD_MIN_BYTES = 16 * 1024 * 1024;
+
+export function inThreadWriter(db: Db): BatchWriter {
+  return {
+    write: async (batch) => applyRows(db, batch),
+    close: async () => {},
+  };
+}
+
+/** The writer for a run: a thread when the runtime, the replica and the input size make it pay. */
+export async function openWriter(db: Db, inputBytes: number | undefined): Promise<BatchWriter> {
+  const threaded =
+    runtimeDriver === "bun:sqlite" && db.path !== ":memory:" && db.path !== "" && (inputBytes ?? Infinity) >= THREAD_MIN_BYTES;
+  if (!threaded) return inThreadWriter(db);
+  return (await startThread(db)) ?? inThreadWriter(db);
+}
+
+/** Starts the writer thread; undefined when it cannot start, so the run falls back to in-thread. */
+async function startThread(db: Db): Promise<BatchWriter | undefined> {
+  let worker: Worker;
+  try {
+    worker = new Worker(new URL("./writer-thread.ts", import.meta.url).href);
+  } catch {
+    return undefined;
+  }
+  const waiting: Array<{ resolve: (m: FromWriter) => void; reject: (e: Error) => void }> = [];
+  let failure: Error | undefined;
+  const fail = (err: Error) => {
+    failure ??= err;
+    for (const w of waiting.splice(0)) w.reject(failure);
+  };
+  worker.onmessage = (e: MessageEvent<FromWriter>) => waiting.shift()?.resolve(e.data);
+  worker.onerror = (e) => fail(new Error(`sync writer thread: ${(e as ErrorEvent).message ?? "failed"}`));
+  const send = (message: ToWriter, transfer: Transferable[] = []) =>
+    new Promise<FromWriter>((resolve, reject) => {
+      if (failure) return reject(failure);
+      waiting.push({ resolve, reject });
+      worker.postMessage(message, transfer);
+    });
+  const busyTimeoutMs = Number(db.pragma("busy_timeout") ?? 0);
+  const opened = await send({ type: "open", path: db.path, busyTimeoutMs }).catch(() => undefined);
+  if (opened?.type !== "ready") {
+    worker.terminate();
+    return undefined;
+  }
+  return {
+    async write(batch) {
+      const reply = await send({ type: "batch", batch }, [batch.kinds.buffer, batch.nums.buffer, batch.lengths.buffer]);
+      if (reply.type === "failed") throw new Error(reply.message);
+      if (reply.type !== "applied") throw new Error(`sync writer thread: unexpected ${reply.type}`);
+      return reply.result;
+    },
+    async close() {
+      // The thread closes its connection before it ends (not the last one: no checkpoint there).
+      await send({ type: "close" }).catch(() => undefined);
+      worker.terminate();
+    },
+  };
+}
