@@ -198,18 +198,19 @@ describe("sync worker", () => {
 
   describe("encoded batches (sync/rows.ts)", () => {
     it("a batch mixing records at or below the watermark with new ones skips exactly the old ones, in step", async () => {
-      const old = basicStream();
-      await sync(file("a.ndjson", ndjson(old)));
+      const stream = basicStream();
+      await sync(file("a.ndjson", ndjson(stream)));
       const w = readWatermark(db);
+      const [venue1, , , event102] = stream as Array<(typeof stream)[number] & { venue: object; event: { title: string } }>;
       const venuesBefore = db.prepare("SELECT * FROM venues ORDER BY id").all();
       const links = [{ url: "https://dice.fm/event/y", seller: null, broken: false }];
       // Every kind of record, old ones (seq <= watermark) interleaved with new ones.
       const mixed = [
-        { ...old[0], venue: { ...old[0].venue, name: "Ignored" } },
+        { ...venue1, venue: { ...venue1.venue, name: "Ignored" } },
         { ...venueRecord(3, { name: "Zoë's ✨", timezone: null }), seq: w + 1 },
-        { ...old[3], event: { ...old[3].event, title: "Ignored", ticketLinks: links } },
+        { ...event102, event: { ...event102.event, title: "Ignored", ticketLinks: links } },
         { ...eventRecord(301, 3, "2030-03-01T20:00:00Z", { ticketLinks: [...links, { url: "x", seller: "s", broken: true }] }), seq: w + 2 },
-        { ...deleteRecord("event", 105), seq: old[1].seq },
+        { ...deleteRecord("event", 105), seq: stream[1].seq },
         { ...deleteRecord("event", 104), seq: w + 3 },
       ];
       const result = applyBatch(db, mixed.map((r, i) => parseRecordLine(JSON.stringify(r), i + 1)));
@@ -217,7 +218,7 @@ describe("sync worker", () => {
       expect(db.prepare("SELECT * FROM venues WHERE id < 3 ORDER BY id").all()).toEqual(venuesBefore);
       expect(db.prepare("SELECT name, timezone FROM venues WHERE id = 3").get()).toEqual({ name: "Zoë's ✨", timezone: null });
       expect(eventIds()).toEqual([101, 102, 103, 105, 301]);
-      expect(db.prepare("SELECT title FROM events WHERE id = 102").get()).toEqual({ title: old[3].event.title });
+      expect(db.prepare("SELECT title FROM events WHERE id = 102").get()).toEqual({ title: event102.event.title });
       expect(db.prepare("SELECT position, url, seller, broken FROM ticket_links WHERE event_id = 301 ORDER BY position").all()).toEqual([
         { position: 0, url: "https://dice.fm/event/y", seller: null, broken: 0 },
         { position: 1, url: "x", seller: "s", broken: 1 },
