@@ -12,7 +12,9 @@
  * Index per filter combination (chosen here, forced with INDEXED BY so plans cannot drift):
  *   few rows at the sources    → snapshot_source, rows sorted (bounded by the count)
  *   few rows at the geo venues → snapshot_venue, rows sorted (bounded by the count)
- *   city (+ state)             → snapshot_state_city / snapshot_city, time-ordered
+ *   city (+ state)             → snapshot_city, time-ordered (state is a residual filter: a city
+ *                                name in several states costs a few extra index rows, cheaper
+ *                                than a sixth snapshot index to build on every full refresh)
  *   state                      → snapshot_state, time-ordered
  *   otherwise                  → the primary key, time-ordered
  * Everything else is a residual filter on the chosen scan. "Few" means cheaper to sort than to
@@ -72,7 +74,7 @@ export interface PageSelection {
 const INDEX: Record<PagePlan, string> = {
   source: "INDEXED BY snapshot_source",
   venue: "INDEXED BY snapshot_venue",
-  state_city: "INDEXED BY snapshot_state_city",
+  state_city: "INDEXED BY snapshot_city", // replica v5 dropped snapshot_state_city
   city: "INDEXED BY snapshot_city",
   state: "INDEXED BY snapshot_state",
   time: "NOT INDEXED", // WITHOUT ROWID: the table itself, i.e. the (long, start_ms, id) key
@@ -82,7 +84,7 @@ const INDEX: Record<PagePlan, string> = {
 const PLAN_COLUMNS: Record<PagePlan, readonly string[]> = {
   source: ["source"],
   venue: ["venue_id"],
-  state_city: ["state", "city"],
+  state_city: ["city"],
   city: ["city"],
   state: ["state"],
   time: [],
