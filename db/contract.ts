@@ -233,4 +233,12 @@ export const HOT_PATH = {
   hydratedRows: 10_000,
   /** Page selections kept between requests (server/list-page-cache.ts). */
   cachedPages: 2_000,
+  /** Longest a change to the request path's counters waits before it is written (server/limits/meter.ts). */
+  meterFlushMs: 10,
+  /** A refused group of counter changes is retried after this. */
+  meterRetryMs: 100,
+  /** The meter's ledger connection waits this long for a lock, then retries later. */
+  meterBusyTimeoutMs: 50,
+  /** Buckets, usage totals and trials kept in memory before idle ones are dropped (they reload). */
+  meterEntries: 100_000,
 } as const;

@@ -1,10 +1,10 @@
 /**
- * Ledger tables for access (versions 10–19): trials, delivered-row usage, row reservations,
- * rate buckets, and the access epoch that tells every process when keys or accounts changed.
+ * Ledger tables for access (versions 10–19): trials, delivered-row usage, rate buckets, and the
+ * access epoch that tells the serving process when the CLI changed keys or accounts.
  *
- * Everything a limit depends on lives here rather than in process memory, because the CLI and
- * other server processes share the ledger (CONTRACT §6: trial totals and row budgets are per
- * account across keys and interfaces; reservations must survive a crashed request).
+ * The serving process decides limits from memory and writes trials, usage and buckets here
+ * behind the requests (server/limits/meter.ts), so a restart resumes them (CONTRACT §6: trial
+ * totals and row budgets are per account across keys and interfaces).
  */
 import type { Db } from "./driver.ts";
 import type { Migration } from "./migrate.ts";
@@ -66,6 +66,12 @@ CREATE TABLE rate_buckets (
 INSERT OR IGNORE INTO settings(key, value) VALUES ('access_epoch', '0');
 ${epochTriggers}
 `,
+  },
+  {
+    // Reservations describe requests in flight in the serving process, which keeps them in
+    // memory (server/limits/meter.ts): a process that is gone holds nothing.
+    version: 11,
+    sql: "DROP TABLE row_reservations;",
   },
 ];
 

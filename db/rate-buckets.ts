@@ -1,7 +1,8 @@
 /**
- * Token buckets in the ledger (CONTRACT §6: a bucket per key, or per account for trials and
- * negotiated accounts). Tokens refill continuously; a bucket with no row is full. The caller
- * runs `takeTokens` inside a write transaction so concurrent requests and processes serialise.
+ * Token buckets (CONTRACT §6: a bucket per key, or per account for trials and negotiated
+ * accounts). Tokens refill continuously; a bucket with no state is full. The arithmetic is pure
+ * (`spendTokens`); the serving process keeps buckets in memory and writes them here behind the
+ * requests (server/limits/meter.ts), so a restart resumes where the buckets stood.
  */
 import type { Db } from "./driver.ts";
 
@@ -10,6 +11,11 @@ export interface BucketSpec {
   bucket: string;
   capacity: number;
   refillPerSecond: number;
+}
+
+export interface BucketState {
+  tokens: number;
+  updatedMs: number;
 }
 
 export interface BucketVerdict {
@@ -22,30 +28,35 @@ export interface BucketVerdict {
   fullAtMs: number;
 }
 
-/** Spends `cost` tokens when they are there; a refused request spends nothing. */
-export function takeTokens(db: Db, spec: BucketSpec, cost: number, nowMs: number): BucketVerdict {
-  const row = db
-    .prepare<{ tokens: number; updatedMs: number }>(
-      "SELECT tokens, updated_ms AS updatedMs FROM rate_buckets WHERE bucket = $bucket",
-    )
-    .get({ bucket: spec.bucket });
-  const elapsedS = row ? Math.max(0, nowMs - row.updatedMs) / 1000 : Infinity;
-  const before = Math.min(spec.capacity, (row?.tokens ?? spec.capacity) + elapsedS * spec.refillPerSecond);
+/**
+ * Spends `cost` tokens when they are there; a refused request spends nothing. `next` is the
+ * bucket's new state, or null when nothing changed.
+ */
+export function spendTokens(
+  state: BucketState | undefined, spec: BucketSpec, cost: number, nowMs: number,
+): { verdict: BucketVerdict; next: BucketState | null } {
+  const elapsedS = state ? Math.max(0, nowMs - state.updatedMs) / 1000 : Infinity;
+  const before = Math.min(spec.capacity, (state?.tokens ?? spec.capacity) + elapsedS * spec.refillPerSecond);
   // A request dearer than the whole bucket (a tiny negotiated burst) fits when the bucket is full.
   const price = Math.min(cost, spec.capacity);
   const admitted = before >= price;
   const tokens = admitted ? before - price : before;
-  if (admitted) {
-    db.prepare(
-      `INSERT INTO rate_buckets(bucket, tokens, updated_ms) VALUES ($bucket, $tokens, $now)
-       ON CONFLICT(bucket) DO UPDATE SET tokens = excluded.tokens, updated_ms = excluded.updated_ms`,
-    ).run({ bucket: spec.bucket, tokens, now: nowMs });
-  }
   const msFor = (units: number) => Math.ceil((units / spec.refillPerSecond) * 1000);
   return {
-    admitted,
-    tokens,
-    retryAfterMs: admitted ? 0 : msFor(price - tokens),
-    fullAtMs: nowMs + msFor(spec.capacity - tokens),
+    verdict: { admitted, tokens, retryAfterMs: admitted ? 0 : msFor(price - tokens), fullAtMs: nowMs + msFor(spec.capacity - tokens) },
+    next: admitted ? { tokens, updatedMs: nowMs } : null,
   };
+}
+
+export function readBucket(db: Db, bucket: string): BucketState | undefined {
+  return db
+    .prepare<BucketState>("SELECT tokens, updated_ms AS updatedMs FROM rate_buckets WHERE bucket = $bucket")
+    .get({ bucket });
+}
+
+export function writeBucket(db: Db, bucket: string, state: BucketState): void {
+  db.prepare(
+    `INSERT INTO rate_buckets(bucket, tokens, updated_ms) VALUES ($bucket, $tokens, $now)
+     ON CONFLICT(bucket) DO UPDATE SET tokens = excluded.tokens, updated_ms = excluded.updated_ms`,
+  ).run({ bucket, tokens: state.tokens, now: state.updatedMs });
 }

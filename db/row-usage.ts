@@ -1,15 +1,23 @@
 /**
- * Delivered rows and rows reserved by requests in flight, per account (CONTRACT §6).
+ * Delivered rows per account (CONTRACT §6: an exact rolling 24 hours).
  *
- * Usage is a running total (`row_usage.total_rows`), so the rows delivered in any window
- * (from, now] are `latest total - total at the last delivery at or before from`: two index
- * lookups, exact to the millisecond. Callers run these inside one ledger transaction.
+ * Usage is a running total, so the rows delivered in any window (from, now] are
+ * `latest total - total at the last delivery at or before from`. The ledger keeps it as rows of
+ * `row_usage` (two index lookups); the serving process keeps the same log in memory for the
+ * row-budgeted accounts it serves (server/limits/meter.ts) and appends to the ledger behind the
+ * requests.
  */
 import type { Db } from "./driver.ts";
 
 export type Allowance = "trial" | "budget";
 
-function latestTotal(db: Db, accountId: number): number {
+/** One delivery: the running total after it, and when. Totals and times only grow. */
+export interface UsageEntry {
+  totalRows: number;
+  atMs: number;
+}
+
+export function readLatestTotal(db: Db, accountId: number): number {
   return (
     db
       .prepare<{ total: number }>(
@@ -19,83 +27,73 @@ function latestTotal(db: Db, accountId: number): number {
   );
 }
 
-function totalAt(db: Db, accountId: number, atMs: number): number {
-  return (
+/** The account's log as the ledger holds it: the window's deliveries and the one before. */
+export function readUsageLog(db: Db, accountId: number): UsageEntry[] {
+  return db
+    .prepare<UsageEntry>(
+      "SELECT total_rows AS totalRows, at_ms AS atMs FROM row_usage WHERE account_id = $accountId ORDER BY total_rows",
+    )
+    .all({ accountId });
+}
+
+/**
+ * Appends deliveries (ascending) and forgets those that can no longer fall in a window: the
+ * last one at or before the window's start is the baseline.
+ */
+export function appendUsage(db: Db, accountId: number, entries: readonly UsageEntry[], windowMs: number): void {
+  const insert = db.prepare("INSERT INTO row_usage(account_id, total_rows, at_ms) VALUES ($accountId, $total, $at)");
+  for (const e of entries) insert.run({ accountId, total: e.totalRows, at: e.atMs });
+  const from = entries[entries.length - 1].atMs - windowMs;
+  const baseline =
     db
       .prepare<{ total: number }>(
-        `SELECT total_rows AS total FROM row_usage WHERE account_id = $accountId AND at_ms <= $atMs
+        `SELECT total_rows AS total FROM row_usage WHERE account_id = $accountId AND at_ms <= $from
          ORDER BY at_ms DESC, total_rows DESC LIMIT 1`,
       )
-      .get({ accountId, atMs })?.total ?? 0
-  );
-}
-
-/** Rows delivered to the account in the window (nowMs - windowMs, nowMs]. */
-export function readRowsDelivered(db: Db, accountId: number, windowMs: number, nowMs: number): number {
-  return latestTotal(db, accountId) - totalAt(db, accountId, nowMs - windowMs);
-}
-
-/** Records a delivery of `rows` (> 0) and forgets deliveries that can no longer fall in a window. */
-export function recordRowsDelivered(db: Db, accountId: number, rows: number, windowMs: number, nowMs: number): void {
-  const total = latestTotal(db, accountId) + rows;
-  db.prepare("INSERT INTO row_usage(account_id, total_rows, at_ms) VALUES ($accountId, $total, $now)").run({
-    accountId,
-    total,
-    now: nowMs,
-  });
-  // The last delivery at or before the window's start is the baseline; older ones are dead weight.
-  const baseline = totalAt(db, accountId, nowMs - windowMs);
+      .get({ accountId, from })?.total ?? 0;
   db.prepare("DELETE FROM row_usage WHERE account_id = $accountId AND total_rows < $baseline").run({ accountId, baseline });
+}
+
+// ---- the same log in memory -----------------------------------------------------------------
+
+/** Total after the last delivery at or before `atMs`; 0 before the first. */
+function totalAt(log: readonly UsageEntry[], atMs: number): number {
+  let lo = 0;
+  let hi = log.length; // first entry after atMs
+  while (lo < hi) {
+    const mid = (lo + hi) >> 1;
+    if (log[mid].atMs <= atMs) lo = mid + 1;
+    else hi = mid;
+  }
+  return lo === 0 ? 0 : log[lo - 1].totalRows;
+}
+
+export const latestTotal = (log: readonly UsageEntry[]): number => log.at(-1)?.totalRows ?? 0;
+
+/** Rows delivered in the window (nowMs - windowMs, nowMs]. */
+export function rowsDelivered(log: readonly UsageEntry[], windowMs: number, nowMs: number): number {
+  return latestTotal(log) - totalAt(log, nowMs - windowMs);
+}
+
+/** Appends a delivery of `rows` (> 0) at `nowMs` and drops entries older than the baseline. */
+export function logDelivery(log: UsageEntry[], rows: number, windowMs: number, nowMs: number): void {
+  const last = log.at(-1);
+  // Deliveries in the same millisecond are one entry: nothing can tell them apart.
+  if (last && last.atMs === nowMs) last.totalRows += rows;
+  else log.push({ totalRows: latestTotal(log) + rows, atMs: nowMs });
+  const from = nowMs - windowMs;
+  let baseline = 0;
+  while (baseline + 1 < log.length && log[baseline + 1].atMs <= from) baseline++;
+  if (baseline > 0) log.splice(0, baseline);
 }
 
 /**
  * Milliseconds until fewer than `limit` rows fall in the rolling window, i.e. until enough
  * deliveries age out; 0 when that is already so.
  */
-export function msUntilRowsBelow(db: Db, accountId: number, limit: number, windowMs: number, nowMs: number): number {
-  const latest = latestTotal(db, accountId);
+export function msUntilRowsBelow(log: readonly UsageEntry[], limit: number, windowMs: number, nowMs: number): number {
+  const floor = latestTotal(log) - limit;
   // The window must come to exclude the first delivery that pushed the total past latest - limit.
-  const first = db
-    .prepare<{ atMs: number }>(
-      "SELECT at_ms AS atMs FROM row_usage WHERE account_id = $accountId AND total_rows > $floor ORDER BY total_rows LIMIT 1",
-    )
-    .get({ accountId, floor: latest - limit });
-  if (!first) return 0;
-  return Math.max(0, first.atMs + windowMs - nowMs);
-}
-
-// ---- reservations ---------------------------------------------------------------------------
-
-/** Rows held by unexpired reservations of the account for the allowance. */
-export function readReservedRows(db: Db, accountId: number, allowance: Allowance, nowMs: number): number {
-  return (
-    db
-      .prepare<{ rows: number }>(
-        `SELECT coalesce(sum(rows), 0) AS rows FROM row_reservations
-         WHERE account_id = $accountId AND allowance = $allowance AND expires_ms > $now`,
-      )
-      .get({ accountId, allowance, now: nowMs })?.rows ?? 0
-  );
-}
-
-export function createReservation(db: Db, accountId: number, allowance: Allowance, rows: number, expiresMs: number): number {
-  const { lastInsertRowid } = db
-    .prepare(
-      "INSERT INTO row_reservations(account_id, allowance, rows, expires_ms) VALUES ($accountId, $allowance, $rows, $expiresMs)",
-    )
-    .run({ accountId, allowance, rows, expiresMs });
-  return Number(lastInsertRowid);
-}
-
-/** Deletes the reservation; true when it was still live (not expired, not already gone). */
-export function releaseReservation(db: Db, id: number, nowMs: number): boolean {
-  const row = db.prepare<{ expiresMs: number }>("SELECT expires_ms AS expiresMs FROM row_reservations WHERE id = $id").get({ id });
-  if (!row) return false;
-  db.prepare("DELETE FROM row_reservations WHERE id = $id").run({ id });
-  return row.expiresMs > nowMs;
-}
-
-/** Removes the account's expired reservations (they no longer hold anything). */
-export function dropExpiredReservations(db: Db, accountId: number, nowMs: number): void {
-  db.prepare("DELETE FROM row_reservations WHERE account_id = $accountId AND expires_ms <= $now").run({ accountId, now: nowMs });
+  const first = log.find((e) => e.totalRows > floor);
+  return first ? Math.max(0, first.atMs + windowMs - nowMs) : 0;
 }

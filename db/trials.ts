@@ -1,7 +1,7 @@
 /**
  * The REST trial of an account (spec "States and transitions", CONTRACT §6): started by the
  * first valid request, then 7 days and 1,000 delivered rows in total, whichever ends first.
- * Callers run these inside a ledger transaction where they read and write together.
+ * The serving process keeps trials in memory and writes them here (server/limits/meter.ts).
  */
 import { DAY_MS, TRIAL } from "./contract.ts";
 import type { Db } from "./driver.ts";
@@ -34,17 +34,20 @@ export function readTrial(db: Db, accountId: number): Trial | undefined {
     .get({ accountId });
 }
 
-/** Starts the trial unless it already started; returns the trial either way. */
-export function startTrial(db: Db, accountId: number, nowMs: number): Trial {
-  db.prepare("INSERT OR IGNORE INTO trials(account_id, started_ms) VALUES ($accountId, $now)").run({ accountId, now: nowMs });
-  return readTrial(db, accountId)!;
+/** A trial that starts now. */
+export const newTrial = (accountId: number, nowMs: number): Trial => ({ accountId, startedMs: nowMs, rowsUsed: 0, exhaustedMs: null });
+
+/** The trial after `rows` more delivered rows; marks the moment the total reaches the trial's rows. */
+export function withRowsAdded(trial: Trial, rows: number, nowMs: number): Trial {
+  const rowsUsed = trial.rowsUsed + rows;
+  const exhaustedMs = trial.exhaustedMs ?? (rowsUsed >= TRIAL.rows ? nowMs : null);
+  return { ...trial, rowsUsed, exhaustedMs };
 }
 
-/** Adds delivered rows; marks the moment the total reaches the trial's rows. */
-export function addTrialRows(db: Db, accountId: number, rows: number, nowMs: number): void {
+export function writeTrial(db: Db, trial: Trial): void {
   db.prepare(
-    `UPDATE trials SET rows_used = rows_used + $rows,
-       exhausted_ms = CASE WHEN exhausted_ms IS NULL AND rows_used + $rows >= $total THEN $now ELSE exhausted_ms END
-     WHERE account_id = $accountId`,
-  ).run({ accountId, rows, now: nowMs, total: TRIAL.rows });
+    `INSERT INTO trials(account_id, started_ms, rows_used, exhausted_ms) VALUES ($accountId, $startedMs, $rowsUsed, $exhaustedMs)
+     ON CONFLICT(account_id) DO UPDATE SET
+       started_ms = excluded.started_ms, rows_used = excluded.rows_used, exhausted_ms = excluded.exhausted_ms`,
+  ).run({ accountId: trial.accountId, startedMs: trial.startedMs, rowsUsed: trial.rowsUsed, exhaustedMs: trial.exhaustedMs });
 }

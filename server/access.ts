@@ -15,21 +15,22 @@
  * what it spent" (spec "Limits").
  *
  * Plans and trials: server/limits/grant.ts. Request rate: server/limits/rate.ts. Trial rows
- * and row budgets: server/limits/allowances.ts. All state lives in the ledger.
+ * and row budgets: server/limits/allowances.ts. Keys and accounts are read from the ledger through
+ * a per-process cache (server/limits/cache.ts); the counters live in the process's meter
+ * (server/limits/meter.ts), which writes them to the ledger behind the requests.
  */
 import type { KeyKind } from "../db/contract.ts";
-import { takeTokens } from "../db/rate-buckets.ts";
 import type { AppContext } from "./context.ts";
 import { ApiError } from "./errors.ts";
 import type { RequestScope } from "./handle.ts";
 import { bearerToken, digestKey, parseKey } from "./keys.ts";
 import { budgetAllowance, recordDelivery, trialAllowance, type Hold, type RowAllowance } from "./limits/allowances.ts";
+import type { Meter } from "./limits/meter.ts";
 import { createAccessCache, type AccessCache } from "./limits/cache.ts";
 import { resolveGrant, type AccessTier } from "./limits/grant.ts";
 import { PUBLISHED_RATE_LIMIT } from "./limits/headers.ts";
 import { bucketFor, rateCounters, rateLimited, rateLimitHeader, requestCost } from "./limits/rate.ts";
-import { ledgerTransaction, unavailable, withLedger, type Durability } from "./limits/ledger.ts";
-import { readTrial } from "../db/trials.ts";
+import { unavailable, withLedger } from "./limits/ledger.ts";
 
 export interface ListAccess {
   accountId: number;
@@ -42,8 +43,11 @@ export interface ListAccess {
   tier: AccessTier;
   /** After validation: starts the trial if due, reserves rows, returns the effective page size. */
   open(requestedLimit: number): number;
-  /** Records the delivered rows and releases any reservation. Call exactly once after open(). */
-  settle(delivered: number): void;
+  /**
+   * Records the delivered rows and releases any reservation. Call exactly once after open(), and
+   * await it: a trial's page waits until its rows are durably counted.
+   */
+  settle(delivered: number): void | Promise<void>;
 }
 
 export interface KeyIdentity {
@@ -91,14 +95,15 @@ export function authorizeList(ctx: AppContext, scope: RequestScope, request: { g
   if (ctx.faults.take("policy_unavailable")) throw unavailable("policy_unavailable");
   const account = withLedger("policy_unavailable", () => cacheOf(ctx).account(identity.accountId));
   if (!account) throw new ApiError("account_not_provisioned", "This key's account has no usable access policy.");
-  const trialRow = account.plan === "none" ? withLedger("trial_unavailable", () => readTrial(ctx.ledger, account.id)) : undefined;
+  const meter = ctx.meter;
+  const trialRow = account.plan === "none" ? withLedger("trial_unavailable", () => meter.readTrial(account.id)) : undefined;
   // Accounts without a plan are trial accounts or refused below; either way one bucket per account.
   const bucket = bucketFor(account, identity.keyId, account.plan === "none");
   Object.assign(scope.headers, rateLimitHeader(bucket));
   const grant = resolveGrant(account, trialRow, ctx.clock.now());
   const isTrial = grant.tier === "trial";
 
-  // Stage 3: request rate, then the row budget or the trial's capacity, in one transaction.
+  // Stage 3: request rate, then the row budget or the trial's capacity.
   const allowance: RowAllowance | null = isTrial
     ? trialAllowance(account.id)
     : grant.rowBudget !== null
@@ -106,15 +111,14 @@ export function authorizeList(ctx: AppContext, scope: RequestScope, request: { g
       : null;
   if (ctx.faults.take("rate_limit_unavailable")) throw unavailable("rate_limit_unavailable");
   const now = ctx.clock.now();
-  const { verdict, refusal } = withLedger("rate_limit_unavailable", () =>
-    ledgerTransaction(ctx.ledger, "normal", () => {
-      const verdict = takeTokens(ctx.ledger, bucket, requestCost(request.geo), now);
-      // The units stay spent even when the allowance refuses: the limiter admitted the request.
-      // Checked even when the limiter refuses, so a trial's 429 carries its X-Trial-* headers.
-      const refusal = allowance?.check(ctx.ledger, now) ?? null;
-      return { verdict, refusal };
-    }),
-  );
+  const { verdict, refusal } = withLedger("rate_limit_unavailable", () => {
+    meter.assertWritable(() => unavailable("rate_limit_unavailable"));
+    const verdict = meter.takeTokens(bucket, requestCost(request.geo), now);
+    // The units stay spent even when the allowance refuses: the limiter admitted the request.
+    // Checked even when the limiter refuses, so a trial's 429 carries its X-Trial-* headers.
+    const refusal = allowance?.check(meter, now) ?? null;
+    return { verdict, refusal };
+  });
   if (allowance?.kind === "trial") Object.assign(scope.headers, allowance.headers);
   if (!verdict.admitted) throw rateLimited(bucket, verdict);
   if (refusal) throw refusal;
@@ -137,9 +141,10 @@ export function authorizeList(ctx: AppContext, scope: RequestScope, request: { g
       const code = allowance.kind === "trial" ? "trial_unavailable" : "rate_limit_unavailable";
       if (allowance.kind === "trial" && ctx.faults.take("trial_unavailable")) throw unavailable("trial_unavailable");
       const nowMs = ctx.clock.now();
-      const result = withLedger(code, () =>
-        ledgerTransaction(ctx.ledger, durability(allowance), () => allowance.reserve(ctx.ledger, requestedLimit, nowMs)),
-      );
+      const result = withLedger(code, () => {
+        meter.assertWritable(() => unavailable(code));
+        return allowance.reserve(meter, requestedLimit, nowMs);
+      });
       if (allowance.kind === "trial") Object.assign(scope.headers, allowance.headers);
       if (result instanceof ApiError) throw result;
       hold = result;
@@ -150,28 +155,30 @@ export function authorizeList(ctx: AppContext, scope: RequestScope, request: { g
       settled = true;
       const nowMs = ctx.clock.now();
       const rows = Math.max(0, Math.floor(delivered));
-      if (!allowance || !hold) {
-        if (rows > 0) recordUnmetered(ctx, account.id, rows, nowMs);
-      } else {
-        settleHold(ctx, allowance, hold, rows, nowMs);
-        Object.assign(scope.headers, allowance.headers);
-      }
       Object.assign(scope.headers, rateCounters(verdict));
+      if (!allowance || !hold) {
+        // Unmetered: usage is recorded for the record (a budget set later counts it); a failure
+        // to record never fails the page.
+        try {
+          withLedger("rate_limit_unavailable", () => recordDelivery(meter, account.id, rows, nowMs));
+        } catch {
+          // withLedger logged it.
+        }
+        return;
+      }
+      settleHold(ctx, allowance, hold, rows, nowMs);
+      Object.assign(scope.headers, allowance.headers);
+      // Trial rows are few and final: the page waits until they are committed (fsynced).
+      if (allowance.kind === "trial" && rows > 0) return trialRowsDurable(meter);
     },
   };
 }
 
-/** Trial starts and rows are few and final, so they are fsynced; per-request counters are not. */
-const durability = (allowance: RowAllowance): Durability => (allowance.kind === "trial" ? "full" : "normal");
-
-/** Unmetered accounts: usage is recorded for the record; a failure to record never fails the page. */
-function recordUnmetered(ctx: AppContext, accountId: number, rows: number, nowMs: number): void {
+async function trialRowsDurable(meter: Meter): Promise<void> {
   try {
-    withLedger("rate_limit_unavailable", () =>
-      ledgerTransaction(ctx.ledger, "normal", () => recordDelivery(ctx.ledger, accountId, rows, nowMs)),
-    );
+    await meter.durable();
   } catch {
-    // withLedger logged it.
+    throw unavailable("trial_unavailable");
   }
 }
 
@@ -184,9 +191,7 @@ function settleHold(ctx: AppContext, allowance: RowAllowance, hold: Hold, rows: 
   const code = allowance.kind === "trial" ? "trial_unavailable" : "rate_limit_unavailable";
   let live: boolean;
   try {
-    live = withLedger(code, () =>
-      ledgerTransaction(ctx.ledger, durability(allowance), () => allowance.settle(ctx.ledger, hold, rows, nowMs)),
-    );
+    live = withLedger(code, () => allowance.settle(ctx.meter, hold, rows, nowMs));
   } catch (err) {
     if (rows === 0) return;
     throw err;

@@ -4,13 +4,14 @@
 import { randomBytes } from "node:crypto";
 import { mkdirSync } from "node:fs";
 import { dirname } from "node:path";
-import { ACCESS } from "../db/contract.ts";
+import { ACCESS, HOT_PATH } from "../db/contract.ts";
 import type { Db } from "../db/driver.ts";
 import { ensureSetting, ledgerPathFor, openLedger } from "../db/ledger.ts";
 import { openReplica } from "../db/replica.ts";
 import { createClock, type Clock } from "./clock.ts";
 import type { Config } from "./config.ts";
 import { createFaults, type Faults } from "./faults.ts";
+import { createMeter, type Meter } from "./limits/meter.ts";
 
 export interface AppContext {
   config: Config;
@@ -20,6 +21,8 @@ export interface AppContext {
   /** HMAC secret for cursors and handoffs. */
   secret: string;
   faults: Faults;
+  /** Rate buckets, delivered rows, trials and reservations of the request path. */
+  meter: Meter;
   /** Called after anything changes the replica so per-process caches can drop stale rows. */
   onReplicaChange: Array<() => void>;
   /** Called after `/_test/reset` empties the ledger, for caches and in-memory counters. */
@@ -35,6 +38,13 @@ export async function createContext(config: Config, clock: Clock = createClock()
   ledger.exec(`PRAGMA busy_timeout = ${ACCESS.ledgerBusyTimeoutMs}`);
   // CONTRACT §2: generated and stored when absent, so cursors survive restarts.
   const secret = config.secret ?? ensureSetting(ledger, "secret", () => randomBytes(32).toString("base64url"));
+  // The meter writes on its own connection with a short busy timeout: a held lock delays its
+  // group for a retry instead of stalling the event loop (server/limits/meter.ts).
+  // (An in-memory ledger exists once, on its one connection.)
+  const ledgerPath = ledgerPathFor(config.dbPath);
+  const meterLedger = ledgerPath === ":memory:" ? ledger : await openLedger(ledgerPath);
+  if (meterLedger !== ledger) meterLedger.exec(`PRAGMA busy_timeout = ${HOT_PATH.meterBusyTimeoutMs}`);
+  const meter = createMeter(meterLedger);
   return {
     config,
     clock,
@@ -42,9 +52,12 @@ export async function createContext(config: Config, clock: Clock = createClock()
     ledger,
     secret,
     faults: createFaults(),
+    meter,
     onReplicaChange: [],
     onLedgerReset: [],
     close() {
+      meter.close();
+      if (meterLedger !== ledger) meterLedger.close();
       replica.close();
       ledger.close();
     },

@@ -13,8 +13,12 @@ import {
   openTargetLedger,
   seededAtNow,
   trialRowsUsed,
+  withTargetLedger,
 } from "./access-fixtures.ts";
+import { ACCESS, HOT_PATH } from "../db/contract.ts";
 import { describeMatrix } from "./harness.ts";
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 const POLYGON = "?polygon=40.6,-74.1;40.8,-74.1;40.8,-73.9;40.6,-73.9&limit=1";
 
@@ -138,21 +142,32 @@ describeMatrix("access", (use) => {
     expect(after503.header("x-rowbudget-remaining")).toBe(String(100_000 - 4)); // no faulted request spent rows
   });
 
-  it("answers 503 rate_limit_unavailable, not a hang or a 500, while another process holds the ledger's write lock", async () => {
+  it("serves from memory while another process holds the ledger's write lock, then 503 rate_limit_unavailable, and loses no count", async () => {
     const c = use();
-    const key = await c.keyFor({ plan: "business" });
+    const account = await c.account({ plan: "business" });
+    const key = await c.key(account);
     await expectRows(list(c, key, "?limit=1"), 1);
     const holder = openTargetLedger(c);
     holder.exec("BEGIN IMMEDIATE");
     try {
+      // The counters wait in memory for the lock (server/limits/meter.ts)…
+      await expectRows(list(c, key, "?limit=1"), 1);
+      // …until the oldest has waited longer than the request path may wait for the ledger.
+      await sleep(ACCESS.ledgerBusyTimeoutMs + 200);
       const started = Date.now();
       const r = await expectError(list(c, key), 503, "rate_limit_unavailable");
-      expect(Date.now() - started).toBeLessThan(5000);
+      expect(Date.now() - started).toBeLessThan(1000);
       expect(r.header("retry-after")).toBe("1");
+      expect(r.body.data).toBeUndefined();
     } finally {
       holder.exec("ROLLBACK");
       holder.close();
     }
-    await expectRows(list(c, key, "?limit=1"), 1);
+    const again = await expectRows(list(c, key, "?limit=1"), 1);
+    expect(again.header("x-rowbudget-remaining")).toBe(String(500_000 - 3));
+    // What waited in memory reached the ledger once the lock was gone.
+    await sleep(HOT_PATH.meterFlushMs + 100);
+    const total = withTargetLedger(c, (db) => db.prepare("SELECT max(total_rows) AS n FROM row_usage WHERE account_id = ?").get(account) as { n: number });
+    expect(total.n).toBe(3);
   });
 });

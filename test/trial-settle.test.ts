@@ -1,7 +1,8 @@
 /**
  * The ListAccess protocol around a trial reservation, driven in-process where HTTP cannot reach:
- * time passing between open() and settle(). Spec "Errors": trial_unavailable when "the
- * reservation expired", with no data returned.
+ * a request holding rows between open() and settle(), and time passing meanwhile. Spec
+ * "Errors": trial_unavailable when "the reservation expired", with no data returned; CONTRACT
+ * §6: remainder 0 with reservations in flight → 429 trial_capacity_reserved.
  */
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -10,6 +11,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createAccount } from "../db/accounts.ts";
 import { ACCESS } from "../db/contract.ts";
 import { readTrial } from "../db/trials.ts";
+import { isApiError } from "../server/errors.ts";
 import { authorizeList } from "../server/access.ts";
 import { resolveConfig } from "../server/config.ts";
 import { createContext, type AppContext } from "../server/context.ts";
@@ -30,12 +32,31 @@ describe("trial reservations between open() and settle()", () => {
     rmSync(dir, { recursive: true, force: true });
   });
 
-  function trialAccess() {
+  function trialKey() {
     const accountId = createAccount(ctx.ledger, { email: "t@example.com", plan: "none" }, ctx.clock.now());
     const { key } = issueKey(ctx.ledger, accountId, "live", ctx.clock.now());
+    return { accountId, key };
+  }
+
+  function authorize(key: string) {
     const req = new Request("http://x/v1/events", { headers: { authorization: `Bearer ${key}` } });
     const scope: RequestScope = { req, url: new URL(req.url), requestId: "r", headers: {}, event: undefined as never };
-    return { accountId, scope, access: authorizeList(ctx, scope, { geo: false }) };
+    return { scope, access: authorizeList(ctx, scope, { geo: false }) };
+  }
+
+  function trialAccess() {
+    const { accountId, key } = trialKey();
+    return { accountId, key, ...authorize(key) };
+  }
+
+  function refusal(fn: () => unknown) {
+    try {
+      fn();
+    } catch (err) {
+      if (isApiError(err)) return err;
+      throw err;
+    }
+    throw new Error("expected a refusal");
   }
 
   it("withholds a page whose reservation expired: 503 trial_unavailable, nothing counted", () => {
@@ -43,16 +64,17 @@ describe("trial reservations between open() and settle()", () => {
     expect(access.open(100)).toBe(25);
     ctx.clock.advance(ACCESS.reservationTtlMs);
     expect(() => access.settle(25)).toThrowError(expect.objectContaining({ code: "trial_unavailable", status: 503 }));
-    expect(readTrial(ctx.ledger, accountId)?.rowsUsed).toBe(0);
-    expect(ctx.ledger.prepare("SELECT count(*) AS n FROM row_reservations").get()).toEqual({ n: 0 });
+    expect(ctx.meter.readTrial(accountId)?.rowsUsed).toBe(0);
+    expect(ctx.meter.reservedRows(accountId, "trial", ctx.clock.now())).toBe(0);
   });
 
-  it("counts a page settled in time, and settle is once only", () => {
+  it("counts a page settled in time, durably before the page goes out, and settle is once only", async () => {
     const { accountId, scope, access } = trialAccess();
     expect(access.open(10)).toBe(10);
     ctx.clock.advance(ACCESS.reservationTtlMs - 1);
-    access.settle(7);
-    access.settle(7);
+    await access.settle(7);
+    await access.settle(7);
+    // The ledger (not only the meter) has the rows once settle resolves.
     expect(readTrial(ctx.ledger, accountId)?.rowsUsed).toBe(7);
     expect(scope.headers["X-Trial-RowBudget-Remaining"]).toBe("993");
     expect(scope.headers["X-RateLimit-Remaining"]).toBe("59");
@@ -64,5 +86,30 @@ describe("trial reservations between open() and settle()", () => {
     ctx.clock.advance(ACCESS.reservationTtlMs * 2);
     expect(() => access.settle(0)).not.toThrow();
     expect(() => access.open(25)).toThrow(/twice/);
+  });
+
+  it("answers 429 trial_capacity_reserved while another request holds the rest, until the hold expires", async () => {
+    const { accountId, key } = trialKey();
+    ctx.meter.startTrial(accountId, ctx.clock.now());
+    ctx.meter.addTrialRows(accountId, 990, ctx.clock.now());
+    const inFlight = authorize(key).access;
+    expect(inFlight.open(25)).toBe(10);
+
+    const held = refusal(() => authorize(key));
+    expect(held.code).toBe("trial_capacity_reserved");
+    expect(held.status).toBe(429);
+    expect(held.headers["Retry-After"]).toBe("5");
+    expect(held.headers["X-Trial-RowBudget-Remaining"]).toBe("0");
+
+    // A request that never settles frees its rows after 30 seconds.
+    ctx.clock.advance(ACCESS.reservationTtlMs);
+    const { scope, access } = authorize(key);
+    expect(access.open(25)).toBe(10);
+    await access.settle(10);
+    expect(scope.headers["X-Trial-RowBudget-Remaining"]).toBe("0");
+    expect(refusal(() => authorize(key)).code).toBe("trial_exhausted");
+    // The lapsed request can no longer count its rows.
+    expect(() => inFlight.settle(10)).toThrowError(expect.objectContaining({ code: "trial_unavailable" }));
+    expect(readTrial(ctx.ledger, accountId)?.rowsUsed).toBe(1000);
   });
 });

@@ -1,31 +1,22 @@
 /**
  * Row allowances (CONTRACT §6): the trial's 1,000 rows in total and a plan's rolling 24-hour
- * row budget. Both follow one protocol, all of it in the ledger so processes sharing it agree:
+ * row budget. Both follow one protocol over the process's meter (server/limits/meter.ts):
  *
- *   check   (stage 3, inside the admission transaction) refuse when nothing is left to reserve;
+ *   check   (stage 3, with the request rate) refuse when nothing is left to reserve;
  *   reserve (ListAccess.open, after validation) clamp the page to the unreserved remainder and
  *           hold those rows for ACCESS.reservationTtlMs; the trial starts here;
  *   settle  (ListAccess.settle) release the hold and count what was delivered.
  *
  * Concurrency therefore never lets delivered rows exceed the allowance: every request reserves
- * inside a write transaction before it selects rows. Reservations expire, so a crashed request
- * frees its rows after 30 seconds. Empty pages cost nothing; repeated rows count again.
+ * before it selects rows, and reserving is synchronous. Reservations expire, so a request that
+ * never settles frees its rows after 30 seconds. Empty pages cost nothing; repeated rows count again.
  */
 import { ACCESS, TRIAL } from "../../db/contract.ts";
-import type { Db } from "../../db/driver.ts";
-import {
-  createReservation,
-  dropExpiredReservations,
-  msUntilRowsBelow,
-  readReservedRows,
-  readRowsDelivered,
-  recordRowsDelivered,
-  releaseReservation,
-  type Allowance,
-} from "../../db/row-usage.ts";
-import { addTrialRows, readTrial, startTrial, trialExpiresMs, trialState } from "../../db/trials.ts";
+import type { Allowance } from "../../db/row-usage.ts";
+import { trialExpiresMs, trialState } from "../../db/trials.ts";
 import { ApiError } from "../errors.ts";
 import { budgetHeaders, H, PUBLISHED_RATE_LIMIT, seconds, trialHeaders } from "./headers.ts";
+import type { Meter } from "./meter.ts";
 
 export interface Hold {
   rows: number;
@@ -35,54 +26,53 @@ export interface Hold {
 export interface RowAllowance {
   readonly kind: Allowance;
   /** The refusal when nothing is left to reserve, else null. Also refreshes `headers`. */
-  check(db: Db, nowMs: number): ApiError | null;
+  check(meter: Meter, nowMs: number): ApiError | null;
   /** A hold of at most `requested` rows, or the refusal. */
-  reserve(db: Db, requested: number, nowMs: number): Hold | ApiError;
+  reserve(meter: Meter, requested: number, nowMs: number): Hold | ApiError;
   /** Releases the hold and counts `delivered`; false when the hold had expired meanwhile. */
-  settle(db: Db, hold: Hold, delivered: number, nowMs: number): boolean;
+  settle(meter: Meter, hold: Hold, delivered: number, nowMs: number): boolean;
   /** Headers describing the allowance after the last step. */
   headers: Record<string, string>;
 }
 
 /** Every account's delivered rows are recorded, so a budget set later counts the last 24 hours. */
-export function recordDelivery(db: Db, accountId: number, rows: number, nowMs: number): void {
-  if (rows > 0) recordRowsDelivered(db, accountId, rows, ACCESS.rowBudgetWindowMs, nowMs);
+export function recordDelivery(meter: Meter, accountId: number, rows: number, nowMs: number): void {
+  if (rows > 0) meter.recordDelivery(accountId, rows, ACCESS.rowBudgetWindowMs, nowMs);
 }
 
-function hold(db: Db, accountId: number, kind: Allowance, rows: number, nowMs: number): Hold {
-  return { rows, reservationId: createReservation(db, accountId, kind, rows, nowMs + ACCESS.reservationTtlMs) };
+function hold(meter: Meter, accountId: number, kind: Allowance, rows: number, nowMs: number): Hold {
+  return { rows, reservationId: meter.reserve(accountId, kind, rows, nowMs + ACCESS.reservationTtlMs) };
 }
 
 export function trialAllowance(accountId: number): RowAllowance {
   const self: RowAllowance = {
     kind: "trial",
     headers: {},
-    check(db, nowMs) {
-      const trial = readTrial(db, accountId);
+    check(meter, nowMs) {
+      const trial = meter.readTrial(accountId);
       const used = trial?.rowsUsed ?? 0;
-      const reserved = readReservedRows(db, accountId, "trial", nowMs);
+      const reserved = meter.reservedRows(accountId, "trial", nowMs);
       self.headers = trialHeaders(TRIAL.rows - used - reserved, trial ? trialExpiresMs(trial) : null);
       return refusal(used, reserved);
     },
-    reserve(db, requested, nowMs) {
-      dropExpiredReservations(db, accountId, nowMs);
-      const trial = startTrial(db, accountId, nowMs);
-      const reserved = readReservedRows(db, accountId, "trial", nowMs);
+    reserve(meter, requested, nowMs) {
+      const trial = meter.startTrial(accountId, nowMs);
+      const reserved = meter.reservedRows(accountId, "trial", nowMs);
       const remaining = TRIAL.rows - trial.rowsUsed - reserved;
       const rows = Math.min(requested, TRIAL.maxRowsPerPage, remaining);
       self.headers = trialHeaders(remaining - Math.max(0, rows), trialExpiresMs(trial));
       // Day 7 may have struck since stage 2 looked.
       if (trialState(trial, nowMs) === "expired") return trialEnded("expired", self.headers);
-      return rows > 0 ? hold(db, accountId, "trial", rows, nowMs) : refusal(trial.rowsUsed, reserved)!;
+      return rows > 0 ? hold(meter, accountId, "trial", rows, nowMs) : refusal(trial.rowsUsed, reserved)!;
     },
-    settle(db, h, delivered, nowMs) {
-      const live = releaseReservation(db, h.reservationId, nowMs);
+    settle(meter, h, delivered, nowMs) {
+      const live = meter.release(h.reservationId, nowMs);
       const rows = live ? Math.min(delivered, h.rows) : 0;
       if (rows > 0) {
-        addTrialRows(db, accountId, rows, nowMs);
-        recordDelivery(db, accountId, rows, nowMs);
+        meter.addTrialRows(accountId, rows, nowMs);
+        recordDelivery(meter, accountId, rows, nowMs);
       }
-      self.check(db, nowMs);
+      self.check(meter, nowMs);
       return live;
     },
   };
@@ -113,38 +103,37 @@ export function budgetAllowance(accountId: number, limit: number): RowAllowance 
   const self: RowAllowance = {
     kind: "budget",
     headers: {},
-    check(db, nowMs) {
-      const { used, reserved } = readBudget(db, nowMs);
-      return refusal(db, used, reserved, nowMs);
+    check(meter, nowMs) {
+      const { used, reserved } = readBudget(meter, nowMs);
+      return refusal(meter, used, reserved, nowMs);
     },
-    reserve(db, requested, nowMs) {
-      dropExpiredReservations(db, accountId, nowMs);
-      const { used, reserved, remaining } = readBudget(db, nowMs);
-      if (remaining <= 0) return refusal(db, used, reserved, nowMs)!;
+    reserve(meter, requested, nowMs) {
+      const { used, reserved, remaining } = readBudget(meter, nowMs);
+      if (remaining <= 0) return refusal(meter, used, reserved, nowMs)!;
       const rows = Math.min(requested, remaining);
       self.headers = budgetHeaders(limit, remaining - rows);
-      return hold(db, accountId, "budget", rows, nowMs);
+      return hold(meter, accountId, "budget", rows, nowMs);
     },
-    settle(db, h, delivered, nowMs) {
+    settle(meter, h, delivered, nowMs) {
       // An expired hold still counts what was delivered: the budget is exact, the hold was advisory.
-      const live = releaseReservation(db, h.reservationId, nowMs);
-      recordDelivery(db, accountId, Math.min(delivered, h.rows), nowMs);
-      self.check(db, nowMs);
+      const live = meter.release(h.reservationId, nowMs);
+      recordDelivery(meter, accountId, Math.min(delivered, h.rows), nowMs);
+      self.check(meter, nowMs);
       return live;
     },
   };
-  function readBudget(db: Db, nowMs: number) {
-    const used = readRowsDelivered(db, accountId, window, nowMs);
-    const reserved = readReservedRows(db, accountId, "budget", nowMs);
+  function readBudget(meter: Meter, nowMs: number) {
+    const used = meter.rowsDelivered(accountId, window, nowMs);
+    const reserved = meter.reservedRows(accountId, "budget", nowMs);
     const remaining = limit - used - reserved;
     self.headers = budgetHeaders(limit, remaining);
     return { used, reserved, remaining };
   }
-  function refusal(db: Db, used: number, reserved: number, nowMs: number): ApiError | null {
+  function refusal(meter: Meter, used: number, reserved: number, nowMs: number): ApiError | null {
     if (limit - used - reserved > 0) return null;
     // Spent: Retry-After is when enough delivered rows age out. Held by requests in flight: soon.
     const retryAfterS =
-      used >= limit ? seconds(msUntilRowsBelow(db, accountId, limit, window, nowMs)) : ACCESS.budgetHeldRetryAfterS;
+      used >= limit ? seconds(meter.msUntilRowsBelow(accountId, limit, window, nowMs)) : ACCESS.budgetHeldRetryAfterS;
     return new ApiError(
       "row_budget_exhausted",
       "The 24-hour rolling row budget is spent. Retry after the delay in Retry-After, when delivered rows age out.",

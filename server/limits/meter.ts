@@ -1,0 +1,268 @@
+/**
+ * The request path's counters — token buckets, delivered rows, trial progress and row
+ * reservations — kept in the serving process's memory and written to the ledger behind the
+ * requests (issue 8: two ledger commits per request were half of a page's cost).
+ *
+ * - Decisions are made in memory, so they are exact within the process: one `marquee serve`
+ *   per ledger (README "Plans, trials and limits"). The CLI may write accounts and keys beside
+ *   it; those are read through the access cache (server/limits/cache.ts), not here.
+ * - Changes are committed in groups: at most `HOT_PATH.meterFlushMs` after the first change, or
+ *   at once when a trial request waits for its rows to be durable (`durable()`), so concurrent
+ *   requests share one commit. Trial changes commit with synchronous=FULL, the rest NORMAL.
+ * - Reservations are never written: they describe requests in flight in this process, and a
+ *   process that is gone has none.
+ * - When the ledger refuses a group (a lock held elsewhere, a broken file), the changes stay in
+ *   memory and the flush retries; once the oldest unwritten change is older than
+ *   `ACCESS.ledgerBusyTimeoutMs`, requests answer 503 (`assertWritable`) until a flush succeeds.
+ * - Usage reaches the ledger delivery by delivery (deliveries in the same millisecond as one),
+ *   so a restarted process resumes the exact rolling window.
+ */
+import { ACCESS, HOT_PATH } from "../../db/contract.ts";
+import type { Db } from "../../db/driver.ts";
+import { readBucket, spendTokens, writeBucket, type BucketSpec, type BucketState, type BucketVerdict } from "../../db/rate-buckets.ts";
+import {
+  appendUsage, latestTotal, logDelivery, msUntilRowsBelow, readLatestTotal, readUsageLog, rowsDelivered,
+  type Allowance, type UsageEntry,
+} from "../../db/row-usage.ts";
+import { newTrial, readTrial, withRowsAdded, writeTrial, type Trial } from "../../db/trials.ts";
+import { ledgerTransaction } from "./ledger.ts";
+
+interface Usage {
+  total: number;
+  /** The rolling window's deliveries; loaded only for accounts that are row-metered. */
+  log: UsageEntry[] | null;
+}
+
+interface Reservation {
+  accountId: number;
+  allowance: Allowance;
+  rows: number;
+  expiresMs: number;
+}
+
+export interface Meter {
+  takeTokens(spec: BucketSpec, cost: number, nowMs: number): BucketVerdict;
+  readTrial(accountId: number): Trial | undefined;
+  /** Starts the trial unless it already started; returns it either way. */
+  startTrial(accountId: number, nowMs: number): Trial;
+  addTrialRows(accountId: number, rows: number, nowMs: number): void;
+  /** Rows delivered to the account in the window (nowMs - windowMs, nowMs]. */
+  rowsDelivered(accountId: number, windowMs: number, nowMs: number): number;
+  recordDelivery(accountId: number, rows: number, windowMs: number, nowMs: number): void;
+  msUntilRowsBelow(accountId: number, limit: number, windowMs: number, nowMs: number): number;
+  reservedRows(accountId: number, allowance: Allowance, nowMs: number): number;
+  reserve(accountId: number, allowance: Allowance, rows: number, expiresMs: number): number;
+  /** Ends the reservation; true when it was still live (not expired, not already ended). */
+  release(id: number, nowMs: number): boolean;
+  /** Throws the caller's 503 while the ledger has refused changes for too long. */
+  assertWritable(fail: () => Error): void;
+  /** Resolves once everything changed so far is committed; rejects when the ledger refuses it. */
+  durable(): Promise<void>;
+  /** Writes every pending change now. Throws when the ledger refuses them (they stay pending). */
+  flush(): void;
+  /** Forgets everything, pending changes included (`/_test/reset` emptied the ledger). */
+  clear(): void;
+  close(): void;
+}
+
+interface Waiter {
+  resolve(): void;
+  reject(err: unknown): void;
+}
+
+export function createMeter(ledger: Db, wallClock: () => number = Date.now): Meter {
+  const buckets = new Map<string, BucketState>();
+  const usage = new Map<number, Usage>();
+  const trials = new Map<number, Trial | null>();
+  const reservations = new Map<number, Reservation>();
+  let nextReservation = 1;
+
+  const dirtyBuckets = new Set<string>();
+  const dirtyUsage = new Map<number, UsageEntry[]>();
+  const dirtyTrials = new Set<number>();
+  let pendingSinceMs: number | null = null;
+  let waiters: Waiter[] = [];
+  let timer: ReturnType<typeof setTimeout> | null = null;
+  let immediate = false;
+  let failureLogged = false;
+
+  function changed(): void {
+    pendingSinceMs ??= wallClock();
+    if (!timer) timer = unref(setTimeout(tick, HOT_PATH.meterFlushMs));
+  }
+
+  function tick(): void {
+    timer = null;
+    immediate = false;
+    try {
+      flush();
+    } catch (err) {
+      if (!failureLogged) console.error(`ledger unavailable (usage not yet written): ${(err as Error)?.message ?? err}`);
+      failureLogged = true;
+      if (stale()) for (const w of waiters.splice(0)) w.reject(err);
+      if (!timer) timer = unref(setTimeout(tick, HOT_PATH.meterRetryMs));
+    }
+  }
+
+  const stale = () => pendingSinceMs !== null && wallClock() - pendingSinceMs > ACCESS.ledgerBusyTimeoutMs;
+
+  function flush(): void {
+    if (pendingSinceMs === null) return;
+    const durability = dirtyTrials.size > 0 ? "full" : "normal";
+    ledgerTransaction(ledger, durability, () => {
+      for (const name of dirtyBuckets) writeBucket(ledger, name, buckets.get(name)!);
+      for (const [accountId, entries] of dirtyUsage) appendUsage(ledger, accountId, entries, ACCESS.rowBudgetWindowMs);
+      for (const accountId of dirtyTrials) writeTrial(ledger, trials.get(accountId)!);
+    });
+    dirtyBuckets.clear();
+    dirtyUsage.clear();
+    dirtyTrials.clear();
+    pendingSinceMs = null;
+    failureLogged = false;
+    for (const w of waiters.splice(0)) w.resolve();
+    // Idle entries are reloaded on demand; live reservations are never dropped.
+    if (buckets.size + usage.size + trials.size > HOT_PATH.meterEntries) {
+      buckets.clear();
+      usage.clear();
+      trials.clear();
+    }
+  }
+
+  function usageOf(accountId: number, withLog: boolean): Usage {
+    let u = usage.get(accountId);
+    if (u && (u.log || !withLog)) return u;
+    if (withLog) {
+      // The ledger's log must include what this process delivered: write it first.
+      if (dirtyUsage.has(accountId)) flush();
+      const log = readUsageLog(ledger, accountId);
+      u = { total: latestTotal(log), log };
+    } else {
+      u = { total: readLatestTotal(ledger, accountId), log: null };
+    }
+    usage.set(accountId, u);
+    return u;
+  }
+
+  function trialOf(accountId: number): Trial | undefined {
+    let t = trials.get(accountId);
+    if (t === undefined) trials.set(accountId, (t = readTrial(ledger, accountId) ?? null));
+    return t ?? undefined;
+  }
+
+  function setTrial(trial: Trial): void {
+    trials.set(trial.accountId, trial);
+    dirtyTrials.add(trial.accountId);
+    changed();
+  }
+
+  return {
+    takeTokens(spec, cost, nowMs) {
+      let state = buckets.get(spec.bucket);
+      if (!state) {
+        state = readBucket(ledger, spec.bucket);
+        if (state) buckets.set(spec.bucket, state);
+      }
+      const { verdict, next } = spendTokens(state, spec, cost, nowMs);
+      if (next) {
+        buckets.set(spec.bucket, next);
+        dirtyBuckets.add(spec.bucket);
+        changed();
+      }
+      return verdict;
+    },
+    readTrial: trialOf,
+    startTrial(accountId, nowMs) {
+      const existing = trialOf(accountId);
+      if (existing) return existing;
+      const trial = newTrial(accountId, nowMs);
+      setTrial(trial);
+      return trial;
+    },
+    addTrialRows(accountId, rows, nowMs) {
+      const trial = trialOf(accountId);
+      if (trial) setTrial(withRowsAdded(trial, rows, nowMs));
+    },
+    rowsDelivered(accountId, windowMs, nowMs) {
+      return rowsDelivered(usageOf(accountId, true).log!, windowMs, nowMs);
+    },
+    recordDelivery(accountId, rows, windowMs, nowMs) {
+      if (rows <= 0) return;
+      const u = usageOf(accountId, false);
+      u.total += rows;
+      if (u.log) logDelivery(u.log, rows, windowMs, nowMs);
+      let pending = dirtyUsage.get(accountId);
+      if (!pending) dirtyUsage.set(accountId, (pending = []));
+      const last = pending.at(-1);
+      // Deliveries in the same millisecond are one entry: nothing can tell them apart.
+      if (last?.atMs === nowMs) last.totalRows = u.total;
+      else pending.push({ totalRows: u.total, atMs: nowMs });
+      changed();
+    },
+    msUntilRowsBelow(accountId, limit, windowMs, nowMs) {
+      return msUntilRowsBelow(usageOf(accountId, true).log!, limit, windowMs, nowMs);
+    },
+    reservedRows(accountId, allowance, nowMs) {
+      let rows = 0;
+      for (const [id, r] of reservations) {
+        if (r.expiresMs <= nowMs) reservations.delete(id);
+        else if (r.accountId === accountId && r.allowance === allowance) rows += r.rows;
+      }
+      return rows;
+    },
+    reserve(accountId, allowance, rows, expiresMs) {
+      const id = nextReservation++;
+      reservations.set(id, { accountId, allowance, rows, expiresMs });
+      return id;
+    },
+    release(id, nowMs) {
+      const r = reservations.get(id);
+      if (!r) return false;
+      reservations.delete(id);
+      return r.expiresMs > nowMs;
+    },
+    assertWritable(fail) {
+      if (!stale()) return;
+      // One attempt now, so the first request after the lock is gone is served.
+      try {
+        flush();
+      } catch {
+        throw fail();
+      }
+    },
+    durable() {
+      if (pendingSinceMs === null) return Promise.resolve();
+      if (!immediate) {
+        immediate = true;
+        if (timer) clearTimeout(timer);
+        timer = unref(setTimeout(tick, 0));
+      }
+      return new Promise<void>((resolve, reject) => waiters.push({ resolve, reject }));
+    },
+    flush,
+    clear() {
+      buckets.clear();
+      usage.clear();
+      trials.clear();
+      reservations.clear();
+      dirtyBuckets.clear();
+      dirtyUsage.clear();
+      dirtyTrials.clear();
+      pendingSinceMs = null;
+      for (const w of waiters.splice(0)) w.resolve();
+    },
+    close() {
+      if (timer) clearTimeout(timer);
+      timer = null;
+      try {
+        flush();
+      } catch (err) {
+        console.error(`ledger unavailable at shutdown; the last usage was not written: ${(err as Error)?.message ?? err}`);
+      }
+    },
+  };
+}
+
+function unref<T>(t: T): T {
+  (t as { unref?: () => void }).unref?.();
+  return t;
+}
