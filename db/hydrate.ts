@@ -209,13 +209,34 @@ function liveRows(db: Db, keys: readonly PagePosition[], baseUrl: string): Cache
   return out as Cached[];
 }
 
+/**
+ * How far the page's window may move before the live re-check could decide differently
+ * (server/list-page-cache.ts): every survivor still ends at or after a window opening no later
+ * than `latestAfterMs`; a row dropped for starting after the window's close could come back
+ * only if the close moves (`droppedAfterClose`). Rows dropped for anything else stay dropped
+ * while the replica's state is the same, as do rows that ended before the window opened.
+ */
+export interface LiveBounds {
+  latestAfterMs: number;
+  droppedAfterClose: boolean;
+}
+
 /** The survivors' rows, in page order (page order is snapshot order). */
-function survivors(db: Db, keys: readonly PagePosition[], filter: PageFilter, baseUrl: string): Array<{ row: Row; json: string }> {
+function survivors(
+  db: Db, keys: readonly PagePosition[], filter: PageFilter, baseUrl: string, bounds?: LiveBounds,
+): Array<{ row: Row; json: string }> {
   if (keys.length === 0) return [];
   const venues = filter.venueIds === null ? null : venueSetOf(filter.venueIds);
   const source = filter.sources === null ? null : sourceMatcher(filter.sources);
   const out: Array<{ row: Row; json: string }> = [];
-  for (const c of liveRows(db, keys, baseUrl)) if (c && stillMatches(c.row, filter, venues, source)) out.push(c);
+  for (const c of liveRows(db, keys, baseUrl)) {
+    if (c && stillMatches(c.row, filter, venues, source)) {
+      out.push(c);
+      if (bounds) bounds.latestAfterMs = Math.min(bounds.latestAfterMs, Math.max(c.row.end_ms ?? c.row.start_ms, c.row.start_ms));
+    } else if (c && bounds && c.row.start_ms > filter.beforeMs) {
+      bounds.droppedAfterClose = true;
+    }
+  }
   return out;
 }
 
@@ -231,8 +252,10 @@ const NULL_DISTANCE_TAIL = "null}}";
  * `JSON.stringify(event)`. `venue.distanceMiles` is the Event's last key, so a circle query's
  * distance replaces the cached fragment's closing `null}}`.
  */
-export function hydratePageJson(db: Db, keys: readonly PagePosition[], filter: PageFilter, h: Hydration): string[] {
-  return survivors(db, keys, filter, h.baseUrl).map(({ row, json }) => {
+export function hydratePageJson(
+  db: Db, keys: readonly PagePosition[], filter: PageFilter, h: Hydration, bounds?: LiveBounds,
+): string[] {
+  return survivors(db, keys, filter, h.baseUrl, bounds).map(({ row, json }) => {
     const distance = h.distanceMiles?.get(row.venue_id);
     if (distance === undefined) return json;
     return `${json.slice(0, -NULL_DISTANCE_TAIL.length)}${JSON.stringify(Math.round(distance * 100) / 100)}}}`;

@@ -16,21 +16,42 @@
  * (a = now, b = now + span), which is exactly this case; a pinned window (a cursor, explicit
  * dates) matches itself. The state (db/hydrate.ts `readReplicaState`) moves on every write by
  * any connection, and an entry of another state is dropped.
+ *
+ * An entry also keeps the hydrated page (`PageBody`): the survivors' JSON is a function of the
+ * selection, the replica's state and the live re-check, which depends on the window only through
+ * `end >= a'` and `start <= b'` (db/hydrate.ts `LiveBounds`). So a body hydrated for [a1, b1]
+ * serves a window [a', b'] that the selection serves when a1 <= a' <= the earliest end among the
+ * survivors and b' = b1, or b' > b1 when no row was dropped for starting after b1. A hit then needs no read transaction, geo lookup or
+ * hydration: the cursor is the only per-request part of the page.
  */
 import { LRUCache } from "lru-cache";
 import { HOT_PATH } from "../db/contract.ts";
 import type { PageSelection } from "../db/events-query.ts";
+import type { LiveBounds } from "../db/hydrate.ts";
 import type { ListWindow } from "./list-window.ts";
+
+/** A hydrated page: its events as one JSON array body, the window it was hydrated for, and how far that may move. */
+export interface PageBody {
+  dataJson: string;
+  count: number;
+  window: ListWindow;
+  bounds: LiveBounds;
+}
 
 interface Entry {
   state: string;
   window: ListWindow;
   selection: PageSelection;
+  body: PageBody | null;
 }
 
 export interface PageCache {
   get(key: string, state: string, window: ListWindow): PageSelection | undefined;
+  /** The page's selection and body when both provably equal a fresh read. */
+  getBody(key: string, state: string, window: ListWindow): { selection: PageSelection; body: PageBody } | undefined;
   set(key: string, state: string, window: ListWindow, selection: PageSelection): void;
+  /** Keeps the body hydrated from `selection`, if that selection is still the cached one. */
+  setBody(key: string, selection: PageSelection, body: PageBody): void;
   clear(): void;
 }
 
@@ -40,21 +61,35 @@ export const pageCacheKey = (search: string, limit: number, window: ListWindow):
 
 export function createPageCache(max: number = HOT_PATH.cachedPages): PageCache {
   const entries = new LRUCache<string, Entry>({ max });
+  function selected(key: string, state: string, w: ListWindow): Entry | undefined {
+    const e = entries.get(key);
+    if (!e) return undefined;
+    if (e.state !== state) {
+      entries.delete(key);
+      return undefined;
+    }
+    const s = e.selection;
+    const slid = e.window.afterMs <= w.afterMs && w.afterMs <= s.earliestEndMs && w.beforeMs >= e.window.beforeMs;
+    // A full selection (hasMore) read limit + 1 rows; the `limit + 1`-th counts in earliestEndMs.
+    return slid && (w.beforeMs === e.window.beforeMs || s.hasMore) ? e : undefined;
+  }
   return {
-    get(key, state, w) {
-      const e = entries.get(key);
-      if (!e) return undefined;
-      if (e.state !== state) {
-        entries.delete(key);
-        return undefined;
-      }
-      const s = e.selection;
-      const slid = e.window.afterMs <= w.afterMs && w.afterMs <= s.earliestEndMs && w.beforeMs >= e.window.beforeMs;
-      // A full selection (hasMore) read limit + 1 rows; the `limit + 1`-th counts in earliestEndMs.
-      return slid && (w.beforeMs === e.window.beforeMs || s.hasMore) ? s : undefined;
+    get: (key, state, w) => selected(key, state, w)?.selection,
+    getBody(key, state, w) {
+      const e = selected(key, state, w);
+      const b = e?.body;
+      if (!e || !b) return undefined;
+      const opens = b.window.afterMs <= w.afterMs && w.afterMs <= b.bounds.latestAfterMs;
+      const closes = w.beforeMs === b.window.beforeMs || (w.beforeMs > b.window.beforeMs && !b.bounds.droppedAfterClose);
+      const live = opens && closes;
+      return live ? { selection: e.selection, body: b } : undefined;
     },
     set(key, state, window, selection) {
-      entries.set(key, { state, window: { afterMs: window.afterMs, beforeMs: window.beforeMs }, selection });
+      entries.set(key, { state, window: { afterMs: window.afterMs, beforeMs: window.beforeMs }, selection, body: null });
+    },
+    setBody(key, selection, body) {
+      const e = entries.peek(key);
+      if (e && e.selection === selection) e.body = body;
     },
     clear: () => entries.clear(),
   };

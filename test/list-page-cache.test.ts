@@ -1,8 +1,10 @@
 /**
- * The page-selection cache (server/list-page-cache.ts, issue 8): whenever it answers, its
- * selection must equal a fresh `selectPage` for the request's window. Windows slide forward
- * with a random clock over a replica of short and long events (the default window), stay
- * pinned (a cursor), or keep their start while the end moves (explicit start, capped end).
+ * The page cache (server/list-page-cache.ts, issue 8): whenever it answers, its selection must
+ * equal a fresh `selectPage`, and its hydrated body a fresh hydration, for the request's window.
+ * Windows slide forward with a random clock over a replica of short and long events (the
+ * default window), stay pinned (a cursor), or keep their start while the end moves (explicit
+ * start, capped end). Some live events changed after the snapshot was taken, so the live
+ * re-check drops rows the snapshot selected.
  */
 import fc from "fast-check";
 import { mkdtempSync, rmSync } from "node:fs";
@@ -11,7 +13,7 @@ import { join } from "node:path";
 import { afterAll, beforeAll, expect, it } from "vitest";
 import type { Db } from "../db/driver.ts";
 import { readConsistently, selectPage, type PageFilter } from "../db/events-query.ts";
-import { readReplicaState } from "../db/hydrate.ts";
+import { hydratePageJson, readReplicaState, type LiveBounds } from "../db/hydrate.ts";
 import { openReplica } from "../db/replica.ts";
 import { refreshSnapshot } from "../db/snapshot.ts";
 import { createPageCache, pageCacheKey } from "../server/list-page-cache.ts";
@@ -38,6 +40,10 @@ beforeAll(async () => {
   }
   applyBatch(db, records.map((r, i) => parseRecordLine(JSON.stringify(r), i + 1)));
   refreshSnapshot(db, T0);
+  // Live changes the snapshot has not seen: earlier ends, later starts, a cancellation.
+  db.exec(`UPDATE events SET end_ms = start_ms + ${HOUR / 2} WHERE id % 7 = 0`);
+  db.exec(`UPDATE events SET start_ms = start_ms + ${2 * HOUR}, end_ms = NULL WHERE id % 4 = 0`);
+  db.exec("DELETE FROM events WHERE id % 13 = 0");
 });
 
 afterAll(() => {
@@ -88,6 +94,52 @@ it("answers only with the selection a fresh read would make", () => {
   expect(hits).toBeGreaterThan(200);
 });
 
+it("answers only with the body a fresh hydration would make", () => {
+  let hits = 0;
+  const h = { baseUrl: "http://x", distanceMiles: null };
+  fc.assert(
+    fc.property(
+      fc.constantFrom("slide", "pinned", "fixed-start"),
+      fc.integer({ min: 1, max: 30 }),
+      fc.integer({ min: 1, max: 60 }),
+      fc.constantFrom(null, "CA"),
+      fc.array(fc.integer({ min: 0, max: 3 * HOUR }), { minLength: 2, maxLength: 25 }),
+      (mode, limit, spanHours, state, steps) => {
+        const cache = createPageCache(50);
+        let now = T0 - 2 * HOUR;
+        for (const step of steps) {
+          now += step;
+          const w: ListWindow =
+            mode === "slide" ? { afterMs: now, beforeMs: now + spanHours * HOUR }
+            : mode === "pinned" ? { afterMs: T0, beforeMs: T0 + spanHours * HOUR }
+            : { afterMs: T0, beforeMs: Math.max(T0 + HOUR, now + spanHours * HOUR - 10 * HOUR) };
+          const key = pageCacheKey(`?state=${state ?? ""}`, limit, w);
+          const f = filterFor(w, state);
+          readConsistently(db, () => {
+            const state_ = readReplicaState(db);
+            const fresh = selectPage(db, f, null, limit);
+            const data = hydratePageJson(db, fresh.keys, f, h).join(",");
+            const cached = cache.getBody(key, state_, w);
+            if (cached) {
+              hits++;
+              expect(cached.body.dataJson).toBe(data);
+              expect(cached.selection.hasMore).toBe(fresh.hasMore);
+              return;
+            }
+            let selection = cache.get(key, state_, w);
+            if (!selection) cache.set(key, state_, w, (selection = fresh));
+            const bounds: LiveBounds = { latestAfterMs: Infinity, droppedAfterClose: false };
+            const json = hydratePageJson(db, selection.keys, f, h, bounds);
+            cache.setBody(key, selection, { dataJson: json.join(","), count: json.length, window: { ...w }, bounds });
+          });
+        }
+      },
+    ),
+    { numRuns: 150, seed: 43 },
+  );
+  expect(hits).toBeGreaterThan(200);
+});
+
 it("drops an entry when the replica's state moved", () => {
   const cache = createPageCache();
   const w = { afterMs: T0, beforeMs: T0 + 10 * HOUR };
@@ -107,4 +159,18 @@ it("never serves a window that moved back", () => {
   const state = readReplicaState(db);
   cache.set(key, state, w, selectPage(db, filterFor(w, null), null, 5));
   expect(cache.get(key, state, { afterMs: T0, beforeMs: T0 + 10 * HOUR })).toBeUndefined();
+});
+
+it("re-hydrates when the window's close moves past a row dropped for starting after it", () => {
+  const w1 = { afterMs: T0, beforeMs: T0 + HOUR };
+  const w2 = { afterMs: T0 + 1, beforeMs: T0 + HOUR + 1 };
+  const key = pageCacheKey("", 1, w1);
+  const selection = { keys: [{ startMs: T0 + 30 * 60_000, id: 4 }], hasMore: true, plan: null, earliestEndMs: T0 + HOUR };
+  for (const droppedAfterClose of [true, false]) {
+    const cache = createPageCache();
+    cache.set(key, "s", w1, selection);
+    cache.setBody(key, selection, { dataJson: "", count: 0, window: w1, bounds: { latestAfterMs: Infinity, droppedAfterClose } });
+    expect(cache.getBody(key, "s", w1)).toBeDefined();
+    expect(cache.getBody(key, "s", w2) === undefined).toBe(droppedAfterClose);
+  }
 });

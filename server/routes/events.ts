@@ -11,14 +11,14 @@
  */
 import type { H3 } from "h3";
 import { findGeoCandidates } from "../../db/geo.ts";
-import { forgetHydratedRows, hydratePageJson, readReplicaState, type Event } from "../../db/hydrate.ts";
-import { readConsistently, selectPage, type PageFilter } from "../../db/events-query.ts";
+import { forgetHydratedRows, hydratePageJson, readReplicaState, type Event, type LiveBounds } from "../../db/hydrate.ts";
+import { readConsistently, selectPage, type PageFilter, type PagePosition, type PageSelection } from "../../db/events-query.ts";
 import { authorizeList, type ListAccess } from "../access.ts";
 import type { AppContext } from "../context.ts";
 import { assertCursorMatches, encodeCursor, filterFingerprint } from "../cursor.ts";
 import { handle, type RequestScope } from "../handle.ts";
 import { assertKeysetPagination, assertPolygonAllowed, parseListQuery, type ListQuery } from "../list-query.ts";
-import { createPageCache, pageCacheKey, type PageCache } from "../list-page-cache.ts";
+import { createPageCache, pageCacheKey, type PageBody, type PageCache } from "../list-page-cache.ts";
 import { assertLookahead, resolveWindow, type ListWindow } from "../list-window.ts";
 import { isGeoRequest } from "../params-geo.ts";
 
@@ -27,29 +27,36 @@ export interface EventsPage {
   page: { nextCursor: string | null; hasMore: boolean; count: number };
 }
 
-/** A page whose events are already serialized (db/hydrate.ts `hydratePageJson`). */
+/** A page whose events are already serialized (db/hydrate.ts `hydratePageJson`), joined. */
 interface PageJson {
-  data: string[];
+  dataJson: string;
   page: EventsPage["page"];
 }
 
-const NO_MATCH: PageJson = { data: [], page: { nextCursor: null, hasMore: false, count: 0 } };
+const NO_MATCH: PageJson = { dataJson: "", page: { nextCursor: null, hasMore: false, count: 0 } };
 
 /** Byte for byte `JSON.stringify` of the EventsPage, without re-serializing the events. */
-const pageBody = (p: PageJson): string => `{"data":[${p.data.join(",")}],"page":${JSON.stringify(p.page)}}`;
+const pageBody = (p: PageJson): string => `{"data":[${p.dataJson}],"page":${JSON.stringify(p.page)}}`;
 
 const pageCaches = new WeakMap<AppContext, PageCache>();
 
 /**
  * Reads one page: geo candidates, snapshot selection (or a cached one that provably equals it,
- * server/list-page-cache.ts) and live hydration, in one read transaction. `search` is the raw
- * query string: with the effective limit and the window it determines the selection.
+ * server/list-page-cache.ts) and live hydration, in one read transaction — or, when the cache
+ * holds the hydrated page for this state and window, none of that. `search` is the raw query
+ * string: with the effective limit and the window it determines the page.
  */
 function readPage(
   ctx: AppContext, q: ListQuery, window: ListWindow, limit: number, fingerprint: string, search: string,
 ): PageJson {
   // A city sent twice with different values: no venue is in both (README "GET /v1/events").
   if (q.cityConflict) return NO_MATCH;
+  const cache = pageCaches.get(ctx)!;
+  const key = pageCacheKey(search, limit, window);
+  const from = q.cursor?.position ?? null;
+  // Outside a transaction the state is that of the latest commit: equal to a read made now.
+  const hit = cache.getBody(key, readReplicaState(ctx.replica), window);
+  if (hit) return withCursor(ctx, hit.selection, hit.body, from, window, fingerprint);
   return readConsistently(ctx.replica, () => {
     const geo = q.geo ? findGeoCandidates(ctx.replica, q.geo, q.includeCentroids) : null;
     const filter: PageFilter = {
@@ -61,22 +68,27 @@ function readPage(
       excludeSoldOut: q.excludeSoldOut,
       excludeAggregators: q.excludeAggregators,
     };
-    const from = q.cursor?.position ?? null;
-    const cache = pageCaches.get(ctx)!;
     const state = readReplicaState(ctx.replica);
-    const key = pageCacheKey(search, limit, window);
     let selection = cache.get(key, state, window);
     if (!selection) cache.set(key, state, window, (selection = selectPage(ctx.replica, filter, from, limit)));
+    const bounds: LiveBounds = { latestAfterMs: Infinity, droppedAfterClose: false };
     const data = hydratePageJson(ctx.replica, selection.keys, filter, {
       baseUrl: ctx.config.baseUrl,
       distanceMiles: geo?.distanceMiles ?? null,
-    });
-    // Continue from the last SNAPSHOT row of the page, not the last delivered one (spec).
-    const last = selection.keys.at(-1) ?? from;
-    const nextCursor =
-      selection.hasMore && last ? encodeCursor(ctx.secret, last, { ...window, fingerprint }) : null;
-    return { data, page: { nextCursor, hasMore: selection.hasMore, count: data.length } };
+    }, bounds);
+    const body: PageBody = { dataJson: data.join(","), count: data.length, window: { ...window }, bounds };
+    cache.setBody(key, selection, body);
+    return withCursor(ctx, selection, body, from, window, fingerprint);
   });
+}
+
+function withCursor(
+  ctx: AppContext, selection: PageSelection, body: PageBody, from: PagePosition | null, window: ListWindow, fingerprint: string,
+): PageJson {
+  // Continue from the last SNAPSHOT row of the page, not the last delivered one (spec).
+  const last = selection.keys.at(-1) ?? from;
+  const nextCursor = selection.hasMore && last ? encodeCursor(ctx.secret, last, { ...window, fingerprint }) : null;
+  return { dataJson: body.dataJson, page: { nextCursor, hasMore: selection.hasMore, count: body.count } };
 }
 
 async function listEvents(ctx: AppContext, scope: RequestScope): Promise<Response> {
