@@ -18,11 +18,17 @@ export type RowKind = (typeof RowKind)[keyof typeof RowKind];
 /** One batch of encoded records, in stream order. Its buffers can be transferred to a worker. */
 export interface RowBatch {
   count: number;
+  /** RowKind, plus WIDE for a record whose strings are in `wideText`. */
   kinds: Uint8Array;
   nums: Float64Array;
+  /** Strings of records known to hold no character above U+00FF: one byte per character. */
   text: string;
+  /** Strings of the other records (see sync/source.ts decodeLines for why they are apart). */
+  wideText: string;
   lengths: Int32Array;
 }
+
+const WIDE = 0x80;
 
 const b = (x: boolean | null | undefined) => (x == null ? null : x ? 1 : 0);
 
@@ -30,7 +36,9 @@ const b = (x: boolean | null | undefined) => (x == null ? null : x ? 1 : 0);
 export class RowEncoder {
   private kinds: number[] = [];
   private nums: number[] = [];
-  private texts: string[] = [];
+  private narrowTexts: string[] = [];
+  private wideTexts: string[] = [];
+  private texts = this.wideTexts;
   private lengths: number[] = [];
 
   get count(): number {
@@ -49,11 +57,17 @@ export class RowEncoder {
     }
   }
 
-  push(r: UpstreamRecord): void {
+  /**
+   * Adds a record. `narrow`: its line held no character above U+00FF and no \u escape, so
+   * neither do its strings (nor what is derived from them).
+   */
+  push(r: UpstreamRecord, narrow = false): void {
+    const wide = narrow ? 0 : WIDE;
+    this.texts = narrow ? this.narrowTexts : this.wideTexts;
     switch (r.type) {
       case "venue": {
         const x = r.venue;
-        this.kinds.push(RowKind.Venue);
+        this.kinds.push(RowKind.Venue | wide);
         this.num(r.seq), this.num(x.id), this.num(x.latitude), this.num(x.longitude), this.num(b(x.visible));
         this.str(x.name), this.str(x.city), this.str(x.state), this.str(x.timezone), this.str(x.geocodePrecision);
         return;
@@ -64,7 +78,7 @@ export class RowEncoder {
         const end = e.endDate == null ? null : deriveInstant(e.endDate);
         const website = deriveWebsite(e.website, e.websiteBroken);
         const ticketing = deriveTicketing(e, website);
-        this.kinds.push(RowKind.Event);
+        this.kinds.push(RowKind.Event | wide);
         this.num(r.seq), this.num(e.id), this.num(e.venueId), this.num(start.ms), this.num(end?.ms ?? null);
         this.num(b(e.isFree)), this.num(b(e.isSoldOut)), this.num(b(e.isLowTickets)), this.num(b(e.websiteBroken));
         this.num(e.duplicateOf), this.num(b(e.ticketed)), this.num(e.ticketLinks.length);
@@ -76,7 +90,7 @@ export class RowEncoder {
         return;
       }
       case "delete":
-        this.kinds.push(r.entity === "event" ? RowKind.DeleteEvent : RowKind.DeleteVenue);
+        this.kinds.push((r.entity === "event" ? RowKind.DeleteEvent : RowKind.DeleteVenue) | wide);
         this.num(r.seq), this.num(r.id);
         return;
     }
@@ -87,12 +101,14 @@ export class RowEncoder {
       count: this.kinds.length,
       kinds: new Uint8Array(this.kinds),
       nums: new Float64Array(this.nums),
-      text: this.texts.join(""),
+      text: this.narrowTexts.join(""),
+      wideText: this.wideTexts.join(""),
       lengths: new Int32Array(this.lengths),
     };
     this.kinds = [];
     this.nums = [];
-    this.texts = [];
+    this.narrowTexts = [];
+    this.texts = this.wideTexts = [];
     this.lengths = [];
     return batch;
   }
@@ -108,14 +124,20 @@ export function encodeRecords(records: readonly UpstreamRecord[]): RowBatch {
 export class RowDecoder {
   private n = 0;
   private s = 0;
-  private at = 0;
   private k = 0;
+  /** Read positions in `text` and `wideText`; `wide` says which one the current record reads. */
+  private at = 0;
+  private wideAt = 0;
+  private wide = false;
 
   constructor(private readonly batch: RowBatch) {}
 
   /** The next record's kind, or undefined at the end. */
   next(): RowKind | undefined {
-    return this.k < this.batch.count ? (this.batch.kinds[this.k++] as RowKind) : undefined;
+    if (this.k >= this.batch.count) return undefined;
+    const kind = this.batch.kinds[this.k++];
+    this.wide = (kind & WIDE) !== 0;
+    return (kind & ~WIDE) as RowKind;
   }
 
   num(): number | null {
@@ -131,9 +153,8 @@ export class RowDecoder {
   str(): string | null {
     const length = this.batch.lengths[this.s++];
     if (length < 0) return null;
-    const out = this.batch.text.slice(this.at, this.at + length);
-    this.at += length;
-    return out;
+    if (this.wide) return this.batch.wideText.slice(this.wideAt, (this.wideAt += length));
+    return this.batch.text.slice(this.at, (this.at += length));
   }
 
   /** A string the encoder never writes as null. */

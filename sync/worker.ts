@@ -188,7 +188,7 @@ async function run(db: Db, source: RecordSource, writer: BatchWriter, options: S
         summary.skipped++;
         continue;
       }
-      batch.push(record);
+      batch.push(record, !chunk.wide?.has(i));
       if (batch.count >= batchSize) await send();
     }
     summary.bytes = chunk.endOffset;
