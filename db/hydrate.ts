@@ -176,6 +176,24 @@ export function readReplicaState(db: Db): string {
   return `${v.dv}:${v.tc}`;
 }
 
+const recentStates = new WeakMap<Db, { dataVersion: number; atMs: number }>();
+
+/**
+ * `readReplicaState` outside a transaction, where another connection's commit may be seen up to
+ * `maxLagMs` late (this connection's own writes move `total_changes()`, which is read every time
+ * and costs no database access). For the page cache's hit path (server/routes/events.ts).
+ */
+export function readRecentReplicaState(db: Db, maxLagMs: number): string {
+  const tc = db.prepare<{ tc: number }>("SELECT total_changes() AS tc").get()!.tc;
+  const now = performance.now();
+  let recent = recentStates.get(db);
+  if (!recent || now - recent.atMs >= maxLagMs) {
+    const dataVersion = db.prepare<{ dv: number }>("SELECT data_version AS dv FROM pragma_data_version").get()!.dv;
+    recentStates.set(db, (recent = { dataVersion, atMs: now }));
+  }
+  return `${recent.dataVersion}:${tc}`;
+}
+
 function rowCacheOf(db: Db, baseUrl: string): RowCache {
   const state = readReplicaState(db);
   let c = rowCaches.get(db);

@@ -33,6 +33,8 @@ import type { ListWindow } from "./list-window.ts";
 /** A hydrated page: its events as one JSON array body, the window it was hydrated for, and how far that may move. */
 export interface PageBody {
   dataJson: string;
+  /** The UTF-8 of the response up to the page object, made by the first request that sends it. */
+  head?: Uint8Array;
   count: number;
   window: ListWindow;
   bounds: LiveBounds;

@@ -119,6 +119,16 @@ function parseBoolean(query: URLSearchParams, name: string, schema: typeof Exclu
 
 /** Stage 6, in the spec table's order, then `invalid_date_range`. */
 export function parseListQuery(query: URLSearchParams, secret: string, nowMs: number): ListQuery {
+  const q = parseListParams(query, secret);
+  assertDateRange(q, nowMs);
+  return q;
+}
+
+/**
+ * Stage 6 without the date-range rule: a pure function of the query string (and the secret
+ * that verifies cursors), so its result may be kept for the same string.
+ */
+export function parseListParams(query: URLSearchParams, secret: string): ListQuery {
   const state = parseState(query);
   const { city, cityConflict } = parseCity(query);
   const startsAfterMs = parseDate(query, "starts_after", StartsAfterParam);
@@ -139,13 +149,16 @@ export function parseListQuery(query: URLSearchParams, secret: string, nowMs: nu
     query, "include_centroids", IncludeCentroidsParam, "invalid_include_centroids", LIST_DEFAULTS.includeCentroids,
   );
 
-  // Rule 4: measured against the window's opening — explicit, else pinned by a current cursor, else now.
-  const opensAt = startsAfterMs ?? (cursor?.version === 2 ? cursor.afterMs : nowMs);
-  if (startsBeforeMs !== null && startsBeforeMs <= opensAt) {
-    throw new ApiError("invalid_date_range", "`starts_before` must be after `starts_after` (default: now).");
-  }
   return {
     state, city, cityConflict, startsAfterMs, startsBeforeMs, sources, excludeAggregators, excludeSoldOut,
     limit, cursor, geo, includeCentroids,
   };
+}
+
+/** Rule 4: measured against the window's opening — explicit, else pinned by a current cursor, else now. */
+export function assertDateRange(q: ListQuery, nowMs: number): void {
+  const opensAt = q.startsAfterMs ?? (q.cursor?.version === 2 ? q.cursor.afterMs : nowMs);
+  if (q.startsBeforeMs !== null && q.startsBeforeMs <= opensAt) {
+    throw new ApiError("invalid_date_range", "`starts_before` must be after `starts_after` (default: now).");
+  }
 }

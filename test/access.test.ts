@@ -42,7 +42,9 @@ describeMatrix("access", (use) => {
     const ledger = openTargetLedger(c);
     ledger.prepare("UPDATE api_keys SET revoked_ms = 1 WHERE account_id = ?").run(account);
     ledger.close();
-    await expectError(list(c, key), 401, "invalid_api_key"); // the very next request
+    // Another process's commit reaches the server's key cache within milliseconds.
+    await sleep(HOT_PATH.foreignCommitLagMs + 5);
+    await expectError(list(c, key), 401, "invalid_api_key");
   });
 
   it("decides plan, policy, trial and verification with the documented precedence", async () => {

@@ -11,13 +11,19 @@
  */
 import type { H3 } from "h3";
 import { findGeoCandidates } from "../../db/geo.ts";
-import { forgetHydratedRows, hydratePageJson, readReplicaState, type Event, type LiveBounds } from "../../db/hydrate.ts";
+import {
+  forgetHydratedRows, hydratePageJson, readRecentReplicaState, readReplicaState, type Event, type LiveBounds,
+} from "../../db/hydrate.ts";
 import { readConsistently, selectPage, type PageFilter, type PagePosition, type PageSelection } from "../../db/events-query.ts";
 import { authorizeList, type ListAccess } from "../access.ts";
 import type { AppContext } from "../context.ts";
 import { assertCursorMatches, encodeCursor, filterFingerprint } from "../cursor.ts";
 import { handle, type RequestScope } from "../handle.ts";
-import { assertKeysetPagination, assertPolygonAllowed, parseListQuery, type ListQuery } from "../list-query.ts";
+import { LRUCache } from "lru-cache";
+import { HOT_PATH } from "../../db/contract.ts";
+import {
+  assertDateRange, assertKeysetPagination, assertPolygonAllowed, parseListParams, type ListQuery,
+} from "../list-query.ts";
 import { createPageCache, pageCacheKey, type PageBody, type PageCache } from "../list-page-cache.ts";
 import { assertLookahead, resolveWindow, type ListWindow } from "../list-window.ts";
 import { isGeoRequest } from "../params-geo.ts";
@@ -30,15 +36,43 @@ export interface EventsPage {
 /** A page whose events are already serialized (db/hydrate.ts `hydratePageJson`), joined. */
 interface PageJson {
   dataJson: string;
+  /** The UTF-8 of everything before the page object, when kept with a cached page. */
+  head?: Uint8Array;
   page: EventsPage["page"];
 }
 
 const NO_MATCH: PageJson = { dataJson: "", page: { nextCursor: null, hasMore: false, count: 0 } };
 
-/** Byte for byte `JSON.stringify` of the EventsPage, without re-serializing the events. */
-const pageBody = (p: PageJson): string => `{"data":[${p.dataJson}],"page":${JSON.stringify(p.page)}}`;
+const encoder = new TextEncoder();
+
+/**
+ * Byte for byte the UTF-8 of `JSON.stringify` of the EventsPage, without re-serializing the
+ * events: a cached page keeps the bytes up to `"page":`, so only the cursor is encoded per request.
+ */
+function pageBytes(p: PageJson): Uint8Array<ArrayBuffer> {
+  const head = p.head ?? encoder.encode(`{"data":[${p.dataJson}],"page":`);
+  const tail = encoder.encode(`${JSON.stringify(p.page)}}`);
+  const out = new Uint8Array(head.length + tail.length);
+  out.set(head);
+  out.set(tail, head.length);
+  return out;
+}
 
 const pageCaches = new WeakMap<AppContext, PageCache>();
+
+/** Stage 6 results and fingerprints by raw query string: both depend on nothing else. */
+interface ParsedQuery {
+  q: ListQuery;
+  fingerprint: string;
+}
+const parsedQueries = new WeakMap<AppContext, LRUCache<string, ParsedQuery>>();
+
+function parseQuery(ctx: AppContext, query: URLSearchParams, search: string): ParsedQuery {
+  const cache = parsedQueries.get(ctx)!;
+  let parsed = cache.get(search);
+  if (!parsed) cache.set(search, (parsed = { q: parseListParams(query, ctx.secret), fingerprint: filterFingerprint(query) }));
+  return parsed;
+}
 
 /**
  * Reads one page: geo candidates, snapshot selection (or a cached one that provably equals it,
@@ -54,8 +88,8 @@ function readPage(
   const cache = pageCaches.get(ctx)!;
   const key = pageCacheKey(search, limit, window);
   const from = q.cursor?.position ?? null;
-  // Outside a transaction the state is that of the latest commit: equal to a read made now.
-  const hit = cache.getBody(key, readReplicaState(ctx.replica), window);
+  // Outside a transaction: the latest commit's state (another process's seen at most a few ms late).
+  const hit = cache.getBody(key, readRecentReplicaState(ctx.replica, HOT_PATH.foreignCommitLagMs), window);
   if (hit) return withCursor(ctx, hit.selection, hit.body, from, window, fingerprint);
   return readConsistently(ctx.replica, () => {
     const geo = q.geo ? findGeoCandidates(ctx.replica, q.geo, q.includeCentroids) : null;
@@ -88,7 +122,8 @@ function withCursor(
   // Continue from the last SNAPSHOT row of the page, not the last delivered one (spec).
   const last = selection.keys.at(-1) ?? from;
   const nextCursor = selection.hasMore && last ? encodeCursor(ctx.secret, last, { ...window, fingerprint }) : null;
-  return { dataJson: body.dataJson, page: { nextCursor, hasMore: selection.hasMore, count: body.count } };
+  body.head ??= encoder.encode(`{"data":[${body.dataJson}],"page":`);
+  return { dataJson: body.dataJson, head: body.head, page: { nextCursor, hasMore: selection.hasMore, count: body.count } };
 }
 
 async function listEvents(ctx: AppContext, scope: RequestScope): Promise<Response> {
@@ -97,9 +132,9 @@ async function listEvents(ctx: AppContext, scope: RequestScope): Promise<Respons
   assertKeysetPagination(query);
   assertPolygonAllowed(query, access.polygons);
   const nowMs = ctx.clock.now();
-  const q = parseListQuery(query, ctx.secret, nowMs);
+  const { q, fingerprint } = parseQuery(ctx, query, scope.url.search);
+  assertDateRange(q, nowMs);
   assertLookahead(q, nowMs, access.horizonMs);
-  const fingerprint = filterFingerprint(query);
   assertCursorMatches(q.cursor, fingerprint);
   const window = resolveWindow(q, nowMs, access.horizonMs);
 
@@ -113,7 +148,7 @@ async function listEvents(ctx: AppContext, scope: RequestScope): Promise<Respons
   }
   await access.settle(body.page.count);
   // The headers `json()` (server/handle.ts) sets, over a body assembled from cached fragments.
-  return new Response(pageBody(body), {
+  return new Response(pageBytes(body), {
     status: 200,
     headers: { "content-type": "application/json; charset=utf-8", ...scope.headers, "cache-control": "private, no-store" },
   });
@@ -123,6 +158,7 @@ export function eventsRoutes(app: H3, ctx: AppContext): void {
   // Belt and braces: the row cache also checks the replica's state itself on every page.
   const pages = createPageCache();
   pageCaches.set(ctx, pages);
+  parsedQueries.set(ctx, new LRUCache({ max: HOT_PATH.parsedQueries }));
   ctx.onReplicaChange.push(() => (forgetHydratedRows(ctx.replica), pages.clear()));
   app.get("/v1/events", handle((scope) => listEvents(ctx, scope)));
 }
