@@ -25,7 +25,6 @@ import { ApiError } from "./errors.ts";
 import type { RequestScope } from "./handle.ts";
 import { bearerToken, digestKey, parseKey } from "./keys.ts";
 import { budgetAllowance, recordDelivery, trialAllowance, type Hold, type RowAllowance } from "./limits/allowances.ts";
-import type { Meter } from "./limits/meter.ts";
 import { createAccessCache, type AccessCache } from "./limits/cache.ts";
 import { resolveGrant, type AccessTier } from "./limits/grant.ts";
 import { PUBLISHED_RATE_LIMIT } from "./limits/headers.ts";
@@ -44,10 +43,10 @@ export interface ListAccess {
   /** After validation: starts the trial if due, reserves rows, returns the effective page size. */
   open(requestedLimit: number): number;
   /**
-   * Records the delivered rows and releases any reservation. Call exactly once after open(), and
-   * await it: a trial's page waits until its rows are durably counted.
+   * Records the delivered rows and releases any reservation. Call exactly once after open().
+   * A trial's rows are committed to the ledger before it returns.
    */
-  settle(delivered: number): void | Promise<void>;
+  settle(delivered: number): void;
 }
 
 export interface KeyIdentity {
@@ -168,18 +167,10 @@ export function authorizeList(ctx: AppContext, scope: RequestScope, request: { g
       }
       settleHold(ctx, allowance, hold, rows, nowMs);
       Object.assign(scope.headers, allowance.headers);
-      // Trial rows are few and final: the page waits until they are committed (fsynced).
-      if (allowance.kind === "trial" && rows > 0) return trialRowsDurable(meter);
+      // Trial rows are few and final: committed before the page is sent, or no page (503).
+      if (allowance.kind === "trial" && rows > 0) withLedger("trial_unavailable", () => meter.flush());
     },
   };
-}
-
-async function trialRowsDurable(meter: Meter): Promise<void> {
-  try {
-    await meter.durable();
-  } catch {
-    throw unavailable("trial_unavailable");
-  }
 }
 
 /**

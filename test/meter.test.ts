@@ -83,11 +83,11 @@ describe("meter", () => {
     expect(meter.rowsDelivered(account, WINDOW, NOW + 1)).toBe(30);
   });
 
-  it("durable() resolves once the trial's rows are in the ledger", async () => {
+  it("flush() writes the trial's rows at once", () => {
     meter.startTrial(account, NOW);
     meter.addTrialRows(account, 7, NOW);
     expect(readTrial(ledger, account)).toBeUndefined();
-    await meter.durable();
+    meter.flush();
     expect(readTrial(ledger, account)?.rowsUsed).toBe(7);
   });
 
@@ -100,9 +100,9 @@ describe("meter", () => {
     const fail = () => new Error("unavailable");
     try {
       busy.recordDelivery(account, 3, WINDOW, NOW);
-      const waiting = busy.durable();
+      expect(() => busy.flush()).toThrow(); // the lock is held
       busy.assertWritable(fail); // still young: no refusal
-      await expect(waiting).rejects.toThrow(); // rejected once older than the request path may wait
+      await sleep(ACCESS.ledgerBusyTimeoutMs + 50);
       expect(() => busy.assertWritable(fail)).toThrow("unavailable");
     } finally {
       holder.exec("ROLLBACK");
@@ -114,11 +114,11 @@ describe("meter", () => {
     other.close();
   });
 
-  it("clear() forgets pending changes and reservations", async () => {
+  it("clear() forgets pending changes and reservations", () => {
     meter.recordDelivery(account, 3, WINDOW, NOW);
     meter.reserve(account, "budget", 10, NOW + 1000);
     meter.clear();
-    await meter.durable();
+    meter.flush();
     expect(usageRows()).toEqual([]);
     expect(meter.reservedRows(account, "budget", NOW)).toBe(0);
   });

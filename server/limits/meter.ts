@@ -6,9 +6,11 @@
  * - Decisions are made in memory, so they are exact within the process: one `marquee serve`
  *   per ledger (README "Plans, trials and limits"). The CLI may write accounts and keys beside
  *   it; those are read through the access cache (server/limits/cache.ts), not here.
- * - Changes are committed in groups: at most `HOT_PATH.meterFlushMs` after the first change, or
- *   at once when a trial request waits for its rows to be durable (`durable()`), so concurrent
- *   requests share one commit. Trial changes commit with synchronous=FULL, the rest NORMAL.
+ * - Changes are committed in groups, at most `HOT_PATH.meterFlushMs` after the first change, so
+ *   concurrent requests share one commit; a trial page commits before it is sent (`flush()`).
+ *   Commits are synchronous=NORMAL, like every per-request counter: they survive a crash of the
+ *   process, and an OS crash or power loss may lose the last moments. (A commit that waits for
+ *   a macrotask, to group trial pages under one fsync, cost Bun four fifths of its throughput.)
  * - Reservations are never written: they describe requests in flight in this process, and a
  *   process that is gone has none.
  * - When the ledger refuses a group (a lock held elsewhere, a broken file), the changes stay in
@@ -56,18 +58,11 @@ export interface Meter {
   release(id: number, nowMs: number): boolean;
   /** Throws the caller's 503 while the ledger has refused changes for too long. */
   assertWritable(fail: () => Error): void;
-  /** Resolves once everything changed so far is committed; rejects when the ledger refuses it. */
-  durable(): Promise<void>;
   /** Writes every pending change now. Throws when the ledger refuses them (they stay pending). */
   flush(): void;
   /** Forgets everything, pending changes included (`/_test/reset` emptied the ledger). */
   clear(): void;
   close(): void;
-}
-
-interface Waiter {
-  resolve(): void;
-  reject(err: unknown): void;
 }
 
 export function createMeter(ledger: Db, wallClock: () => number = Date.now): Meter {
@@ -81,9 +76,7 @@ export function createMeter(ledger: Db, wallClock: () => number = Date.now): Met
   const dirtyUsage = new Map<number, UsageEntry[]>();
   const dirtyTrials = new Set<number>();
   let pendingSinceMs: number | null = null;
-  let waiters: Waiter[] = [];
   let timer: ReturnType<typeof setTimeout> | null = null;
-  let immediate = false;
   let failureLogged = false;
 
   function changed(): void {
@@ -93,13 +86,11 @@ export function createMeter(ledger: Db, wallClock: () => number = Date.now): Met
 
   function tick(): void {
     timer = null;
-    immediate = false;
     try {
       flush();
     } catch (err) {
       if (!failureLogged) console.error(`ledger unavailable (usage not yet written): ${(err as Error)?.message ?? err}`);
       failureLogged = true;
-      if (stale()) for (const w of waiters.splice(0)) w.reject(err);
       if (!timer) timer = unref(setTimeout(tick, HOT_PATH.meterRetryMs));
     }
   }
@@ -108,8 +99,7 @@ export function createMeter(ledger: Db, wallClock: () => number = Date.now): Met
 
   function flush(): void {
     if (pendingSinceMs === null) return;
-    const durability = dirtyTrials.size > 0 ? "full" : "normal";
-    ledgerTransaction(ledger, durability, () => {
+    ledgerTransaction(ledger, "normal", () => {
       for (const name of dirtyBuckets) writeBucket(ledger, name, buckets.get(name)!);
       for (const [accountId, entries] of dirtyUsage) appendUsage(ledger, accountId, entries, ACCESS.rowBudgetWindowMs);
       for (const accountId of dirtyTrials) writeTrial(ledger, trials.get(accountId)!);
@@ -119,7 +109,6 @@ export function createMeter(ledger: Db, wallClock: () => number = Date.now): Met
     dirtyTrials.clear();
     pendingSinceMs = null;
     failureLogged = false;
-    for (const w of waiters.splice(0)) w.resolve();
     // Idle entries are reloaded on demand; live reservations are never dropped.
     if (buckets.size + usage.size + trials.size > HOT_PATH.meterEntries) {
       buckets.clear();
@@ -229,15 +218,6 @@ export function createMeter(ledger: Db, wallClock: () => number = Date.now): Met
         throw fail();
       }
     },
-    durable() {
-      if (pendingSinceMs === null) return Promise.resolve();
-      if (!immediate) {
-        immediate = true;
-        if (timer) clearTimeout(timer);
-        timer = unref(setTimeout(tick, 0));
-      }
-      return new Promise<void>((resolve, reject) => waiters.push({ resolve, reject }));
-    },
     flush,
     clear() {
       buckets.clear();
@@ -248,7 +228,6 @@ export function createMeter(ledger: Db, wallClock: () => number = Date.now): Met
       dirtyUsage.clear();
       dirtyTrials.clear();
       pendingSinceMs = null;
-      for (const w of waiters.splice(0)) w.resolve();
     },
     close() {
       if (timer) clearTimeout(timer);
