@@ -12,10 +12,10 @@
 import { SYNC } from "../db/contract.ts";
 import type { Db } from "../db/driver.ts";
 import { readWatermark } from "../db/replica.ts";
-import { refreshSnapshot } from "../db/snapshot.ts";
 import { parseRecordLine, RecordError, type UpstreamRecord } from "./records.ts";
 import { RowEncoder } from "./rows.ts";
 import type { RecordSource, SourcePosition } from "./source.ts";
+import { snapshotLags } from "./serving-snapshot.ts";
 import { applyBulkSettings, openWriter, type BatchWriter } from "./writer.ts";
 
 export interface SyncProgress {
@@ -70,32 +70,7 @@ export class SyncError extends Error {
   }
 }
 
-const SNAPSHOT_WATERMARK = "snapshot_watermark";
-
-/** The snapshot lags the live rows when the watermark moved since the last refresh by a sync. */
-function snapshotLags(db: Db): boolean {
-  const row = db.prepare<{ value: number | null }>("SELECT value FROM sync_state WHERE key = $key").get({ key: SNAPSHOT_WATERMARK });
-  return row?.value == null || Number(row.value) !== readWatermark(db);
-}
-
-/** Refreshes the snapshot and records the watermark it reflects. */
-export function refreshServingSnapshot(db: Db, nowMs: number): number {
-  const events = refreshSnapshot(db, nowMs);
-  db.prepare("INSERT OR REPLACE INTO sync_state(key, value) VALUES ($key, $value)").run({
-    key: SNAPSHOT_WATERMARK,
-    value: readWatermark(db),
-  });
-  return events;
-}
-
-/**
- * The periodic refresh of a serving process: skipped while the replica has not changed since
- * the last refresh (the snapshot depends on live rows only, not on the time), so an idle
- * million-event replica is not rebuilt every minute. Returns the snapshot size, or null if skipped.
- */
-export function refreshSnapshotIfStale(db: Db, nowMs: number): number | null {
-  return snapshotLags(db) ? refreshServingSnapshot(db, nowMs) : null;
-}
+export { refreshServingSnapshot, refreshSnapshotIfStale } from "./serving-snapshot.ts";
 
 export async function syncFrom(db: Db, source: RecordSource, options: SyncOptions = {}): Promise<SyncSummary> {
   const restore = applyBulkSettings(db);
@@ -154,10 +129,15 @@ async function run(db: Db, source: RecordSource, writer: BatchWriter, options: S
     await send();
     await inFlight;
   };
-  const refreshNow = () => {
+  const refreshNow = async () => {
     progress("snapshot");
     const t = performance.now();
-    summary.snapshotEvents = refreshServingSnapshot(db, now());
+    // On the writer's connection, whose page cache holds what the batches wrote; this one
+    // meanwhile copies the committed batches into the database file, so the run's final
+    // checkpoint has only the refresh's own pages left to copy.
+    const refreshing = writer.refresh(now());
+    if (writer.threaded) db.exec("PRAGMA wal_checkpoint(PASSIVE)");
+    summary.snapshotEvents = await refreshing;
     summary.snapshotMs += performance.now() - t;
     options.onSnapshot?.(summary.snapshotEvents);
     appliedSinceRefresh = false;
@@ -198,7 +178,7 @@ async function run(db: Db, source: RecordSource, writer: BatchWriter, options: S
       await flush();
       const every = options.snapshotEveryMs ?? SYNC.followSnapshotMs;
       if (appliedSinceRefresh && performance.now() - lastRefresh >= every) {
-        refreshNow();
+        await refreshNow();
         db.exec("PRAGMA wal_checkpoint(PASSIVE)"); // a following run never ends: keep the WAL short
       }
     }
@@ -207,7 +187,7 @@ async function run(db: Db, source: RecordSource, writer: BatchWriter, options: S
     await new Promise<void>((resolve) => setImmediate(resolve));
   }
   await flush();
-  if (appliedSinceRefresh || snapshotLags(db)) refreshNow();
+  if (appliedSinceRefresh || snapshotLags(db)) await refreshNow();
   // One checkpoint for the whole run instead of one per commit (see BULK_PRAGMAS).
   if (summary.applied > 0) db.exec("PRAGMA wal_checkpoint(TRUNCATE)");
   progress();

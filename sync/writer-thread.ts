@@ -1,10 +1,11 @@
 /**
  * The writer thread of a bulk sync (sync/writer.ts): owns its own connection to the replica and
  * applies the batches the parsing thread sends, one transaction each, answering each when it is
- * committed. Bun only (a Bun Worker); everything it runs is the same code as the in-thread path.
+ * committed, and refreshes the snapshot when asked. Bun only (a Bun Worker); everything it runs is the same code as the in-thread path.
  */
 import { openDb, type Db } from "../db/driver.ts";
 import { applyRows } from "./apply.ts";
+import { refreshServingSnapshot } from "./serving-snapshot.ts";
 import { applyBulkSettings, type FromWriter, type ToWriter } from "./writer.ts";
 
 declare const self: Worker;
@@ -23,6 +24,8 @@ self.onmessage = async (e: MessageEvent<ToWriter>) => {
         return reply({ type: "ready" });
       case "batch":
         return reply({ type: "applied", result: applyRows(db!, m.batch) });
+      case "refresh":
+        return reply({ type: "refreshed", events: refreshServingSnapshot(db!, m.nowMs) });
       case "close":
         db?.close();
         db = undefined;

@@ -11,10 +11,18 @@ import { SYNC } from "../db/contract.ts";
 import { runtimeDriver, type Db } from "../db/driver.ts";
 import { applyRows, type ApplyResult } from "./apply.ts";
 import type { RowBatch } from "./rows.ts";
+import { refreshServingSnapshot } from "./serving-snapshot.ts";
 
 export interface BatchWriter {
   /** Applies one batch; resolves once it is committed. Callers wait for one before sending the next. */
   write(batch: RowBatch): Promise<ApplyResult>;
+  /**
+   * Refreshes the serving snapshot on the writer's connection (sync/serving-snapshot.ts): after
+   * a bulk import its page cache holds the rows the refresh reads. Resolves to the snapshot size.
+   */
+  refresh(nowMs: number): Promise<number>;
+  /** Whether batches are written by another thread (the caller's connection is then free). */
+  readonly threaded: boolean;
   close(): Promise<void>;
 }
 
@@ -40,10 +48,12 @@ export function applyBulkSettings(db: Db): () => void {
 export type ToWriter =
   | { type: "open"; path: string; busyTimeoutMs: number }
   | { type: "batch"; batch: RowBatch }
+  | { type: "refresh"; nowMs: number }
   | { type: "close" };
 export type FromWriter =
   | { type: "ready" }
   | { type: "applied"; result: ApplyResult }
+  | { type: "refreshed"; events: number }
   | { type: "failed"; message: string }
   | { type: "closed" };
 
@@ -56,6 +66,8 @@ const THREAD_MIN_BYTES = 16 * 1024 * 1024;
 export function inThreadWriter(db: Db): BatchWriter {
   return {
     write: async (batch) => applyRows(db, batch),
+    refresh: async (nowMs) => refreshServingSnapshot(db, nowMs),
+    threaded: false,
     close: async () => {},
   };
 }
@@ -103,6 +115,13 @@ async function startThread(db: Db): Promise<BatchWriter | undefined> {
       if (reply.type !== "applied") throw new Error(`sync writer thread: unexpected ${reply.type}`);
       return reply.result;
     },
+    async refresh(nowMs) {
+      const reply = await send({ type: "refresh", nowMs });
+      if (reply.type === "failed") throw new Error(reply.message);
+      if (reply.type !== "refreshed") throw new Error(`sync writer thread: unexpected ${reply.type}`);
+      return reply.events;
+    },
+    threaded: true,
     async close() {
       // The thread closes its connection before it ends (not the last one: no checkpoint there).
       await send({ type: "close" }).catch(() => undefined);
