@@ -23,7 +23,8 @@ export function handle(fn: (scope: RequestScope) => Response | Promise<Response>
     const scope: RequestScope = { event, req: event.req, url: event.url, requestId: newRequestId(), headers: {} };
     try {
       const res = await fn(scope);
-      res.headers.set("x-request-id", scope.requestId);
+      // Hot routes put it in the Response's own headers; setting it again would cost a copy.
+      if (!res.headers.has("x-request-id")) res.headers.set("x-request-id", scope.requestId);
       return res;
     } catch (err) {
       if (!isApiError(err)) logUnexpected(scope, err);

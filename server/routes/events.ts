@@ -47,15 +47,12 @@ const encoder = new TextEncoder();
 
 /**
  * Byte for byte the UTF-8 of `JSON.stringify` of the EventsPage, without re-serializing the
- * events: a cached page keeps the bytes up to `"page":`, so only the cursor is encoded per request.
+ * events: a cached page keeps the bytes up to `"page":`, so only the page object (the cursor)
+ * is encoded per request, and the cached bytes are referenced, not copied.
  */
-function pageBytes(p: PageJson): Uint8Array<ArrayBuffer> {
+function pageBlob(p: PageJson): Blob {
   const head = p.head ?? encoder.encode(`{"data":[${p.dataJson}],"page":`);
-  const tail = encoder.encode(`${JSON.stringify(p.page)}}`);
-  const out = new Uint8Array(head.length + tail.length);
-  out.set(head);
-  out.set(tail, head.length);
-  return out;
+  return new Blob([head as Uint8Array<ArrayBuffer>, `${JSON.stringify(p.page)}}`], { type: "application/json; charset=utf-8" });
 }
 
 const pageCaches = new WeakMap<AppContext, PageCache>();
@@ -148,9 +145,14 @@ async function listEvents(ctx: AppContext, scope: RequestScope): Promise<Respons
   }
   await access.settle(body.page.count);
   // The headers `json()` (server/handle.ts) sets, over a body assembled from cached fragments.
-  return new Response(pageBytes(body), {
+  return new Response(pageBlob(body), {
     status: 200,
-    headers: { "content-type": "application/json; charset=utf-8", ...scope.headers, "cache-control": "private, no-store" },
+    headers: {
+      "content-type": "application/json; charset=utf-8",
+      ...scope.headers,
+      "cache-control": "private, no-store",
+      "x-request-id": scope.requestId,
+    },
   });
 }
 
