@@ -1,22 +1,19 @@
 /**
- * Applies validated upstream records to the replica. A batch is one transaction that also
- * advances the `seq` watermark, so a crash leaves either the whole batch or none of it, and a
+ * Applies validated upstream records (encoded as rows by sync/rows.ts) to the replica. A batch is
+ * one transaction that also advances the `seq` watermark, so a crash leaves either the whole batch or none of it, and a
  * re-run skips what is already applied (records with seq <= watermark are no-ops).
  */
 import type { Db } from "../db/driver.ts";
 import { readWatermark } from "../db/replica.ts";
 import { snapshotTracked, stopTracking, trackingLimit } from "../db/snapshot.ts";
-import { deriveCategories, deriveCost, deriveInstant, deriveTicketing, deriveWebsite, vendorOf } from "./derive.ts";
 import type { UpstreamRecord } from "./records.ts";
-import { RowDecoder, type RowBatch } from "./rows.ts";
+import { encodeRecords, RowDecoder, RowKind, type RowBatch } from "./rows.ts";
 
 export interface ApplyResult {
   applied: number;
   skipped: number;
   watermark: number;
 }
-
-const b = (x: boolean | null | undefined) => (x == null ? null : x ? 1 : 0);
 
 function statements(db: Db) {
   return {
@@ -57,19 +54,29 @@ function statements(db: Db) {
 type Statements = ReturnType<typeof statements>;
 const prepared = new WeakMap<Db, Statements>();
 
+/** One decoded record: its seq, and what the snapshot's change tracking needs to know. */
+interface Row {
+  kind: RowKind;
+  seq: number;
+  id: number;
+  /** Venues only: the fields a snapshot row copies. */
+  city?: string;
+  state?: string;
+  visible?: number;
+}
+
 /**
  * Records what a record is about to change, for the next incremental snapshot refresh
  * (db/snapshot.ts). Called before the record is applied: a venue counts only when a field the
  * snapshot copies (city, state) or its visibility changes, since every event at a marked venue
  * is recomputed.
  */
-function mark(s: Statements, r: UpstreamRecord): void {
-  if (r.type === "event") s.markEvent.run({ id: r.event.id });
-  else if (r.type === "delete") (r.entity === "event" ? s.markEvent : s.markVenue).run({ id: r.id });
+function mark(s: Statements, r: Row): void {
+  if (r.kind === RowKind.Event || r.kind === RowKind.DeleteEvent) s.markEvent.run({ id: r.id });
+  else if (r.kind === RowKind.DeleteVenue) s.markVenue.run({ id: r.id });
   else {
-    const v = r.venue;
-    const old = s.venueRow.get({ id: v.id });
-    if (!old || old.city !== v.city || old.state !== v.state || old.visible !== b(v.visible)) s.markVenue.run({ id: v.id });
+    const old = s.venueRow.get({ id: r.id });
+    if (!old || old.city !== r.city || old.state !== r.state || old.visible !== r.visible) s.markVenue.run({ id: r.id });
   }
 }
 
@@ -80,53 +87,49 @@ function mark(s: Statements, r: UpstreamRecord): void {
  */
 interface BatchState {
   maxEventId: number;
+  track: boolean;
 }
 
-function applyOne(s: Statements, r: UpstreamRecord, batch: BatchState): void {
-  switch (r.type) {
-    case "venue": {
-      const x = r.venue;
-      s.upsertVenue.run({
-        id: x.id, name: x.name, city: x.city, state: x.state, timezone: x.timezone, latitude: x.latitude,
-        longitude: x.longitude, precision: x.geocodePrecision, visible: b(x.visible), seq: r.seq,
-      });
-      s.deleteRtree.run({ id: x.id });
-      if (x.latitude != null && x.longitude != null) s.insertRtree.run({ id: x.id, lat: x.latitude, lng: x.longitude });
-      return;
-    }
-    case "event": {
-      const e = r.event;
-      const start = deriveInstant(e.startDate);
-      const end = e.endDate == null ? null : deriveInstant(e.endDate);
-      const website = deriveWebsite(e.website, e.websiteBroken);
-      const ticketing = deriveTicketing(e, website);
-      s.upsertEvent.run({
-        id: e.id, venueId: e.venueId, title: e.title, slug: e.slug,
-        startDate: start.iso, startMs: start.ms, endDate: end?.iso ?? null, endMs: end?.ms ?? null,
-        costText: e.costText, isFree: b(e.isFree), soldOut: b(e.isSoldOut), lowTickets: b(e.isLowTickets),
-        age: e.age, websiteRaw: e.website, websiteBroken: b(e.websiteBroken), imageUrl: e.imageUrl,
-        categories: JSON.stringify(deriveCategories(e.categories)), source: e.source, vendor: vendorOf(e.source),
-        status: e.status, duplicateOf: e.duplicateOf, ticketed: b(e.ticketed),
-        cost: deriveCost(e.costText, e.isFree), website, ticketStatus: ticketing.status,
-        ticketDestination: ticketing.destination, seq: r.seq,
-      });
-      if (e.id > batch.maxEventId) batch.maxEventId = e.id;
-      else s.deleteLinks.run({ id: e.id });
-      e.ticketLinks.forEach((l, position) =>
-        s.insertLink.run({ id: e.id, position, url: l.url, seller: l.seller, broken: b(l.broken) }),
-      );
-      return;
-    }
-    case "delete":
-      if (r.entity === "event") {
-        s.deleteLinks.run({ id: r.id });
-        s.deleteEvent.run({ id: r.id });
-      } else {
-        // A deleted venue makes its events unservable (no venue); the events stay until deleted.
-        s.deleteRtree.run({ id: r.id });
-        s.deleteVenue.run({ id: r.id });
-      }
-      return;
+/** Reads the rest of a venue row (after seq and id) and writes it. */
+function applyVenue(s: Statements, d: RowDecoder, r: Row, state: BatchState): void {
+  const latitude = d.num(), longitude = d.num(), visible = d.int();
+  const name = d.text(), city = d.text(), st = d.text(), timezone = d.str(), precision = d.str();
+  if (state.track) mark(s, { ...r, city, state: st, visible });
+  s.upsertVenue.run({ id: r.id, name, city, state: st, timezone, latitude, longitude, precision, visible, seq: r.seq });
+  s.deleteRtree.run({ id: r.id });
+  if (latitude != null && longitude != null) s.insertRtree.run({ id: r.id, lat: latitude, lng: longitude });
+}
+
+/** Reads the rest of an event row (after seq and id) and writes it with its ticket links. */
+function applyEvent(s: Statements, d: RowDecoder, r: Row, state: BatchState): void {
+  if (state.track) mark(s, r);
+  const id = r.id;
+  const venueId = d.int(), startMs = d.int(), endMs = d.num(), isFree = d.num(), soldOut = d.int(), lowTickets = d.int();
+  const websiteBroken = d.int(), duplicateOf = d.num(), ticketed = d.int(), links = d.int();
+  s.upsertEvent.run({
+    id, venueId, startMs, endMs, isFree, soldOut, lowTickets, websiteBroken, duplicateOf, ticketed,
+    title: d.text(), slug: d.text(), startDate: d.text(), endDate: d.str(), costText: d.str(), age: d.str(),
+    websiteRaw: d.str(), imageUrl: d.str(), categories: d.text(), source: d.text(), vendor: d.text(), status: d.text(),
+    cost: d.str(), website: d.str(), ticketStatus: d.text(), ticketDestination: d.str(), seq: r.seq,
+  });
+  if (id > state.maxEventId) state.maxEventId = id;
+  else s.deleteLinks.run({ id });
+  for (let position = 0; position < links; position++) {
+    const broken = d.int();
+    s.insertLink.run({ id, position, url: d.text(), seller: d.str(), broken });
+  }
+}
+
+/** Skips the rest of a record at or below the watermark, so the decoder stays in step. */
+function skipRest(d: RowDecoder, kind: RowKind): void {
+  if (kind === RowKind.Venue) {
+    for (let i = 0; i < 3; i++) d.num();
+    for (let i = 0; i < 5; i++) d.str();
+  } else if (kind === RowKind.Event) {
+    for (let i = 0; i < 9; i++) d.num();
+    const links = d.int();
+    for (let i = 0; i < 16; i++) d.str();
+    for (let i = 0; i < links; i++) d.num(), d.str(), d.str();
   }
 }
 
@@ -134,18 +137,7 @@ function applyOne(s: Statements, r: UpstreamRecord, batch: BatchState): void {
  * Applies one batch in one transaction. Records at or below the watermark are skipped (the
  * reader rejects a line whose seq does not increase, so nothing out of order reaches here).
  */
-export function applyBatch(db: Db, records: readonly UpstreamRecord[]): ApplyResult {
-  let i = 0;
-  return applyEach(db, () => records[i++]);
-}
-
-/** applyBatch for a batch encoded by sync/rows.ts (what a sync run's writer receives). */
 export function applyRows(db: Db, batch: RowBatch): ApplyResult {
-  const rows = new RowDecoder(batch);
-  return applyEach(db, () => rows.record());
-}
-
-function applyEach(db: Db, next: () => UpstreamRecord | undefined): ApplyResult {
   let s = prepared.get(db);
   if (!s) prepared.set(db, (s = statements(db)));
   const stmts = s;
@@ -156,14 +148,28 @@ function applyEach(db: Db, next: () => UpstreamRecord | undefined): ApplyResult 
     // Changes are tracked only while the snapshot has a tracked baseline; an import into a
     // fresh replica skips this, its first refresh is a full rebuild anyway.
     const track = snapshotTracked(db);
-    const state: BatchState = { maxEventId: Number(stmts.maxEventId.get()?.id ?? 0) };
-    for (let r = next(); r !== undefined; r = next()) {
+    const state: BatchState = { maxEventId: Number(stmts.maxEventId.get()?.id ?? 0), track };
+    const d = new RowDecoder(batch);
+    for (let kind = d.next(); kind !== undefined; kind = d.next()) {
+      const r: Row = { kind, seq: d.int(), id: d.int() };
       if (r.seq <= watermark) {
+        skipRest(d, kind);
         skipped++;
         continue;
       }
-      if (track) mark(stmts, r);
-      applyOne(stmts, r, state);
+      if (kind === RowKind.Venue) applyVenue(stmts, d, r, state);
+      else if (kind === RowKind.Event) applyEvent(stmts, d, r, state);
+      else {
+        if (track) mark(stmts, r);
+        if (kind === RowKind.DeleteEvent) {
+          stmts.deleteLinks.run({ id: r.id });
+          stmts.deleteEvent.run({ id: r.id });
+        } else {
+          // A deleted venue makes its events unservable (no venue); the events stay until deleted.
+          stmts.deleteRtree.run({ id: r.id });
+          stmts.deleteVenue.run({ id: r.id });
+        }
+      }
       watermark = r.seq;
       applied++;
     }
@@ -171,4 +177,9 @@ function applyEach(db: Db, next: () => UpstreamRecord | undefined): ApplyResult 
     if (track && applied > 0 && Number(stmts.countMarked.get()?.n ?? 0) > trackingLimit(db)) stopTracking(db);
     return { applied, skipped, watermark };
   });
+}
+
+/** Applies validated records as one batch (test mode, tests, and the in-thread writer's callers). */
+export function applyBatch(db: Db, records: readonly UpstreamRecord[]): ApplyResult {
+  return applyRows(db, encodeRecords(records));
 }

@@ -1,14 +1,16 @@
 /**
- * Validated records in a compact form that crosses a thread boundary cheaply: one typed array of
- * numbers, strings end to end with their lengths, and one kind byte per record. A bulk sync
- * parses and validates on one thread (sync/worker.ts) while the writer thread
- * (sync/writer-thread.ts) decodes, derives and inserts; structured-cloning the records as objects
- * cost as much as parsing them (measured: ~150 ms per 20,000 records, against a memcpy for a
- * typed array and a flat string). Decoding gives back exactly the records that were encoded.
+ * Validated records turned into the rows apply writes, in a compact form that crosses a thread
+ * boundary cheaply: one typed array of numbers, one string of all text fields end to end with
+ * their lengths, and one kind byte per record. A bulk sync derives and encodes on the thread that
+ * parses (sync/worker.ts) while the writer thread (sync/writer-thread.ts) decodes and inserts;
+ * structured-cloning the same rows as objects cost about as much as deriving them (measured:
+ * ~150 ms per 20,000 records, against a memcpy for a typed array and one flat string).
  *
+ * The derived fields (CONTRACT §3) are computed here, once per record, by sync/derive.ts.
  * Nulls: NaN in the numbers (no numeric field admits NaN: the schema rejects it), -1 as a length.
  */
-import type { EventRecord, UpstreamRecord, VenueRecord } from "./records.ts";
+import { deriveCategories, deriveCost, deriveInstant, deriveTicketing, deriveWebsite, vendorOf } from "./derive.ts";
+import type { UpstreamRecord } from "./records.ts";
 
 export const RowKind = { Venue: 0, Event: 1, DeleteEvent: 2, DeleteVenue: 3 } as const;
 export type RowKind = (typeof RowKind)[keyof typeof RowKind];
@@ -55,7 +57,10 @@ export class RowEncoder {
     }
   }
 
-  /** Adds a record. `narrow`: its line held no character above U+00FF and no \u escape. */
+  /**
+   * Adds a record. `narrow`: its line held no character above U+00FF and no \u escape, so
+   * neither do its strings (nor what is derived from them).
+   */
   push(r: UpstreamRecord, narrow = false): void {
     const wide = narrow ? 0 : WIDE;
     this.texts = narrow ? this.narrowTexts : this.wideTexts;
@@ -69,13 +74,18 @@ export class RowEncoder {
       }
       case "event": {
         const e = r.event;
+        const start = deriveInstant(e.startDate);
+        const end = e.endDate == null ? null : deriveInstant(e.endDate);
+        const website = deriveWebsite(e.website, e.websiteBroken);
+        const ticketing = deriveTicketing(e, website);
         this.kinds.push(RowKind.Event | wide);
-        this.num(r.seq), this.num(e.id), this.num(e.venueId), this.num(b(e.isFree)), this.num(b(e.isSoldOut));
-        this.num(b(e.isLowTickets)), this.num(b(e.websiteBroken)), this.num(e.duplicateOf), this.num(b(e.ticketed));
-        this.num(e.categories.length), this.num(e.ticketLinks.length);
-        this.str(e.title), this.str(e.slug), this.str(e.startDate), this.str(e.endDate), this.str(e.costText);
-        this.str(e.age), this.str(e.website), this.str(e.imageUrl), this.str(e.source), this.str(e.status);
-        for (const c of e.categories) this.str(c);
+        this.num(r.seq), this.num(e.id), this.num(e.venueId), this.num(start.ms), this.num(end?.ms ?? null);
+        this.num(b(e.isFree)), this.num(b(e.isSoldOut)), this.num(b(e.isLowTickets)), this.num(b(e.websiteBroken));
+        this.num(e.duplicateOf), this.num(b(e.ticketed)), this.num(e.ticketLinks.length);
+        this.str(e.title), this.str(e.slug), this.str(start.iso), this.str(end?.iso ?? null), this.str(e.costText);
+        this.str(e.age), this.str(e.website), this.str(e.imageUrl), this.str(JSON.stringify(deriveCategories(e.categories)));
+        this.str(e.source), this.str(vendorOf(e.source)), this.str(e.status), this.str(deriveCost(e.costText, e.isFree));
+        this.str(website), this.str(ticketing.status), this.str(ticketing.destination);
         for (const l of e.ticketLinks) this.num(b(l.broken)), this.str(l.url), this.str(l.seller);
         return;
       }
@@ -110,7 +120,7 @@ export function encodeRecords(records: readonly UpstreamRecord[]): RowBatch {
   return encoder.finish();
 }
 
-/** Reads a batch back, record by record, in the order it was encoded. */
+/** Reads a batch back in the order it was encoded; bind values come out as SQLite takes them. */
 export class RowDecoder {
   private n = 0;
   private s = 0;
@@ -123,24 +133,24 @@ export class RowDecoder {
   constructor(private readonly batch: RowBatch) {}
 
   /** The next record's kind, or undefined at the end. */
-  private next(): RowKind | undefined {
+  next(): RowKind | undefined {
     if (this.k >= this.batch.count) return undefined;
     const kind = this.batch.kinds[this.k++];
     this.wide = (kind & WIDE) !== 0;
     return (kind & ~WIDE) as RowKind;
   }
 
-  private num(): number | null {
+  num(): number | null {
     const x = this.batch.nums[this.n++];
     return Number.isNaN(x) ? null : x;
   }
 
   /** A number the encoder never writes as null (seq, ids, counts, flags). */
-  private int(): number {
+  int(): number {
     return this.batch.nums[this.n++];
   }
 
-  private str(): string | null {
+  str(): string | null {
     const length = this.batch.lengths[this.s++];
     if (length < 0) return null;
     if (this.wide) return this.batch.wideText.slice(this.wideAt, (this.wideAt += length));
@@ -148,57 +158,7 @@ export class RowDecoder {
   }
 
   /** A string the encoder never writes as null. */
-  private text(): string {
+  text(): string {
     return this.str()!;
-  }
-
-  private bool(): boolean {
-    return this.int() === 1;
-  }
-
-  private nullableBool(): boolean | null {
-    const x = this.num();
-    return x === null ? null : x === 1;
-  }
-
-  /** The next record, as the schema's output it was encoded from; undefined at the end. */
-  record(): UpstreamRecord | undefined {
-    const kind = this.next();
-    if (kind === undefined) return undefined;
-    const seq = this.int();
-    const id = this.int();
-    switch (kind) {
-      case RowKind.Venue: {
-        const latitude = this.num(), longitude = this.num(), visible = this.bool();
-        const name = this.text(), city = this.text(), state = this.text(), timezone = this.str();
-        const geocodePrecision = this.str() as VenueRecord["venue"]["geocodePrecision"];
-        return { type: "venue", seq, venue: { id, name, city, state, timezone, latitude, longitude, geocodePrecision, visible } };
-      }
-      case RowKind.Event: {
-        const venueId = this.int(), isFree = this.nullableBool(), isSoldOut = this.bool(), isLowTickets = this.bool();
-        const websiteBroken = this.bool(), duplicateOf = this.num(), ticketed = this.bool();
-        const categoryCount = this.int(), linkCount = this.int();
-        const title = this.text(), slug = this.text(), startDate = this.text(), endDate = this.str(), costText = this.str();
-        const age = this.str(), website = this.str(), imageUrl = this.str(), source = this.text();
-        const status = this.text() as EventRecord["event"]["status"];
-        const categories: string[] = [];
-        for (let i = 0; i < categoryCount; i++) categories.push(this.text());
-        const ticketLinks: EventRecord["event"]["ticketLinks"] = [];
-        for (let i = 0; i < linkCount; i++) {
-          const broken = this.bool();
-          ticketLinks.push({ url: this.text(), seller: this.str(), broken });
-        }
-        return {
-          type: "event",
-          seq,
-          event: {
-            id, venueId, title, slug, startDate, endDate, costText, isFree, isSoldOut, isLowTickets, age, website,
-            websiteBroken, imageUrl, categories, source, status, duplicateOf, ticketed, ticketLinks,
-          },
-        };
-      }
-      default:
-        return { type: "delete", seq, entity: kind === RowKind.DeleteEvent ? "event" : "venue", id };
-    }
   }
 }

@@ -9,7 +9,6 @@ import { describe, expect, it } from "vitest";
 import { demoRecords } from "../sync/demo/generate.ts";
 import { fastRecord } from "../sync/fast-records.ts";
 import { parseIsoInstant, parseRecordLine, RecordError, UpstreamRecord } from "../sync/records.ts";
-import { encodeRecords, RowDecoder, RowEncoder } from "../sync/rows.ts";
 
 const sample = [...demoRecords({ events: 400, seed: "records", anchor: "2026-12-01" })];
 const valid = {
@@ -144,29 +143,5 @@ describe("the fast validation path", () => {
       .tuple(fc.integer({ min: 1000, max: 9999 }), two(13), two(32), two(25), two(61), two(61))
       .map(([y, mo, d, h, mi, s]) => `${y}-${mo}-${d}T${h}:${mi}:${s}Z`);
     fc.assert(fc.property(canonical, (s) => parseIsoInstant(s) === general(s)), { numRuns: 5000 });
-  });
-});
-
-describe("encoded batches (sync/rows.ts)", () => {
-  const decodeAll = (batch: ReturnType<typeof encodeRecords>) => {
-    const out: UpstreamRecord[] = [];
-    const rows = new RowDecoder(batch);
-    for (let r = rows.record(); r !== undefined; r = rows.record()) out.push(r);
-    return out;
-  };
-
-  it("decode gives back exactly the records encoded, nulls, defaults and wide characters included", () => {
-    const records = sample.map((r, i) => parseRecordLine(JSON.stringify(r), i + 1));
-    const edge = [
-      { type: "venue", seq: 1, venue: { id: 9, name: "Café Zoë 🎷", city: "", state: "CA", timezone: null, latitude: -0.5, longitude: null, geocodePrecision: null, visible: false } },
-      { type: "event", seq: 2, event: { id: 7, venueId: 9, title: "Dvořák ✨", slug: "", startDate: "2030-01-01T20:00:00.5+02:00", endDate: null, source: "x", status: "active", isFree: false, categories: ["Music", "Music", "nope"], ticketLinks: [{ url: "", seller: null, broken: true }, { url: "https://dice.fm/e/1" }] } },
-      { type: "delete", seq: 3, entity: "venue", id: 9 },
-    ].map((r, i) => parseRecordLine(JSON.stringify(r), i + 1));
-    const all = [...records, ...edge];
-    expect(decodeAll(encodeRecords(all))).toEqual(all);
-    // Which text a record's strings travel in changes nothing but speed.
-    const encoder = new RowEncoder();
-    all.forEach((r, i) => encoder.push(r, i % 2 === 0));
-    expect(decodeAll(encoder.finish())).toEqual(all);
   });
 });
