@@ -1,8 +1,8 @@
-import { serve } from "h3";
 import { createApp } from "../app.ts";
 import { resolveConfig } from "../config.ts";
 import { createContext } from "../context.ts";
 import { startBackgroundWork } from "../background.ts";
+import { listen } from "../listen.ts";
 import { intFlag, parseFlags, type Command } from "./args.ts";
 
 export const serveCommand: Command = {
@@ -38,11 +38,10 @@ export const serveCommand: Command = {
     const ctx = await createContext(config);
     await startBackgroundWork(ctx);
     const app = createApp(ctx);
-    const server = serve(app, { port: config.port, hostname: config.host, silent: true });
-    await server.ready();
+    const server = await listen(app, { port: config.port, hostname: config.host });
     console.log(`Marquee listening on ${config.baseUrl} (replica ${config.dbPath}${config.testMode ? ", test mode" : ""})`);
     const stop = async () => {
-      await server.close(true);
+      await server.close();
       ctx.close();
       process.exit(0);
     };

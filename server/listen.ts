@@ -1,0 +1,20 @@
+/**
+ * Puts the app on a port. On Bun, `Bun.serve` hands each request straight to the app: h3's
+ * portable `serve` (srvx) wraps every request and response, which cost the list endpoint about
+ * a sixth of its throughput (issue 8, test/bench/RESULTS.md). Elsewhere (Node), h3's `serve`.
+ */
+import { serve, type H3 } from "h3";
+
+export interface Listener {
+  close(): Promise<void>;
+}
+
+export async function listen(app: H3, options: { port: number; hostname: string }): Promise<Listener> {
+  if (typeof Bun !== "undefined") {
+    const server = Bun.serve({ port: options.port, hostname: options.hostname, fetch: (req) => app.fetch(req) });
+    return { close: () => server.stop(true) };
+  }
+  const server = serve(app, { port: options.port, hostname: options.hostname, silent: true });
+  await server.ready();
+  return { close: () => server.close(true) };
+}
