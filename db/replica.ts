@@ -1,5 +1,5 @@
 /**
- * The replica: venues, events, ticket links, the serving snapshot, an R-tree over venue
+ * The replica: venues, events (with their ticket links), the serving snapshot, an R-tree over venue
  * coordinates and the sync watermark. Everything here can be rebuilt from upstream records,
  * so it runs with synchronous=NORMAL.
  */
@@ -174,6 +174,21 @@ DROP INDEX events_venue;
     version: 5,
     sql: `
 DROP INDEX snapshot_state_city;
+`,
+  },
+  {
+    // Ticket links move into a JSON column of their event: [{url, seller, broken}] in upstream
+    // order, NULL when there are none. They are only ever read whole, with their event (a
+    // handoff, db/handoffs.ts), and a table of their own cost a million-event import a b-tree
+    // insert per link plus a delete per updated event.
+    version: 6,
+    sql: `
+ALTER TABLE events ADD COLUMN ticket_links TEXT;
+UPDATE events SET ticket_links = (
+  SELECT json_group_array(json_object('url', l.url, 'seller', l.seller, 'broken', json(CASE l.broken WHEN 1 THEN 'true' ELSE 'false' END)))
+  FROM (SELECT * FROM ticket_links WHERE event_id = events.id ORDER BY position) l
+) WHERE id IN (SELECT event_id FROM ticket_links);
+DROP TABLE ticket_links;
 `,
   },
 ];

@@ -32,15 +32,10 @@ function statements(db: Db) {
     upsertEvent: db.prepare(
       `INSERT OR REPLACE INTO events(id, venue_id, title, slug, start_date, start_ms, end_date, end_ms, cost_text,
          is_free, is_sold_out, is_low_tickets, age, website_raw, website_broken, image_url, categories, source,
-         vendor, status, duplicate_of, ticketed, cost, website, ticket_link_status, ticket_destination, seq)
+         vendor, status, duplicate_of, ticketed, cost, website, ticket_link_status, ticket_destination, ticket_links, seq)
        VALUES ($id, $venueId, $title, $slug, $startDate, $startMs, $endDate, $endMs, $costText, $isFree, $soldOut,
          $lowTickets, $age, $websiteRaw, $websiteBroken, $imageUrl, $categories, $source, $vendor, $status,
-         $duplicateOf, $ticketed, $cost, $website, $ticketStatus, $ticketDestination, $seq)`,
-    ),
-    deleteLinks: db.prepare("DELETE FROM ticket_links WHERE event_id = $id"),
-    maxEventId: db.prepare<{ id: number | null }>("SELECT max(id) AS id FROM events"),
-    insertLink: db.prepare(
-      "INSERT INTO ticket_links(event_id, position, url, seller, broken) VALUES ($id, $position, $url, $seller, $broken)",
+         $duplicateOf, $ticketed, $cost, $website, $ticketStatus, $ticketDestination, $ticketLinks, $seq)`,
     ),
     deleteEvent: db.prepare("DELETE FROM events WHERE id = $id"),
     setWatermark: db.prepare("UPDATE sync_state SET value = $seq WHERE key = 'watermark'"),
@@ -80,13 +75,8 @@ function mark(s: Statements, r: Row): void {
   }
 }
 
-/**
- * Ticket links exist only for events in the table (every path that removes an event removes its
- * links), so an event id above the largest stored one has none to delete: a bulk import of new
- * events skips a million lookups. Tracked per batch.
- */
+/** Per batch: whether changes are tracked for the next incremental snapshot refresh. */
 interface BatchState {
-  maxEventId: number;
   track: boolean;
 }
 
@@ -100,24 +90,17 @@ function applyVenue(s: Statements, d: RowDecoder, r: Row, state: BatchState): vo
   if (latitude != null && longitude != null) s.insertRtree.run({ id: r.id, lat: latitude, lng: longitude });
 }
 
-/** Reads the rest of an event row (after seq and id) and writes it with its ticket links. */
+/** Reads the rest of an event row (after seq and id) and writes it, ticket links included. */
 function applyEvent(s: Statements, d: RowDecoder, r: Row, state: BatchState): void {
   if (state.track) mark(s, r);
-  const id = r.id;
   const venueId = d.int(), startMs = d.int(), endMs = d.num(), isFree = d.num(), soldOut = d.int(), lowTickets = d.int();
-  const websiteBroken = d.int(), duplicateOf = d.num(), ticketed = d.int(), links = d.int();
+  const websiteBroken = d.int(), duplicateOf = d.num(), ticketed = d.int();
   s.upsertEvent.run({
-    id, venueId, startMs, endMs, isFree, soldOut, lowTickets, websiteBroken, duplicateOf, ticketed,
+    id: r.id, venueId, startMs, endMs, isFree, soldOut, lowTickets, websiteBroken, duplicateOf, ticketed,
     title: d.text(), slug: d.text(), startDate: d.text(), endDate: d.str(), costText: d.str(), age: d.str(),
     websiteRaw: d.str(), imageUrl: d.str(), categories: d.text(), source: d.text(), vendor: d.text(), status: d.text(),
-    cost: d.str(), website: d.str(), ticketStatus: d.text(), ticketDestination: d.str(), seq: r.seq,
+    cost: d.str(), website: d.str(), ticketStatus: d.text(), ticketDestination: d.str(), ticketLinks: d.str(), seq: r.seq,
   });
-  if (id > state.maxEventId) state.maxEventId = id;
-  else s.deleteLinks.run({ id });
-  for (let position = 0; position < links; position++) {
-    const broken = d.int();
-    s.insertLink.run({ id, position, url: d.text(), seller: d.str(), broken });
-  }
 }
 
 /** Skips the rest of a record at or below the watermark, so the decoder stays in step. */
@@ -127,9 +110,7 @@ function skipRest(d: RowDecoder, kind: RowKind): void {
     for (let i = 0; i < 5; i++) d.str();
   } else if (kind === RowKind.Event) {
     for (let i = 0; i < 9; i++) d.num();
-    const links = d.int();
-    for (let i = 0; i < 16; i++) d.str();
-    for (let i = 0; i < links; i++) d.num(), d.str(), d.str();
+    for (let i = 0; i < 17; i++) d.str();
   }
 }
 
@@ -148,7 +129,7 @@ export function applyRows(db: Db, batch: RowBatch): ApplyResult {
     // Changes are tracked only while the snapshot has a tracked baseline; an import into a
     // fresh replica skips this, its first refresh is a full rebuild anyway.
     const track = snapshotTracked(db);
-    const state: BatchState = { maxEventId: Number(stmts.maxEventId.get()?.id ?? 0), track };
+    const state: BatchState = { track };
     const d = new RowDecoder(batch);
     for (let kind = d.next(); kind !== undefined; kind = d.next()) {
       const r: Row = { kind, seq: d.int(), id: d.int() };
@@ -162,7 +143,6 @@ export function applyRows(db: Db, batch: RowBatch): ApplyResult {
       else {
         if (track) mark(stmts, r);
         if (kind === RowKind.DeleteEvent) {
-          stmts.deleteLinks.run({ id: r.id });
           stmts.deleteEvent.run({ id: r.id });
         } else {
           // A deleted venue makes its events unservable (no venue); the events stay until deleted.

@@ -81,12 +81,12 @@ export class RowEncoder {
         this.kinds.push(RowKind.Event | wide);
         this.num(r.seq), this.num(e.id), this.num(e.venueId), this.num(start.ms), this.num(end?.ms ?? null);
         this.num(b(e.isFree)), this.num(b(e.isSoldOut)), this.num(b(e.isLowTickets)), this.num(b(e.websiteBroken));
-        this.num(e.duplicateOf), this.num(b(e.ticketed)), this.num(e.ticketLinks.length);
+        this.num(e.duplicateOf), this.num(b(e.ticketed));
         this.str(e.title), this.str(e.slug), this.str(start.iso), this.str(end?.iso ?? null), this.str(e.costText);
         this.str(e.age), this.str(e.website), this.str(e.imageUrl), this.str(JSON.stringify(deriveCategories(e.categories)));
         this.str(e.source), this.str(vendorOf(e.source)), this.str(e.status), this.str(deriveCost(e.costText, e.isFree));
         this.str(website), this.str(ticketing.status), this.str(ticketing.destination);
-        for (const l of e.ticketLinks) this.num(b(l.broken)), this.str(l.url), this.str(l.seller);
+        this.str(e.ticketLinks.length === 0 ? null : JSON.stringify(e.ticketLinks)); // {url, seller, broken}, as validated
         return;
       }
       case "delete":

@@ -7,8 +7,9 @@ import { appendFileSync, mkdtempSync, rmSync, statSync, writeFileSync } from "no
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import type { Db } from "../db/driver.ts";
-import { openReplica, readWatermark } from "../db/replica.ts";
+import { openDb, type Db } from "../db/driver.ts";
+import { migrate } from "../db/migrate.ts";
+import { openReplica, readWatermark, REPLICA_MIGRATIONS } from "../db/replica.ts";
 import { applyBatch } from "../sync/apply.ts";
 import { parseRecordLine } from "../sync/records.ts";
 import { fileSource, streamSource } from "../sync/source.ts";
@@ -37,6 +38,11 @@ const sync = (path: string, batchSize?: number) => syncFrom(db, fileSource(path)
 const ids = (sql: string) => db.prepare<{ id: number }>(sql).all().map((r) => r.id);
 const snapshotIds = () => ids("SELECT id FROM snapshot ORDER BY id");
 const eventIds = () => ids("SELECT id FROM events ORDER BY id");
+/** An event's stored ticket links (replica v6: a JSON column), [] for none, undefined without the event. */
+function linksOf(id: number): unknown[] | undefined {
+  const row = db.prepare<{ links: string | null }>("SELECT ticket_links AS links FROM events WHERE id = $id").get({ id });
+  return row && (JSON.parse(row.links ?? "[]") as unknown[]);
+}
 
 /** Two venues and five events, one of each unservable kind. */
 function basicStream() {
@@ -141,12 +147,12 @@ describe("sync worker", () => {
   });
 
   describe("deletes and hidden venues", () => {
-    it("deleting an event removes its row, its ticket links and (after the refresh) its snapshot row", async () => {
+    it("deleting an event removes its row, with its ticket links, and (after the refresh) its snapshot row", async () => {
       await sync(file("a.ndjson", ndjson(basicStream())));
-      expect(db.prepare("SELECT count(*) AS n FROM ticket_links WHERE event_id = 101").get()).toEqual({ n: 1 });
+      expect(linksOf(101)).toHaveLength(1);
       await sync(file("b.ndjson", ndjson([deleteRecord("event", 101)])));
       expect(eventIds()).toEqual([102, 103, 104, 105]);
-      expect(db.prepare("SELECT count(*) AS n FROM ticket_links WHERE event_id = 101").get()).toEqual({ n: 0 });
+      expect(linksOf(101)).toBeUndefined();
       expect(snapshotIds()).toEqual([105]);
     });
 
@@ -189,11 +195,35 @@ describe("sync worker", () => {
         start_date: "2030-01-01T21:00:00Z",
         ticket_destination: "https://www.axs.com/events/1",
       });
-      expect(db.prepare("SELECT position, seller, broken FROM ticket_links WHERE event_id = 101 ORDER BY position").all()).toEqual([
-        { position: 0, seller: "dice", broken: 1 },
-        { position: 1, seller: "axs", broken: 0 },
+      expect(linksOf(101)).toEqual([
+        { url: "https://dice.fm/event/x", seller: "dice", broken: true },
+        { url: "https://www.axs.com/events/1", seller: "axs", broken: false },
       ]);
+      await sync(file("c.ndjson", ndjson([eventRecord(101, 1, "2030-01-01T21:00:00Z", { ticketLinks: [] })])));
+      expect(db.prepare("SELECT ticket_links FROM events WHERE id = 101").get()).toEqual({ ticket_links: null });
     });
+  });
+
+  it("replica v6 moves the ticket links of an older replica into their events, in order", async () => {
+    const old = await openDb(join(dir, "v5.db"));
+    try {
+      migrate(old, REPLICA_MIGRATIONS.filter((m) => m.version <= 5));
+      const event = (id: number) =>
+        `INSERT INTO events(id, venue_id, title, slug, start_date, start_ms, is_sold_out, is_low_tickets, website_broken,
+           categories, source, vendor, status, ticketed, ticket_link_status, seq) VALUES (${id}, 1, 't', 's', 'x', 0, 0, 0, 0, '[]', 'a', 'a', 'active', 1, 'missing', 1)`;
+      old.exec(`${event(1)}; ${event(2)};
+        INSERT INTO ticket_links(event_id, position, url, seller, broken) VALUES (1, 1, 'https://b.example/2', NULL, 1), (1, 0, 'https://a.example/é', 'dice', 0)`);
+      migrate(old, REPLICA_MIGRATIONS);
+      const rows = old.prepare<{ id: number; links: string | null }>("SELECT id, ticket_links AS links FROM events ORDER BY id").all();
+      expect(rows.map((r) => ({ id: r.id, links: r.links && JSON.parse(r.links) }))).toEqual([
+        { id: 1, links: [{ url: "https://a.example/é", seller: "dice", broken: false }, { url: "https://b.example/2", seller: null, broken: true }] },
+        { id: 2, links: null },
+      ]);
+      // The same text a sync writes for the same links.
+      expect(rows[0].links).toBe(JSON.stringify([{ url: "https://a.example/é", seller: "dice", broken: false }, { url: "https://b.example/2", seller: null, broken: true }]));
+    } finally {
+      old.close();
+    }
   });
 
   describe("encoded batches (sync/rows.ts)", () => {
@@ -219,9 +249,9 @@ describe("sync worker", () => {
       expect(db.prepare("SELECT name, timezone FROM venues WHERE id = 3").get()).toEqual({ name: "Zoë's ✨", timezone: null });
       expect(eventIds()).toEqual([101, 102, 103, 105, 301]);
       expect(db.prepare("SELECT title FROM events WHERE id = 102").get()).toEqual({ title: event102.event.title });
-      expect(db.prepare("SELECT position, url, seller, broken FROM ticket_links WHERE event_id = 301 ORDER BY position").all()).toEqual([
-        { position: 0, url: "https://dice.fm/event/y", seller: null, broken: 0 },
-        { position: 1, url: "x", seller: "s", broken: 1 },
+      expect(linksOf(301)).toEqual([
+        { url: "https://dice.fm/event/y", seller: null, broken: false },
+        { url: "x", seller: "s", broken: true },
       ]);
     });
   });

@@ -93,7 +93,8 @@ export function handoffCandidates(replica: Db, sellers: readonly string[], nowMs
     .prepare<{ id: number }>(
       `SELECT s.id FROM snapshot s JOIN events e ON e.id = s.id
        WHERE s.sold_out = 0 AND s.start_ms > $after AND e.ticketed = 1
-         AND EXISTS (SELECT 1 FROM ticket_links l WHERE l.event_id = s.id AND l.broken = 0 AND l.seller IN (${list}))
+         AND EXISTS (SELECT 1 FROM json_each(e.ticket_links) l
+                     WHERE json_extract(l.value, '$.broken') = 0 AND json_extract(l.value, '$.seller') IN (${list}))
        LIMIT 20`,
     )
     .all({ after: nowMs + 7 * 86_400_000 })

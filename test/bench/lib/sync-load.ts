@@ -47,7 +47,7 @@ interface EventRow {
   id: number; venueId: number; title: string; slug: string; startDate: string; endDate: string | null;
   costText: string | null; isFree: number | null; isSoldOut: number; isLowTickets: number; age: string | null;
   website: string | null; websiteBroken: number; imageUrl: string | null; categories: string; source: string;
-  status: string; duplicateOf: number | null; ticketed: number;
+  status: string; duplicateOf: number | null; ticketed: number; ticketLinks: string | null;
 }
 
 const bool = (x: number | null) => (x == null ? null : x === 1);
@@ -68,13 +68,10 @@ export async function writeChangeStream(count: number): Promise<{ file: string; 
         `SELECT id, venue_id AS venueId, title, slug, start_date AS startDate, end_date AS endDate, cost_text AS costText,
            is_free AS isFree, is_sold_out AS isSoldOut, is_low_tickets AS isLowTickets, age, website_raw AS website,
            website_broken AS websiteBroken, image_url AS imageUrl, categories, source, status, duplicate_of AS duplicateOf,
-           ticketed
+           ticketed, ticket_links AS ticketLinks
          FROM events WHERE rowid % $stride = 0 LIMIT $count`,
       )
       .all({ stride, count });
-    const links = replica.prepare<{ url: string; seller: string | null; broken: number }>(
-      "SELECT url, seller, broken FROM ticket_links WHERE event_id = $id ORDER BY position",
-    );
     const lines = rows.map((e) =>
       JSON.stringify({
         type: "event",
@@ -84,7 +81,7 @@ export async function writeChangeStream(count: number): Promise<{ file: string; 
           title: e.title.endsWith(" (updated)") ? e.title.slice(0, -10) : `${e.title} (updated)`,
           isFree: bool(e.isFree), isSoldOut: e.isSoldOut === 1, isLowTickets: e.isLowTickets !== 1,
           websiteBroken: e.websiteBroken === 1, ticketed: e.ticketed === 1, categories: JSON.parse(e.categories),
-          ticketLinks: links.all({ id: e.id }).map((l) => ({ url: l.url, seller: l.seller, broken: l.broken === 1 })),
+          ticketLinks: JSON.parse(e.ticketLinks ?? "[]"), // stored as validated upstream (replica v6)
         },
       }),
     );
