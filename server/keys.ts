@@ -62,6 +62,11 @@ export function displayPrefix(key: string): string {
 export function bearerToken(req: Request): string | null {
   const header = req.headers.get("authorization");
   if (!header) return null;
+  // The common case without a regular expression: "Bearer <token>", one space, no trailing space.
+  const space = header.indexOf(" ");
+  if (space === 6 && header.startsWith("Bearer") && header.indexOf(" ", 7) === -1 && header.length > 7 && !/\s/.test(header[7])) {
+    return header.slice(7);
+  }
   const m = /^Bearer[ ]+(\S+)\s*$/i.exec(header);
   return m ? m[1] : null;
 }

@@ -2,13 +2,13 @@
  * Per-process caches of keys (by digest) and accounts (by id), so the common request does no
  * ledger lookup for them. Freshness: the ledger's access epoch, which triggers bump on every
  * change to `accounts` or `api_keys` from any connection or process (db/ledger-access.ts), is
- * read when this connection wrote anything (test-mode accounts: the very next request sees it)
+ * read when this process changed accounts or keys (test-mode accounts: the very next request sees it)
  * and otherwise at most every `HOT_PATH.foreignCommitLagMs`. A key revoked or a plan changed by
  * the CLI while the server runs therefore takes effect within milliseconds, well inside the
  * one second the issue allows.
  */
 import { LRUCache } from "lru-cache";
-import { findKeyByDigest, readAccount, type Account, type KeyRow } from "../../db/accounts.ts";
+import { accessWrites, findKeyByDigest, readAccount, type Account, type KeyRow } from "../../db/accounts.ts";
 import { ACCESS, HOT_PATH } from "../../db/contract.ts";
 import type { Db } from "../../db/driver.ts";
 import { readAccessEpoch } from "../../db/ledger-access.ts";
@@ -22,6 +22,8 @@ export interface AccessCache {
   /** Drops everything when the ledger's access epoch moved. Call once per request. */
   refresh(): void;
   key(digest: string): KeyRow | undefined;
+  /** The key when it is cached as known, without a lookup; undefined otherwise. */
+  knownKey(digest: string): KeyRow | undefined;
   account(id: number): Account | undefined;
   clear(): void;
 }
@@ -40,8 +42,8 @@ export function createAccessCache(ledger: Db): AccessCache {
   };
   return {
     refresh() {
-      // This connection's own writes (test-mode accounts) count at once; other processes' within the lag.
-      const changes = ledger.prepare<{ tc: number }>("SELECT total_changes() AS tc").get()!.tc;
+      // This process's own writes (test-mode accounts) count at once; other processes' within the lag.
+      const changes = accessWrites(ledger);
       const at = performance.now();
       if (changes === checkedChanges && at - checkedAt < HOT_PATH.foreignCommitLagMs) return;
       checkedChanges = changes;
@@ -57,6 +59,7 @@ export function createAccessCache(ledger: Db): AccessCache {
       if (!box) keys.set(digest, (box = { value: findKeyByDigest(ledger, digest) }));
       return box.value;
     },
+    knownKey: (digest) => keys.get(digest)?.value,
     account(id) {
       let box = accounts.get(id);
       if (!box) accounts.set(id, (box = { value: readAccount(ledger, id) }));
