@@ -176,22 +176,19 @@ export function readReplicaState(db: Db): string {
   return `${v.dv}:${v.tc}`;
 }
 
-const recentStates = new WeakMap<Db, { dataVersion: number; atMs: number }>();
+const recentStates = new WeakMap<Db, { state: string; atMs: number }>();
 
 /**
- * `readReplicaState` outside a transaction, where another connection's commit may be seen up to
- * `maxLagMs` late (this connection's own writes move `total_changes()`, which is read every time
- * and costs no database access). For the page cache's hit path (server/routes/events.ts).
+ * `readReplicaState` as read at most `maxLagMs` ago, outside a transaction: another
+ * connection's commit is seen that late at most, and this process's own writes at once, since
+ * every writer notifies (server/context.ts `notifyReplicaChange` → `forgetHydratedRows`). For the
+ * page cache's hit path (server/routes/events.ts), which then reads nothing from the database.
  */
 export function readRecentReplicaState(db: Db, maxLagMs: number): string {
-  const tc = db.prepare<{ tc: number }>("SELECT total_changes() AS tc").get()!.tc;
   const now = performance.now();
   let recent = recentStates.get(db);
-  if (!recent || now - recent.atMs >= maxLagMs) {
-    const dataVersion = db.prepare<{ dv: number }>("SELECT data_version AS dv FROM pragma_data_version").get()!.dv;
-    recentStates.set(db, (recent = { dataVersion, atMs: now }));
-  }
-  return `${recent.dataVersion}:${tc}`;
+  if (!recent || now - recent.atMs >= maxLagMs) recentStates.set(db, (recent = { state: readReplicaState(db), atMs: now }));
+  return recent.state;
 }
 
 function rowCacheOf(db: Db, baseUrl: string): RowCache {
@@ -203,9 +200,10 @@ function rowCacheOf(db: Db, baseUrl: string): RowCache {
   return c;
 }
 
-/** Drops the cached rows of a connection (also done by itself when the replica's state moves). */
+/** Drops the cached rows and state of a connection (also done by itself when the replica's state moves). */
 export function forgetHydratedRows(db: Db): void {
   rowCaches.delete(db);
+  recentStates.delete(db);
 }
 
 /** The page's live rows (undefined: not servable), from the cache or one query for the misses. */

@@ -35,6 +35,8 @@ export interface PageBody {
   dataJson: string;
   /** The UTF-8 of the response up to the page object, made by the first request that sends it. */
   head?: Uint8Array;
+  /** The cursor last minted for this page, and the window and filters it pins. */
+  lastCursor?: { afterMs: number; beforeMs: number; fingerprint: string; token: string };
   count: number;
   window: ListWindow;
   bounds: LiveBounds;

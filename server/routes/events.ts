@@ -118,7 +118,15 @@ function withCursor(
 ): PageJson {
   // Continue from the last SNAPSHOT row of the page, not the last delivered one (spec).
   const last = selection.keys.at(-1) ?? from;
-  const nextCursor = selection.hasMore && last ? encodeCursor(ctx.secret, last, { ...window, fingerprint }) : null;
+  let nextCursor: string | null = null;
+  if (selection.hasMore && last) {
+    // Requests in the same millisecond share a window, hence a cursor.
+    const c = body.lastCursor;
+    nextCursor =
+      c && c.afterMs === window.afterMs && c.beforeMs === window.beforeMs && c.fingerprint === fingerprint
+        ? c.token
+        : (body.lastCursor = { ...window, fingerprint, token: encodeCursor(ctx.secret, last, { ...window, fingerprint }) }).token;
+  }
   body.head ??= encoder.encode(`{"data":[${body.dataJson}],"page":`);
   return { dataJson: body.dataJson, head: body.head, page: { nextCursor, hasMore: selection.hasMore, count: body.count } };
 }
