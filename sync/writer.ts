@@ -62,6 +62,8 @@ export type FromWriter =
  * than the overlap buys for a few batches (a serving process's periodic sync reads only appends).
  */
 const THREAD_MIN_BYTES = 16 * 1024 * 1024;
+/** A thread that has not opened its connection by then is given up on (the run goes in-thread). */
+const THREAD_START_TIMEOUT_MS = 10_000;
 
 export function inThreadWriter(db: Db): BatchWriter {
   return {
@@ -103,7 +105,15 @@ async function startThread(db: Db): Promise<BatchWriter | undefined> {
       worker.postMessage(message, transfer);
     });
   const busyTimeoutMs = Number(db.pragma("busy_timeout") ?? 0);
-  const opened = await send({ type: "open", path: db.path, busyTimeoutMs }).catch(() => undefined);
+  let stopWaiting = () => {};
+  const opened = await Promise.race([
+    send({ type: "open", path: db.path, busyTimeoutMs }).catch(() => undefined),
+    new Promise<undefined>((resolve) => {
+      const timer = setTimeout(resolve, THREAD_START_TIMEOUT_MS);
+      stopWaiting = () => clearTimeout(timer);
+    }),
+  ]);
+  stopWaiting();
   if (opened?.type !== "ready") {
     worker.terminate();
     return undefined;
