@@ -102,7 +102,7 @@ const SAME_ROW = SNAPSHOT_COLUMNS.split(", ").map((c) => `n.${c} = snapshot.${c}
  * Replaces the rows of changed events and of every event at a changed venue (its visibility,
  * city or state feed the snapshot). The new rows are computed into a temporary table first, and
  * only rows that differ are deleted and inserted: a record that changed a title or a price leaves
- * its snapshot row, and the seven index entries that come with it, alone. The old rows are found
+ * its snapshot row, and the index entries that come with it, alone. The old rows are found
  * by one pass over the snapshot rather than through an extra index every query would carry.
  */
 function refreshChanged(db: Db): number {
