@@ -40,17 +40,22 @@ const configured = new WeakMap<Db, unknown>();
 /**
  * One ledger write transaction. `normal` commits without an fsync (WAL, synchronous=NORMAL):
  * atomic, and durable across a process crash, but a power loss may roll back the last moments.
- * The request path uses it for per-request counters (rate buckets, row reservations, paid-plan
- * usage), where an fsync per request would cost milliseconds (test/bench/access.ts); accounts,
- * keys and trial rows stay fully synchronous.
+ * The request path uses it for per-request records (rate buckets, delivered rows, trial
+ * progress, handoff attempts and handoffs: server/limits/meter.ts, server/routes/handoffs.ts),
+ * where an fsync per request would cost milliseconds (test/bench/access.ts); accounts, keys
+ * and the once-only Continue stay fully synchronous.
  */
 export function ledgerTransaction<T>(db: Db, durability: Durability, work: () => T): T {
-  if (durability === "full") return db.transaction(work);
+  return durability === "full" ? db.transaction(work) : withoutFsync(db, () => db.transaction(work));
+}
+
+/** Runs `work` (which commits on its own) with synchronous=NORMAL, then restores the setting. */
+export function withoutFsync<T>(db: Db, work: () => T): T {
   if (!configured.has(db)) configured.set(db, db.pragma("synchronous"));
-  // Prepared statements (cached by the driver), not exec: this runs twice per request.
+  // Prepared statements (cached by the driver), not exec: this runs on every request.
   db.prepare("PRAGMA synchronous = NORMAL").run();
   try {
-    return db.transaction(work);
+    return work();
   } finally {
     db.prepare(`PRAGMA synchronous = ${Number(configured.get(db))}`).run();
   }

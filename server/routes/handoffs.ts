@@ -20,6 +20,7 @@ import { countHandoffClicks, insertHandoff, isLedgerBusy, readHandoff, readServa
   type ServableEvent } from "../../db/handoffs.ts";
 import { isoUtc, safeHttpUrl } from "../../sync/derive.ts";
 import { authenticate, type KeyIdentity } from "../access.ts";
+import { withoutFsync } from "../limits/ledger.ts";
 import type { AppContext } from "../context.ts";
 import { ApiError, isApiError } from "../errors.ts";
 import { handle, json } from "../handle.ts";
@@ -77,7 +78,8 @@ async function createTicketHandoff(ctx: AppContext, req: Request): Promise<Respo
     seller: link.seller, sellerUrl: link.url, createdMs: now, expiresMs: now + HANDOFF.lifetimeMs,
   };
   try {
-    insertHandoff(ctx.ledger, handoff);
+    // A handoff lives 15 minutes and is recreated at will: no fsync (server/limits/ledger.ts).
+    withoutFsync(ctx.ledger, () => insertHandoff(ctx.ledger, handoff));
   } catch (err) {
     if (isLedgerBusy(err)) throw handoffUnavailable();
     throw err;
@@ -120,7 +122,7 @@ function admitAttempt(ctx: AppContext, accountId: number): void {
   if (ctx.faults.take("rate_limit_unavailable")) throw unavailable();
   let admitted: boolean;
   try {
-    admitted = admitHandoffAttempt(ctx.ledger, accountId, ctx.clock.now());
+    admitted = withoutFsync(ctx.ledger, () => admitHandoffAttempt(ctx.ledger, accountId, ctx.clock.now()));
   } catch (err) {
     if (isLedgerBusy(err)) throw unavailable();
     throw err;
