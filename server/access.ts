@@ -42,10 +42,7 @@ export interface ListAccess {
   tier: AccessTier;
   /** After validation: starts the trial if due, reserves rows, returns the effective page size. */
   open(requestedLimit: number): number;
-  /**
-   * Records the delivered rows and releases any reservation. Call exactly once after open().
-   * A trial's rows are committed to the ledger before it returns.
-   */
+  /** Records the delivered rows and releases any reservation. Call exactly once after open(). */
   settle(delivered: number): void;
 }
 
@@ -172,8 +169,6 @@ export function authorizeList(ctx: AppContext, scope: RequestScope, request: { g
       }
       settleHold(ctx, allowance, hold, rows, nowMs);
       Object.assign(scope.headers, allowance.headers);
-      // Trial rows are few and final: committed before the page is sent, or no page (503).
-      if (allowance.kind === "trial" && rows > 0) withLedger("trial_unavailable", () => meter.flush());
     },
   };
 }

@@ -6,6 +6,7 @@
 import Database from "better-sqlite3";
 import { join } from "node:path";
 import { beforeAll, beforeEach, expect } from "vitest";
+import { HOT_PATH } from "../db/contract.ts";
 import type { Client } from "./harness.ts";
 import { eventRecord, venueRecord } from "./records.ts";
 
@@ -86,5 +87,8 @@ export function withTargetLedger<T>(c: Client, fn: (db: Database.Database) => T)
   }
 }
 
-export const trialRowsUsed = (c: Client, accountId: number): number | undefined =>
-  withTargetLedger(c, (db) => (db.prepare("SELECT rows_used AS n FROM trials WHERE account_id = ?").get(accountId) as any)?.n);
+/** The trial's rows as the ledger holds them, once the server's counters reached it (server/limits/meter.ts). */
+export async function trialRowsUsed(c: Client, accountId: number): Promise<number | undefined> {
+  await new Promise((resolve) => setTimeout(resolve, HOT_PATH.meterFlushMs + 60));
+  return withTargetLedger(c, (db) => (db.prepare("SELECT rows_used AS n FROM trials WHERE account_id = ?").get(accountId) as any)?.n);
+}

@@ -139,7 +139,7 @@ describeMatrix("access", (use) => {
       await expectRows(list(c, key, "?limit=1"), 1);
     }
     // The failed trial requests did not start the trial before the successful one.
-    expect(trialRowsUsed(c, trialAccount)).toBe(1);
+    expect(await trialRowsUsed(c, trialAccount)).toBe(1);
     const after503 = await expectRows(list(c, paid, "?limit=1"), 1);
     expect(after503.header("x-rowbudget-remaining")).toBe(String(100_000 - 4)); // no faulted request spent rows
   });

@@ -47,7 +47,7 @@ describeMatrix("REST trial", (use) => {
       expect(r.header("x-trial-rowbudget-remaining")).toBe("1000");
       expect(r.header("x-trial-expires-at")).toBeNull();
     }
-    expect(trialRowsUsed(c, account)).toBeUndefined();
+    expect(await trialRowsUsed(c, account)).toBeUndefined();
 
     await c.advance(3600); // the clock starts at the first valid request, not at account creation
     const ok = await expectRows(list(c, key), 25);
@@ -98,7 +98,7 @@ describeMatrix("REST trial", (use) => {
       expect(r.header("x-trial-rowbudget-remaining")).toBe("0");
       expect(r.header("x-trial-expires-at")).toBe(EXPIRES);
     }
-    expect(trialRowsUsed(c, account)).toBe(1000);
+    expect(await trialRowsUsed(c, account)).toBe(1000);
     // Later expiry does not change why it ended.
     await c.advance(8 * DAY_S);
     await expectError(list(c, a), 402, "trial_exhausted");
@@ -140,7 +140,7 @@ describeMatrix("REST trial", (use) => {
     for (const r of results.filter((r) => r.status !== 200)) {
       expect([`429 trial_capacity_reserved`, `402 trial_exhausted`]).toContain(`${r.status} ${r.body.error.code}`);
     }
-    expect(trialRowsUsed(c, account)).toBe(1000);
+    expect(await trialRowsUsed(c, account)).toBe(1000);
     // Every hold was released: the trial reads as exhausted, not as reserved.
     await expectError(list(c, keys[0]), 402, "trial_exhausted");
   });
@@ -151,7 +151,7 @@ describeMatrix("REST trial", (use) => {
     const key = await c.key(account);
     const r = await expectError(list(c, key), 403, "email_verification_required");
     expect(r.header("x-ratelimit-limit")).toBe("60");
-    expect(trialRowsUsed(c, account)).toBeUndefined();
+    expect(await trialRowsUsed(c, account)).toBeUndefined();
     await c.patchAccount(account, { verified: true });
     await expectRows(list(c, key), 25);
   });
