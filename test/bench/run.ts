@@ -5,7 +5,8 @@
  *   bun test/bench/run.ts [--rebuild] [--only bun,node,ceiling,prism] [--skip-sync] [--skip-cold-start]
  *
  * Order: build the cached 1M-event replica if needed → Marquee on Bun (resolve inputs, capture
- * one real response per scenario, load) → ceiling replaying the captured bytes → Marquee on Node
+ * one real response per scenario) → Marquee on Bun and the ceiling replaying the captured bytes,
+ * interleaved scenario by scenario → Marquee on Node
  * → Prism on Marquee's OpenAPI document → cold starts of dist/marquee → sync throughput → the
  * default page under load while a 50,000-change sync runs. Prints the tables; a full run (no
  * --only or --skip-* flag) also writes them into test/bench/RESULTS.md.
@@ -97,9 +98,30 @@ async function main(): Promise<number> {
     }
     await s.stop();
   };
-  if (only.has("bun")) await run("bun", server);
-  else await server.stop();
-  if (only.has("ceiling")) await run("ceiling", await targets.startCeiling(await freePort(), bodiesFile));
+  if (only.has("bun") && only.has("ceiling")) {
+    // Scenario by scenario, alternating which goes first: load from other work on a shared
+    // machine then falls on both sides of each ratio instead of on one server's whole pass.
+    const ceiling = await targets.startCeiling(await freePort(), bodiesFile);
+    log("Marquee on Bun and the ceiling, interleaved per scenario:");
+    const sides = [
+      { target: "bun" as const, server, progress: { warmed: false, listRps: 0 } },
+      { target: "ceiling" as const, server: ceiling, progress: { warmed: false, listRps: 0 } },
+    ];
+    for (const [i, scenario] of served.entries()) {
+      for (const side of i % 2 === 0 ? sides : [...sides].reverse()) {
+        const cells = await measureTarget({ ...side, scenarios: [scenario], ledger, benchKey, log, notes });
+        record(side.target, cells);
+      }
+    }
+    const rss = readRss(server.child.pid!);
+    if (rss) report.rss.bun = rss;
+    await server.stop();
+    await ceiling.stop();
+  } else {
+    if (only.has("bun")) await run("bun", server);
+    else await server.stop();
+    if (only.has("ceiling")) await run("ceiling", await targets.startCeiling(await freePort(), bodiesFile));
+  }
   if (only.has("node")) await run("node", await targets.startMarqueeNode(await freePort()));
   if (only.has("prism")) {
     if (!openapi.ok) record("prism", Object.fromEntries(served.map((s) => [s.id, { skipped: "no OpenAPI document" }])));

@@ -24,6 +24,14 @@ export interface TargetRun {
   benchKey: string;
   log: (s: string) => void;
   notes: string[];
+  /** Carried between calls when a target's scenarios are measured one at a time (interleaved). */
+  progress?: TargetProgress;
+}
+
+export interface TargetProgress {
+  warmed: boolean;
+  /** The target's default-page rate, which sizes the rotated key sets. */
+  listRps: number;
 }
 
 /**
@@ -46,9 +54,12 @@ export async function measureTarget(run: TargetRun): Promise<Record<string, Cell
   const { target, server, ledger, benchKey, log } = run;
   const mock = target === "ceiling" || target === "prism";
   const cells: Record<string, Cell> = {};
-  let listRps = 0; // the target's default-page rate sizes the rotated key sets
+  const progress = run.progress ?? { warmed: false, listRps: 0 };
   const first = run.scenarios.find((s) => s.auth === "bench" && s.method === "GET");
-  if (first) await measure({ url: server.baseUrl + first.path, key: benchKey }, LOAD.targetWarmupS);
+  if (first && !progress.warmed) {
+    await measure({ url: server.baseUrl + first.path, key: benchKey }, LOAD.targetWarmupS);
+    progress.warmed = true;
+  }
   for (const s of run.scenarios) {
     let keyCount = 0;
     const spec: LoadSpec = { url: server.baseUrl + s.path, method: s.method, body: s.body };
@@ -56,7 +67,7 @@ export async function measureTarget(run: TargetRun): Promise<Record<string, Cell
     else if (mock) spec.keysFile = singleKeyFile(benchKey);
     else {
       const uses = s.auth === "trial" ? ROTATION.usesPerTrialKey : ROTATION.usesPerHandoffKey;
-      const count = keysNeeded(listRps, uses);
+      const count = keysNeeded(progress.listRps, uses);
       keyCount = count;
       spec.keysFile = createKeys(ledger, s.auth, count, target).file;
       log(`  ${s.id}: ${count.toLocaleString("en-US")} ${s.auth} accounts, each key used at most ~${uses} times`);
@@ -77,7 +88,7 @@ export async function measureTarget(run: TargetRun): Promise<Record<string, Cell
       const answers = Object.entries(load.statuses ?? {}).map(([status, n]) => `${n.toLocaleString("en-US")} × ${status}`).join(", ");
       run.notes.push(`${s.title} on ${target}: keys rotated over ${keyCount.toLocaleString("en-US")} fresh ${s.auth} accounts; answers (warm-up excluded): ${answers || "none"}.`);
     }
-    if (s.id === "default-25") listRps = load.rps;
+    if (s.id === "default-25") progress.listRps = load.rps;
     log(
       `  ${s.id.padEnd(12)} ${load.rps.toFixed(0).padStart(7)} req/s  p50 ${load.p50Ms.toFixed(2)} ms  p99 ${load.p99Ms.toFixed(2)} ms` +
         (load.non2xx || load.socketErrors ? `  (${load.non2xx} non-2xx, ${load.socketErrors} socket errors)` : "") +
