@@ -242,6 +242,8 @@ export const HOT_PATH = {
   parsedQueries: 2_000,
   /** Longest a change to the request path's counters waits before it is written (server/limits/meter.ts). */
   meterFlushMs: 10,
+  /** Delivered rows older than the rolling window are deleted from the ledger about this often per account. */
+  meterPruneMs: 60_000,
   /** A refused group of counter changes is retried after this. */
   meterRetryMs: 100,
   /** The meter's ledger connection waits this long for a lock, then retries later. */

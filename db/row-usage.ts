@@ -36,14 +36,19 @@ export function readUsageLog(db: Db, accountId: number): UsageEntry[] {
     .all({ accountId });
 }
 
-/**
- * Appends deliveries (ascending) and forgets those that can no longer fall in a window: the
- * last one at or before the window's start is the baseline.
- */
-export function appendUsage(db: Db, accountId: number, entries: readonly UsageEntry[], windowMs: number): void {
+/** Appends deliveries (ascending). */
+export function appendUsage(db: Db, accountId: number, entries: readonly UsageEntry[]): void {
   const insert = db.prepare("INSERT INTO row_usage(account_id, total_rows, at_ms) VALUES ($accountId, $total, $at)");
   for (const e of entries) insert.run({ accountId, total: e.totalRows, at: e.atMs });
-  const from = entries[entries.length - 1].atMs - windowMs;
+}
+
+/**
+ * Forgets deliveries that can no longer fall in a window ending at `nowMs` or later: the last
+ * one at or before the window's start is the baseline. Older rows change no answer, so this
+ * may run seldom.
+ */
+export function pruneUsage(db: Db, accountId: number, windowMs: number, nowMs: number): void {
+  const from = nowMs - windowMs;
   const baseline =
     db
       .prepare<{ total: number }>(

@@ -78,6 +78,19 @@ describe("meter", () => {
     expect(meter.rowsDelivered(account, WINDOW, NOW + 2 * DAY_MS)).toBe(5);
   });
 
+  it("forgets ledger rows that can no longer fall in a window, about once a minute", () => {
+    meter.recordDelivery(account, 1, WINDOW, NOW);
+    meter.flush();
+    meter.recordDelivery(account, 2, WINDOW, NOW + 1000);
+    meter.flush();
+    const later = NOW + WINDOW + HOT_PATH.meterPruneMs + 1000;
+    meter.recordDelivery(account, 4, WINDOW, later);
+    meter.flush();
+    // The last row at or before the window's start (total 3) stays as the baseline.
+    expect(usageRows().map((r) => r.total)).toEqual([3, 7]);
+    expect(createMeter(ledger).rowsDelivered(account, WINDOW, later)).toBe(4);
+  });
+
   it("counts what was delivered before the account's log was first needed", () => {
     meter.recordDelivery(account, 30, WINDOW, NOW); // unmetered so far: no log in memory
     expect(meter.rowsDelivered(account, WINDOW, NOW + 1)).toBe(30);

@@ -24,7 +24,7 @@ import { ACCESS, HOT_PATH } from "../../db/contract.ts";
 import type { Db } from "../../db/driver.ts";
 import { readBucket, spendTokens, writeBucket, type BucketSpec, type BucketState, type BucketVerdict } from "../../db/rate-buckets.ts";
 import {
-  appendUsage, latestTotal, logDelivery, msUntilRowsBelow, readLatestTotal, readUsageLog, rowsDelivered,
+  appendUsage, latestTotal, logDelivery, msUntilRowsBelow, pruneUsage, readLatestTotal, readUsageLog, rowsDelivered,
   type Allowance, type UsageEntry,
 } from "../../db/row-usage.ts";
 import { newTrial, readTrial, withRowsAdded, writeTrial, type Trial } from "../../db/trials.ts";
@@ -76,6 +76,7 @@ export function createMeter(ledger: Db, wallClock: () => number = Date.now): Met
   const dirtyBuckets = new Set<string>();
   const dirtyUsage = new Map<number, UsageEntry[]>();
   const dirtyTrials = new Set<number>();
+  const prunedAt = new Map<number, number>();
   let pendingSinceMs: number | null = null;
   let timer: ReturnType<typeof setTimeout> | null = null;
   let failureLogged = false;
@@ -102,7 +103,15 @@ export function createMeter(ledger: Db, wallClock: () => number = Date.now): Met
     if (pendingSinceMs === null) return;
     ledgerTransaction(ledger, "normal", () => {
       for (const name of dirtyBuckets) writeBucket(ledger, name, buckets.get(name)!);
-      for (const [accountId, entries] of dirtyUsage) appendUsage(ledger, accountId, entries, ACCESS.rowBudgetWindowMs);
+      for (const [accountId, entries] of dirtyUsage) {
+        appendUsage(ledger, accountId, entries);
+        // Rows older than the window change no answer: forget them about once a minute.
+        const at = entries[entries.length - 1].atMs;
+        if (!(at - (prunedAt.get(accountId) ?? -Infinity) < HOT_PATH.meterPruneMs)) {
+          pruneUsage(ledger, accountId, ACCESS.rowBudgetWindowMs, at);
+          prunedAt.set(accountId, at);
+        }
+      }
       for (const accountId of dirtyTrials) writeTrial(ledger, trials.get(accountId)!);
     });
     dirtyBuckets.clear();
@@ -111,10 +120,11 @@ export function createMeter(ledger: Db, wallClock: () => number = Date.now): Met
     pendingSinceMs = null;
     failureLogged = false;
     // Idle entries are reloaded on demand; live reservations are never dropped.
-    if (buckets.size + usage.size + trials.size > HOT_PATH.meterEntries) {
+    if (buckets.size + usage.size + trials.size + prunedAt.size > HOT_PATH.meterEntries) {
       buckets.clear();
       usage.clear();
       trials.clear();
+      prunedAt.clear();
     }
   }
 
@@ -228,6 +238,7 @@ export function createMeter(ledger: Db, wallClock: () => number = Date.now): Met
       dirtyBuckets.clear();
       dirtyUsage.clear();
       dirtyTrials.clear();
+      prunedAt.clear();
       pendingSinceMs = null;
     },
     close() {
