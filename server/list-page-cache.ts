@@ -30,13 +30,19 @@ import type { PageSelection } from "../db/events-query.ts";
 import type { LiveBounds } from "../db/hydrate.ts";
 import type { ListWindow } from "./list-window.ts";
 
+/** A page ready to send: its page object (for the row count) and the response body's UTF-8. */
+export interface PageOut {
+  page: { nextCursor: string | null; hasMore: boolean; count: number };
+  bytes: Uint8Array<ArrayBuffer>;
+}
+
 /** A hydrated page: its events as one JSON array body, the window it was hydrated for, and how far that may move. */
 export interface PageBody {
   dataJson: string;
   /** The UTF-8 of the response up to the page object, made by the first request that sends it. */
   head?: Uint8Array;
-  /** The cursor last minted for this page, and the window and filters it pins. */
-  lastCursor?: { afterMs: number; beforeMs: number; fingerprint: string; token: string };
+  /** The last page sent from this body, with the window and filters its cursor pins. */
+  lastPage?: { afterMs: number; beforeMs: number; fingerprint: string; out: PageOut };
   count: number;
   window: ListWindow;
   bounds: LiveBounds;

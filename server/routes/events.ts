@@ -24,7 +24,7 @@ import { HOT_PATH } from "../../db/contract.ts";
 import {
   assertDateRange, assertKeysetPagination, assertPolygonAllowed, parseListParams, type ListQuery,
 } from "../list-query.ts";
-import { createPageCache, pageCacheKey, type PageBody, type PageCache } from "../list-page-cache.ts";
+import { createPageCache, pageCacheKey, type PageBody, type PageCache, type PageOut } from "../list-page-cache.ts";
 import { assertLookahead, resolveWindow, type ListWindow } from "../list-window.ts";
 import { isGeoRequest } from "../params-geo.ts";
 
@@ -33,27 +33,23 @@ export interface EventsPage {
   page: { nextCursor: string | null; hasMore: boolean; count: number };
 }
 
-/** A page whose events are already serialized (db/hydrate.ts `hydratePageJson`), joined. */
-interface PageJson {
-  dataJson: string;
-  /** The UTF-8 of everything before the page object, when kept with a cached page. */
-  head?: Uint8Array;
-  page: EventsPage["page"];
-}
-
-const NO_MATCH: PageJson = { dataJson: "", page: { nextCursor: null, hasMore: false, count: 0 } };
-
 const encoder = new TextEncoder();
 
 /**
- * Byte for byte the UTF-8 of `JSON.stringify` of the EventsPage, without re-serializing the
- * events: a cached page keeps the bytes up to `"page":`, so only the page object (the cursor)
- * is encoded per request, and the cached bytes are referenced, not copied.
+ * Byte for byte the UTF-8 of `JSON.stringify` of the EventsPage, from the events' cached JSON
+ * (db/hydrate.ts `hydratePageJson`) encoded once per cached body up to `"page":` (`head`).
  */
-function pageBlob(p: PageJson): Blob {
-  const head = p.head ?? encoder.encode(`{"data":[${p.dataJson}],"page":`);
-  return new Blob([head as Uint8Array<ArrayBuffer>, `${JSON.stringify(p.page)}}`], { type: "application/json; charset=utf-8" });
+function pageOut(head: Uint8Array, page: EventsPage["page"]): PageOut {
+  const tail = encoder.encode(`${JSON.stringify(page)}}`);
+  const bytes = new Uint8Array(head.length + tail.length);
+  bytes.set(head);
+  bytes.set(tail, head.length);
+  return { page, bytes };
 }
+
+const headOf = (dataJson: string) => encoder.encode(`{"data":[${dataJson}],"page":`);
+
+const NO_MATCH: PageOut = pageOut(headOf(""), { nextCursor: null, hasMore: false, count: 0 });
 
 const pageCaches = new WeakMap<AppContext, PageCache>();
 
@@ -79,7 +75,7 @@ function parseQuery(ctx: AppContext, query: URLSearchParams, search: string): Pa
  */
 function readPage(
   ctx: AppContext, q: ListQuery, window: ListWindow, limit: number, fingerprint: string, search: string,
-): PageJson {
+): PageOut {
   // A city sent twice with different values: no venue is in both (README "GET /v1/events").
   if (q.cityConflict) return NO_MATCH;
   const cache = pageCaches.get(ctx)!;
@@ -113,22 +109,28 @@ function readPage(
   });
 }
 
+/**
+ * The page for this request's window. The cursor pins the window, so requests in the same
+ * millisecond (or any request, when there is no next page) get the very same bytes: they are
+ * kept with the cached body and encoded once.
+ */
 function withCursor(
   ctx: AppContext, selection: PageSelection, body: PageBody, from: PagePosition | null, window: ListWindow, fingerprint: string,
-): PageJson {
+): PageOut {
   // Continue from the last SNAPSHOT row of the page, not the last delivered one (spec).
   const last = selection.keys.at(-1) ?? from;
-  let nextCursor: string | null = null;
-  if (selection.hasMore && last) {
-    // Requests in the same millisecond share a window, hence a cursor.
-    const c = body.lastCursor;
-    nextCursor =
-      c && c.afterMs === window.afterMs && c.beforeMs === window.beforeMs && c.fingerprint === fingerprint
-        ? c.token
-        : (body.lastCursor = { ...window, fingerprint, token: encodeCursor(ctx.secret, last, { ...window, fingerprint }) }).token;
+  const next = selection.hasMore && last !== null;
+  const kept = body.lastPage;
+  if (
+    kept &&
+    (!next || (kept.afterMs === window.afterMs && kept.beforeMs === window.beforeMs && kept.fingerprint === fingerprint))
+  ) {
+    return kept.out;
   }
-  body.head ??= encoder.encode(`{"data":[${body.dataJson}],"page":`);
-  return { dataJson: body.dataJson, head: body.head, page: { nextCursor, hasMore: selection.hasMore, count: body.count } };
+  const nextCursor = next ? encodeCursor(ctx.secret, last, { ...window, fingerprint }) : null;
+  const out = pageOut((body.head ??= headOf(body.dataJson)), { nextCursor, hasMore: selection.hasMore, count: body.count });
+  body.lastPage = { ...window, fingerprint, out };
+  return out;
 }
 
 async function listEvents(ctx: AppContext, scope: RequestScope): Promise<Response> {
@@ -144,16 +146,16 @@ async function listEvents(ctx: AppContext, scope: RequestScope): Promise<Respons
   const window = resolveWindow(q, nowMs, access.horizonMs);
 
   const limit = await access.open(q.limit);
-  let body: PageJson;
+  let out: PageOut;
   try {
-    body = readPage(ctx, q, window, limit, fingerprint, scope.url.search);
+    out = readPage(ctx, q, window, limit, fingerprint, scope.url.search);
   } catch (err) {
     await access.settle(0);
     throw err;
   }
-  await access.settle(body.page.count);
+  await access.settle(out.page.count);
   // The headers `json()` (server/handle.ts) sets, over a body assembled from cached fragments.
-  return new Response(pageBlob(body), {
+  return new Response(out.bytes, {
     status: 200,
     headers: {
       "content-type": "application/json; charset=utf-8",
