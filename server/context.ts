@@ -54,7 +54,8 @@ export async function createContext(config: Config, clock: Clock = createClock()
     faults: createFaults(),
     meter,
     onReplicaChange: [],
-    onLedgerReset: [],
+    // The meter's counters describe ledger rows that a reset deletes.
+    onLedgerReset: [() => meter.clear()],
     close() {
       meter.close();
       if (meterLedger !== ledger) meterLedger.close();

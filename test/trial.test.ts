@@ -128,6 +128,21 @@ describeMatrix("REST trial", (use) => {
     await expectError(list(c, key), 402, "subscription_required");
   });
 
+  it("after /_test/reset, an account that reuses an id starts with a fresh trial and bucket", async () => {
+    const c = use();
+    await c.reset();
+    const account = await c.account(TRIAL);
+    await spend(c, await c.key(account), 50);
+    for (let i = 0; i < 58; i++) await list(c, await c.key(account), "?limit=1"); // the bucket nearly empty
+    await c.reset();
+    const again = await c.account(TRIAL);
+    expect(again).toBe(account); // the ledger was emptied, so the id comes back
+    const r = await expectRows(list(c, await c.key(again), "?limit=10"), 10);
+    expect(r.header("x-trial-rowbudget-remaining")).toBe("990");
+    expect(r.header("x-ratelimit-remaining")).toBe("59");
+    expect(await trialRowsUsed(c, again)).toBe(10);
+  });
+
   it("never delivers more than 1,000 rows to 50 simultaneous requests", async () => {
     const c = use();
     const account = await c.account(TRIAL);
