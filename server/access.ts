@@ -156,7 +156,6 @@ export function authorizeList(ctx: AppContext, scope: RequestScope, request: { g
       settled = true;
       const nowMs = ctx.clock.now();
       const rows = Math.max(0, Math.floor(delivered));
-      Object.assign(scope.headers, rateCounters(verdict));
       if (!allowance || !hold) {
         // Unmetered: usage is recorded for the record (a budget set later counts it); a failure
         // to record never fails the page.
@@ -165,10 +164,12 @@ export function authorizeList(ctx: AppContext, scope: RequestScope, request: { g
         } catch {
           // withLedger logged it.
         }
-        return;
+      } else {
+        settleHold(ctx, allowance, hold, rows, nowMs);
+        Object.assign(scope.headers, allowance.headers);
       }
-      settleHold(ctx, allowance, hold, rows, nowMs);
-      Object.assign(scope.headers, allowance.headers);
+      // Only now: a page withheld by settleHold (503) reports no request-rate counters.
+      Object.assign(scope.headers, rateCounters(verdict));
     },
   };
 }

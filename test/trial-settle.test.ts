@@ -60,10 +60,12 @@ describe("trial reservations between open() and settle()", () => {
   }
 
   it("withholds a page whose reservation expired: 503 trial_unavailable, nothing counted", () => {
-    const { accountId, access } = trialAccess();
+    const { accountId, scope, access } = trialAccess();
     expect(access.open(100)).toBe(25);
     ctx.clock.advance(ACCESS.reservationTtlMs);
     expect(() => access.settle(25)).toThrowError(expect.objectContaining({ code: "trial_unavailable", status: 503 }));
+    // A 503 reports no request-rate counters (spec "Response headers on list responses").
+    expect(scope.headers["X-RateLimit-Remaining"]).toBeUndefined();
     expect(ctx.meter.readTrial(accountId)?.rowsUsed).toBe(0);
     expect(ctx.meter.reservedRows(accountId, "trial", ctx.clock.now())).toBe(0);
   });

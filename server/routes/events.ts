@@ -10,6 +10,8 @@
  *   then open() → select from the snapshot → hydrate live → settle(delivered)
  */
 import type { H3 } from "h3";
+import { LRUCache } from "lru-cache";
+import { HOT_PATH } from "../../db/contract.ts";
 import { findGeoCandidates } from "../../db/geo.ts";
 import {
   forgetHydratedRows, hydratePageJson, readRecentReplicaState, readReplicaState, type Event, type LiveBounds,
@@ -19,8 +21,6 @@ import { authorizeList, type ListAccess } from "../access.ts";
 import type { AppContext } from "../context.ts";
 import { assertCursorMatches, encodeCursor, filterFingerprint } from "../cursor.ts";
 import { handle, type RequestScope } from "../handle.ts";
-import { LRUCache } from "lru-cache";
-import { HOT_PATH } from "../../db/contract.ts";
 import {
   assertDateRange, assertKeysetPagination, assertPolygonAllowed, parseListParams, type ListQuery,
 } from "../list-query.ts";
