@@ -1,8 +1,8 @@
 /**
  * Ledger work on the request path. It goes through `withLedger`, so a real failure (a write lock
  * held past the busy timeout, a broken file) answers with the stage's 503 code (spec "Errors":
- * Retry-After, never rows) instead of hanging or leaking a 500 with a stack; and through
- * `ledgerTransaction`, which picks how durable each commit must be.
+ * Retry-After, never rows) instead of hanging or leaking a 500 with a stack; per-request records
+ * commit through `withoutFsync`.
  */
 import { UNAVAILABLE_RETRY_AFTER_S } from "../../db/contract.ts";
 import type { Db } from "../../db/driver.ts";
@@ -33,23 +33,16 @@ export function withLedger<T>(code: UnavailableCode, work: () => T): T {
   }
 }
 
-export type Durability = "full" | "normal";
-
 const configured = new WeakMap<Db, unknown>();
 
 /**
- * One ledger write transaction. `normal` commits without an fsync (WAL, synchronous=NORMAL):
- * atomic, and durable across a process crash, but a power loss may roll back the last moments.
- * The request path uses it for per-request records (rate buckets, delivered rows, trial
- * progress, handoff attempts and handoffs: server/limits/meter.ts, server/routes/handoffs.ts),
- * where an fsync per request would cost milliseconds (test/bench/access.ts); accounts, keys
- * and the once-only Continue stay fully synchronous.
+ * Runs `work` (which commits on its own) with synchronous=NORMAL, then restores the setting:
+ * its commits are atomic and survive a crash of the process, but a power loss may roll back the
+ * last moments. For per-request records (the meter's groups of rate buckets, delivered rows and
+ * trial progress, server/limits/meter.ts; handoff attempts and handoffs), where an fsync per
+ * request would cost milliseconds (test/bench/access.ts); accounts, keys and the once-only
+ * Continue stay fully synchronous.
  */
-export function ledgerTransaction<T>(db: Db, durability: Durability, work: () => T): T {
-  return durability === "full" ? db.transaction(work) : withoutFsync(db, () => db.transaction(work));
-}
-
-/** Runs `work` (which commits on its own) with synchronous=NORMAL, then restores the setting. */
 export function withoutFsync<T>(db: Db, work: () => T): T {
   if (!configured.has(db)) configured.set(db, db.pragma("synchronous"));
   // Prepared statements (cached by the driver), not exec: this runs on every request.
