@@ -117,16 +117,9 @@ function parseBoolean(query: URLSearchParams, name: string, schema: typeof Exclu
   return raw === undefined ? fallback : parseWith(schema, raw, code);
 }
 
-/** Stage 6, in the spec table's order, then `invalid_date_range`. */
-export function parseListQuery(query: URLSearchParams, secret: string, nowMs: number): ListQuery {
-  const q = parseListParams(query, secret);
-  assertDateRange(q, nowMs);
-  return q;
-}
-
 /**
- * Stage 6 without the date-range rule: a pure function of the query string (and the secret
- * that verifies cursors), so its result may be kept for the same string.
+ * Stage 6, in the spec table's order; `assertDateRange` follows. A pure function of the query
+ * string (and the secret that verifies cursors), so its result may be kept for the same string.
  */
 export function parseListParams(query: URLSearchParams, secret: string): ListQuery {
   const state = parseState(query);
