@@ -3,6 +3,7 @@
  * once so the route, the tests and the OpenAPI document agree on spelling.
  */
 import { RATE, TRIAL } from "../../db/contract.ts";
+import { isoUtc } from "../../sync/derive.ts";
 
 export const H = {
   rateLimit: "X-RateLimit-Limit",
@@ -20,10 +21,6 @@ export const H = {
 /** 401, 402 and 500 report the published limit whatever the account's bucket (spec). */
 export const PUBLISHED_RATE_LIMIT = { [H.rateLimit]: String(RATE.publishedLimit) };
 
-/** UTC ISO 8601, without milliseconds when there are none (like every served date). */
-export function isoUtc(ms: number): string {
-  return new Date(ms).toISOString().replace(".000Z", "Z");
-}
 
 export const seconds = (ms: number): number => Math.max(1, Math.ceil(ms / 1000));
 

@@ -188,6 +188,8 @@ export function createMeter(ledger: Db, wallClock: () => number = Date.now): Met
     recordDelivery(accountId, rows, windowMs, nowMs) {
       if (rows <= 0) return;
       const u = usageOf(accountId, false);
+      // A first delivery leaves nothing older in the ledger to prune for a while.
+      if (u.total === 0 && !prunedAt.has(accountId)) prunedAt.set(accountId, nowMs);
       u.total += rows;
       if (u.log) logDelivery(u.log, rows, windowMs, nowMs);
       let pending = dirtyUsage.get(accountId);
