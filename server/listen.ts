@@ -11,7 +11,13 @@ export interface Listener {
 
 export async function listen(app: H3, options: { port: number; hostname: string }): Promise<Listener> {
   if (typeof Bun !== "undefined") {
-    const server = Bun.serve({ port: options.port, hostname: options.hostname, fetch: (req) => app.fetch(req) });
+    // development: false — whatever NODE_ENV says, never Bun's error page with a stack trace.
+    const server = Bun.serve({
+      port: options.port,
+      hostname: options.hostname,
+      development: false,
+      fetch: (req) => app.fetch(req),
+    });
     return { close: () => server.stop(true) };
   }
   const server = serve(app, { port: options.port, hostname: options.hostname, silent: true });
