@@ -19,18 +19,25 @@ export function newRequestId(): string {
 }
 
 export function handle(fn: (scope: RequestScope) => Response | Promise<Response>, envelope: Envelope = "list") {
-  return defineHandler(async (event) => {
+  return defineHandler((event) => {
     const scope: RequestScope = { event, req: event.req, url: event.url, requestId: newRequestId(), headers: {} };
-    try {
-      const res = await fn(scope);
+    const done = (res: Response) => {
       // Hot routes put it in the Response's own headers; setting it again would cost a copy.
       if (!res.headers.has("x-request-id")) res.headers.set("x-request-id", scope.requestId);
       return res;
-    } catch (err) {
+    };
+    const failed = (err: unknown) => {
       if (!isApiError(err)) logUnexpected(scope, err);
       const res = renderError(err, scope.requestId, envelope);
       for (const [k, v] of Object.entries(scope.headers)) if (!res.headers.has(k)) res.headers.set(k, v);
       return res;
+    };
+    // A route that answers synchronously (the list endpoint) is finished without a promise.
+    try {
+      const res = fn(scope);
+      return res instanceof Promise ? res.then(done, failed) : done(res);
+    } catch (err) {
+      return failed(err);
     }
   });
 }

@@ -133,9 +133,9 @@ function withCursor(
   return out;
 }
 
-async function listEvents(ctx: AppContext, scope: RequestScope): Promise<Response> {
+function listEvents(ctx: AppContext, scope: RequestScope): Response {
   const query = scope.url.searchParams;
-  const access: ListAccess = await authorizeList(ctx, scope, { geo: isGeoRequest(query) });
+  const access: ListAccess = authorizeList(ctx, scope, { geo: isGeoRequest(query) });
   assertKeysetPagination(query);
   assertPolygonAllowed(query, access.polygons);
   const nowMs = ctx.clock.now();
@@ -145,15 +145,15 @@ async function listEvents(ctx: AppContext, scope: RequestScope): Promise<Respons
   assertCursorMatches(q.cursor, fingerprint);
   const window = resolveWindow(q, nowMs, access.horizonMs);
 
-  const limit = await access.open(q.limit);
+  const limit = access.open(q.limit);
   let out: PageOut;
   try {
     out = readPage(ctx, q, window, limit, fingerprint, scope.url.search);
   } catch (err) {
-    await access.settle(0);
+    access.settle(0);
     throw err;
   }
-  await access.settle(out.page.count);
+  access.settle(out.page.count);
   // The headers `json()` (server/handle.ts) sets, over a body assembled from cached fragments.
   return new Response(out.bytes, {
     status: 200,
