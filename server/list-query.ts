@@ -79,8 +79,8 @@ export function assertKeysetPagination(query: URLSearchParams): void {
 }
 
 /** Stage 5: the plan gate runs before the ring is parsed, so even an empty `polygon` is gated. */
-export function assertPolygonAllowed(query: URLSearchParams, polygons: boolean): void {
-  if (query.has("polygon") && !polygons) {
+export function assertPolygonAllowed(polygonSent: boolean, polygons: boolean): void {
+  if (polygonSent && !polygons) {
     throw new ApiError("feature_not_in_plan", "Custom polygons need Business or Enterprise access.");
   }
 }

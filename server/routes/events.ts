@@ -53,17 +53,27 @@ const NO_MATCH: PageOut = pageOut(headOf(""), { nextCursor: null, hasMore: false
 
 const pageCaches = new WeakMap<AppContext, PageCache>();
 
-/** Stage 6 results and fingerprints by raw query string: both depend on nothing else. */
+/**
+ * What a query string decides, kept by the raw string once it passed stages 4 and 6 (both pure
+ * functions of it): the parsed parameters, the filter fingerprint, and the two facts earlier
+ * stages need (geo cost, the polygon gate). A request with a known string reads no parameters.
+ */
 interface ParsedQuery {
   q: ListQuery;
   fingerprint: string;
+  geo: boolean;
+  polygon: boolean;
 }
 const parsedQueries = new WeakMap<AppContext, LRUCache<string, ParsedQuery>>();
 
 function parseQuery(ctx: AppContext, query: URLSearchParams, search: string): ParsedQuery {
-  const cache = parsedQueries.get(ctx)!;
-  let parsed = cache.get(search);
-  if (!parsed) cache.set(search, (parsed = { q: parseListParams(query, ctx.secret), fingerprint: filterFingerprint(query) }));
+  const parsed = {
+    q: parseListParams(query, ctx.secret),
+    fingerprint: filterFingerprint(query),
+    geo: isGeoRequest(query),
+    polygon: query.has("polygon"),
+  };
+  parsedQueries.get(ctx)!.set(search, parsed);
   return parsed;
 }
 
@@ -134,12 +144,14 @@ function withCursor(
 }
 
 function listEvents(ctx: AppContext, scope: RequestScope): Response {
-  const query = scope.url.searchParams;
-  const access: ListAccess = authorizeList(ctx, scope, { geo: isGeoRequest(query) });
-  assertKeysetPagination(query);
-  assertPolygonAllowed(query, access.polygons);
+  const search = scope.url.search;
+  const known = parsedQueries.get(ctx)!.get(search);
+  const query = known ? null : scope.url.searchParams;
+  const access: ListAccess = authorizeList(ctx, scope, { geo: known?.geo ?? isGeoRequest(query!) });
+  if (!known) assertKeysetPagination(query!);
+  assertPolygonAllowed(known?.polygon ?? query!.has("polygon"), access.polygons);
   const nowMs = ctx.clock.now();
-  const { q, fingerprint } = parseQuery(ctx, query, scope.url.search);
+  const { q, fingerprint } = known ?? parseQuery(ctx, query!, search);
   assertDateRange(q, nowMs);
   assertLookahead(q, nowMs, access.horizonMs);
   assertCursorMatches(q.cursor, fingerprint);
@@ -148,7 +160,7 @@ function listEvents(ctx: AppContext, scope: RequestScope): Response {
   const limit = access.open(q.limit);
   let out: PageOut;
   try {
-    out = readPage(ctx, q, window, limit, fingerprint, scope.url.search);
+    out = readPage(ctx, q, window, limit, fingerprint, search);
   } catch (err) {
     access.settle(0);
     throw err;
