@@ -51,6 +51,26 @@ afterAll(() => {
   rmSync(dir, { recursive: true, force: true });
 });
 
+/** A run of requests: how its window moves, the limit, the window's span, a filter, the clock's steps. */
+const requestSequence = [
+  fc.constantFrom("slide", "pinned", "fixed-start"),
+  fc.integer({ min: 1, max: 30 }),
+  fc.integer({ min: 1, max: 60 }),
+  fc.constantFrom(null, "CA"),
+  fc.array(fc.integer({ min: 0, max: 3 * HOUR }), { minLength: 2, maxLength: 25 }),
+] as const;
+
+/** The window of each request: sliding with the clock (the default), pinned (a cursor), or a fixed start whose end moves. */
+function* windowsOf(mode: string, spanHours: number, steps: readonly number[]): Generator<ListWindow> {
+  let now = T0 - 2 * HOUR;
+  for (const step of steps) {
+    now += step;
+    yield mode === "slide" ? { afterMs: now, beforeMs: now + spanHours * HOUR }
+      : mode === "pinned" ? { afterMs: T0, beforeMs: T0 + spanHours * HOUR }
+      : { afterMs: T0, beforeMs: Math.max(T0 + HOUR, now + spanHours * HOUR - 10 * HOUR) };
+  }
+}
+
 const filterFor = (w: ListWindow, state: string | null): PageFilter => ({
   ...w, state, city: null, sources: null, venueIds: null, excludeSoldOut: false, excludeAggregators: false,
 });
@@ -59,20 +79,10 @@ it("answers only with the selection a fresh read would make", () => {
   let hits = 0;
   fc.assert(
     fc.property(
-      fc.constantFrom("slide", "pinned", "fixed-start"),
-      fc.integer({ min: 1, max: 30 }),
-      fc.integer({ min: 1, max: 60 }),
-      fc.constantFrom(null, "CA"),
-      fc.array(fc.integer({ min: 0, max: 3 * HOUR }), { minLength: 2, maxLength: 25 }),
+      ...requestSequence,
       (mode, limit, spanHours, state, steps) => {
         const cache = createPageCache(50);
-        let now = T0 - 2 * HOUR;
-        for (const step of steps) {
-          now += step;
-          const w: ListWindow =
-            mode === "slide" ? { afterMs: now, beforeMs: now + spanHours * HOUR }
-            : mode === "pinned" ? { afterMs: T0, beforeMs: T0 + spanHours * HOUR }
-            : { afterMs: T0, beforeMs: Math.max(T0 + HOUR, now + spanHours * HOUR - 10 * HOUR) };
+        for (const w of windowsOf(mode, spanHours, steps)) {
           const search = `?state=${state ?? ""}`;
           readConsistently(db, () => {
             const state_ = readReplicaState(db);
@@ -99,20 +109,10 @@ it("answers only with the body a fresh hydration would make", () => {
   const h = { baseUrl: "http://x", distanceMiles: null };
   fc.assert(
     fc.property(
-      fc.constantFrom("slide", "pinned", "fixed-start"),
-      fc.integer({ min: 1, max: 30 }),
-      fc.integer({ min: 1, max: 60 }),
-      fc.constantFrom(null, "CA"),
-      fc.array(fc.integer({ min: 0, max: 3 * HOUR }), { minLength: 2, maxLength: 25 }),
+      ...requestSequence,
       (mode, limit, spanHours, state, steps) => {
         const cache = createPageCache(50);
-        let now = T0 - 2 * HOUR;
-        for (const step of steps) {
-          now += step;
-          const w: ListWindow =
-            mode === "slide" ? { afterMs: now, beforeMs: now + spanHours * HOUR }
-            : mode === "pinned" ? { afterMs: T0, beforeMs: T0 + spanHours * HOUR }
-            : { afterMs: T0, beforeMs: Math.max(T0 + HOUR, now + spanHours * HOUR - 10 * HOUR) };
+        for (const w of windowsOf(mode, spanHours, steps)) {
           const key = pageCacheKey(`?state=${state ?? ""}`, limit, w);
           const f = filterFor(w, state);
           readConsistently(db, () => {
