@@ -21,8 +21,8 @@
  * selection, the replica's state and the live re-check, which depends on the window only through
  * `end >= a'` and `start <= b'` (db/hydrate.ts `LiveBounds`). So a body hydrated for [a1, b1]
  * serves a window [a', b'] that the selection serves when a1 <= a' <= the earliest end among the
- * survivors and b' = b1, or b' > b1 when no row was dropped for starting after b1. A hit then needs no read transaction, geo lookup or
- * hydration: the cursor is the only per-request part of the page.
+ * survivors and b' = b1, or b' > b1 when no row was dropped for starting after b1. A hit then
+ * needs no read transaction, geo lookup or hydration: the cursor is the only per-request part.
  */
 import { LRUCache } from "lru-cache";
 import { HOT_PATH } from "../db/contract.ts";
@@ -36,11 +36,10 @@ export interface PageOut {
   bytes: Uint8Array<ArrayBuffer>;
 }
 
-/** A hydrated page: its events as one JSON array body, the window it was hydrated for, and how far that may move. */
+/** A hydrated page: its response up to the page object, the window it was hydrated for, and how far that may move. */
 export interface PageBody {
-  dataJson: string;
-  /** The UTF-8 of the response up to the page object, made by the first request that sends it. */
-  head?: Uint8Array;
+  /** The UTF-8 of `{"data":[…events…],"page":` — everything before the per-request page object. */
+  head: Uint8Array;
   /** The last page sent from this body, with the window and filters its cursor pins. */
   lastPage?: { afterMs: number; beforeMs: number; fingerprint: string; out: PageOut };
   count: number;

@@ -122,7 +122,7 @@ it("answers only with the body a fresh hydration would make", () => {
             const cached = cache.getBody(key, state_, w);
             if (cached) {
               hits++;
-              expect(cached.body.dataJson).toBe(data);
+              expect(new TextDecoder().decode(cached.body.head)).toBe(`{"data":[${data}],"page":`);
               expect(cached.selection.hasMore).toBe(fresh.hasMore);
               return;
             }
@@ -130,7 +130,8 @@ it("answers only with the body a fresh hydration would make", () => {
             if (!selection) cache.set(key, state_, w, (selection = fresh));
             const bounds: LiveBounds = { latestAfterMs: Infinity, droppedAfterClose: false };
             const json = hydratePageJson(db, selection.keys, f, h, bounds);
-            cache.setBody(key, selection, { dataJson: json.join(","), count: json.length, window: { ...w }, bounds });
+            const head = new TextEncoder().encode(`{"data":[${json.join(",")}],"page":`);
+            cache.setBody(key, selection, { head, count: json.length, window: { ...w }, bounds });
           });
         }
       },
@@ -169,7 +170,7 @@ it("re-hydrates when the window's close moves past a row dropped for starting af
   for (const droppedAfterClose of [true, false]) {
     const cache = createPageCache();
     cache.set(key, "s", w1, selection);
-    cache.setBody(key, selection, { dataJson: "", count: 0, window: w1, bounds: { latestAfterMs: Infinity, droppedAfterClose } });
+    cache.setBody(key, selection, { head: new Uint8Array(), count: 0, window: w1, bounds: { latestAfterMs: Infinity, droppedAfterClose } });
     expect(cache.getBody(key, "s", w1)).toBeDefined();
     expect(cache.getBody(key, "s", w2) === undefined).toBe(droppedAfterClose);
   }

@@ -36,8 +36,8 @@ export interface EventsPage {
 const encoder = new TextEncoder();
 
 /**
- * Byte for byte the UTF-8 of `JSON.stringify` of the EventsPage, from the events' cached JSON
- * (db/hydrate.ts `hydratePageJson`) encoded once per cached body up to `"page":` (`head`).
+ * Byte for byte the UTF-8 of `JSON.stringify` of the EventsPage: the events' cached JSON
+ * (db/hydrate.ts `hydratePageJson`) encoded once per cached body up to `"page":` (`headOf`).
  */
 function pageOut(head: Uint8Array, page: EventsPage["page"]): PageOut {
   const tail = encoder.encode(`${JSON.stringify(page)}}`);
@@ -113,7 +113,7 @@ function readPage(
       baseUrl: ctx.config.baseUrl,
       distanceMiles: geo?.distanceMiles ?? null,
     }, bounds);
-    const body: PageBody = { dataJson: data.join(","), count: data.length, window: { ...window }, bounds };
+    const body: PageBody = { head: headOf(data.join(",")), count: data.length, window: { ...window }, bounds };
     cache.setBody(key, selection, body);
     return withCursor(ctx, selection, body, from, window, fingerprint);
   });
@@ -138,7 +138,7 @@ function withCursor(
     return kept.out;
   }
   const nextCursor = next ? encodeCursor(ctx.secret, last, { ...window, fingerprint }) : null;
-  const out = pageOut((body.head ??= headOf(body.dataJson)), { nextCursor, hasMore: selection.hasMore, count: body.count });
+  const out = pageOut(body.head, { nextCursor, hasMore: selection.hasMore, count: body.count });
   body.lastPage = { ...window, fingerprint, out };
   return out;
 }
