@@ -40,7 +40,7 @@ describe("trial reservations between open() and settle()", () => {
 
   function authorize(key: string) {
     const req = new Request("http://x/v1/events", { headers: { authorization: `Bearer ${key}` } });
-    const scope: RequestScope = { req, url: new URL(req.url), requestId: "r", headers: {}, event: undefined as never };
+    const scope: RequestScope = { req, url: new URL(req.url), search: new URL(req.url).search, requestId: "r", headers: {}, event: null };
     return { scope, access: authorizeList(ctx, scope, { geo: false }) };
   }
 

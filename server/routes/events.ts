@@ -20,7 +20,7 @@ import { readConsistently, selectPage, type PageFilter, type PagePosition, type 
 import { authorizeList, type ListAccess } from "../access.ts";
 import type { AppContext } from "../context.ts";
 import { assertCursorMatches, encodeCursor, filterFingerprint } from "../cursor.ts";
-import { handle, type RequestScope } from "../handle.ts";
+import { direct, directRoutesOf, handle, type RequestScope } from "../handle.ts";
 import {
   assertDateRange, assertKeysetPagination, assertPolygonAllowed, parseListParams, type ListQuery,
 } from "../list-query.ts";
@@ -144,7 +144,7 @@ function withCursor(
 }
 
 function listEvents(ctx: AppContext, scope: RequestScope): Response {
-  const search = scope.url.search;
+  const search = scope.search;
   const known = parsedQueries.get(ctx)!.get(search);
   const query = known ? null : scope.url.searchParams;
   const access: ListAccess = authorizeList(ctx, scope, { geo: known?.geo ?? isGeoRequest(query!) });
@@ -184,5 +184,8 @@ export function eventsRoutes(app: H3, ctx: AppContext): void {
   pageCaches.set(ctx, pages);
   parsedQueries.set(ctx, new LRUCache({ max: HOT_PATH.parsedQueries }));
   ctx.onReplicaChange.push(() => (forgetHydratedRows(ctx.replica), pages.clear()));
-  app.get("/v1/events", handle((scope) => listEvents(ctx, scope)));
+  const list = (scope: RequestScope) => listEvents(ctx, scope);
+  app.get("/v1/events", handle(list));
+  // On Bun the same route is also reached without h3 (server/handle.ts `direct`).
+  directRoutesOf(app)["/v1/events"] = { GET: direct(list) };
 }

@@ -49,7 +49,7 @@ function getAndHead(app: H3, path: string, fn: PageHandler): void {
   app.head(path, handler);
 }
 
-const param = (scope: RequestScope, name: string) => scope.event.context.params?.[name];
+const param = (scope: RequestScope, name: string) => scope.event?.context.params?.[name];
 
 export function pageRoutes(app: H3, ctx: AppContext): void {
   const base = ctx.config.baseUrl;

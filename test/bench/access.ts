@@ -27,7 +27,8 @@ const URL_ = "http://bench.local/v1/events?limit=25";
 
 function scopeFor(key: string): RequestScope {
   const req = new Request(URL_, { headers: { authorization: `Bearer ${key}` } });
-  return { req, url: new URL(req.url), requestId: "bench", headers: {}, event: undefined as never };
+  const url = new URL(req.url);
+  return { req, url, search: url.search, requestId: "bench", headers: {}, event: null };
 }
 
 function percentile(sorted: number[], p: number): number {
