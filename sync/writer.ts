@@ -27,14 +27,15 @@ export interface BatchWriter {
 }
 
 /**
- * Connection settings for the length of a run: a page cache big enough for a bulk load,
- * in-memory sorting and two sorter threads for the snapshot rebuild (it creates its indexes by
- * sorting, db/snapshot.ts; two threads made that ~10% faster on two cores), and no automatic
- * WAL checkpoints: with them every commit copied the pages it touched into the database file
- * again (the million-record import spent ~40% of its time there); the run ends with one
- * checkpoint instead. Returns a function that brings the connection's own settings back.
+ * Connection settings for the length of a run: a page cache big enough for a bulk load, two
+ * sorter threads for the snapshot rebuild (it creates its indexes by sorting in runs, db/snapshot.ts),
+ * with temporary files for the sorted runs: SQLite gives a sort no worker threads under
+ * temp_store=MEMORY. And no automatic WAL checkpoints: with them every commit copied the pages
+ * it touched into the database file again (the million-record import spent ~40% of its time
+ * there); the run ends with one checkpoint instead. Returns a function that brings the
+ * connection's own settings back.
  */
-const BULK_PRAGMAS = { cache_size: SYNC.bulkCacheKiB * -1, temp_store: 2, wal_autocheckpoint: 0, threads: 2 } as const;
+const BULK_PRAGMAS = { cache_size: SYNC.bulkCacheKiB * -1, temp_store: 1, wal_autocheckpoint: 0, threads: 2 } as const;
 
 export function applyBulkSettings(db: Db): () => void {
   const saved = Object.keys(BULK_PRAGMAS).map((name) => [name, db.pragma(name)] as const);
