@@ -126,8 +126,11 @@ export const ACCESS = {
   budgetHeldRetryAfterS: 1,
   /** Request-path ledger writes give up after this, answering 503 rather than hanging. */
   ledgerBusyTimeoutMs: 1500,
-  /** Entries in each per-process cache of keys and accounts. */
-  cacheEntries: 10_000,
+  /**
+   * Entries in each per-process cache of keys and accounts (a few hundred bytes each). Clients
+   * cycling through more keys than this miss on every request: two ledger reads each.
+   */
+  cacheEntries: 50_000,
 } as const;
 
 export const HANDOFF = {
@@ -246,8 +249,10 @@ export const HOT_PATH = {
   meterPruneMs: 60_000,
   /** A refused group of counter changes is retried after this. */
   meterRetryMs: 100,
-  /** The meter's ledger connection waits this long for a lock, then retries later. */
+  /** The meter's group waits this long for a lock held elsewhere, then retries later. */
   meterBusyTimeoutMs: 50,
+  /** SQLite page cache of the serving process's ledger connection. */
+  ledgerCacheKiB: 32_768,
   /** Buckets, usage totals and trials kept in memory before idle ones are dropped (they reload). */
   meterEntries: 100_000,
 } as const;

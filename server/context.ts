@@ -38,13 +38,11 @@ export async function createContext(config: Config, clock: Clock = createClock()
   ledger.exec(`PRAGMA busy_timeout = ${ACCESS.ledgerBusyTimeoutMs}`);
   // CONTRACT §2: generated and stored when absent, so cursors survive restarts.
   const secret = config.secret ?? ensureSetting(ledger, "secret", () => randomBytes(32).toString("base64url"));
-  // The meter writes on its own connection with a short busy timeout: a held lock delays its
-  // group for a retry instead of stalling the event loop (server/limits/meter.ts).
-  // (An in-memory ledger exists once, on its one connection.)
-  const ledgerPath = ledgerPathFor(config.dbPath);
-  const meterLedger = ledgerPath === ":memory:" ? ledger : await openLedger(ledgerPath);
-  if (meterLedger !== ledger) meterLedger.exec(`PRAGMA busy_timeout = ${HOT_PATH.meterBusyTimeoutMs}`);
-  const meter = createMeter(meterLedger);
+  // One connection for every request-path read and the meter's writes: SQLite drops a
+  // connection's page cache whenever another connection commits, and the meter commits every
+  // few milliseconds. A larger cache then keeps the recently created accounts' pages (issue 8).
+  ledger.exec(`PRAGMA cache_size = -${HOT_PATH.ledgerCacheKiB}`);
+  const meter = createMeter(ledger);
   return {
     config,
     clock,
@@ -58,7 +56,6 @@ export async function createContext(config: Config, clock: Clock = createClock()
     onLedgerReset: [() => meter.clear()],
     close() {
       meter.close();
-      if (meterLedger !== ledger) meterLedger.close();
       replica.close();
       ledger.close();
     },

@@ -106,14 +106,18 @@ describe("meter", () => {
 
   it("keeps changes while the ledger is locked, refuses once they are too old, and writes them later", async () => {
     const other = await openLedger(path());
+    // The serving connection's own timeout is long; the meter's groups wait only briefly.
+    other.exec(`PRAGMA busy_timeout = ${ACCESS.ledgerBusyTimeoutMs}`);
     const busy = createMeter(other);
-    other.exec(`PRAGMA busy_timeout = ${HOT_PATH.meterBusyTimeoutMs}`);
     const holder = await openLedger(path());
     holder.exec("BEGIN IMMEDIATE");
     const fail = () => new Error("unavailable");
     try {
       busy.recordDelivery(account, 3, WINDOW, NOW);
+      const started = performance.now();
       expect(() => busy.flush()).toThrow(); // the lock is held
+      expect(performance.now() - started).toBeLessThan(ACCESS.ledgerBusyTimeoutMs / 2);
+      expect(Number(other.pragma("busy_timeout"))).toBe(ACCESS.ledgerBusyTimeoutMs); // restored
       busy.assertWritable(fail); // still young: no refusal
       await sleep(ACCESS.ledgerBusyTimeoutMs + 50);
       expect(() => busy.assertWritable(fail)).toThrow("unavailable");

@@ -53,3 +53,19 @@ export function withoutFsync<T>(db: Db, work: () => T): T {
     db.prepare(`PRAGMA synchronous = ${Number(configured.get(db))}`).run();
   }
 }
+
+/**
+ * Runs `work` with the connection's busy timeout set to `ms`, then restores it. The meter's
+ * groups wait only briefly for a lock held elsewhere (they retry later) on the same connection
+ * where request-path writes wait up to ACCESS.ledgerBusyTimeoutMs.
+ */
+export function withBusyTimeout<T>(db: Db, ms: number, work: () => T): T {
+  const before = Number(db.pragma("busy_timeout"));
+  if (before === ms) return work();
+  db.pragma(`busy_timeout = ${ms}`);
+  try {
+    return work();
+  } finally {
+    db.pragma(`busy_timeout = ${before}`);
+  }
+}

@@ -28,7 +28,7 @@ import {
   type Allowance, type UsageEntry,
 } from "../../db/row-usage.ts";
 import { newTrial, readTrial, withRowsAdded, writeTrial, type Trial } from "../../db/trials.ts";
-import { withoutFsync } from "./ledger.ts";
+import { withBusyTimeout, withoutFsync } from "./ledger.ts";
 
 interface Usage {
   total: number;
@@ -101,7 +101,7 @@ export function createMeter(ledger: Db, wallClock: () => number = Date.now): Met
 
   function flush(): void {
     if (pendingSinceMs === null) return;
-    withoutFsync(ledger, () => ledger.transaction(() => {
+    const write = () => ledger.transaction(() => {
       for (const name of dirtyBuckets) writeBucket(ledger, name, buckets.get(name)!);
       for (const [accountId, entries] of dirtyUsage) {
         appendUsage(ledger, accountId, entries);
@@ -113,7 +113,8 @@ export function createMeter(ledger: Db, wallClock: () => number = Date.now): Met
         }
       }
       for (const accountId of dirtyTrials) writeTrial(ledger, trials.get(accountId)!);
-    }));
+    });
+    withoutFsync(ledger, () => withBusyTimeout(ledger, HOT_PATH.meterBusyTimeoutMs, write));
     dirtyBuckets.clear();
     dirtyUsage.clear();
     dirtyTrials.clear();
