@@ -35,6 +35,10 @@ export const ROTATION = {
   usesPerTrialKey: 30,
   /** 10 handoff creations a minute per account; stay below. */
   usesPerHandoffKey: 8,
+  /** Keys are sized for this much more than the probed rate, so none exceeds its uses. */
+  rateMargin: 1.5,
+  /** Length of the probe that measures a rotated scenario's rate first. */
+  probeS: 1,
 } as const;
 
 /** Rate limits lifted for the bench account: "huge" but a valid integer for the ledger. */

@@ -14,7 +14,7 @@ import type { Server } from "./proc.ts";
 import type { Cell } from "./report.ts";
 import type { Scenario } from "./scenarios.ts";
 import type { TargetId } from "./targets.ts";
-import { measure, type LoadSpec } from "./wrk.ts";
+import { measure, probe, type LoadSpec } from "./wrk.ts";
 
 export interface TargetRun {
   target: TargetId;
@@ -34,14 +34,28 @@ export interface TargetProgress {
   listRps: number;
 }
 
+/** Keys enough that `rps` for `seconds` uses each about `uses` times, split evenly over wrk's threads. */
+function keysFor(rps: number, seconds: number, uses: number): number {
+  return Math.max(LOAD.threads * 16, Math.ceil((rps * seconds) / uses / LOAD.threads) * LOAD.threads);
+}
+
 /**
- * Keys needed so that `rps` sustained over warm-up and measurement uses each at most `uses`
- * times. Accounts are cheap to create, so the margin is wide: a trial or handoff request may
- * well be faster than the default page whose rate sizes the set.
+ * Fresh accounts for a rotated-key scenario, sized from the scenario's own rate: a one-second
+ * probe on a set sized for the (faster) default page, then enough keys that each serves about
+ * `uses / ROTATION.rateMargin` requests over warm-up and measurement. Sizing from the default
+ * page's rate alone would give each trial key three or four pages, so most measured requests
+ * would be an account's first: not what a trial's 40 pages look like.
  */
-function keysNeeded(rps: number, uses: number): number {
-  const requests = Math.max(rps * 3, 5_000) * (LOAD.warmupS + LOAD.durationS + 1);
-  return Math.max(LOAD.threads * 16, Math.ceil(requests / uses / LOAD.threads) * LOAD.threads);
+async function rotatedKeys(run: TargetRun, s: Scenario, spec: LoadSpec, progress: TargetProgress) {
+  const { ledger, target } = run;
+  const auth = s.auth as "trial" | "handoff";
+  const uses = auth === "trial" ? ROTATION.usesPerTrialKey : ROTATION.usesPerHandoffKey;
+  const probeRps = Math.max(progress.listRps, 5_000);
+  const probeKeys = createKeys(ledger, auth, keysFor(probeRps * ROTATION.rateMargin, ROTATION.probeS, uses), `${target}-probe`);
+  const rate = (await probe({ ...spec, keysFile: probeKeys.file }, ROTATION.probeS)).rps;
+  const seconds = LOAD.warmupS + LOAD.durationS;
+  const count = keysFor(rate * ROTATION.rateMargin, seconds, uses);
+  return { count, rate, file: createKeys(ledger, auth, count, target).file };
 }
 
 function singleKeyFile(key: string): string {
@@ -66,11 +80,10 @@ export async function measureTarget(run: TargetRun): Promise<Record<string, Cell
     if (s.auth === "bench" || (mock && s.method === "GET")) spec.key = benchKey;
     else if (mock) spec.keysFile = singleKeyFile(benchKey);
     else {
-      const uses = s.auth === "trial" ? ROTATION.usesPerTrialKey : ROTATION.usesPerHandoffKey;
-      const count = keysNeeded(progress.listRps, uses);
-      keyCount = count;
-      spec.keysFile = createKeys(ledger, s.auth, count, target).file;
-      log(`  ${s.id}: ${count.toLocaleString("en-US")} ${s.auth} accounts, each key used at most ~${uses} times`);
+      const keys = await rotatedKeys(run, s, spec, progress);
+      keyCount = keys.count;
+      spec.keysFile = keys.file;
+      log(`  ${s.id}: probe ${keys.rate.toFixed(0)} req/s → ${keys.count.toLocaleString("en-US")} fresh ${s.auth} accounts`);
     }
     // One plain request first: a target that cannot serve the scenario is reported, not loaded.
     const probeKey = spec.key ?? benchKey;
@@ -86,7 +99,11 @@ export async function measureTarget(run: TargetRun): Promise<Record<string, Cell
     cells[s.id] = { load };
     if (spec.keysFile && !mock) {
       const answers = Object.entries(load.statuses ?? {}).map(([status, n]) => `${n.toLocaleString("en-US")} × ${status}`).join(", ");
-      run.notes.push(`${s.title} on ${target}: keys rotated over ${keyCount.toLocaleString("en-US")} fresh ${s.auth} accounts; answers (warm-up excluded): ${answers || "none"}.`);
+      const perKey = (load.requests + load.rps * LOAD.warmupS) / keyCount;
+      run.notes.push(
+        `${s.title} on ${target}: keys rotated over ${keyCount.toLocaleString("en-US")} fresh ${s.auth} accounts, ` +
+          `about ${perKey.toFixed(0)} requests each with the warm-up; answers (warm-up excluded): ${answers || "none"}.`,
+      );
     }
     if (s.id === "default-25") progress.listRps = load.rps;
     log(

@@ -92,6 +92,11 @@ function runWrk(args: string[]): { promise: Promise<string>; interrupt(): void }
 }
 
 /** Warm-up (discarded), then the measured run. */
+/** One short run without warm-up: a scenario's rate, to size what the measured run needs. */
+export async function probe(spec: LoadSpec, durationS: number): Promise<LoadResult> {
+  return parse(await runWrk(wrkArgs(spec, `${durationS}s`)).promise);
+}
+
 export async function measure(spec: LoadSpec, durationS: number = LOAD.durationS): Promise<LoadResult> {
   if (LOAD.warmupS > 0) await runWrk(wrkArgs(spec, `${LOAD.warmupS}s`)).promise;
   return parse(await runWrk(wrkArgs(spec, `${durationS}s`)).promise);
