@@ -122,7 +122,7 @@ export type EventRecord = v.InferOutput<typeof EventRecord>;
 export class RecordError extends Error {
   constructor(
     readonly line: number,
-    detail: string,
+    readonly detail: string,
   ) {
     super(`line ${line}: ${detail}`);
   }
@@ -149,4 +149,11 @@ export function parseRecordLine(text: string, line: number): UpstreamRecord {
     throw new RecordError(line, `${path ? path + ": " : ""}${detail}`);
   }
   return result.output;
+}
+
+/** parseRecordLine, plus the stream's order (CONTRACT §3): each seq above the one before it. */
+export function parseNextRecord(text: string, line: number, previousSeq: number): UpstreamRecord {
+  const record = parseRecordLine(text, line);
+  if (record.seq <= previousSeq) throw new RecordError(line, `seq ${record.seq} does not increase (previous ${previousSeq})`);
+  return record;
 }

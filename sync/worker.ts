@@ -7,13 +7,14 @@
  * never applied (records are validated before their batch's transaction starts), so nothing is
  * half-applied. Batches committed before it stay applied; the watermark makes the next run skip
  * them and resume right after. The same holds after `kill -9`: every committed batch carries its
- * watermark, so a rerun ends in exactly the state of an uninterrupted run.
+ * watermark, so a rerun ends in exactly the state of an uninterrupted run. Who parses a batch
+ * (this thread, or a writer thread that has time to spare) changes none of this (sync/pipeline.ts).
  */
 import { SYNC } from "../db/contract.ts";
 import type { Db } from "../db/driver.ts";
 import { readWatermark } from "../db/replica.ts";
-import { parseRecordLine, RecordError, type UpstreamRecord } from "./records.ts";
-import { RowEncoder } from "./rows.ts";
+import { BatchPipeline, type HandOff } from "./pipeline.ts";
+import { RecordError } from "./records.ts";
 import type { RecordSource, SourcePosition } from "./source.ts";
 import { snapshotLags } from "./serving-snapshot.ts";
 import { applyBulkSettings, openWriter, type BatchWriter } from "./writer.ts";
@@ -57,6 +58,8 @@ export interface SyncOptions {
   onSnapshot?: (events: number) => void;
   /** Least time between refreshes while a following source keeps delivering. */
   snapshotEveryMs?: number;
+  /** Who parses batches (sync/pipeline.ts); "balance" unless a test says otherwise. */
+  handOff?: HandOff;
 }
 
 /** A failed run: the line that failed, and what the run had committed before it. */
@@ -88,19 +91,13 @@ export async function syncFrom(db: Db, source: RecordSource, options: SyncOption
 }
 
 async function run(db: Db, source: RecordSource, writer: BatchWriter, options: SyncOptions): Promise<SyncSummary> {
-  const batchSize = options.batchSize ?? SYNC.batchSize;
   const now = options.now ?? Date.now;
   const started = performance.now();
   const summary: SyncSummary = {
     source: source.name, lines: 0, records: 0, applied: 0, skipped: 0, batches: 0,
     watermark: readWatermark(db), snapshotEvents: null, snapshotMs: 0, bytes: 0, elapsedMs: 0, position: { offset: 0, line: 0 },
   };
-  const startWatermark = summary.watermark;
-  const batch = new RowEncoder();
-  // The batch the writer is committing while this thread reads and encodes the next one.
-  let inFlight: Promise<void> = Promise.resolve();
-  let lastSeq = 0;
-  let appliedSinceRefresh = false;
+  const batches = new BatchPipeline(writer, summary, options.batchSize ?? SYNC.batchSize, summary.watermark, options.handOff ?? "balance");
   let lastRefresh = 0;
 
   const progress = (phase: SyncProgress["phase"] = "apply") => {
@@ -111,23 +108,26 @@ async function run(db: Db, source: RecordSource, writer: BatchWriter, options: S
       skipped: summary.skipped, elapsedMs: summary.elapsedMs,
     });
   };
-  /** Hands the batch read so far to the writer once the previous one is committed. */
-  const send = async () => {
-    await inFlight;
-    if (batch.count === 0) return;
-    inFlight = writer.write(batch.finish()).then((result) => {
-      summary.applied += result.applied;
-      summary.skipped += result.skipped;
-      summary.watermark = result.watermark;
-      summary.batches++;
-      appliedSinceRefresh ||= result.applied > 0;
-    });
-    inFlight.catch(() => {}); // a failed write is thrown where it is awaited, not as an unhandled rejection
+  /**
+   * A bad line or a failed batch ends the run. The batches sent before it come first: they are
+   * committed (or one of them holds an earlier bad line, which is then the one reported).
+   */
+  const failed = async (err: unknown): Promise<unknown> => {
+    let cause = err;
+    if (cause !== batches.failure) await batches.settle().catch((earlier: unknown) => (cause = earlier));
+    await batches.drain();
+    if (!(cause instanceof RecordError)) return cause;
+    summary.elapsedMs = performance.now() - started;
+    const kept = summary.applied > 0 ? `; ${summary.applied} records before it stay applied (watermark ${summary.watermark})` : "";
+    return new SyncError(cause.line, `${cause.message}${kept}`, summary);
   };
   /** Everything read so far, committed. */
   const flush = async () => {
-    await send();
-    await inFlight;
+    try {
+      await batches.flush();
+    } catch (err) {
+      throw await failed(err);
+    }
   };
   const refreshNow = async () => {
     progress("snapshot");
@@ -140,7 +140,7 @@ async function run(db: Db, source: RecordSource, writer: BatchWriter, options: S
     summary.snapshotEvents = await refreshing;
     summary.snapshotMs += performance.now() - t;
     options.onSnapshot?.(summary.snapshotEvents);
-    appliedSinceRefresh = false;
+    batches.appliedSince = false;
     lastRefresh = performance.now();
   };
 
@@ -149,27 +149,15 @@ async function run(db: Db, source: RecordSource, writer: BatchWriter, options: S
       const text = chunk.lines[i];
       const lineNo = chunk.firstLine + i;
       summary.lines = lineNo;
-      if (text.trim() === "") continue;
-      let record: UpstreamRecord;
       try {
-        record = parseRecordLine(text, lineNo);
-        if (record.seq <= lastSeq) throw new RecordError(lineNo, `seq ${record.seq} does not increase (previous ${lastSeq})`);
+        if (text.trim() === "") batches.blank(lineNo);
+        else {
+          const sending = batches.add(text, lineNo, !chunk.wide?.has(i));
+          if (sending) await sending;
+        }
       } catch (err) {
-        if (!(err instanceof RecordError)) throw err;
-        await inFlight; // the batches before this one's stay applied; the summary says how many
-        summary.elapsedMs = performance.now() - started;
-        const kept = summary.applied > 0 ? `; ${summary.applied} records before it stay applied (watermark ${summary.watermark})` : "";
-        throw new SyncError(lineNo, `${err.message}${kept}`, summary);
+        throw await failed(err);
       }
-      lastSeq = record.seq;
-      summary.records++;
-      // Already applied by an earlier run: skipped here, before any transaction.
-      if (record.seq <= startWatermark) {
-        summary.skipped++;
-        continue;
-      }
-      batch.push(record, !chunk.wide?.has(i));
-      if (batch.count >= batchSize) await send();
     }
     summary.bytes = chunk.endOffset;
     summary.position = { offset: chunk.endOffset, line: chunk.firstLine - 1 + chunk.lines.length };
@@ -177,7 +165,7 @@ async function run(db: Db, source: RecordSource, writer: BatchWriter, options: S
       // A following source has delivered all there is for now: commit it, refresh now and then.
       await flush();
       const every = options.snapshotEveryMs ?? SYNC.followSnapshotMs;
-      if (appliedSinceRefresh && performance.now() - lastRefresh >= every) {
+      if (batches.appliedSince && performance.now() - lastRefresh >= every) {
         await refreshNow();
         db.exec("PRAGMA wal_checkpoint(PASSIVE)"); // a following run never ends: keep the WAL short
       }
@@ -187,7 +175,7 @@ async function run(db: Db, source: RecordSource, writer: BatchWriter, options: S
     await new Promise<void>((resolve) => setImmediate(resolve));
   }
   await flush();
-  if (appliedSinceRefresh || snapshotLags(db)) await refreshNow();
+  if (batches.appliedSince || snapshotLags(db)) await refreshNow();
   // One checkpoint for the whole run instead of one per commit (see BULK_PRAGMAS).
   if (summary.applied > 0) db.exec("PRAGMA wal_checkpoint(TRUNCATE)");
   progress();

@@ -1,21 +1,36 @@
 /**
  * The writer thread of a bulk sync (sync/writer.ts): owns its own connection to the replica and
  * applies the batches the parsing thread sends, one transaction each, answering each when it is
- * committed, and refreshes the snapshot when asked. Bun only (a Bun Worker); everything it runs is the same code as the in-thread path.
+ * committed, and refreshes the snapshot when asked. Batches of raw lines it parses first
+ * (sync/lines.ts). Once a batch fails, later ones already sent are refused: a run stops at its
+ * first failed batch. Bun only (a Bun Worker); everything it runs is the same code as the
+ * in-thread path.
  */
 import { openDb, type Db } from "../db/driver.ts";
-import { applyRows } from "./apply.ts";
+import { applyRows, type ApplyResult } from "./apply.ts";
+import { applyLines } from "./lines.ts";
+import { RecordError } from "./records.ts";
 import { refreshServingSnapshot } from "./serving-snapshot.ts";
 import { applyBulkSettings, type FromWriter, type ToWriter } from "./writer.ts";
 
 declare const self: Worker;
 
 let db: Db | undefined;
+let failed: string | undefined;
 const reply = (m: FromWriter) => self.postMessage(m);
+
+function timed(write: () => ApplyResult): FromWriter {
+  const started = performance.now();
+  const result = write();
+  return { type: "applied", result, ms: performance.now() - started };
+}
 
 self.onmessage = async (e: MessageEvent<ToWriter>) => {
   const m = e.data;
   try {
+    if (failed !== undefined && (m.type === "batch" || m.type === "lines")) {
+      return reply({ type: "failed", message: `not applied: an earlier batch failed (${failed})` });
+    }
     switch (m.type) {
       case "open":
         db = await openDb(m.path, { synchronous: "NORMAL" });
@@ -23,7 +38,9 @@ self.onmessage = async (e: MessageEvent<ToWriter>) => {
         applyBulkSettings(db); // for this connection's life, which is the run's
         return reply({ type: "ready" });
       case "batch":
-        return reply({ type: "applied", result: applyRows(db!, m.batch) });
+        return reply(timed(() => applyRows(db!, m.batch)));
+      case "lines":
+        return reply(timed(() => applyLines(db!, m.batch)));
       case "refresh":
         return reply({ type: "refreshed", events: refreshServingSnapshot(db!, m.nowMs) });
       case "close":
@@ -32,6 +49,9 @@ self.onmessage = async (e: MessageEvent<ToWriter>) => {
         return reply({ type: "closed" });
     }
   } catch (err) {
-    reply({ type: "failed", message: err instanceof Error ? err.message : String(err) });
+    const message = err instanceof Error ? err.message : String(err);
+    if (m.type === "batch" || m.type === "lines") failed = message;
+    if (err instanceof RecordError) return reply({ type: "invalid", line: err.line, detail: err.detail });
+    reply({ type: "failed", message });
   }
 };

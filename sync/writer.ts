@@ -10,12 +10,24 @@
 import { SYNC } from "../db/contract.ts";
 import { runtimeDriver, type Db } from "../db/driver.ts";
 import { applyRows, type ApplyResult } from "./apply.ts";
+import { applyLines, type LineBatch } from "./lines.ts";
+import { RecordError } from "./records.ts";
 import type { RowBatch } from "./rows.ts";
 import { refreshServingSnapshot } from "./serving-snapshot.ts";
 
 export interface BatchWriter {
   /** Applies one batch; resolves once it is committed. Callers wait for one before sending the next. */
   write(batch: RowBatch): Promise<ApplyResult>;
+  /**
+   * Parses and applies one batch of raw lines (sync/lines.ts); rejects with a RecordError, and
+   * applies none of it, when a line is bad. Up to two writes may be outstanding; they are applied
+   * in the order they were made, and once one fails, none after it is applied.
+   */
+  writeLines(batch: LineBatch): Promise<ApplyResult>;
+  /** Whether handing raw lines over pays: the writer runs beside the caller, on another thread. */
+  readonly parses: boolean;
+  /** Time the writer has spent on batches so far (ms). */
+  readonly busyMs: number;
   /**
    * Refreshes the serving snapshot on the writer's connection (sync/serving-snapshot.ts): after
    * a bulk import its page cache holds the rows the refresh reads. Resolves to the snapshot size.
@@ -49,11 +61,13 @@ export function applyBulkSettings(db: Db): () => void {
 export type ToWriter =
   | { type: "open"; path: string; busyTimeoutMs: number }
   | { type: "batch"; batch: RowBatch }
+  | { type: "lines"; batch: LineBatch }
   | { type: "refresh"; nowMs: number }
   | { type: "close" };
 export type FromWriter =
   | { type: "ready" }
-  | { type: "applied"; result: ApplyResult }
+  | { type: "applied"; result: ApplyResult; ms: number }
+  | { type: "invalid"; line: number; detail: string }
   | { type: "refreshed"; events: number }
   | { type: "failed"; message: string }
   | { type: "closed" };
@@ -69,10 +83,30 @@ const THREAD_MIN_BYTES = 128 * 1024 * 1024;
 const THREAD_START_TIMEOUT_MS = 10_000;
 
 export function inThreadWriter(db: Db): BatchWriter {
+  let failure: unknown;
+  let busyMs = 0;
+  /** Applies now (writes are made in order); after a failure, nothing more. */
+  const apply = async (write: () => ApplyResult) => {
+    if (failure !== undefined) throw failure;
+    const started = performance.now();
+    try {
+      return write();
+    } catch (err) {
+      failure = err;
+      throw err;
+    } finally {
+      busyMs += performance.now() - started;
+    }
+  };
   return {
-    write: async (batch) => applyRows(db, batch),
+    write: (batch) => apply(() => applyRows(db, batch)),
+    writeLines: (batch) => apply(() => applyLines(db, batch)),
     refresh: async (nowMs) => refreshServingSnapshot(db, nowMs),
     threaded: false,
+    parses: false,
+    get busyMs() {
+      return busyMs;
+    },
     close: async () => {},
   };
 }
@@ -121,12 +155,24 @@ async function startThread(db: Db): Promise<BatchWriter | undefined> {
     worker.terminate();
     return undefined;
   }
+  let busyMs = 0;
+  const applied = (reply: FromWriter): ApplyResult => {
+    if (reply.type === "failed") throw new Error(reply.message);
+    if (reply.type === "invalid") throw new RecordError(reply.line, reply.detail);
+    if (reply.type !== "applied") throw new Error(`sync writer thread: unexpected ${reply.type}`);
+    busyMs += reply.ms;
+    return reply.result;
+  };
   return {
     async write(batch) {
-      const reply = await send({ type: "batch", batch }, [batch.kinds.buffer, batch.nums.buffer, batch.lengths.buffer]);
-      if (reply.type === "failed") throw new Error(reply.message);
-      if (reply.type !== "applied") throw new Error(`sync writer thread: unexpected ${reply.type}`);
-      return reply.result;
+      return applied(await send({ type: "batch", batch }, [batch.kinds.buffer, batch.nums.buffer, batch.lengths.buffer]));
+    },
+    async writeLines(batch) {
+      return applied(await send({ type: "lines", batch }));
+    },
+    parses: true,
+    get busyMs() {
+      return busyMs;
     },
     async refresh(nowMs) {
       const reply = await send({ type: "refresh", nowMs });
