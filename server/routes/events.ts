@@ -34,6 +34,7 @@ export interface EventsPage {
 }
 
 const encoder = new TextEncoder();
+const onBun = typeof Bun !== "undefined";
 
 /**
  * Byte for byte the UTF-8 of `JSON.stringify` of the EventsPage: the events' cached JSON
@@ -44,7 +45,7 @@ function pageOut(head: Uint8Array, page: EventsPage["page"]): PageOut {
   const bytes = new Uint8Array(head.length + tail.length);
   bytes.set(head);
   bytes.set(tail, head.length);
-  return { page, bytes };
+  return { page, body: onBun ? new Blob([bytes]) : bytes };
 }
 
 const headOf = (dataJson: string) => encoder.encode(`{"data":[${dataJson}],"page":`);
@@ -167,7 +168,7 @@ function listEvents(ctx: AppContext, scope: RequestScope): Response {
   }
   access.settle(out.page.count);
   // The headers `json()` (server/handle.ts) sets, over a body assembled from cached fragments.
-  return new Response(out.bytes, {
+  return new Response(out.body, {
     status: 200,
     headers: {
       "content-type": "application/json; charset=utf-8",

@@ -25,12 +25,14 @@ if (!values.port || !values.bodies) {
 }
 
 const captured = JSON.parse(readFileSync(values.bodies, "utf8")) as CapturedResponse[];
-const answers = new Map<string, { status: number; headers: Record<string, string>; body: ArrayBuffer }>();
+// Blobs: Bun sends a Blob as it is but copies an ArrayBuffer into every response, and Marquee
+// answers with Blobs too (server/list-page-cache.ts PageOut).
+const answers = new Map<string, { status: number; headers: Record<string, string>; body: Blob }>();
 for (const c of captured) {
   answers.set(`${c.method} ${c.path}`, {
     status: c.status,
     headers: { "content-type": c.contentType },
-    body: new TextEncoder().encode(c.body).buffer as ArrayBuffer,
+    body: new Blob([new TextEncoder().encode(c.body)]),
   });
 }
 
