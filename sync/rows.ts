@@ -29,13 +29,18 @@ export interface RowBatch {
 }
 
 const WIDE = 0x80;
+/** Numbers an encoder makes room for at first (an event has 11). */
+const NUMS_START = 4096;
 
 const b = (x: boolean | null | undefined) => (x == null ? null : x ? 1 : 0);
 
 /** Accumulates records of one batch; `finish()` returns the batch and starts a new one. */
 export class RowEncoder {
   private kinds: number[] = [];
-  private nums: number[] = [];
+  // Written in place and grown by doubling: a number[] copied into a Float64Array at the end
+  // cost ~0.5 s of a million-record import.
+  private nums = new Float64Array(NUMS_START);
+  private numCount = 0;
   private narrowTexts: string[] = [];
   private wideTexts: string[] = [];
   private texts = this.wideTexts;
@@ -46,7 +51,12 @@ export class RowEncoder {
   }
 
   private num(x: number | null): void {
-    this.nums.push(x ?? NaN);
+    if (this.numCount === this.nums.length) {
+      const grown = new Float64Array(this.nums.length * 2);
+      grown.set(this.nums);
+      this.nums = grown;
+    }
+    this.nums[this.numCount++] = x ?? NaN;
   }
 
   private str(s: string | null): void {
@@ -100,13 +110,13 @@ export class RowEncoder {
     const batch: RowBatch = {
       count: this.kinds.length,
       kinds: new Uint8Array(this.kinds),
-      nums: new Float64Array(this.nums),
+      nums: this.nums.slice(0, this.numCount),
       text: this.narrowTexts.join(""),
       wideText: this.wideTexts.join(""),
       lengths: new Int32Array(this.lengths),
     };
     this.kinds = [];
-    this.nums = [];
+    this.numCount = 0;
     this.narrowTexts = [];
     this.texts = this.wideTexts = [];
     this.lengths = [];
