@@ -5,6 +5,7 @@
  * requests (server/limits/meter.ts), so a restart resumes where the buckets stood.
  */
 import type { Db } from "./driver.ts";
+import { writeRows } from "./rows-batch.ts";
 
 export interface BucketSpec {
   /** 'key:<id>' or 'account:<id>'. */
@@ -54,9 +55,12 @@ export function readBucket(db: Db, bucket: string): BucketState | undefined {
     .get({ bucket });
 }
 
-export function writeBucket(db: Db, bucket: string, state: BucketState): void {
-  db.prepare(
-    `INSERT INTO rate_buckets(bucket, tokens, updated_ms) VALUES ($bucket, $tokens, $now)
-     ON CONFLICT(bucket) DO UPDATE SET tokens = excluded.tokens, updated_ms = excluded.updated_ms`,
-  ).run({ bucket, tokens: state.tokens, now: state.updatedMs });
+/** Writes many buckets' states at once (the meter's group). */
+export function writeBuckets(db: Db, buckets: ReadonlyArray<readonly [string, BucketState]>): void {
+  writeRows(
+    db,
+    (values) => `INSERT INTO rate_buckets(bucket, tokens, updated_ms) VALUES ${values}
+      ON CONFLICT(bucket) DO UPDATE SET tokens = excluded.tokens, updated_ms = excluded.updated_ms`,
+    buckets.map(([bucket, s]) => [bucket, s.tokens, s.updatedMs]),
+  );
 }

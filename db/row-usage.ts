@@ -8,6 +8,7 @@
  * requests.
  */
 import type { Db } from "./driver.ts";
+import { writeRows } from "./rows-batch.ts";
 
 export type Allowance = "trial" | "budget";
 
@@ -36,10 +37,13 @@ export function readUsageLog(db: Db, accountId: number): UsageEntry[] {
     .all({ accountId });
 }
 
-/** Appends deliveries (ascending). */
-export function appendUsage(db: Db, accountId: number, entries: readonly UsageEntry[]): void {
-  const insert = db.prepare("INSERT INTO row_usage(account_id, total_rows, at_ms) VALUES ($accountId, $total, $at)");
-  for (const e of entries) insert.run({ accountId, total: e.totalRows, at: e.atMs });
+/** Appends deliveries (ascending per account), for any number of accounts at once. */
+export function appendUsage(db: Db, deliveries: ReadonlyArray<readonly [accountId: number, entries: readonly UsageEntry[]]>): void {
+  writeRows(
+    db,
+    (values) => `INSERT INTO row_usage(account_id, total_rows, at_ms) VALUES ${values}`,
+    deliveries.flatMap(([accountId, entries]) => entries.map((e) => [accountId, e.totalRows, e.atMs])),
+  );
 }
 
 /**

@@ -5,6 +5,7 @@
  */
 import { DAY_MS, TRIAL } from "./contract.ts";
 import type { Db } from "./driver.ts";
+import { writeRows } from "./rows-batch.ts";
 
 export interface Trial {
   accountId: number;
@@ -44,10 +45,13 @@ export function withRowsAdded(trial: Trial, rows: number, nowMs: number): Trial 
   return { ...trial, rowsUsed, exhaustedMs };
 }
 
-export function writeTrial(db: Db, trial: Trial): void {
-  db.prepare(
-    `INSERT INTO trials(account_id, started_ms, rows_used, exhausted_ms) VALUES ($accountId, $startedMs, $rowsUsed, $exhaustedMs)
-     ON CONFLICT(account_id) DO UPDATE SET
-       started_ms = excluded.started_ms, rows_used = excluded.rows_used, exhausted_ms = excluded.exhausted_ms`,
-  ).run({ accountId: trial.accountId, startedMs: trial.startedMs, rowsUsed: trial.rowsUsed, exhaustedMs: trial.exhaustedMs });
+/** Writes many trials at once (the meter's group). */
+export function writeTrials(db: Db, trials: readonly Trial[]): void {
+  writeRows(
+    db,
+    (values) => `INSERT INTO trials(account_id, started_ms, rows_used, exhausted_ms) VALUES ${values}
+      ON CONFLICT(account_id) DO UPDATE SET
+        started_ms = excluded.started_ms, rows_used = excluded.rows_used, exhausted_ms = excluded.exhausted_ms`,
+    trials.map((t) => [t.accountId, t.startedMs, t.rowsUsed, t.exhaustedMs]),
+  );
 }

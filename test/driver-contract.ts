@@ -9,6 +9,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { Db, OpenOptions } from "../db/driver.ts";
 import { migrate } from "../db/migrate.ts";
+import { writeRows } from "../db/rows-batch.ts";
 
 /** The slice of a test framework the suite needs (vitest and bun:test both provide it). */
 export interface TestApi {
@@ -228,6 +229,32 @@ export function driverContract(t: TestApi, driverName: string, open: Opener): vo
         expect(db.pragma("user_version")).toBe(42);
         expect(typeof db.pragma("data_version")).toBe("number");
         expect(db.pragma("page_size")).toBe(4096);
+      }));
+
+    it("writeRows writes any number of rows through multi-row statements, and upserts", () =>
+      withDb((db) => {
+        db.exec("CREATE TABLE kv (k INTEGER PRIMARY KEY, v TEXT, n REAL)");
+        const upsert = (values: string) =>
+          `INSERT INTO kv(k, v, n) VALUES ${values} ON CONFLICT(k) DO UPDATE SET v = excluded.v, n = excluded.n`;
+        // Sizes around every chunk boundary (64, 16, 4, 1), written one after another.
+        let next = 0;
+        const sizes = [0, 1, 3, 4, 5, 15, 16, 17, 63, 64, 65, 150];
+        for (const size of sizes) {
+          const rows = Array.from({ length: size }, (_, i) => [next + i, `v${next + i}`, (next + i) / 2]);
+          writeRows(db, upsert, rows);
+          next += size;
+        }
+        const total = sizes.reduce((a, b) => a + b, 0);
+        const all = db.prepare<{ k: number; v: string; n: number }>("SELECT k, v, n FROM kv ORDER BY k").all();
+        expect(all.length).toBe(total);
+        expect(all.every((r, i) => r.k === i && r.v === `v${i}` && r.n === i / 2)).toBe(true);
+        // Existing keys are updated, with nulls bound as nulls.
+        writeRows(db, upsert, [[0, null, 9], [total - 1, "last", null]]);
+        expect(db.prepare("SELECT k, v, n FROM kv WHERE k IN (0, $last) ORDER BY k").all({ last: total - 1 })).toEqual([
+          { k: 0, v: null, n: 9 },
+          { k: total - 1, v: "last", n: null },
+        ]);
+        expect(db.prepare("SELECT count(*) AS c FROM kv").get()).toEqual({ c: total });
       }));
   });
 }

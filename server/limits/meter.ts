@@ -22,12 +22,12 @@
  */
 import { ACCESS, HOT_PATH } from "../../db/contract.ts";
 import type { Db } from "../../db/driver.ts";
-import { readBucket, spendTokens, writeBucket, type BucketSpec, type BucketState, type BucketVerdict } from "../../db/rate-buckets.ts";
+import { readBucket, spendTokens, writeBuckets, type BucketSpec, type BucketState, type BucketVerdict } from "../../db/rate-buckets.ts";
 import {
   appendUsage, latestTotal, logDelivery, msUntilRowsBelow, pruneUsage, readLatestTotal, readUsageLog, rowsDelivered,
   type Allowance, type UsageEntry,
 } from "../../db/row-usage.ts";
-import { newTrial, readTrial, withRowsAdded, writeTrial, type Trial } from "../../db/trials.ts";
+import { newTrial, readTrial, withRowsAdded, writeTrials, type Trial } from "../../db/trials.ts";
 import { withBusyTimeout, withoutFsync } from "./ledger.ts";
 
 interface Usage {
@@ -102,9 +102,9 @@ export function createMeter(ledger: Db, wallClock: () => number = Date.now): Met
   function flush(): void {
     if (pendingSinceMs === null) return;
     const write = () => ledger.transaction(() => {
-      for (const name of dirtyBuckets) writeBucket(ledger, name, buckets.get(name)!);
+      writeBuckets(ledger, [...dirtyBuckets].map((name) => [name, buckets.get(name)!] as const));
+      appendUsage(ledger, [...dirtyUsage]);
       for (const [accountId, entries] of dirtyUsage) {
-        appendUsage(ledger, accountId, entries);
         // Rows older than the window change no answer: forget them about once a minute.
         const at = entries[entries.length - 1].atMs;
         if (!(at - (prunedAt.get(accountId) ?? -Infinity) < HOT_PATH.meterPruneMs)) {
@@ -112,7 +112,7 @@ export function createMeter(ledger: Db, wallClock: () => number = Date.now): Met
           prunedAt.set(accountId, at);
         }
       }
-      for (const accountId of dirtyTrials) writeTrial(ledger, trials.get(accountId)!);
+      writeTrials(ledger, [...dirtyTrials].map((accountId) => trials.get(accountId)!));
     });
     withoutFsync(ledger, () => withBusyTimeout(ledger, HOT_PATH.meterBusyTimeoutMs, write));
     dirtyBuckets.clear();
