@@ -30,24 +30,29 @@ export class LineCollector {
   private parts: string[] = [];
   private wide: Array<[number, string]> = [];
   private firstLine = 0;
-  /** Non-blank lines collected: records, if they all pass. */
+  /** Blank lines since the last record, kept only once another record follows them. */
+  private blanks = 0;
+  /** Lines collected, each a record if it passes. */
   records = 0;
 
-  get lines(): number {
-    return this.parts.length;
-  }
-
-  push(text: string, line: number, narrow: boolean, blank: boolean): void {
+  /** A non-blank line. */
+  push(text: string, line: number, narrow: boolean): void {
     if (this.parts.length === 0) this.firstLine = line;
+    for (; this.blanks > 0; this.blanks--) this.parts.push("");
     if (narrow) this.parts.push(text);
     else {
       this.wide.push([this.parts.length, text]);
       this.parts.push("");
     }
-    if (!blank) this.records++;
+    this.records++;
   }
 
-  /** The last line collected, with its number (the reading thread parses it to learn its seq). */
+  /** A blank line: kept between records, so that line numbers stay those of the input. */
+  blank(): void {
+    if (this.parts.length > 0) this.blanks++;
+  }
+
+  /** The last record's line, with its number (the reading thread parses it to learn its seq). */
   last(): { text: string; line: number } {
     const i = this.parts.length - 1;
     const wide = this.wide.length > 0 && this.wide[this.wide.length - 1][0] === i ? this.wide[this.wide.length - 1][1] : undefined;
@@ -72,6 +77,7 @@ export class LineCollector {
   clear(): void {
     this.parts = [];
     this.wide = [];
+    this.blanks = 0;
     this.records = 0;
   }
 }

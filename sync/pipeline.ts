@@ -69,7 +69,7 @@ export class BatchPipeline {
    */
   add(text: string, line: number, narrow: boolean): Promise<void> | undefined {
     if (this.collecting) {
-      this.lines.push(text, line, narrow, false);
+      this.lines.push(text, line, narrow);
       this.counts.records++;
       return this.lines.records >= this.batchSize ? this.send() : undefined;
     }
@@ -87,8 +87,8 @@ export class BatchPipeline {
   }
 
   /** A blank line: nothing to apply, but a raw batch keeps it so its line numbers stay right. */
-  blank(line: number): void {
-    if (this.collecting && this.lines.lines > 0) this.lines.push("", line, true, true);
+  blank(): void {
+    if (this.collecting) this.lines.blank();
   }
 
   /** Everything added so far, committed. */

@@ -150,7 +150,7 @@ async function run(db: Db, source: RecordSource, writer: BatchWriter, options: S
       const lineNo = chunk.firstLine + i;
       summary.lines = lineNo;
       try {
-        if (text.trim() === "") batches.blank(lineNo);
+        if (text.trim() === "") batches.blank();
         else {
           const sending = batches.add(text, lineNo, !chunk.wide?.has(i));
           if (sending) await sending;

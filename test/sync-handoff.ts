@@ -18,7 +18,7 @@ import { dumpReplica, type ReplicaDump } from "./fixtures/replica-dump.ts";
 
 const BATCH = 7;
 
-/** A demo stream's lines with a blank line, a CRLF and a line above U+00FF mixed in. */
+/** A demo stream's lines with blank lines, a CRLF and a line above U+00FF mixed in. */
 function demoLines(): string[] {
   const lines = [...demoRecords({ events: 120, seed: "handoff", anchor: "2026-12-01" })].map((r) => JSON.stringify(r));
   lines.splice(30, 0, "");
@@ -27,6 +27,7 @@ function demoLines(): string[] {
   if (wide.event) wide.event.title += " — Zoë ✓";
   else if (wide.venue) wide.venue.name += " ✓";
   lines[52] = JSON.stringify(wide);
+  lines.push("", "  "); // blank lines after the last record
   return lines;
 }
 
