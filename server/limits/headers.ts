@@ -24,14 +24,21 @@ export const PUBLISHED_RATE_LIMIT = { [H.rateLimit]: String(RATE.publishedLimit)
 
 export const seconds = (ms: number): number => Math.max(1, Math.ceil(ms / 1000));
 
+const TRIAL_ROWS = String(TRIAL.rows);
+/** A trial page builds its headers three times (check, reserve, settle) for one expiry. */
+let lastExpiry = { ms: NaN, iso: "" };
+
 /** X-DataApi-Access and X-Trial-*; Expires-At only once the trial clock runs. */
 export function trialHeaders(remaining: number, expiresMs: number | null): Record<string, string> {
   const headers: Record<string, string> = {
     [H.access]: "trial",
-    [H.trialLimit]: String(TRIAL.rows),
+    [H.trialLimit]: TRIAL_ROWS,
     [H.trialRemaining]: String(Math.max(0, remaining)),
   };
-  if (expiresMs !== null) headers[H.trialExpiresAt] = isoUtc(expiresMs);
+  if (expiresMs !== null) {
+    if (lastExpiry.ms !== expiresMs) lastExpiry = { ms: expiresMs, iso: isoUtc(expiresMs) };
+    headers[H.trialExpiresAt] = lastExpiry.iso;
+  }
   return headers;
 }
 
