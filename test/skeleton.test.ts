@@ -16,6 +16,20 @@ describeMatrix("server skeleton", (use) => {
     expect(body.snapshotAgeSeconds).toBe(0);
   });
 
+  it("/healthz counts again after every change to the replica (the counts are kept between changes)", async () => {
+    const c = use();
+    await c.records([venueRecord(1), eventRecord(10, 1, "2030-01-01T20:00:00Z")]);
+    const read = async () => (await (await c.get("/healthz")).json()) as { events: number; watermark: number; snapshotEvents: number };
+    const first = await read();
+    expect(first.events).toBe(1);
+    expect(await read()).toEqual({ ...first, now: expect.any(String) } as never);
+    await c.records([eventRecord(11, 1, "2030-01-02T20:00:00Z"), eventRecord(12, 1, "2030-01-03T20:00:00Z")]);
+    const second = await read();
+    expect(second.events).toBe(3);
+    expect(second.snapshotEvents).toBe(3);
+    expect(second.watermark).toBeGreaterThan(first.watermark);
+  });
+
   it("answers unknown paths with the 404 envelope", async () => {
     const res = await use().get("/nope?x=1");
     expect(res.status).toBe(404);
