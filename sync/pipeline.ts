@@ -15,8 +15,10 @@ import { RowEncoder } from "./rows.ts";
 import type { BatchWriter } from "./writer.ts";
 
 /**
- * Who parses a batch. "balance": the writer takes the next batch raw while it has been busy for
- * less time than this thread (only when it runs on a thread of its own); tests force the others.
+ * Who parses a batch. "balance": the writer takes the next batch raw when it had finished every
+ * batch before the one just sent, i.e. it sat waiting for this thread (only when it runs on a
+ * thread of its own). That signal needs no timing, and when the writer keeps busy (a slower disk,
+ * other processes on the cores) it simply stops firing. Tests force the others.
  */
 export type HandOff = "balance" | "always" | "never";
 
@@ -46,9 +48,9 @@ export class BatchPipeline {
   private readonly lines = new LineCollector();
   private collecting = false;
   private readonly outstanding: Array<Promise<void>> = [];
+  /** Batches sent and not answered yet (`outstanding` also holds answered ones not awaited yet). */
+  private unanswered = 0;
   private lastSeq = 0;
-  private waitedMs = 0;
-  private readonly started = performance.now();
   /** The first failed batch's error, once one has been seen. */
   failure: unknown;
   /** Whether a batch committed since the flag was last cleared applied anything. */
@@ -110,10 +112,11 @@ export class BatchPipeline {
   /** Hands the batch filled so far to the writer, once fewer than MAX_OUTSTANDING are. */
   private async send(): Promise<void> {
     while (this.outstanding.length >= MAX_OUTSTANDING) await this.oldest();
+    const writerWaited = this.unanswered === 0;
     if (this.collecting && this.lines.records > 0) this.sendLines();
     else if (this.rows.count > 0) this.track(this.writer.write(this.rows.finish()));
     this.lines.clear();
-    this.collecting = this.nextIsRaw();
+    this.collecting = this.handOff === "balance" ? this.writer.parses && writerWaited : this.handOff === "always";
   }
 
   private sendLines(): void {
@@ -142,7 +145,9 @@ export class BatchPipeline {
   }
 
   private track(written: Promise<ApplyResult>, rejected?: (error: RecordError) => LinesRejected): void {
-    const done = written.then(
+    this.unanswered++;
+    const answered = written.finally(() => this.unanswered--);
+    const done = answered.then(
       (result) => {
         this.counts.applied += result.applied;
         this.counts.skipped += result.skipped;
@@ -160,14 +165,11 @@ export class BatchPipeline {
 
   /** Waits for the oldest outstanding batch; the first failure is reported as the run's. */
   private async oldest(): Promise<void> {
-    const t = performance.now();
     try {
       await this.outstanding.shift();
     } catch (err) {
       this.failure ??= this.reported(err);
       throw this.failure;
-    } finally {
-      this.waitedMs += performance.now() - t;
     }
   }
 
@@ -180,11 +182,5 @@ export class BatchPipeline {
     this.counts.records = recordsBefore + lines.filter((l) => l.trim() !== "").length;
     this.counts.lines = error.line;
     return error;
-  }
-
-  private nextIsRaw(): boolean {
-    if (this.handOff !== "balance") return this.handOff === "always";
-    const busyHere = performance.now() - this.started - this.waitedMs;
-    return this.writer.parses && this.writer.busyMs < busyHere;
   }
 }

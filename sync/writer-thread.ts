@@ -7,7 +7,7 @@
  * in-thread path.
  */
 import { openDb, type Db } from "../db/driver.ts";
-import { applyRows, type ApplyResult } from "./apply.ts";
+import { applyRows } from "./apply.ts";
 import { applyLines } from "./lines.ts";
 import { RecordError } from "./records.ts";
 import { refreshServingSnapshot } from "./serving-snapshot.ts";
@@ -19,11 +19,6 @@ let db: Db | undefined;
 let failed: string | undefined;
 const reply = (m: FromWriter) => self.postMessage(m);
 
-function timed(write: () => ApplyResult): FromWriter {
-  const started = performance.now();
-  const result = write();
-  return { type: "applied", result, ms: performance.now() - started };
-}
 
 self.onmessage = async (e: MessageEvent<ToWriter>) => {
   const m = e.data;
@@ -38,9 +33,9 @@ self.onmessage = async (e: MessageEvent<ToWriter>) => {
         applyBulkSettings(db); // for this connection's life, which is the run's
         return reply({ type: "ready" });
       case "batch":
-        return reply(timed(() => applyRows(db!, m.batch)));
+        return reply({ type: "applied", result: applyRows(db!, m.batch) });
       case "lines":
-        return reply(timed(() => applyLines(db!, m.batch)));
+        return reply({ type: "applied", result: applyLines(db!, m.batch) });
       case "refresh":
         return reply({ type: "refreshed", events: refreshServingSnapshot(db!, m.nowMs) });
       case "close":

@@ -26,8 +26,6 @@ export interface BatchWriter {
   writeLines(batch: LineBatch): Promise<ApplyResult>;
   /** Whether handing raw lines over pays: the writer runs beside the caller, on another thread. */
   readonly parses: boolean;
-  /** Time the writer has spent on batches so far (ms). */
-  readonly busyMs: number;
   /**
    * Refreshes the serving snapshot on the writer's connection (sync/serving-snapshot.ts): after
    * a bulk import its page cache holds the rows the refresh reads. Resolves to the snapshot size.
@@ -66,7 +64,7 @@ export type ToWriter =
   | { type: "close" };
 export type FromWriter =
   | { type: "ready" }
-  | { type: "applied"; result: ApplyResult; ms: number }
+  | { type: "applied"; result: ApplyResult }
   | { type: "invalid"; line: number; detail: string }
   | { type: "refreshed"; events: number }
   | { type: "failed"; message: string }
@@ -84,18 +82,14 @@ const THREAD_START_TIMEOUT_MS = 10_000;
 
 export function inThreadWriter(db: Db): BatchWriter {
   let failure: unknown;
-  let busyMs = 0;
   /** Applies now (writes are made in order); after a failure, nothing more. */
   const apply = async (write: () => ApplyResult) => {
     if (failure !== undefined) throw failure;
-    const started = performance.now();
     try {
       return write();
     } catch (err) {
       failure = err;
       throw err;
-    } finally {
-      busyMs += performance.now() - started;
     }
   };
   return {
@@ -104,9 +98,6 @@ export function inThreadWriter(db: Db): BatchWriter {
     refresh: async (nowMs) => refreshServingSnapshot(db, nowMs),
     threaded: false,
     parses: false,
-    get busyMs() {
-      return busyMs;
-    },
     close: async () => {},
   };
 }
@@ -155,12 +146,10 @@ async function startThread(db: Db): Promise<BatchWriter | undefined> {
     worker.terminate();
     return undefined;
   }
-  let busyMs = 0;
   const applied = (reply: FromWriter): ApplyResult => {
     if (reply.type === "failed") throw new Error(reply.message);
     if (reply.type === "invalid") throw new RecordError(reply.line, reply.detail);
     if (reply.type !== "applied") throw new Error(`sync writer thread: unexpected ${reply.type}`);
-    busyMs += reply.ms;
     return reply.result;
   };
   return {
@@ -171,9 +160,6 @@ async function startThread(db: Db): Promise<BatchWriter | undefined> {
       return applied(await send({ type: "lines", batch }));
     },
     parses: true,
-    get busyMs() {
-      return busyMs;
-    },
     async refresh(nowMs) {
       const reply = await send({ type: "refresh", nowMs });
       if (reply.type === "failed") throw new Error(reply.message);
