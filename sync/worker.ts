@@ -47,6 +47,8 @@ export interface SyncSummary {
   elapsedMs: number;
   /** Where the input was read to: a later run over the same file may start here. */
   position: SourcePosition;
+  /** Whether a writer thread applied the batches (Bun, large or unsized inputs; sync/writer.ts). */
+  writerThread: boolean;
 }
 
 export interface SyncOptions {
@@ -96,6 +98,7 @@ async function run(db: Db, source: RecordSource, writer: BatchWriter, options: S
   const summary: SyncSummary = {
     source: source.name, lines: 0, records: 0, applied: 0, skipped: 0, batches: 0,
     watermark: readWatermark(db), snapshotEvents: null, snapshotMs: 0, bytes: 0, elapsedMs: 0, position: { offset: 0, line: 0 },
+    writerThread: writer.threaded,
   };
   const batches = new BatchPipeline(writer, summary, options.batchSize ?? SYNC.batchSize, summary.watermark, options.handOff ?? "balance");
   let lastRefresh = 0;

@@ -110,11 +110,21 @@ export async function openWriter(db: Db, inputBytes: number | undefined): Promis
   return (await startThread(db)) ?? inThreadWriter(db);
 }
 
+/**
+ * Where the thread's module is. From source, beside this file. In `dist/marquee` (built with this
+ * module as a second entrypoint, package.json "build"), bundled code runs as the executable's
+ * root module and the thread's module keeps its path under that root.
+ */
+function writerThreadUrl(): string {
+  const compiled = import.meta.url.includes("/$bunfs/");
+  return new URL(compiled ? "./sync/writer-thread.ts" : "./writer-thread.ts", import.meta.url).href;
+}
+
 /** Starts the writer thread; undefined when it cannot start, so the run falls back to in-thread. */
 async function startThread(db: Db): Promise<BatchWriter | undefined> {
   let worker: Worker;
   try {
-    worker = new Worker(new URL("./writer-thread.ts", import.meta.url).href);
+    worker = new Worker(writerThreadUrl());
   } catch {
     return undefined;
   }

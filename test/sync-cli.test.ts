@@ -77,8 +77,27 @@ describe("marquee demo-data and sync", () => {
     expect(stream.stderr).toMatch(/^wrote \d+ records \(200 events, 80 venues, last seq \d+\) to stdout\n$/);
     const r = marquee(["sync", "--from", "-", "--db", db, "--json"], stream.stdout);
     expect(r.code, r.stderr).toBe(0);
-    expect(JSON.parse(r.stdout)).toMatchObject({ source: "stdin", applied: stream.stdout.split("\n").filter(Boolean).length });
+    expect(JSON.parse(r.stdout)).toMatchObject({
+      source: "stdin",
+      applied: stream.stdout.split("\n").filter(Boolean).length,
+      writerThread: true, // an input of unknown size gets the writer thread on Bun
+    });
   });
+
+  it("the binary from `npm run build` syncs on its writer thread too", async () => {
+    // package.json's own build command, with the executable written here instead of dist/.
+    const build = (JSON.parse(readFileSync(join(ROOT, "package.json"), "utf8")) as { scripts: { build: string } }).scripts.build;
+    const exe = join(dir, "marquee-exe");
+    const args = build.replace(/^bun /, "").replace("dist/marquee", exe).split(" ");
+    const built = spawnSync(BUN, args, { cwd: ROOT, encoding: "utf8" });
+    expect(built.status, built.stderr).toBe(0);
+    const stream = marquee(["demo-data", "--events", "200", "--seed", "exe"]);
+    const r = spawnSync(exe, ["sync", "--from", "-", "--db", join(dir, "exe.db"), "--json"], {
+      cwd: dir, input: stream.stdout, encoding: "utf8", env: { ...process.env, MARQUEE_DB: "" },
+    });
+    expect(r.status, r.stderr).toBe(0);
+    expect(JSON.parse(r.stdout)).toMatchObject({ source: "stdin", applied: stream.stdout.split("\n").filter(Boolean).length, writerThread: true });
+  }, 60_000);
 
   it("fails a bad line with its number and a non-zero exit, keeping earlier batches", async () => {
     const db = join(dir, "bad.db");

@@ -149,7 +149,7 @@ async function main(): Promise<number> {
   if (!flags["skip-sync"]) {
     log(`sync throughput: importing the ${DATA.events.toLocaleString("en-US")}-event stream into an empty replica …`);
     try {
-      report.syncThroughput = await measureSyncThroughput();
+      report.syncThroughput = await measureSyncThroughput(DATA.syncRuns);
       log(`  ${report.syncThroughput.recordsPerS.toFixed(0)} records/s`);
     } catch (err) {
       report.syncThroughput = { skipped: (err as Error).message.split("\n")[0].slice(0, 200) };

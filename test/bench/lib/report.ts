@@ -146,7 +146,7 @@ export function renderMarkdown(r: RunReport): string {
     "|---|---|",
     ...rssRows,
     `| cold start, dist/marquee serve to first 200 of /healthz | ${r.coldStartMs.length ? r.coldStartMs.map((x) => fmt(x)).join(", ") + ` ms (median ${fmt(median(r.coldStartMs))} ms)` : "not measured"} |`,
-    `| sync of the ${fmt(DATA.events)}-event demo stream into an empty replica | ${st ? ("skipped" in st ? st.skipped : `${fmt(st.records)} records in ${fmt(st.seconds, 1)} s = ${fmt(st.recordsPerS)} records/s`) : "not measured"} |`,
+    `| sync of the ${fmt(DATA.events)}-event demo stream into an empty replica | ${st ? ("skipped" in st ? st.skipped : `${fmt(st.records)} records in ${fmt(st.seconds, 1)} s = ${fmt(st.recordsPerS)} records/s (median of ${st.runs.length} runs: ${st.runs.map((x) => fmt(x, 1)).join(", ")} s)`) : "not measured"} |`,
     `| default page while a ${fmt(DATA.changeRecords)}-change sync runs (Bun) | ${su ? ("skipped" in su ? su.skipped : `sync ${fmt(su.syncSeconds, 1)} s; ${fmt(su.load.rps)} req/s, p50 ${ms(su.load.p50Ms)} ms, p99 ${ms(su.load.p99Ms)} ms (idle just before: ${fmt(su.idle.rps)} req/s, p99 ${ms(su.idle.p99Ms)} ms)`) : "not measured"} |`,
     "",
     "### Targets",

@@ -13,8 +13,11 @@ import { startOpenEndedLoad, type LoadResult, type LoadSpec } from "./wrk.ts";
 
 export interface SyncThroughput {
   records: number;
+  /** The median run's time. */
   seconds: number;
   recordsPerS: number;
+  /** Every run's time, in order. */
+  runs: number[];
 }
 
 /** Counts lines without holding the (large) file in memory. */
@@ -26,21 +29,28 @@ async function countRecords(path: string): Promise<number> {
   return lines;
 }
 
-/** `marquee sync` of the whole demo stream into a new replica, timed end to end (process included). */
-export async function measureSyncThroughput(): Promise<SyncThroughput> {
+/**
+ * `marquee sync` of the whole demo stream into a new replica, timed end to end (process
+ * included), `runs` times; the median run is the figure (one run on this shared machine swings
+ * by several seconds, as `npm run bench:sync --runs 3` shows).
+ */
+export async function measureSyncThroughput(runs: number): Promise<SyncThroughput> {
   const records = await countRecords(DEMO_NDJSON);
   const db = join(RUN_DIR, "sync-throughput.db");
   const clean = () => {
     for (const f of [db, db.replace(/\.db$/, ".ledger.db")]) for (const s of ["", "-wal", "-shm"]) rmSync(f + s, { force: true });
   };
-  clean();
+  const times: number[] = [];
   try {
-    const r = await runOk(BUN, ["server/main.ts", "sync", "--from", DEMO_NDJSON, "--db", db]);
-    const seconds = r.ms / 1000;
-    return { records, seconds, recordsPerS: records / seconds };
+    for (let i = 0; i < runs; i++) {
+      clean();
+      times.push((await runOk(BUN, ["server/main.ts", "sync", "--from", DEMO_NDJSON, "--db", db])).ms / 1000);
+    }
   } finally {
     clean();
   }
+  const seconds = [...times].sort((a, b) => a - b)[Math.floor(times.length / 2)];
+  return { records, seconds, recordsPerS: records / seconds, runs: times };
 }
 
 interface EventRow {
