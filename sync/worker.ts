@@ -13,7 +13,7 @@
 import { SYNC } from "../db/contract.ts";
 import type { Db } from "../db/driver.ts";
 import { readWatermark } from "../db/replica.ts";
-import { BatchPipeline, type HandOff } from "./pipeline.ts";
+import { BatchPipeline, type BatchCounts, type HandOff } from "./pipeline.ts";
 import { RecordError } from "./records.ts";
 import type { RecordSource, SourcePosition } from "./source.ts";
 import { snapshotLags } from "./serving-snapshot.ts";
@@ -30,14 +30,9 @@ export interface SyncProgress {
   elapsedMs: number;
 }
 
-export interface SyncSummary {
+/** The batch counts (lines, records, applied, skipped, batches, watermark) and the rest of a run. */
+export interface SyncSummary extends BatchCounts {
   source: string;
-  lines: number;
-  records: number;
-  applied: number;
-  skipped: number;
-  batches: number;
-  watermark: number;
   /** Events in the snapshot after the run's refresh; null when the run needed none. */
   snapshotEvents: number | null;
   /** Time spent refreshing the snapshot, included in `elapsedMs`. */
