@@ -43,7 +43,7 @@ export interface PageOut {
 /** A hydrated page: its response up to the page object, the window it was hydrated for, and how far that may move. */
 export interface PageBody {
   /** The UTF-8 of `{"data":[…events…],"page":` — everything before the per-request page object. */
-  head: Uint8Array;
+  head: Uint8Array<ArrayBuffer>;
   /** The last page sent from this body, with the window and filters its cursor pins. */
   lastPage?: { afterMs: number; beforeMs: number; fingerprint: string; out: PageOut };
   count: number;

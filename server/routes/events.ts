@@ -40,12 +40,14 @@ const onBun = typeof Bun !== "undefined";
  * Byte for byte the UTF-8 of `JSON.stringify` of the EventsPage: the events' cached JSON
  * (db/hydrate.ts `hydratePageJson`) encoded once per cached body up to `"page":` (`headOf`).
  */
-function pageOut(head: Uint8Array, page: EventsPage["page"]): PageOut {
+function pageOut(head: Uint8Array<ArrayBuffer>, page: EventsPage["page"]): PageOut {
   const tail = encoder.encode(`${JSON.stringify(page)}}`);
+  // A Blob joins the two parts itself: one copy.
+  if (onBun) return { page, body: new Blob([head, tail]) };
   const bytes = new Uint8Array(head.length + tail.length);
   bytes.set(head);
   bytes.set(tail, head.length);
-  return { page, body: onBun ? new Blob([bytes]) : bytes };
+  return { page, body: bytes };
 }
 
 const headOf = (dataJson: string) => encoder.encode(`{"data":[${dataJson}],"page":`);
