@@ -12,11 +12,11 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, expect, it } from "vitest";
 import type { Db } from "../db/driver.ts";
-import { readConsistently, selectPage, type PageFilter } from "../db/events-query.ts";
+import { readConsistently, selectPage, type PageFilter, type PageSelection } from "../db/events-query.ts";
 import { hydratePageJson, readReplicaState, type LiveBounds } from "../db/hydrate.ts";
 import { openReplica } from "../db/replica.ts";
 import { refreshSnapshot } from "../db/snapshot.ts";
-import { createPageCache, pageCacheKey } from "../server/list-page-cache.ts";
+import { createPageCache, pageCacheKey, type PageCache } from "../server/list-page-cache.ts";
 import type { ListWindow } from "../server/list-window.ts";
 import { applyBatch } from "../sync/apply.ts";
 import { parseRecordLine } from "../sync/records.ts";
@@ -75,69 +75,73 @@ const filterFor = (w: ListWindow, state: string | null): PageFilter => ({
   ...w, state, city: null, sources: null, venueIds: null, excludeSoldOut: false, excludeAggregators: false,
 });
 
-it("answers only with the selection a fresh read would make", () => {
+interface Visit {
+  cache: PageCache;
+  key: string;
+  window: ListWindow;
+  filter: PageFilter;
+  limit: number;
+  /** The replica's state and a fresh selection, read in the same transaction as the visit. */
+  state: string;
+  fresh: PageSelection;
+}
+
+/**
+ * Walks generated request sequences, a fresh cache per sequence; `visit` sees each request with
+ * a fresh selection and returns true when the cache answered it. Returns how many did.
+ */
+function walkRequests(seed: number, visit: (v: Visit) => boolean): number {
   let hits = 0;
   fc.assert(
-    fc.property(
-      ...requestSequence,
-      (mode, limit, spanHours, state, steps) => {
-        const cache = createPageCache(50);
-        for (const w of windowsOf(mode, spanHours, steps)) {
-          const search = `?state=${state ?? ""}`;
-          readConsistently(db, () => {
-            const state_ = readReplicaState(db);
-            const key = pageCacheKey(search, limit, w);
-            const fresh = selectPage(db, filterFor(w, state), null, limit);
-            const cached = cache.get(key, state_, w);
-            if (cached) {
-              hits++;
-              expect(cached.keys).toEqual(fresh.keys);
-              expect(cached.hasMore).toBe(fresh.hasMore);
-            } else cache.set(key, state_, w, fresh);
-          });
-        }
-      },
-    ),
-    { numRuns: 150, seed: 42 },
+    fc.property(...requestSequence, (mode, limit, spanHours, stateFilter, steps) => {
+      const cache = createPageCache(50);
+      for (const window of windowsOf(mode, spanHours, steps)) {
+        const key = pageCacheKey(`?state=${stateFilter ?? ""}`, limit, window);
+        const filter = filterFor(window, stateFilter);
+        readConsistently(db, () => {
+          const fresh = selectPage(db, filter, null, limit);
+          if (visit({ cache, key, window, filter, limit, state: readReplicaState(db), fresh })) hits++;
+        });
+      }
+    }),
+    { numRuns: 150, seed },
   );
+  return hits;
+}
+
+it("answers only with the selection a fresh read would make", () => {
+  const hits = walkRequests(42, ({ cache, key, window, state, fresh }) => {
+    const cached = cache.get(key, state, window);
+    if (!cached) {
+      cache.set(key, state, window, fresh);
+      return false;
+    }
+    expect(cached.keys).toEqual(fresh.keys);
+    expect(cached.hasMore).toBe(fresh.hasMore);
+    return true;
+  });
   // The property is only worth something if the cache did answer.
   expect(hits).toBeGreaterThan(200);
 });
 
 it("answers only with the body a fresh hydration would make", () => {
-  let hits = 0;
   const h = { baseUrl: "http://x", distanceMiles: null };
-  fc.assert(
-    fc.property(
-      ...requestSequence,
-      (mode, limit, spanHours, state, steps) => {
-        const cache = createPageCache(50);
-        for (const w of windowsOf(mode, spanHours, steps)) {
-          const key = pageCacheKey(`?state=${state ?? ""}`, limit, w);
-          const f = filterFor(w, state);
-          readConsistently(db, () => {
-            const state_ = readReplicaState(db);
-            const fresh = selectPage(db, f, null, limit);
-            const data = hydratePageJson(db, fresh.keys, f, h).join(",");
-            const cached = cache.getBody(key, state_, w);
-            if (cached) {
-              hits++;
-              expect(new TextDecoder().decode(cached.body.head)).toBe(`{"data":[${data}],"page":`);
-              expect(cached.selection.hasMore).toBe(fresh.hasMore);
-              return;
-            }
-            let selection = cache.get(key, state_, w);
-            if (!selection) cache.set(key, state_, w, (selection = fresh));
-            const bounds: LiveBounds = { latestAfterMs: Infinity, droppedAfterClose: false };
-            const json = hydratePageJson(db, selection.keys, f, h, bounds);
-            const head = new TextEncoder().encode(`{"data":[${json.join(",")}],"page":`);
-            cache.setBody(key, selection, { head, count: json.length, window: { ...w }, bounds });
-          });
-        }
-      },
-    ),
-    { numRuns: 150, seed: 43 },
-  );
+  const hits = walkRequests(43, ({ cache, key, window, filter, state, fresh }) => {
+    const cached = cache.getBody(key, state, window);
+    if (cached) {
+      const data = hydratePageJson(db, fresh.keys, filter, h).join(",");
+      expect(new TextDecoder().decode(cached.body.head)).toBe(`{"data":[${data}],"page":`);
+      expect(cached.selection.hasMore).toBe(fresh.hasMore);
+      return true;
+    }
+    let selection = cache.get(key, state, window);
+    if (!selection) cache.set(key, state, window, (selection = fresh));
+    const bounds: LiveBounds = { latestAfterMs: Infinity, droppedAfterClose: false };
+    const json = hydratePageJson(db, selection.keys, filter, h, bounds);
+    const head = new TextEncoder().encode(`{"data":[${json.join(",")}],"page":`);
+    cache.setBody(key, selection, { head, count: json.length, window: { ...window }, bounds });
+    return false;
+  });
   expect(hits).toBeGreaterThan(200);
 });
 
