@@ -4,7 +4,7 @@
  * bad lines, `sync --follow` until SIGINT, `serve --sync-from` and `serve --demo`.
  */
 import { spawn, spawnSync } from "node:child_process";
-import { appendFileSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { appendFileSync, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -120,6 +120,7 @@ describe("marquee demo-data and sync", () => {
     ["sync without --from", ["sync"], /^marquee sync: --from SRC is required/],
     ["an unknown flag", ["sync", "--from", "x", "--fast"], /^marquee sync: Unknown option '--fast'/],
     ["a bad batch size", ["sync", "--from", "x", "--batch-size", "0"], /^marquee sync: --batch-size must be an integer >= 1/],
+    ["an unknown priority", ["sync", "--from", "x", "--priority", "high"], /^marquee sync: --priority must be one of background, normal/],
     ["a missing file", ["sync", "--from", "/nonexistent/records.ndjson"], /^marquee sync: .*no such file or directory/i],
     ["an unsupported source", ["sync", "--from", "postgres://db/upstream"], /^marquee sync: postgres sources are not supported yet/],
     ["demo-data --events abc", ["demo-data", "--events", "abc"], /^marquee demo-data: --events must be an integer >= 1/],
@@ -169,6 +170,35 @@ describe("marquee demo-data and sync", () => {
     const rest = marquee(["sync", "--from", file, "--db", db, "--json"]);
     expect(JSON.parse(rest.stdout)).toMatchObject({ skipped: summary.watermark, applied: total - summary.watermark, watermark: total });
   });
+
+  /** Scheduling policy of each thread of `pid` (sched(7): 0 normal, 5 idle), the main thread first. */
+  function threadPolicies(pid: number): number[] {
+    const policy = (tid: string) => {
+      const stat = readFileSync(`/proc/${pid}/task/${tid}/stat`, "utf8");
+      return Number(stat.slice(stat.lastIndexOf(")") + 2).split(" ")[38]); // field 41, policy
+    };
+    const others = readdirSync(`/proc/${pid}/task`).filter((tid) => tid !== String(pid));
+    return [policy(String(pid)), ...others.map(policy)];
+  }
+
+  for (const [flags, main, writer] of [[[], 5, 5], [["--priority", "normal"], 0, 0]] as const) {
+    it(`${flags.length ? flags.join(" ") : "by default"}: the sync and its writer thread run ${main === 5 ? "in the idle class" : "as started"}`, async () => {
+      // stdin keeps the process waiting, with its writer thread started, until it is closed.
+      const child = spawn(BUN, ["server/main.ts", "sync", "--from", "-", "--db", join(dir, `priority-${main}.db`), "--json", ...flags], { cwd: ROOT });
+      const exited = new Promise<number | null>((r) => child.on("exit", (code) => r(code)));
+      let seen: number[] = [];
+      for (let i = 0; i < 200; i++) {
+        await new Promise((r) => setTimeout(r, 25));
+        seen = threadPolicies(child.pid!);
+        if (seen[0] === main && seen.slice(1).includes(writer) && existsSync(join(dir, `priority-${main}.db`))) break;
+      }
+      expect(seen[0]).toBe(main);
+      if (main === 5) expect(seen.filter((p) => p === 5).length).toBeGreaterThanOrEqual(2); // threads started after it inherit it
+      else expect(seen.every((p) => p === 0)).toBe(true);
+      child.stdin.end(JSON.stringify(venueRecord(1)) + "\n");
+      expect(await exited).toBe(0);
+    });
+  }
 
   it("--follow applies appended lines until SIGINT, then prints its summary", async () => {
     const file = join(dir, "follow.ndjson");

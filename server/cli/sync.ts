@@ -6,20 +6,25 @@ import { dirname } from "node:path";
 import { SYNC } from "../../db/contract.ts";
 import { openReplica } from "../../db/replica.ts";
 import { createProgressBar, formatSummary } from "../../sync/progress.ts";
+import { enterBackground, SYNC_PRIORITIES } from "../../sync/priority.ts";
 import { openSource } from "../../sync/source.ts";
 import { SyncError, syncFrom, type SyncSummary } from "../../sync/worker.ts";
 import { resolveConfig } from "../config.ts";
-import { intFlag, parseFlags, UsageError, type Command } from "./args.ts";
+import { intFlag, oneOf, parseFlags, UsageError, type Command } from "./args.ts";
 
 export const syncCommand: Command = {
   summary: "pull upstream records into the replica",
-  usage: `marquee sync --from SRC [--follow] [--batch-size N] [--db PATH] [--json]
+  usage: `marquee sync --from SRC [--follow] [--batch-size N] [--priority P] [--db PATH] [--json]
 
   --from SRC      an NDJSON file of upstream records (CONTRACT §3), or - for stdin
   --follow        keep reading lines appended to the file until Ctrl-C / SIGTERM; the snapshot
                   is refreshed whenever it has caught up (at most every 5 s) and on exit.
                   With - (stdin) it changes nothing: stdin is read until it closes.
   --batch-size N  records per transaction (default ${SYNC.batchSize})
+  --priority P    background (default): on Linux the sync runs in the scheduler's idle class,
+                  so a server on the same cores always goes first and the sync takes what they
+                  leave (alone on a machine it runs at full speed); elsewhere at nice 19.
+                  normal: the priority it was started with.
 
 Records at or below the replica's watermark are skipped, so a rerun (or a run after an
 interrupted one) applies only what is new. A bad line stops the run and names its line; the
@@ -30,9 +35,12 @@ a file, commits what was read and refreshes the snapshot; a second Ctrl-C exits 
       from: { type: "string" },
       follow: { type: "boolean", default: false },
       "batch-size": { type: "string" },
+      priority: { type: "string", default: "background" },
     });
     if (!values.from) throw new UsageError("--from SRC is required (a file path, or - for stdin)");
     const batchSize = intFlag("batch-size", values["batch-size"], 1);
+    // Before any thread is started: the writer thread and SQLite's sorters inherit it.
+    if (oneOf("priority", values.priority, SYNC_PRIORITIES) === "background") await enterBackground();
     const { dbPath } = resolveConfig({ dbPath: values.db });
     const controller = new AbortController();
     const source = openSource(values.from, { follow: values.follow, signal: controller.signal });
