@@ -2,9 +2,10 @@
 -- (1,000 rows per trial account) and handoff creations (10 a minute per account) would otherwise
 -- turn into 402s and 429s within a second.
 --
--- wrk -s rotate-keys.lua URL -- KEYS_FILE THREADS [METHOD] [JSON_BODY]
+-- wrk -s rotate-keys.lua URL -- KEYS_FILE THREADS [METHOD] [START] [JSON_BODY]
 -- KEYS_FILE holds one key a line. Thread i of THREADS takes every THREADS-th key, so no key is
--- shared between threads; each thread cycles through its own keys round-robin.
+-- shared between threads; each thread cycles through its own keys round-robin, starting after
+-- the first START requests of the whole run (a run measured in slices continues its rotation).
 local dir = debug.getinfo(1, "S").source:match("^@(.*/)") or "./"
 dofile(dir .. "summary.lua")
 
@@ -17,7 +18,8 @@ end
 function init(args)
   local path, threads = args[1], tonumber(args[2])
   method = args[3] or "GET"
-  body = args[4]
+  local start = tonumber(args[4] or "0")
+  body = args[5]
   local all = {}
   for line in io.lines(path) do
     if line ~= "" then all[#all + 1] = line end
@@ -27,7 +29,7 @@ function init(args)
   for i, key in ipairs(all) do
     if #all < threads or (i - 1) % threads == thread_index - 1 then keys[#keys + 1] = key end
   end
-  sent = 0
+  sent = math.floor(start / threads)
   statuses = {}
 end
 

@@ -18,7 +18,7 @@ import { openReplica } from "../../db/replica.ts";
 import { DATA } from "./lib/config.ts";
 import { cleanRunDir, createKeys, ensureReplica, openBenchLedger, REPLICA_DB, resetLedger, RUN_DIR } from "./lib/fixture.ts";
 import { describeMachine } from "./lib/machine.ts";
-import { measureTarget } from "./lib/measure.ts";
+import { measureSides } from "./lib/measure.ts";
 import { captureScenarios, resolveInputs } from "./lib/prepare.ts";
 import { freePort, readRss, stopAllServers, type Server } from "./lib/proc.ts";
 import { renderMarkdown, writeResults, type RunReport } from "./lib/report.ts";
@@ -89,9 +89,13 @@ async function main(): Promise<number> {
   if (openapi.ok) writeFileSync(openapiFile, await openapi.text());
   else notes.push(`GET /v1/openapi.json answered ${openapi.status}: Prism has no document to serve.`);
 
+  const ctx = { ledger, benchKey, log, notes };
+  const recordAll = (cells: Map<targets.TargetId, Record<string, RunReport["cells"][string][targets.TargetId]>>) => {
+    for (const [target, c] of cells) record(target, c);
+  };
   const run = async (target: targets.TargetId, s: Server) => {
     log(`${targets.TARGET_TITLES[target]}:`);
-    record(target, await measureTarget({ target, server: s, scenarios: served, ledger, benchKey, log, notes }));
+    recordAll(await measureSides([{ target, server: s, progress: { warmed: false, listRps: 0 } }], served, ctx));
     if (target === "bun" || target === "node") {
       const rss = readRss(s.child.pid!);
       if (rss) report.rss[target] = rss;
@@ -99,20 +103,15 @@ async function main(): Promise<number> {
     await s.stop();
   };
   if (only.has("bun") && only.has("ceiling")) {
-    // Scenario by scenario, alternating which goes first: load from other work on a shared
-    // machine then falls on both sides of each ratio instead of on one server's whole pass.
+    // Side by side, slice by slice (measureSides): load from other work on a shared machine
+    // then falls on both sides of each ratio instead of on one server's whole pass.
     const ceiling = await targets.startCeiling(await freePort(), bodiesFile);
-    log("Marquee on Bun and the ceiling, interleaved per scenario:");
+    log("Marquee on Bun and the ceiling, interleaved slice by slice:");
     const sides = [
       { target: "bun" as const, server, progress: { warmed: false, listRps: 0 } },
       { target: "ceiling" as const, server: ceiling, progress: { warmed: false, listRps: 0 } },
     ];
-    for (const [i, scenario] of served.entries()) {
-      for (const side of i % 2 === 0 ? sides : [...sides].reverse()) {
-        const cells = await measureTarget({ ...side, scenarios: [scenario], ledger, benchKey, log, notes });
-        record(side.target, cells);
-      }
-    }
+    recordAll(await measureSides(sides, served, ctx));
     const rss = readRss(server.child.pid!);
     if (rss) report.rss.bun = rss;
     await server.stop();

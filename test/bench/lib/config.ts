@@ -17,6 +17,11 @@ export const LOAD = {
   targetWarmupS: 3,
   warmupS: 1,
   durationS: 4,
+  /**
+   * The measured time is run in this many wrk runs of durationS / slices seconds each; two
+   * servers side by side alternate slice by slice (measureSides in measure.ts).
+   */
+  slices: 4,
   /** A request slower than this is a wrk timeout, not a latency sample. */
   timeoutS: 5,
 } as const;

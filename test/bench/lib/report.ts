@@ -134,7 +134,7 @@ export function renderMarkdown(r: RunReport): string {
   return [
     `Run of ${m.date} on commit \`${m.commit}\`${m.dirty ? " (with uncommitted changes)" : ""}: ${m.nproc} × ${m.cpuModel}, ${m.memoryGb} GB RAM, ${m.kernel}; Bun ${m.bun}, Node ${m.node}, ${m.wrk}; load average ${m.loadAverage} at the start. Whole run ${fmt(r.elapsedS)} s.`,
     "",
-    `Replica: ${fmt(r.replica.events)} events (${fmt(r.replica.snapshotEvents)} servable in the snapshot), ${fmt(r.replica.venues)} venues, demo data anchored on ${r.replica.anchor}${r.replica.reused ? ", reused from .bench/" : ", built for this run"}. Load: wrk on loopback, ${LOAD.threads} threads, ${LOAD.connections} connections, ${LOAD.warmupS} s warm-up then ${LOAD.durationS} s measured per cell (and ${LOAD.targetWarmupS} s more before each server's first cell); Marquee on Bun and the ceiling interleaved scenario by scenario, the other servers one at a time.`,
+    `Replica: ${fmt(r.replica.events)} events (${fmt(r.replica.snapshotEvents)} servable in the snapshot), ${fmt(r.replica.venues)} venues, demo data anchored on ${r.replica.anchor}${r.replica.reused ? ", reused from .bench/" : ", built for this run"}. Load: wrk on loopback, ${LOAD.threads} threads, ${LOAD.connections} connections, ${LOAD.warmupS} s warm-up then ${LOAD.durationS} s measured per cell in ${LOAD.slices} slices of ${LOAD.durationS / LOAD.slices} s (and ${LOAD.targetWarmupS} s more before each server's first cell); Marquee on Bun and the ceiling side by side, their slices alternating A B B A…, the other servers one at a time.`,
     "",
     "### Requests",
     "",

@@ -18,6 +18,8 @@ export interface LoadSpec {
   keysFile?: string;
   method?: "GET" | "POST";
   body?: string;
+  /** With keysFile: requests already sent through those keys this run; the rotation goes on from there. */
+  startAt?: number;
 }
 
 export interface LoadResult {
@@ -37,6 +39,11 @@ export interface LoadResult {
   statuses?: Record<string, number>;
 }
 
+/** One wrk run with its latency histogram (microseconds → count), which slices combine by. */
+export interface Slice extends LoadResult {
+  histogram: Map<number, number>;
+}
+
 /** Null when wrk is installed, else how to install it. */
 export function checkWrk(): string | null {
   const r = spawnSync("wrk", ["--version"], { encoding: "utf8" });
@@ -47,7 +54,7 @@ export function checkWrk(): string | null {
 function wrkArgs(spec: LoadSpec, duration: string): string[] {
   const args = ["-t", String(LOAD.threads), "-c", String(LOAD.connections), "-d", duration, "--latency", "--timeout", `${LOAD.timeoutS}s`];
   if (spec.keysFile) {
-    args.push("-s", ROTATE_LUA, spec.url, "--", spec.keysFile, String(LOAD.threads), spec.method ?? "GET");
+    args.push("-s", ROTATE_LUA, spec.url, "--", spec.keysFile, String(LOAD.threads), spec.method ?? "GET", String(spec.startAt ?? 0));
     if (spec.body !== undefined) args.push(spec.body);
     return args;
   }
@@ -56,10 +63,17 @@ function wrkArgs(spec: LoadSpec, duration: string): string[] {
   return args;
 }
 
-function parse(output: string): LoadResult {
+function parse(output: string): Slice {
   const lines = output.split("\n");
   const line = lines.find((l) => l.startsWith("BENCH_JSON "));
   const statusLine = lines.find((l) => l.startsWith("BENCH_STATUS "));
+  const histLine = lines.find((l) => l.startsWith("BENCH_HIST ")) ?? "BENCH_HIST ";
+  const histogram = new Map<number, number>();
+  for (const entry of histLine.slice("BENCH_HIST ".length).split(",")) {
+    if (!entry) continue;
+    const [us, count] = entry.split(":").map(Number);
+    histogram.set(us, (histogram.get(us) ?? 0) + count);
+  }
   if (!line) throw new Error(`wrk printed no summary:\n${output.slice(-2000)}`);
   const j = JSON.parse(line.slice("BENCH_JSON ".length));
   const seconds = j.durationUs / 1e6;
@@ -76,6 +90,48 @@ function parse(output: string): LoadResult {
     non2xx: e.status,
     socketErrors: e.connect + e.read + e.write + e.timeout,
     statuses: statusLine ? JSON.parse(statusLine.slice("BENCH_STATUS ".length)) : undefined,
+    histogram,
+  };
+}
+
+/** The smallest latency with at least `p` percent of the samples at or below it (wrk's rule). */
+function percentile(sorted: Array<[number, number]>, total: number, p: number): number {
+  const rank = Math.round((p / 100) * total + 0.5);
+  let seen = 0;
+  for (const [us, count] of sorted) if ((seen += count) >= rank) return us;
+  return sorted.length ? sorted[sorted.length - 1][0] : 0;
+}
+
+/**
+ * Slices of one measurement as if they were one run: requests and seconds add up, percentiles
+ * come from the merged histograms.
+ */
+export function combine(slices: Slice[]): LoadResult {
+  const merged = new Map<number, number>();
+  for (const s of slices) for (const [us, n] of s.histogram) merged.set(us, (merged.get(us) ?? 0) + n);
+  const sorted = [...merged].sort((a, b) => a[0] - b[0]);
+  const samples = sorted.reduce((sum, [, n]) => sum + n, 0);
+  const sum = (f: (s: Slice) => number) => slices.reduce((t, s) => t + f(s), 0);
+  const requests = sum((s) => s.requests);
+  const seconds = sum((s) => s.seconds);
+  let statuses: Record<string, number> | undefined;
+  for (const s of slices) {
+    if (!s.statuses) continue;
+    statuses ??= {};
+    for (const [status, n] of Object.entries(s.statuses)) statuses[status] = (statuses[status] ?? 0) + n;
+  }
+  return {
+    requests,
+    seconds,
+    rps: seconds > 0 ? requests / seconds : 0,
+    p50Ms: percentile(sorted, samples, 50) / 1000,
+    p90Ms: percentile(sorted, samples, 90) / 1000,
+    p99Ms: percentile(sorted, samples, 99) / 1000,
+    maxMs: Math.max(...slices.map((s) => s.maxMs)),
+    bytesPerAnswer: requests > 0 ? sum((s) => s.bytesPerAnswer * s.requests) / requests : 0,
+    non2xx: sum((s) => s.non2xx),
+    socketErrors: sum((s) => s.socketErrors),
+    statuses,
   };
 }
 
@@ -91,15 +147,23 @@ function runWrk(args: string[]): { promise: Promise<string>; interrupt(): void }
   return { promise, interrupt: () => child.kill("SIGINT") };
 }
 
-/** Warm-up (discarded), then the measured run. */
 /** One short run without warm-up: a scenario's rate, to size what the measured run needs. */
 export async function probe(spec: LoadSpec, durationS: number): Promise<LoadResult> {
-  return parse(await runWrk(wrkArgs(spec, `${durationS}s`)).promise);
+  return strip(parse(await runWrk(wrkArgs(spec, `${durationS}s`)).promise));
 }
 
 export async function measure(spec: LoadSpec, durationS: number = LOAD.durationS): Promise<LoadResult> {
   if (LOAD.warmupS > 0) await runWrk(wrkArgs(spec, `${LOAD.warmupS}s`)).promise;
+  return strip(parse(await runWrk(wrkArgs(spec, `${durationS}s`)).promise));
+}
+
+/** One measured slice (no warm-up of its own). */
+export async function slice(spec: LoadSpec, durationS: number): Promise<Slice> {
   return parse(await runWrk(wrkArgs(spec, `${durationS}s`)).promise);
+}
+
+function strip({ histogram: _, ...result }: Slice): LoadResult {
+  return result;
 }
 
 /**
@@ -111,7 +175,7 @@ export function startOpenEndedLoad(spec: LoadSpec): { stop(): Promise<LoadResult
   return {
     async stop() {
       handle.interrupt();
-      return parse(await handle.promise);
+      return strip(parse(await handle.promise));
     },
   };
 }
