@@ -47,6 +47,35 @@ describeMatrix("access", (use) => {
     await expectError(list(c, key), 401, "invalid_api_key");
   });
 
+  it("gives each page exactly its own account's headers when different accounts take turns", async () => {
+    const c = use();
+    const keys = {
+      legacy: await c.key(await c.account({ plan: "legacy" })),
+      basic: await c.key(await c.account({ plan: "basic" })),
+      trial: await c.key(await c.account({ plan: "none" })),
+    };
+    // The names each kind of page carries beyond the fixed ones (spec "Response headers").
+    const own = {
+      legacy: ["x-ratelimit-limit", "x-ratelimit-remaining", "x-ratelimit-reset"],
+      basic: ["x-ratelimit-limit", "x-ratelimit-remaining", "x-ratelimit-reset", "x-rowbudget-limit", "x-rowbudget-remaining"],
+      trial: ["x-dataapi-access", "x-ratelimit-limit", "x-ratelimit-remaining", "x-ratelimit-reset", "x-trial-expires-at", "x-trial-rowbudget-limit", "x-trial-rowbudget-remaining"],
+    };
+    const ids = new Set<string>();
+    for (let round = 1; round <= 2; round++) {
+      for (const kind of ["trial", "legacy", "basic", "legacy", "trial"] as const) {
+        const r = await expectRows(list(c, keys[kind], "?limit=2"), 2);
+        const names = [...r.res.headers.keys()].filter((n) => n.startsWith("x-") && n !== "x-request-id").sort();
+        expect({ kind, names }).toEqual({ kind, names: own[kind] });
+        expect(r.header("cache-control")).toBe("private, no-store");
+        expect(r.header("content-type")).toBe("application/json; charset=utf-8");
+        ids.add(r.header("x-request-id")!);
+      }
+    }
+    expect(ids.size).toBe(10);
+    const basic = await list(c, keys.basic, "?limit=2");
+    expect(basic.header("x-rowbudget-remaining")).toBe(String(100_000 - 3 * 2));
+  });
+
   it("decides plan, policy, trial and verification with the documented precedence", async () => {
     const c = use();
     const cases: Array<[Record<string, unknown>, number, string]> = [
