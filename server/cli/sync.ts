@@ -40,7 +40,7 @@ a file, commits what was read and refreshes the snapshot; a second Ctrl-C exits 
     if (!values.from) throw new UsageError("--from SRC is required (a file path, or - for stdin)");
     const batchSize = intFlag("batch-size", values["batch-size"], 1);
     // Before any thread is started: the writer thread and SQLite's sorters inherit it.
-    if (oneOf("priority", values.priority, SYNC_PRIORITIES) === "background") await enterBackground();
+    const background = oneOf("priority", values.priority, SYNC_PRIORITIES) === "background" ? await enterBackground() : null;
     const { dbPath } = resolveConfig({ dbPath: values.db });
     const controller = new AbortController();
     const source = openSource(values.from, { follow: values.follow, signal: controller.signal });
@@ -64,7 +64,16 @@ a file, commits what was read and refreshes the snapshot; a second Ctrl-C exits 
       else if (!error) console.log(formatSummary(summary));
     };
     try {
-      const summary = await syncFrom(db, source, { batchSize, onProgress: bar.update });
+      let sweptAt = 0;
+      const onProgress: typeof bar.update = (p) => {
+        // Threads the runtime starts later (I/O pool, collector) join the background too.
+        if (background && p.elapsedMs - sweptAt >= 250) {
+          sweptAt = p.elapsedMs;
+          background.sweep();
+        }
+        bar.update(p);
+      };
+      const summary = await syncFrom(db, source, { batchSize, onProgress });
       report(summary);
       if (controller.signal.aborted && !values.follow && summary.position.offset < (source.size ?? 0)) {
         // Stopped before the end of the input: what was read is applied; a rerun resumes.
