@@ -15,7 +15,6 @@ import { readdirSync } from "node:fs";
 import { setPriority } from "node:os";
 
 export const SYNC_PRIORITIES = ["background", "normal"] as const;
-export type SyncPriority = (typeof SYNC_PRIORITIES)[number];
 
 /** What the process got: the scheduler's idle class, nice 19, or nothing (not permitted). */
 export type Lowered = "idle" | "nice" | "unchanged";
