@@ -147,19 +147,20 @@ function runWrk(args: string[]): { promise: Promise<string>; interrupt(): void }
   return { promise, interrupt: () => child.kill("SIGINT") };
 }
 
-/** One short run without warm-up: a scenario's rate, to size what the measured run needs. */
-export async function probe(spec: LoadSpec, durationS: number): Promise<LoadResult> {
-  return strip(parse(await runWrk(wrkArgs(spec, `${durationS}s`)).promise));
-}
-
-export async function measure(spec: LoadSpec, durationS: number = LOAD.durationS): Promise<LoadResult> {
-  if (LOAD.warmupS > 0) await runWrk(wrkArgs(spec, `${LOAD.warmupS}s`)).promise;
-  return strip(parse(await runWrk(wrkArgs(spec, `${durationS}s`)).promise));
-}
-
-/** One measured slice (no warm-up of its own). */
+/** One wrk run (no warm-up of its own): a measured slice. */
 export async function slice(spec: LoadSpec, durationS: number): Promise<Slice> {
   return parse(await runWrk(wrkArgs(spec, `${durationS}s`)).promise);
+}
+
+/** One short run without warm-up: a scenario's rate, to size what the measured run needs. */
+export async function probe(spec: LoadSpec, durationS: number): Promise<LoadResult> {
+  return strip(await slice(spec, durationS));
+}
+
+/** Warm-up (discarded), then one measured run. */
+export async function measure(spec: LoadSpec, durationS: number = LOAD.durationS): Promise<LoadResult> {
+  if (LOAD.warmupS > 0) await slice(spec, LOAD.warmupS);
+  return strip(await slice(spec, durationS));
 }
 
 function strip({ histogram: _, ...result }: Slice): LoadResult {
