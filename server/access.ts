@@ -19,17 +19,19 @@
  * a per-process cache (server/limits/cache.ts); the counters live in the process's meter
  * (server/limits/meter.ts), which writes them to the ledger behind the requests.
  */
+import type { Account, KeyRow } from "../db/accounts.ts";
 import type { KeyKind } from "../db/contract.ts";
+import type { BucketSpec, BucketVerdict } from "../db/rate-buckets.ts";
 import type { AppContext } from "./context.ts";
 import { ApiError } from "./errors.ts";
 import type { RequestScope } from "./handle.ts";
 import { bearerToken, digestKey, parseKey } from "./keys.ts";
 import { budgetAllowance, recordDelivery, trialAllowance, type Hold, type RowAllowance } from "./limits/allowances.ts";
 import { createAccessCache, type AccessCache } from "./limits/cache.ts";
-import { resolveGrant, type AccessTier } from "./limits/grant.ts";
-import { PUBLISHED_RATE_LIMIT } from "./limits/headers.ts";
-import { bucketFor, rateCounters, rateLimited, rateLimitHeader, requestCost } from "./limits/rate.ts";
-import { unavailable, withLedger } from "./limits/ledger.ts";
+import { resolveGrant, type AccessTier, type Grant } from "./limits/grant.ts";
+import { H, PUBLISHED_RATE_LIMIT } from "./limits/headers.ts";
+import { bucketFor, rateLimited, requestCost, setRateCounters } from "./limits/rate.ts";
+import { ledgerFailure, unavailable, withLedger } from "./limits/ledger.ts";
 
 export interface ListAccess {
   accountId: number;
@@ -71,107 +73,171 @@ const invalidKey = () => new ApiError("invalid_api_key");
  * key is refused without a lookup. When the ledger cannot be read: 503 `policy_unavailable`.
  */
 export function authenticate(ctx: AppContext, req: Request): KeyIdentity {
-  const key = bearerToken(req);
-  if (!key) throw invalidKey();
-  const cache = cacheOf(ctx);
-  const row = withLedger("policy_unavailable", () => {
-    cache.refresh();
-    const digest = digestKey(key);
-    // A digest the ledger knows is a well-formed key; anything else is checked before a lookup.
-    const known = cache.knownKey(digest);
-    if (known) return known;
-    if (!parseKey(key)) throw invalidKey();
-    return cache.key(digest);
-  });
-  if (!row || row.revokedMs !== null) throw invalidKey();
+  const row = authenticatedKey(ctx, req);
   return { keyId: row.id, accountId: row.accountId, kind: row.kind };
 }
 
+/** Stage 1 for the list route: the cached key row itself (no object per request). */
+function authenticatedKey(ctx: AppContext, req: Request): KeyRow {
+  const key = bearerToken(req);
+  if (!key) throw invalidKey();
+  const cache = cacheOf(ctx);
+  let row: KeyRow | undefined;
+  try {
+    cache.refresh();
+    const digest = digestKey(key);
+    // A digest the ledger knows is a well-formed key; anything else is checked before a lookup.
+    row = cache.knownKey(digest);
+    if (!row) {
+      if (!parseKey(key)) throw invalidKey();
+      row = cache.key(digest);
+    }
+  } catch (err) {
+    throw ledgerFailure("policy_unavailable", err);
+  }
+  if (!row || row.revokedMs !== null) throw invalidKey();
+  return row;
+}
+
+/**
+ * What stage 2 derives from a key and its account alone: the bucket, its X-RateLimit-Limit, and
+ * for a paid plan the grant. Kept beside the cached key row while the cache hands out the same
+ * account object (a changed account is a new object), so a request builds none of them.
+ */
+interface KeyTerms {
+  account: Account;
+  bucket: BucketSpec;
+  limitHeader: string;
+  /** Paid plans only, once resolved: it does not depend on the time or a trial. */
+  grant: Grant | null;
+}
+const keyTerms = new WeakMap<KeyRow, KeyTerms>();
+
+function termsOf(key: KeyRow, account: Account): KeyTerms {
+  let terms = keyTerms.get(key);
+  if (terms?.account === account) return terms;
+  // Accounts without a plan are trial accounts or refused below; either way one bucket per account.
+  const bucket = bucketFor(account, key.id, account.plan === "none");
+  keyTerms.set(key, (terms = { account, bucket, limitHeader: String(bucket.capacity), grant: null }));
+  return terms;
+}
+
 export function authorizeList(ctx: AppContext, scope: RequestScope, request: { geo: boolean }): ListAccess {
+  const headers = scope.headers;
   // Until the account's bucket is known, the published limit (401s report it too).
-  Object.assign(scope.headers, PUBLISHED_RATE_LIMIT);
-  const identity = authenticate(ctx, scope.req);
+  headers[H.rateLimit] = PUBLISHED_RATE_LIMIT[H.rateLimit];
+  const key = authenticatedKey(ctx, scope.req);
 
   // Stage 2: policy, plan, trial state, email verification.
   if (ctx.faults.take("policy_unavailable")) throw unavailable("policy_unavailable");
-  const account = withLedger("policy_unavailable", () => cacheOf(ctx).account(identity.accountId));
+  let account: Account | undefined;
+  try {
+    account = cacheOf(ctx).account(key.accountId);
+  } catch (err) {
+    throw ledgerFailure("policy_unavailable", err);
+  }
   if (!account) throw new ApiError("account_not_provisioned", "This key's account has no usable access policy.");
   const meter = ctx.meter;
   const trialRow = account.plan === "none" ? withLedger("trial_unavailable", () => meter.readTrial(account.id)) : undefined;
-  // Accounts without a plan are trial accounts or refused below; either way one bucket per account.
-  const bucket = bucketFor(account, identity.keyId, account.plan === "none");
-  Object.assign(scope.headers, rateLimitHeader(bucket));
-  const grant = resolveGrant(account, trialRow, ctx.clock.now());
-  const isTrial = grant.tier === "trial";
+  const terms = termsOf(key, account);
+  headers[H.rateLimit] = terms.limitHeader;
+  // A paid plan's refusals (resolveGrant throws them) are never kept: they are re-decided each time.
+  const grant = account.plan === "none" ? resolveGrant(account, trialRow, ctx.clock.now()) : (terms.grant ??= resolveGrant(account, undefined, 0));
 
   // Stage 3: request rate, then the row budget or the trial's capacity.
-  const allowance: RowAllowance | null = isTrial
-    ? trialAllowance(account.id)
-    : grant.rowBudget !== null
-      ? budgetAllowance(account.id, grant.rowBudget)
-      : null;
+  const allowance: RowAllowance | null =
+    grant.tier === "trial"
+      ? trialAllowance(account.id)
+      : grant.rowBudget !== null
+        ? budgetAllowance(account.id, grant.rowBudget)
+        : null;
   if (ctx.faults.take("rate_limit_unavailable")) throw unavailable("rate_limit_unavailable");
   const now = ctx.clock.now();
-  const { verdict, refusal } = withLedger("rate_limit_unavailable", () => {
-    meter.assertWritable(() => unavailable("rate_limit_unavailable"));
-    const verdict = meter.takeTokens(bucket, requestCost(request.geo), now);
+  let verdict: BucketVerdict;
+  let refusal: ApiError | null;
+  try {
+    meter.assertWritable(rateLimitUnavailable);
+    verdict = meter.takeTokens(terms.bucket, requestCost(request.geo), now);
     // The units stay spent even when the allowance refuses: the limiter admitted the request.
     // Checked even when the limiter refuses, so a trial's 429 carries its X-Trial-* headers.
-    const refusal = allowance?.check(meter, now) ?? null;
-    return { verdict, refusal };
-  });
-  if (allowance?.kind === "trial") Object.assign(scope.headers, allowance.headers);
-  if (!verdict.admitted) throw rateLimited(bucket, verdict);
+    refusal = allowance?.check(meter, now) ?? null;
+  } catch (err) {
+    throw ledgerFailure("rate_limit_unavailable", err);
+  }
+  if (allowance?.kind === "trial") Object.assign(headers, allowance.headers);
+  if (!verdict.admitted) throw rateLimited(terms.bucket, verdict);
   if (refusal) throw refusal;
+  return new AdmittedList(ctx, scope, account.id, key.id, grant, allowance, verdict);
+}
 
-  let hold: Hold | null = null;
-  let opened = false;
-  let settled = false;
-  return {
-    accountId: account.id,
-    keyId: identity.keyId,
-    horizonMs: grant.horizonMs,
-    polygons: grant.polygons,
-    tier: grant.tier,
-    open(requestedLimit) {
-      if (opened) throw new Error("ListAccess.open called twice");
-      opened = true;
-      // The internal_error fault fires here, the last point before rows are selected.
-      if (ctx.faults.take("internal_error")) throw new ApiError("internal_error");
-      if (!allowance) return requestedLimit;
-      const code = allowance.kind === "trial" ? "trial_unavailable" : "rate_limit_unavailable";
-      if (allowance.kind === "trial" && ctx.faults.take("trial_unavailable")) throw unavailable("trial_unavailable");
-      const nowMs = ctx.clock.now();
-      const result = withLedger(code, () => {
-        meter.assertWritable(() => unavailable(code));
-        return allowance.reserve(meter, requestedLimit, nowMs);
-      });
-      if (allowance.kind === "trial") Object.assign(scope.headers, allowance.headers);
-      if (result instanceof ApiError) throw result;
-      hold = result;
-      return hold.rows;
-    },
-    settle(delivered) {
-      if (!opened || settled) return;
-      settled = true;
-      const nowMs = ctx.clock.now();
-      const rows = Math.max(0, Math.floor(delivered));
-      if (!allowance || !hold) {
-        // Unmetered: usage is recorded for the record (a budget set later counts it); a failure
-        // to record never fails the page.
-        try {
-          withLedger("rate_limit_unavailable", () => recordDelivery(meter, account.id, rows, nowMs));
-        } catch {
-          // withLedger logged it.
-        }
-      } else {
-        settleHold(ctx, allowance, hold, rows, nowMs);
-        Object.assign(scope.headers, allowance.headers);
+const rateLimitUnavailable = () => unavailable("rate_limit_unavailable");
+
+/** An admitted list request between stage 3 and its response (a class: one object per request). */
+class AdmittedList implements ListAccess {
+  readonly horizonMs: number | null;
+  readonly polygons: boolean;
+  readonly tier: AccessTier;
+  #hold: Hold | null = null;
+  #opened = false;
+  #settled = false;
+
+  constructor(
+    private readonly ctx: AppContext,
+    private readonly scope: RequestScope,
+    readonly accountId: number,
+    readonly keyId: number,
+    grant: Grant,
+    private readonly allowance: RowAllowance | null,
+    private readonly verdict: BucketVerdict,
+  ) {
+    this.horizonMs = grant.horizonMs;
+    this.polygons = grant.polygons;
+    this.tier = grant.tier;
+  }
+
+  open(requestedLimit: number): number {
+    if (this.#opened) throw new Error("ListAccess.open called twice");
+    this.#opened = true;
+    const { ctx, allowance } = this;
+    // The internal_error fault fires here, the last point before rows are selected.
+    if (ctx.faults.take("internal_error")) throw new ApiError("internal_error");
+    if (!allowance) return requestedLimit;
+    const code = allowance.kind === "trial" ? "trial_unavailable" : "rate_limit_unavailable";
+    if (allowance.kind === "trial" && ctx.faults.take("trial_unavailable")) throw unavailable("trial_unavailable");
+    const nowMs = ctx.clock.now();
+    const meter = ctx.meter;
+    const result = withLedger(code, () => {
+      meter.assertWritable(() => unavailable(code));
+      return allowance.reserve(meter, requestedLimit, nowMs);
+    });
+    if (allowance.kind === "trial") Object.assign(this.scope.headers, allowance.headers);
+    if (result instanceof ApiError) throw result;
+    this.#hold = result;
+    return result.rows;
+  }
+
+  settle(delivered: number): void {
+    if (!this.#opened || this.#settled) return;
+    this.#settled = true;
+    const { ctx, allowance, scope } = this;
+    const hold = this.#hold;
+    const nowMs = ctx.clock.now();
+    const rows = Math.max(0, Math.floor(delivered));
+    if (!allowance || !hold) {
+      // Unmetered: usage is recorded for the record (a budget set later counts it); a failure
+      // to record never fails the page.
+      try {
+        recordDelivery(ctx.meter, this.accountId, rows, nowMs);
+      } catch (err) {
+        ledgerFailure("rate_limit_unavailable", err);
       }
-      // Only now: a page withheld by settleHold (503) reports no request-rate counters.
-      Object.assign(scope.headers, rateCounters(verdict));
-    },
-  };
+    } else {
+      settleHold(ctx, allowance, hold, rows, nowMs);
+      Object.assign(scope.headers, allowance.headers);
+    }
+    // Only now: a page withheld by settleHold (503) reports no request-rate counters.
+    setRateCounters(scope.headers, this.verdict);
+  }
 }
 
 /**

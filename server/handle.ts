@@ -41,25 +41,34 @@ export function handle(fn: Route<H3Scope>, envelope: Envelope = "list", options:
   );
 }
 
+/**
+ * A direct route's scope: a class, so a request allocates one object (an object literal with a
+ * getter would allocate the getter too, on every request).
+ */
+class DirectScope implements RequestScope {
+  readonly event = null;
+  readonly search: string;
+  readonly requestId = newRequestId();
+  readonly headers: Record<string, string> = {};
+  #url: URL | undefined;
+
+  constructor(
+    readonly req: Request,
+    private readonly raw: string,
+  ) {
+    const q = raw.indexOf("?");
+    this.search = q < 0 || q === raw.length - 1 ? "" : raw.slice(q);
+  }
+
+  /** Parsed only when a route asks for more than the query string. */
+  get url(): URL {
+    return (this.#url ??= new URL(this.raw));
+  }
+}
+
 /** The same route for a router that hands over the bare Request (Bun.serve `routes`). */
 export function direct(fn: Route, envelope: Envelope = "list", options: RouteOptions = {}): (req: Request) => Response | Promise<Response> {
-  return (req) => {
-    const raw = req.url;
-    const q = raw.indexOf("?");
-    let url: URL | undefined;
-    const scope: RequestScope = {
-      event: null,
-      req,
-      // Parsed only when a route asks for more than the query string.
-      get url() {
-        return (url ??= new URL(raw));
-      },
-      search: q < 0 || q === raw.length - 1 ? "" : raw.slice(q),
-      requestId: newRequestId(),
-      headers: {},
-    };
-    return run(scope, fn, envelope, options);
-  };
+  return (req) => run(new DirectScope(req, req.url), fn, envelope, options);
 }
 
 /** Path → method → handler, served by Bun's router ahead of h3 (server/listen.ts). */
@@ -74,25 +83,29 @@ export function directRoutesOf(app: H3): DirectRoutes {
 }
 
 function run<S extends RequestScope>(scope: S, fn: Route<S>, envelope: Envelope, options: RouteOptions): Response | Promise<Response> {
-  const done = (res: Response) => {
-    // Asking a Response for its headers makes Bun build a Headers object for it: routes that
-    // set the id themselves skip that.
-    if (!options.setsRequestId && !res.headers.has("x-request-id")) res.headers.set("x-request-id", scope.requestId);
-    return res;
-  };
-  const failed = (err: unknown) => {
-    if (!isApiError(err)) logUnexpected(scope, err);
-    const res = renderError(err, scope.requestId, envelope);
-    for (const [k, v] of Object.entries(scope.headers)) if (!res.headers.has(k)) res.headers.set(k, v);
-    return res;
-  };
-  // A route that answers synchronously (the list endpoint) is finished without a promise.
+  let res: Response | Promise<Response>;
   try {
-    const res = fn(scope);
-    return res instanceof Promise ? res.then(done, failed) : done(res);
+    res = fn(scope);
   } catch (err) {
-    return failed(err);
+    return failed(scope, envelope, err);
   }
+  // A route that answers synchronously (the list endpoint) is finished without a promise.
+  if (res instanceof Promise) return res.then((r) => done(scope, options, r), (err) => failed(scope, envelope, err));
+  return done(scope, options, res);
+}
+
+function done(scope: RequestScope, options: RouteOptions, res: Response): Response {
+  // Asking a Response for its headers makes Bun build a Headers object for it: routes that
+  // set the id themselves skip that.
+  if (!options.setsRequestId && !res.headers.has("x-request-id")) res.headers.set("x-request-id", scope.requestId);
+  return res;
+}
+
+function failed(scope: RequestScope, envelope: Envelope, err: unknown): Response {
+  if (!isApiError(err)) logUnexpected(scope, err);
+  const res = renderError(err, scope.requestId, envelope);
+  for (const [k, v] of Object.entries(scope.headers)) if (!res.headers.has(k)) res.headers.set(k, v);
+  return res;
 }
 
 function logUnexpected(scope: RequestScope, err: unknown): void {

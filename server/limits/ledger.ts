@@ -26,11 +26,19 @@ export function withLedger<T>(code: UnavailableCode, work: () => T): T {
   try {
     return work();
   } catch (err) {
-    if (isApiError(err)) throw err;
-    // The SQLite message only: never the request, which may carry a key.
-    console.error(`ledger unavailable (${code}): ${(err as Error)?.message ?? err}`);
-    throw unavailable(code);
+    throw ledgerFailure(code, err);
   }
+}
+
+/**
+ * What `withLedger` throws for a failure: an ApiError as it is; anything else is logged (the
+ * SQLite message only: never the request, which may carry a key) and becomes the 503 `code`.
+ * For hot paths that catch themselves rather than allocate a closure per request.
+ */
+export function ledgerFailure(code: UnavailableCode, err: unknown): ApiError {
+  if (isApiError(err)) return err;
+  console.error(`ledger unavailable (${code}): ${(err as Error)?.message ?? err}`);
+  return unavailable(code);
 }
 
 const configured = new WeakMap<Db, unknown>();

@@ -25,14 +25,19 @@ export function bucketFor(account: Account, keyId: number, trial: boolean): Buck
 export const requestCost = (geo: boolean): number => (geo ? RATE.geoCost : 1);
 
 /** X-RateLimit-Limit: the bucket's capacity (the published 60 unless negotiated). */
-export const rateLimitHeader = (spec: BucketSpec) => ({ [H.rateLimit]: String(spec.capacity) });
+const rateLimitHeader = (spec: BucketSpec) => ({ [H.rateLimit]: String(spec.capacity) });
 
 /** Remaining whole units and the unix second the bucket is full again. */
-export function rateCounters(verdict: BucketVerdict): Record<string, string> {
-  return {
-    [H.rateRemaining]: String(Math.floor(verdict.tokens + 1e-9)),
-    [H.rateReset]: String(Math.ceil(verdict.fullAtMs / 1000)),
-  };
+function rateCounters(verdict: BucketVerdict): Record<string, string> {
+  const headers: Record<string, string> = {};
+  setRateCounters(headers, verdict);
+  return headers;
+}
+
+/** `rateCounters` written straight into a response's headers. */
+export function setRateCounters(headers: Record<string, string>, verdict: BucketVerdict): void {
+  headers[H.rateRemaining] = String(Math.floor(verdict.tokens + 1e-9));
+  headers[H.rateReset] = String(Math.ceil(verdict.fullAtMs / 1000));
 }
 
 export function rateLimited(spec: BucketSpec, verdict: BucketVerdict): ApiError {

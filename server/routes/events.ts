@@ -175,19 +175,27 @@ function listEvents(ctx: AppContext, scope: RequestScope): Response {
 /**
  * The page's headers: what `json()` (server/handle.ts) sets, the access pipeline's, the spec's
  * Cache-Control and the request id. A Response copies the Headers it is given (Fetch "fill"), so
- * one Headers per set of access header names is refilled for each page: half the cost of
- * building them from an object every time (issue 8).
+ * one Headers per sequence of access header names is refilled for each page: half the cost of
+ * building them from an object every time (issue 8). The sequences form a small tree walked by
+ * name, so finding the Headers builds no string.
  */
-const listHeaderSets = new Map<string, Headers>();
+interface HeaderSet {
+  next: Map<string, HeaderSet>;
+  headers: Headers | null;
+}
+const listHeaderSets: HeaderSet = { next: new Map(), headers: null };
 function listHeaders(scope: RequestScope): Headers {
   const access = scope.headers;
-  let names = "";
-  for (const name in access) names += `${name}\n`;
-  let headers = listHeaderSets.get(names);
-  if (!headers) {
-    headers = new Headers({ "content-type": "application/json; charset=utf-8", "cache-control": "private, no-store" });
-    listHeaderSets.set(names, headers);
+  let set = listHeaderSets;
+  for (const name in access) {
+    let next = set.next.get(name);
+    if (!next) set.next.set(name, (next = { next: new Map(), headers: null }));
+    set = next;
   }
+  const headers = (set.headers ??= new Headers({
+    "content-type": "application/json; charset=utf-8",
+    "cache-control": "private, no-store",
+  }));
   for (const name in access) headers.set(name, access[name]);
   headers.set("x-request-id", scope.requestId);
   return headers;
