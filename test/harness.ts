@@ -45,8 +45,11 @@ export async function startInProcess(): Promise<Target> {
   };
 }
 
-export async function startBunServer(extraArgs: string[] = []): Promise<Target & { child: ChildProcess }> {
-  const dir = mkdtempSync(join(tmpdir(), "marquee-e2e-"));
+/** A spawned server in test mode; `dir` serves existing files (another server's, say) instead of new ones. */
+export async function startBunServer(
+  extraArgs: string[] = [],
+  dir: string = mkdtempSync(join(tmpdir(), "marquee-e2e-")),
+): Promise<Target & { child: ChildProcess }> {
   const port = await freePort();
   const baseUrl = `http://127.0.0.1:${port}`;
   const child = spawn(

@@ -1,6 +1,8 @@
 import { createApp } from "../app.ts";
 import { resolveConfig } from "../config.ts";
 import { createContext } from "../context.ts";
+import { ledgerPathFor } from "../../db/ledger.ts";
+import { lockLedgerForServing } from "../../db/serve-lock.ts";
 import { startBackgroundWork } from "../background.ts";
 import { listen } from "../listen.ts";
 import { intFlag, parseFlags, type Command } from "./args.ts";
@@ -35,6 +37,8 @@ export const serveCommand: Command = {
       syncIntervalS: intFlag("sync-interval", values["sync-interval"], 1),
       snapshotIntervalS: intFlag("snapshot-interval", values["snapshot-interval"], 1),
     });
+    // Before anything is read or written: a second server on this ledger is refused here.
+    const lock = await lockLedgerForServing(ledgerPathFor(config.dbPath));
     const ctx = await createContext(config);
     await startBackgroundWork(ctx);
     const app = createApp(ctx);
@@ -43,6 +47,7 @@ export const serveCommand: Command = {
     const stop = async () => {
       await server.close();
       ctx.close();
+      lock?.close();
       process.exit(0);
     };
     process.on("SIGINT", stop);
