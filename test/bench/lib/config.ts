@@ -16,12 +16,13 @@ export const LOAD = {
   /** Once per server before its first scenario: lets Node's and Prism's JIT settle. */
   targetWarmupS: 3,
   warmupS: 1,
-  durationS: 4,
+  durationS: 6,
   /**
    * The measured time is run in this many wrk runs of durationS / slices seconds each; two
-   * servers side by side alternate slice by slice (measureSides in measure.ts).
+   * servers side by side alternate slice by slice (measureSides in measure.ts). Six 1-s slices
+   * a side rather than four: a ratio's spread across runs was about ±7 points with four.
    */
-  slices: 4,
+  slices: 6,
   /** A request slower than this is a wrk timeout, not a latency sample. */
   timeoutS: 5,
 } as const;
