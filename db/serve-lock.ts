@@ -9,6 +9,8 @@
  * lock goes with the process however it ends, kill -9 included, and a second server is refused
  * at start with one line instead.
  */
+import { mkdirSync } from "node:fs";
+import { dirname } from "node:path";
 import { openDb, type Db } from "./driver.ts";
 import { isLedgerBusy } from "./handoffs.ts";
 
@@ -23,6 +25,8 @@ export class LedgerInUseError extends Error {}
 export async function lockLedgerForServing(ledgerPath: string): Promise<Db | null> {
   if (ledgerPath === ":memory:") return null;
   const path = serveLockPathFor(ledgerPath);
+  // The first start on a new path: the lock comes before the replica, which would create the folder.
+  mkdirSync(dirname(path), { recursive: true });
   let db: Db | undefined;
   try {
     // No waiting: a lock that is held stays held while its server runs.

@@ -260,6 +260,8 @@ describe("marquee serve", () => {
       return { child, out: () => out };
     };
     const stop = async (child: ReturnType<typeof start>["child"]) => {
+      // A server that failed to start has exited already: its exit event will not come again.
+      if (child.exitCode !== null || child.signalCode !== null) return;
       const exited = new Promise((r) => child.once("exit", r));
       child.kill("SIGTERM");
       await exited;
