@@ -4,8 +4,10 @@
 --
 -- wrk -s rotate-keys.lua URL -- KEYS_FILE THREADS [METHOD] [START] [JSON_BODY]
 -- KEYS_FILE holds one key a line. Thread i of THREADS takes every THREADS-th key, so no key is
--- shared between threads; each thread cycles through its own keys round-robin, starting after
--- the first START requests of the whole run (a run measured in slices continues its rotation).
+-- shared between threads; each thread cycles through its own keys round-robin. START is where
+-- each thread's rotation begins: "n1,n2,…" (one place per thread, what the previous slice's
+-- BENCH_SENT line printed), so a run measured in slices continues every thread's rotation exactly
+-- where it stopped; a single number n starts every thread at n / THREADS.
 local dir = debug.getinfo(1, "S").source:match("^@(.*/)") or "./"
 dofile(dir .. "summary.lua")
 
@@ -18,7 +20,7 @@ end
 function init(args)
   local path, threads = args[1], tonumber(args[2])
   method = args[3] or "GET"
-  local start = tonumber(args[4] or "0")
+  local start = args[4] or "0"
   body = args[5]
   local all = {}
   for line in io.lines(path) do
@@ -29,7 +31,17 @@ function init(args)
   for i, key in ipairs(all) do
     if #all < threads or (i - 1) % threads == thread_index - 1 then keys[#keys + 1] = key end
   end
-  sent = math.floor(start / threads)
+  if start:find(",") then
+    -- Threads send unequal shares: starting them all at the mean would hand some keys out twice.
+    local i = 0
+    for place in start:gmatch("[^,]+") do
+      i = i + 1
+      if i == thread_index then sent = tonumber(place) end
+    end
+    sent = sent or 0
+  else
+    sent = math.floor(tonumber(start) / threads)
+  end
   statuses = {}
 end
 
@@ -55,4 +67,8 @@ function done(summary, latency, requests)
   local parts = {}
   for status, n in pairs(total) do parts[#parts + 1] = string.format('"%d":%d', status, n) end
   io.write("BENCH_STATUS {" .. table.concat(parts, ",") .. "}\n")
+  -- Each thread's place in its rotation: the next slice's START.
+  local places = {}
+  for _, thread in ipairs(threads) do places[#places + 1] = string.format("%d", thread:get("sent")) end
+  io.write("BENCH_SENT " .. table.concat(places, ",") .. "\n")
 end

@@ -73,6 +73,8 @@ interface Ready {
   keyCount: number;
   /** Requests sent through the rotated keys so far (warm-up included). */
   sent: number;
+  /** Each wrk thread's place in its key rotation after the last slice (rotate-keys.lua). */
+  places?: string;
   slices: Slice[];
 }
 
@@ -123,13 +125,16 @@ export async function measureSides(sides: Side[], scenarios: Scenario[], ctx: Me
       if ("skipped" in r) cells.get(side.target)![s.id] = r;
       else ready.push(r);
     }
-    for (const r of ready) if (LOAD.warmupS > 0) r.sent += (await slice(r.spec, LOAD.warmupS)).requests;
+    // Every slice continues each wrk thread's key rotation where it stopped (rotate-keys.lua).
+    const next = async (r: Ready, seconds: number) => {
+      const part = await slice({ ...r.spec, startAt: r.places ?? r.sent }, seconds);
+      r.sent += part.requests;
+      r.places = part.places;
+      return part;
+    };
+    for (const r of ready) if (LOAD.warmupS > 0) await next(r, LOAD.warmupS);
     for (let k = 0; k < LOAD.slices; k++) {
-      for (const r of k % 2 === 0 ? ready : [...ready].reverse()) {
-        const part = await slice({ ...r.spec, startAt: r.sent }, sliceS);
-        r.sent += part.requests;
-        r.slices.push(part);
-      }
+      for (const r of k % 2 === 0 ? ready : [...ready].reverse()) r.slices.push(await next(r, sliceS));
     }
     for (const r of ready) {
       const load = combine(r.slices);

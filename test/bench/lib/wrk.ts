@@ -18,8 +18,11 @@ export interface LoadSpec {
   keysFile?: string;
   method?: "GET" | "POST";
   body?: string;
-  /** With keysFile: requests already sent through those keys this run; the rotation goes on from there. */
-  startAt?: number;
+  /**
+   * With keysFile: where the rotation goes on, as each thread's place after the previous slice
+   * (`Slice.places`), or as requests already sent through those keys (split evenly over threads).
+   */
+  startAt?: number | string;
 }
 
 export interface LoadResult {
@@ -42,6 +45,8 @@ export interface LoadResult {
 /** One wrk run with its latency histogram (microseconds → count), which slices combine by. */
 export interface Slice extends LoadResult {
   histogram: Map<number, number>;
+  /** With rotated keys: each thread's place in its rotation at the end ("n1,n2"), the next slice's startAt. */
+  places?: string;
 }
 
 /** Null when wrk is installed, else how to install it. */
@@ -68,6 +73,7 @@ function parse(output: string): Slice {
   const line = lines.find((l) => l.startsWith("BENCH_JSON "));
   const statusLine = lines.find((l) => l.startsWith("BENCH_STATUS "));
   const histLine = lines.find((l) => l.startsWith("BENCH_HIST ")) ?? "BENCH_HIST ";
+  const placesLine = lines.find((l) => l.startsWith("BENCH_SENT "));
   const histogram = new Map<number, number>();
   for (const entry of histLine.slice("BENCH_HIST ".length).split(",")) {
     if (!entry) continue;
@@ -91,6 +97,7 @@ function parse(output: string): Slice {
     socketErrors: e.connect + e.read + e.write + e.timeout,
     statuses: statusLine ? JSON.parse(statusLine.slice("BENCH_STATUS ".length)) : undefined,
     histogram,
+    ...(placesLine ? { places: placesLine.slice("BENCH_SENT ".length).trim() } : {}),
   };
 }
 
@@ -163,7 +170,7 @@ export async function measure(spec: LoadSpec, durationS: number = LOAD.durationS
   return strip(await slice(spec, durationS));
 }
 
-function strip({ histogram: _, ...result }: Slice): LoadResult {
+function strip({ histogram: _, places: __, ...result }: Slice): LoadResult {
   return result;
 }
 
