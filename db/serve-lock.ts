@@ -14,17 +14,14 @@ import { dirname } from "node:path";
 import { openDb, type Db } from "./driver.ts";
 import { isLedgerBusy } from "./handoffs.ts";
 
-export const serveLockPathFor = (ledgerPath: string): string => `${ledgerPath}-serve.lock`;
-
-export class LedgerInUseError extends Error {}
-
 /**
- * Takes the lock, or throws LedgerInUseError when another process holds it. The returned handle
- * releases it on close (the process ending does too). A memory ledger needs no lock.
+ * Takes the lock, or throws (the one line `marquee serve` prints) when another process holds it.
+ * The returned handle releases it on close (the process ending does too). A memory ledger needs
+ * no lock.
  */
 export async function lockLedgerForServing(ledgerPath: string): Promise<Db | null> {
   if (ledgerPath === ":memory:") return null;
-  const path = serveLockPathFor(ledgerPath);
+  const path = `${ledgerPath}-serve.lock`;
   // The first start on a new path: the lock comes before the replica, which would create the folder.
   mkdirSync(dirname(path), { recursive: true });
   let db: Db | undefined;
@@ -44,7 +41,7 @@ export async function lockLedgerForServing(ledgerPath: string): Promise<Db | nul
   } catch (err) {
     db?.close();
     if (isLedgerBusy(err)) {
-      throw new LedgerInUseError(
+      throw new Error(
         `another marquee serve is using the ledger ${ledgerPath} (one server per ledger; its lock is ${path})`,
       );
     }
