@@ -6,8 +6,8 @@
 -- KEYS_FILE holds one key a line. Thread i of THREADS takes every THREADS-th key, so no key is
 -- shared between threads; each thread cycles through its own keys round-robin. START is where
 -- each thread's rotation begins: "n1,n2,…" (one place per thread, what the previous slice's
--- BENCH_SENT line printed), so a run measured in slices continues every thread's rotation exactly
--- where it stopped; a single number n starts every thread at n / THREADS.
+-- BENCH_SENT line printed; a thread without a place starts at 0), so a run measured in slices
+-- continues every thread's rotation exactly where it stopped.
 local dir = debug.getinfo(1, "S").source:match("^@(.*/)") or "./"
 dofile(dir .. "summary.lua")
 
@@ -31,17 +31,13 @@ function init(args)
   for i, key in ipairs(all) do
     if #all < threads or (i - 1) % threads == thread_index - 1 then keys[#keys + 1] = key end
   end
-  if start:find(",") then
-    -- Threads send unequal shares: starting them all at the mean would hand some keys out twice.
-    local i = 0
-    for place in start:gmatch("[^,]+") do
-      i = i + 1
-      if i == thread_index then sent = tonumber(place) end
-    end
-    sent = sent or 0
-  else
-    sent = math.floor(tonumber(start) / threads)
+  -- Threads send unequal shares: starting them all at the mean would hand some keys out twice.
+  local i = 0
+  for place in start:gmatch("[^,]+") do
+    i = i + 1
+    if i == thread_index then sent = tonumber(place) end
   end
+  sent = sent or 0
   statuses = {}
 end
 

@@ -127,7 +127,7 @@ export async function measureSides(sides: Side[], scenarios: Scenario[], ctx: Me
     }
     // Every slice continues each wrk thread's key rotation where it stopped (rotate-keys.lua).
     const next = async (r: Ready, seconds: number) => {
-      const part = await slice({ ...r.spec, startAt: r.places ?? r.sent }, seconds);
+      const part = await slice({ ...r.spec, startAt: r.places }, seconds);
       r.sent += part.requests;
       r.places = part.places;
       return part;

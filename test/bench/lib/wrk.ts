@@ -18,11 +18,8 @@ export interface LoadSpec {
   keysFile?: string;
   method?: "GET" | "POST";
   body?: string;
-  /**
-   * With keysFile: where the rotation goes on, as each thread's place after the previous slice
-   * (`Slice.places`), or as requests already sent through those keys (split evenly over threads).
-   */
-  startAt?: number | string;
+  /** With keysFile: each thread's place in the rotation after the previous slice (`Slice.places`). */
+  startAt?: string;
 }
 
 export interface LoadResult {
@@ -59,7 +56,7 @@ export function checkWrk(): string | null {
 function wrkArgs(spec: LoadSpec, duration: string): string[] {
   const args = ["-t", String(LOAD.threads), "-c", String(LOAD.connections), "-d", duration, "--latency", "--timeout", `${LOAD.timeoutS}s`];
   if (spec.keysFile) {
-    args.push("-s", ROTATE_LUA, spec.url, "--", spec.keysFile, String(LOAD.threads), spec.method ?? "GET", String(spec.startAt ?? 0));
+    args.push("-s", ROTATE_LUA, spec.url, "--", spec.keysFile, String(LOAD.threads), spec.method ?? "GET", spec.startAt ?? "0");
     if (spec.body !== undefined) args.push(spec.body);
     return args;
   }
