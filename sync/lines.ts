@@ -82,6 +82,9 @@ export class LineCollector {
   }
 }
 
+/** One encoder for every raw batch of the thread: its arrays are filled again batch after batch. */
+const encoder = new RowEncoder();
+
 /** Parses, validates and derives a LineBatch, then applies it as one batch. Throws RecordError on a bad line, before any write. */
 export function applyLines(db: Db, batch: LineBatch): ApplyResult {
   const lines = batch.text.split("\n");
@@ -90,13 +93,22 @@ export function applyLines(db: Db, batch: LineBatch): ApplyResult {
     lines[i] = text;
     wide.add(i);
   }
-  const encoder = new RowEncoder();
   let seq = batch.previousSeq;
-  for (let i = 0; i < lines.length; i++) {
-    if (lines[i].trim() === "") continue;
-    const record = parseNextRecord(lines[i], batch.firstLine + i, seq);
-    seq = record.seq;
-    encoder.push(record, !wide.has(i));
+  try {
+    for (let i = 0; i < lines.length; i++) {
+      if (lines[i].trim() === "") continue;
+      const record = parseNextRecord(lines[i], batch.firstLine + i, seq);
+      seq = record.seq;
+      encoder.push(record, !wide.has(i));
+    }
+  } catch (err) {
+    encoder.recycle(encoder.finish()); // the records before the bad line are dropped, not carried into the next batch
+    throw err;
   }
-  return applyRows(db, encoder.finish());
+  const rows = encoder.finish();
+  try {
+    return applyRows(db, rows);
+  } finally {
+    encoder.recycle(rows);
+  }
 }

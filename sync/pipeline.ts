@@ -12,7 +12,7 @@ import type { ApplyResult } from "./apply.ts";
 import { LineCollector, type LineBatch } from "./lines.ts";
 import { parseNextRecord, parseRecordLine, RecordError } from "./records.ts";
 import { RowEncoder } from "./rows.ts";
-import type { BatchWriter } from "./writer.ts";
+import type { BatchWriter, Written } from "./writer.ts";
 
 /**
  * Who parses a batch. "balance": the writer takes the next batch raw when it had finished every
@@ -114,7 +114,7 @@ export class BatchPipeline {
     while (this.outstanding.length >= MAX_OUTSTANDING) await this.oldest();
     const writerWaited = this.unanswered === 0;
     if (this.collecting && this.lines.records > 0) this.sendLines();
-    else if (this.rows.count > 0) this.track(this.writer.write(this.rows.finish()));
+    else if (this.rows.count > 0) this.sendRows();
     this.lines.clear();
     this.collecting = this.handOff === "balance" ? this.writer.parses && writerWaited : this.handOff === "always";
   }
@@ -141,7 +141,14 @@ export class BatchPipeline {
     this.counts.records -= this.lines.records;
     this.lines.clear();
     for (const { text, line, narrow } of entries) if (text.trim() !== "") this.parse(text, line, narrow);
-    if (this.rows.count > 0) this.track(this.writer.write(this.rows.finish()));
+    if (this.rows.count > 0) this.sendRows();
+  }
+
+  private sendRows(): void {
+    this.track(this.writer.write(this.rows.finish()).then((written: Written) => {
+      this.rows.recycle(written.rows);
+      return written.result;
+    }));
   }
 
   private track(written: Promise<ApplyResult>, rejected?: (error: RecordError) => LinesRejected): void {

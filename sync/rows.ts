@@ -1,7 +1,8 @@
 /**
  * Validated records turned into the rows apply writes, in a compact form that crosses a thread
- * boundary cheaply: one typed array of numbers, one string of all text fields end to end with
- * their lengths, and one kind byte per record. A bulk sync derives and encodes on the thread that
+ * boundary cheaply: one typed array of numbers, the text fields end to end as latin1 bytes (the
+ * rare record with wider characters: in a string of their own) with their lengths, and one kind
+ * byte per record. A bulk sync derives and encodes on the thread that
  * parses (sync/worker.ts) while the writer thread (sync/writer-thread.ts) decodes and inserts;
  * structured-cloning the same rows as objects cost about as much as deriving them (measured:
  * ~150 ms per 20,000 records, against a memcpy for a typed array and one flat string).
@@ -15,56 +16,95 @@ import type { UpstreamRecord } from "./records.ts";
 export const RowKind = { Venue: 0, Event: 1, DeleteEvent: 2, DeleteVenue: 3 } as const;
 export type RowKind = (typeof RowKind)[keyof typeof RowKind];
 
-/** One batch of encoded records, in stream order. Its buffers can be transferred to a worker. */
+/**
+ * One batch of encoded records, in stream order. Its four typed arrays can be transferred to a
+ * worker and back (each owns its whole buffer); only their leading parts are filled.
+ */
 export interface RowBatch {
   count: number;
-  /** RowKind, plus WIDE for a record whose strings are in `wideText`. */
+  /** RowKind, plus WIDE for a record whose strings are in `wideText`; `count` of them. */
   kinds: Uint8Array;
   nums: Float64Array;
-  /** Strings of records known to hold no character above U+00FF: one byte per character. */
-  text: string;
+  /**
+   * Strings of records known to hold no character above U+00FF, end to end, one byte per
+   * character (latin1): the first `textBytes` bytes.
+   */
+  text: Uint8Array;
+  textBytes: number;
   /** Strings of the other records (see sync/source.ts decodeLines for why they are apart). */
   wideText: string;
   lengths: Int32Array;
 }
 
 const WIDE = 0x80;
-/** Numbers an encoder makes room for at first (an event has 11). */
-const NUMS_START = 4096;
+/** Room an encoder starts with, per array; each grows by doubling. */
+const START = { records: 1024, nums: 16 * 1024, textBytes: 1024 * 1024, strings: 32 * 1024 } as const;
 
 const b = (x: boolean | null | undefined) => (x == null ? null : x ? 1 : 0);
 
-/** Accumulates records of one batch; `finish()` returns the batch and starts a new one. */
+/** Buffer's latin1 writer (Node and Bun both have it; @types/node does not declare it). */
+type Latin1Buffer = Buffer & { latin1Write(s: string, offset: number, length: number): number };
+const latin1View = (bytes: Uint8Array) => Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength) as Latin1Buffer;
+
+function grown<T extends Uint8Array | Float64Array | Int32Array>(array: T, used: number, need: number): T {
+  let length = array.length;
+  while (length < need) length *= 2;
+  const bigger = new (array.constructor as new (n: number) => T)(length);
+  bigger.set(array.subarray(0, used));
+  return bigger;
+}
+
+/**
+ * Accumulates records of one batch; `finish()` returns the batch and starts a new one. Everything
+ * is written in place into typed arrays that are handed over whole and, once the batch is
+ * committed, handed back (`recycle`): joining the batch's 340,000 strings into one and copying it
+ * again to post it allocated ~25 MB a batch that the allocator gave back to the OS and faulted
+ * in again (about 200,000 page faults and ~1.7 s of a million-record import's reading thread).
+ */
 export class RowEncoder {
-  private kinds: number[] = [];
-  // Written in place and grown by doubling: a number[] copied into a Float64Array at the end
-  // cost ~0.5 s of a million-record import.
-  private nums = new Float64Array(NUMS_START);
+  private kinds: Uint8Array = new Uint8Array(START.records);
+  private nums: Float64Array = new Float64Array(START.nums);
+  private text: Uint8Array = new Uint8Array(START.textBytes);
+  private textView = latin1View(this.text);
+  private lengths: Int32Array = new Int32Array(START.strings);
+  private recordCount = 0;
   private numCount = 0;
-  private narrowTexts: string[] = [];
+  private textBytes = 0;
+  private stringCount = 0;
   private wideTexts: string[] = [];
-  private texts = this.wideTexts;
-  private lengths: number[] = [];
+  private narrow = false;
+  private readonly spares: RowBatch[] = [];
 
   get count(): number {
-    return this.kinds.length;
+    return this.recordCount;
+  }
+
+  private kind(k: number): void {
+    if (this.recordCount === this.kinds.length) this.kinds = grown(this.kinds, this.recordCount, this.recordCount + 1);
+    this.kinds[this.recordCount++] = k;
   }
 
   private num(x: number | null): void {
-    if (this.numCount === this.nums.length) {
-      const grown = new Float64Array(this.nums.length * 2);
-      grown.set(this.nums);
-      this.nums = grown;
-    }
+    if (this.numCount === this.nums.length) this.nums = grown(this.nums, this.numCount, this.numCount + 1);
     this.nums[this.numCount++] = x ?? NaN;
   }
 
   private str(s: string | null): void {
-    if (s === null) this.lengths.push(-1);
-    else {
-      this.texts.push(s);
-      this.lengths.push(s.length);
+    if (this.stringCount === this.lengths.length) this.lengths = grown(this.lengths, this.stringCount, this.stringCount + 1);
+    if (s === null) {
+      this.lengths[this.stringCount++] = -1;
+      return;
     }
+    this.lengths[this.stringCount++] = s.length;
+    if (!this.narrow) {
+      this.wideTexts.push(s);
+      return;
+    }
+    if (this.textBytes + s.length > this.text.length) {
+      this.text = grown(this.text, this.textBytes, this.textBytes + s.length);
+      this.textView = latin1View(this.text);
+    }
+    this.textBytes += this.textView.latin1Write(s, this.textBytes, s.length);
   }
 
   /**
@@ -73,11 +113,11 @@ export class RowEncoder {
    */
   push(r: UpstreamRecord, narrow = false): void {
     const wide = narrow ? 0 : WIDE;
-    this.texts = narrow ? this.narrowTexts : this.wideTexts;
+    this.narrow = narrow;
     switch (r.type) {
       case "venue": {
         const x = r.venue;
-        this.kinds.push(RowKind.Venue | wide);
+        this.kind(RowKind.Venue | wide);
         this.num(r.seq), this.num(x.id), this.num(x.latitude), this.num(x.longitude), this.num(b(x.visible));
         this.str(x.name), this.str(x.city), this.str(x.state), this.str(x.timezone), this.str(x.geocodePrecision);
         return;
@@ -88,7 +128,7 @@ export class RowEncoder {
         const end = e.endDate == null ? null : deriveInstant(e.endDate);
         const website = deriveWebsite(e.website, e.websiteBroken);
         const ticketing = deriveTicketing(e, website);
-        this.kinds.push(RowKind.Event | wide);
+        this.kind(RowKind.Event | wide);
         this.num(r.seq), this.num(e.id), this.num(e.venueId), this.num(start.ms), this.num(end?.ms ?? null);
         this.num(b(e.isFree)), this.num(b(e.isSoldOut)), this.num(b(e.isLowTickets)), this.num(b(e.websiteBroken));
         this.num(e.duplicateOf), this.num(b(e.ticketed));
@@ -100,27 +140,43 @@ export class RowEncoder {
         return;
       }
       case "delete":
-        this.kinds.push((r.entity === "event" ? RowKind.DeleteEvent : RowKind.DeleteVenue) | wide);
+        this.kind((r.entity === "event" ? RowKind.DeleteEvent : RowKind.DeleteVenue) | wide);
         this.num(r.seq), this.num(r.id);
         return;
     }
   }
 
+  /** The batch so far; its arrays are the batch's now, and the encoder fills a spare set. */
   finish(): RowBatch {
     const batch: RowBatch = {
-      count: this.kinds.length,
-      kinds: new Uint8Array(this.kinds),
-      nums: this.nums.slice(0, this.numCount),
-      text: this.narrowTexts.join(""),
+      count: this.recordCount,
+      kinds: this.kinds,
+      nums: this.nums,
+      text: this.text,
+      textBytes: this.textBytes,
       wideText: this.wideTexts.join(""),
-      lengths: new Int32Array(this.lengths),
+      lengths: this.lengths,
     };
-    this.kinds = [];
-    this.numCount = 0;
-    this.narrowTexts = [];
-    this.texts = this.wideTexts = [];
-    this.lengths = [];
+    const spare = this.spares.pop();
+    this.kinds = spare?.kinds ?? new Uint8Array(this.kinds.length);
+    this.nums = spare?.nums ?? new Float64Array(this.nums.length);
+    this.text = spare?.text ?? new Uint8Array(this.text.length);
+    this.textView = latin1View(this.text);
+    this.lengths = spare?.lengths ?? new Int32Array(this.lengths.length);
+    this.recordCount = this.numCount = this.textBytes = this.stringCount = 0;
+    this.wideTexts = [];
     return batch;
+  }
+
+  /**
+   * A committed batch's arrays, free to fill again. Arrays that were transferred away and not
+   * back (detached: zero length) are left out.
+   */
+  recycle(batch: RowBatch): void {
+    const { kinds, nums, text, lengths } = batch;
+    if (kinds.length > 0 && nums.length > 0 && text.length > 0 && lengths.length > 0 && this.spares.length < 2) {
+      this.spares.push(batch);
+    }
   }
 }
 
@@ -140,7 +196,12 @@ export class RowDecoder {
   private wideAt = 0;
   private wide = false;
 
-  constructor(private readonly batch: RowBatch) {}
+  /** The narrow strings, decoded once (one copy; each field is then a slice of it). */
+  private readonly narrowText: string;
+
+  constructor(private readonly batch: RowBatch) {
+    this.narrowText = latin1View(batch.text).toString("latin1", 0, batch.textBytes);
+  }
 
   /** The next record's kind, or undefined at the end. */
   next(): RowKind | undefined {
@@ -164,7 +225,7 @@ export class RowDecoder {
     const length = this.batch.lengths[this.s++];
     if (length < 0) return null;
     if (this.wide) return this.batch.wideText.slice(this.wideAt, (this.wideAt += length));
-    return this.batch.text.slice(this.at, (this.at += length));
+    return this.narrowText.slice(this.at, (this.at += length));
   }
 
   /** A string the encoder never writes as null. */

@@ -11,13 +11,13 @@ import { applyRows } from "./apply.ts";
 import { applyLines } from "./lines.ts";
 import { RecordError } from "./records.ts";
 import { refreshServingSnapshot } from "./serving-snapshot.ts";
-import { applyBulkSettings, type FromWriter, type ToWriter } from "./writer.ts";
+import { applyBulkSettings, rowBuffers, type FromWriter, type ToWriter } from "./writer.ts";
 
 declare const self: Worker;
 
 let db: Db | undefined;
 let failed: string | undefined;
-const reply = (m: FromWriter) => self.postMessage(m);
+const reply = (m: FromWriter, transfer: Transferable[] = []) => self.postMessage(m, transfer);
 
 
 self.onmessage = async (e: MessageEvent<ToWriter>) => {
@@ -33,7 +33,8 @@ self.onmessage = async (e: MessageEvent<ToWriter>) => {
         applyBulkSettings(db); // for this connection's life, which is the run's
         return reply({ type: "ready" });
       case "batch":
-        return reply({ type: "applied", result: applyRows(db!, m.batch) });
+        // The batch goes back with the answer: its arrays are the next batch's to fill.
+        return reply({ type: "applied", result: applyRows(db!, m.batch), rows: m.batch }, rowBuffers(m.batch));
       case "lines":
         return reply({ type: "applied", result: applyLines(db!, m.batch) });
       case "refresh":

@@ -15,9 +15,15 @@ import { RecordError } from "./records.ts";
 import type { RowBatch } from "./rows.ts";
 import { refreshServingSnapshot } from "./serving-snapshot.ts";
 
+/** A committed batch: what it applied, and the batch back, its arrays free to fill again (RowEncoder.recycle). */
+export interface Written {
+  result: ApplyResult;
+  rows: RowBatch;
+}
+
 export interface BatchWriter {
   /** Applies one batch; resolves once it is committed. Callers wait for one before sending the next. */
-  write(batch: RowBatch): Promise<ApplyResult>;
+  write(batch: RowBatch): Promise<Written>;
   /**
    * Parses and applies one batch of raw lines (sync/lines.ts); rejects with a RecordError, and
    * applies none of it, when a line is bad. Up to two writes may be outstanding; they are applied
@@ -64,7 +70,7 @@ export type ToWriter =
   | { type: "close" };
 export type FromWriter =
   | { type: "ready" }
-  | { type: "applied"; result: ApplyResult }
+  | { type: "applied"; result: ApplyResult; rows?: RowBatch }
   | { type: "invalid"; line: number; detail: string }
   | { type: "refreshed"; events: number }
   | { type: "failed"; message: string }
@@ -83,7 +89,7 @@ const THREAD_START_TIMEOUT_MS = 10_000;
 export function inThreadWriter(db: Db): BatchWriter {
   let failure: unknown;
   /** Applies now (writes are made in order); after a failure, nothing more. */
-  const apply = async (write: () => ApplyResult) => {
+  const apply = async <T>(write: () => T): Promise<T> => {
     if (failure !== undefined) throw failure;
     try {
       return write();
@@ -93,7 +99,7 @@ export function inThreadWriter(db: Db): BatchWriter {
     }
   };
   return {
-    write: (batch) => apply(() => applyRows(db, batch)),
+    write: (batch) => apply(() => ({ result: applyRows(db, batch), rows: batch })),
     writeLines: (batch) => apply(() => applyLines(db, batch)),
     refresh: async (nowMs) => refreshServingSnapshot(db, nowMs),
     threaded: false,
@@ -118,6 +124,11 @@ export async function openWriter(db: Db, inputBytes: number | undefined): Promis
 function writerThreadUrl(): string {
   const compiled = import.meta.url.includes("/$bunfs/");
   return new URL(compiled ? "./sync/writer-thread.ts" : "./writer-thread.ts", import.meta.url).href;
+}
+
+/** The buffers of a batch's arrays: moved to the writer thread with it, and back once it is committed. */
+export function rowBuffers(batch: RowBatch): ArrayBuffer[] {
+  return [batch.kinds.buffer, batch.nums.buffer, batch.text.buffer, batch.lengths.buffer] as ArrayBuffer[];
 }
 
 /** Starts the writer thread; undefined when it cannot start, so the run falls back to in-thread. */
@@ -164,7 +175,8 @@ async function startThread(db: Db): Promise<BatchWriter | undefined> {
   };
   return {
     async write(batch) {
-      return applied(await send({ type: "batch", batch }, [batch.kinds.buffer, batch.nums.buffer, batch.lengths.buffer]));
+      const reply = await send({ type: "batch", batch }, rowBuffers(batch));
+      return { result: applied(reply), rows: (reply.type === "applied" && reply.rows) || batch };
     },
     async writeLines(batch) {
       return applied(await send({ type: "lines", batch }));
