@@ -31,6 +31,11 @@ export interface OpenOptions {
   /** `FULL` for the ledger, which cannot be rebuilt; `NORMAL` for the replica. */
   synchronous?: "NORMAL" | "FULL";
   busyTimeoutMs?: number;
+  /**
+   * Page size of a database this open creates; an existing file keeps its own (SQLite fixes it
+   * when the first page is written, and WAL mode cannot change it).
+   */
+  pageBytes?: number;
 }
 
 export type DriverName = "bun:sqlite" | "better-sqlite3";
@@ -87,6 +92,7 @@ export function transactionRunner(control: (sql: string) => () => void, inTransa
 export function applyPragmas(db: Db, options: OpenOptions): void {
   db.exec(`PRAGMA busy_timeout = ${options.busyTimeoutMs ?? 5000}`);
   if (options.readonly) return;
+  if (options.pageBytes !== undefined) db.exec(`PRAGMA page_size = ${options.pageBytes}`);
   db.exec("PRAGMA journal_mode = WAL");
   db.exec(`PRAGMA synchronous = ${options.synchronous ?? "NORMAL"}`);
   db.exec("PRAGMA foreign_keys = ON");

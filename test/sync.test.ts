@@ -9,7 +9,7 @@ import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { openDb, type Db } from "../db/driver.ts";
 import { migrate } from "../db/migrate.ts";
-import { openReplica, readWatermark, REPLICA_MIGRATIONS } from "../db/replica.ts";
+import { openReplica, readWatermark, REPLICA_MIGRATIONS, REPLICA_PAGE_BYTES } from "../db/replica.ts";
 import { applyBatch } from "../sync/apply.ts";
 import { parseRecordLine } from "../sync/records.ts";
 import { fileSource, streamSource } from "../sync/source.ts";
@@ -56,6 +56,26 @@ function basicStream() {
     eventRecord(105, 2, "2030-01-05T20:00:00-08:00", { endDate: "2030-01-07T01:00:00.250Z" }),
   ];
 }
+
+describe("replica pages", () => {
+  it("are 16 KiB in a new replica, while an existing replica keeps its own size and syncs as before", async () => {
+    expect(REPLICA_PAGE_BYTES).toBe(16384);
+    expect(Number(db.pragma("page_size"))).toBe(REPLICA_PAGE_BYTES);
+    const olderPath = join(dir, "older.db");
+    const older = await openDb(olderPath); // made as before the page size was set: SQLite's default
+    migrate(older, REPLICA_MIGRATIONS);
+    older.close();
+    const reopened = await openReplica(olderPath);
+    try {
+      expect(Number(reopened.pragma("page_size"))).toBe(4096);
+      const summary = await syncFrom(reopened, streamSource("t", [ndjson([venueRecord(1), eventRecord(1, 1, "2027-01-01T20:00:00Z")])]));
+      expect(summary.snapshotEvents).toBe(1);
+      expect(Number(reopened.pragma("page_size"))).toBe(4096);
+    } finally {
+      reopened.close();
+    }
+  });
+});
 
 describe("sync worker", () => {
   it("applies a stream in batches, advances the watermark and refreshes the snapshot", async () => {

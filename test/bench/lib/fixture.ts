@@ -9,7 +9,7 @@ import { join } from "node:path";
 import { createAccount } from "../../../db/accounts.ts";
 import type { Db } from "../../../db/driver.ts";
 import { ledgerPathFor, openLedger } from "../../../db/ledger.ts";
-import { readReplicaStats, openReplica } from "../../../db/replica.ts";
+import { readReplicaStats, openReplica, REPLICA_PAGE_BYTES } from "../../../db/replica.ts";
 import { issueKey } from "../../../server/keys.ts";
 import { DAY_MS } from "../../../db/contract.ts";
 import { BUN, CACHE, DATA, UNLIMITED_RATE } from "./config.ts";
@@ -49,7 +49,10 @@ export async function ensureReplica(rebuild: boolean, log: (s: string) => void):
   const marker = existsSync(MARKER) ? (JSON.parse(readFileSync(MARKER, "utf8")) as { anchor?: string }) : undefined;
   const anchorAgeDays = marker?.anchor ? (Date.parse(today) - Date.parse(marker.anchor)) / DAY_MS : Infinity;
   if (!rebuild && marker && existsSync(REPLICA_DB) && existsSync(DEMO_NDJSON) && anchorAgeDays <= MAX_ANCHOR_AGE_DAYS) {
-    return { ...(marker as Omit<ReplicaInfo, "reused">), ...(await replicaStats()), reused: true };
+    // A replica from before a change of page size would measure the old layout: build it again.
+    const pageBytes = await replicaPageBytes();
+    if (pageBytes === REPLICA_PAGE_BYTES) return { ...(marker as Omit<ReplicaInfo, "reused">), ...(await replicaStats()), reused: true };
+    log(`the cached replica has ${pageBytes}-byte pages, a new one ${REPLICA_PAGE_BYTES}: building it again`);
   }
   log(`generating ${DATA.events.toLocaleString("en-US")} demo events anchored on ${today} into ${DEMO_NDJSON} …`);
   await marquee("demo-data", "--events", String(DATA.events), "--seed", String(DATA.seed), "--anchor", today, "--out", DEMO_NDJSON);
@@ -60,6 +63,15 @@ export async function ensureReplica(rebuild: boolean, log: (s: string) => void):
   const built = { anchor: today, builtAt: new Date().toISOString(), buildSyncS: Math.round(sync.ms / 100) / 10 };
   writeFileSync(MARKER, JSON.stringify(built, null, 2));
   return { ...built, ...(await replicaStats()), reused: false };
+}
+
+async function replicaPageBytes(): Promise<number> {
+  const db = await openReplica(REPLICA_DB, { readonly: true });
+  try {
+    return Number(db.pragma("page_size"));
+  } finally {
+    db.close();
+  }
 }
 
 async function replicaStats() {
