@@ -29,13 +29,12 @@ function statements(db: Db) {
       "INSERT INTO venue_rtree(id, min_lat, max_lat, min_lng, max_lng) VALUES ($id, $lat, $lat, $lng, $lng)",
     ),
     deleteVenue: db.prepare("DELETE FROM venues WHERE id = $id"),
+    // Positional: a bulk import binds 28 values a row, and named binding cost ~10% more per insert.
     upsertEvent: db.prepare(
-      `INSERT OR REPLACE INTO events(id, venue_id, title, slug, start_date, start_ms, end_date, end_ms, cost_text,
-         is_free, is_sold_out, is_low_tickets, age, website_raw, website_broken, image_url, categories, source,
-         vendor, status, duplicate_of, ticketed, cost, website, ticket_link_status, ticket_destination, ticket_links, seq)
-       VALUES ($id, $venueId, $title, $slug, $startDate, $startMs, $endDate, $endMs, $costText, $isFree, $soldOut,
-         $lowTickets, $age, $websiteRaw, $websiteBroken, $imageUrl, $categories, $source, $vendor, $status,
-         $duplicateOf, $ticketed, $cost, $website, $ticketStatus, $ticketDestination, $ticketLinks, $seq)`,
+      `INSERT OR REPLACE INTO events(id, seq, venue_id, start_ms, end_ms, is_free, is_sold_out, is_low_tickets,
+         website_broken, duplicate_of, ticketed, title, slug, start_date, end_date, cost_text, age, website_raw,
+         image_url, categories, source, vendor, status, cost, website, ticket_link_status, ticket_destination, ticket_links)
+       VALUES (${Array.from({ length: 28 }, () => "?").join(", ")})`,
     ),
     deleteEvent: db.prepare("DELETE FROM events WHERE id = $id"),
     setWatermark: db.prepare("UPDATE sync_state SET value = $seq WHERE key = 'watermark'"),
@@ -90,17 +89,17 @@ function applyVenue(s: Statements, d: RowDecoder, r: Row, state: BatchState): vo
   if (latitude != null && longitude != null) s.insertRtree.run({ id: r.id, lat: latitude, lng: longitude });
 }
 
-/** Reads the rest of an event row (after seq and id) and writes it, ticket links included. */
+/**
+ * Reads the rest of an event row (after seq and id) and writes it, ticket links included: the
+ * numbers, then the strings, in the order sync/rows.ts encodes them and upsertEvent lists them.
+ */
 function applyEvent(s: Statements, d: RowDecoder, r: Row, state: BatchState): void {
   if (state.track) mark(s, r);
-  const venueId = d.int(), startMs = d.int(), endMs = d.num(), isFree = d.num(), soldOut = d.int(), lowTickets = d.int();
-  const websiteBroken = d.int(), duplicateOf = d.num(), ticketed = d.int();
-  s.upsertEvent.run({
-    id: r.id, venueId, startMs, endMs, isFree, soldOut, lowTickets, websiteBroken, duplicateOf, ticketed,
-    title: d.text(), slug: d.text(), startDate: d.text(), endDate: d.str(), costText: d.str(), age: d.str(),
-    websiteRaw: d.str(), imageUrl: d.str(), categories: d.text(), source: d.text(), vendor: d.text(), status: d.text(),
-    cost: d.str(), website: d.str(), ticketStatus: d.text(), ticketDestination: d.str(), ticketLinks: d.str(), seq: r.seq,
-  });
+  s.upsertEvent.run(
+    r.id, r.seq, d.int(), d.int(), d.num(), d.num(), d.int(), d.int(), d.int(), d.num(), d.int(),
+    d.text(), d.text(), d.text(), d.str(), d.str(), d.str(), d.str(), d.str(), d.text(), d.text(), d.text(), d.text(),
+    d.str(), d.str(), d.text(), d.str(), d.str(),
+  );
 }
 
 /** Skips the rest of a record at or below the watermark, so the decoder stays in step. */

@@ -65,11 +65,14 @@ export interface TicketDerivation {
 
 export function deriveTicketing(e: EventRecord["event"], website: string | null): TicketDerivation {
   const links = e.ticketLinks ?? [];
-  const destinations = links.filter((l) => !l.broken).map((l) => safeHttpUrl(l.url)).filter((u) => u !== null);
-  if (website) destinations.push(website);
-  const status = links.length === 0 ? "missing" : destinations.length > 0 ? "available" : "unavailable";
-  const destination = e.ticketed === false ? null : (destinations[0] ?? null);
-  return { status, destination };
+  // The first usable destination: a link that is not broken and is a safe URL, else the website.
+  let usable: string | null = null;
+  for (const link of links) {
+    if (!link.broken && (usable = safeHttpUrl(link.url)) !== null) break;
+  }
+  usable ??= website;
+  const status = links.length === 0 ? "missing" : usable !== null ? "available" : "unavailable";
+  return { status, destination: e.ticketed === false ? null : usable };
 }
 
 /**
