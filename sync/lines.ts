@@ -1,34 +1,42 @@
 /**
  * Batches of raw NDJSON lines that the writer parses itself. In a bulk sync the reading thread
- * (read, parse, validate, derive, encode: ~210 ms per 20,000 records) is slower than the writer
- * thread (SQLite inserts: ~125 ms), so now and then the reading thread hands a batch over
- * unparsed and reads on while the writer does both for it (sync/worker.ts decides when). The
+ * (read, parse, validate, derive, encode: ~300 ms per 20,000 records) is slower than the writer
+ * thread (SQLite inserts: ~175 ms), so now and then the reading thread hands a batch over
+ * unparsed and reads on while the writer does both for it (sync/pipeline.ts decides when). The
  * same checks run on either side (parseNextRecord), and a batch with a bad line is not applied.
  */
 import type { Db } from "../db/driver.ts";
 import { applyRows, type ApplyResult } from "./apply.ts";
 import { parseNextRecord } from "./records.ts";
-import { RowEncoder } from "./rows.ts";
+import { grown, latin1View, RowEncoder } from "./rows.ts";
 
 /** Consecutive lines of the input, as they cross to the writer. */
 export interface LineBatch {
   /** Line number (1-based) of the first line. */
   firstLine: number;
   /**
-   * The lines joined with "\n" (one flat string crosses a thread boundary far cheaper than an
-   * array of them); a wide line (sync/source.ts decodeLines) is empty here, so the string stays
-   * one byte per character, and travels in `wide`.
+   * The lines separated by "\n", latin1, one byte per character: the first `textBytes` bytes.
+   * A wide line (sync/source.ts decodeLines) is empty here and travels in `wide`. The array can
+   * be transferred to the writer and back: posting the same lines as one 12 MB string cost the
+   * reading thread ~45 ms a batch.
    */
-  text: string;
+  text: Uint8Array;
+  textBytes: number;
   wide: Array<[index: number, line: string]>;
   /** seq of the record before the first line. */
   previousSeq: number;
 }
 
+const NEWLINE = 0x0a;
+
 /** Collects the lines of one LineBatch. */
 export class LineCollector {
   private parts: string[] = [];
   private wide: Array<[number, string]> = [];
+  private text: Uint8Array = new Uint8Array(1024 * 1024);
+  private textView = latin1View(this.text);
+  private textBytes = 0;
+  private readonly spares: Uint8Array[] = [];
   private firstLine = 0;
   /** Blank lines since the last record, kept only once another record follows them. */
   private blanks = 0;
@@ -38,13 +46,25 @@ export class LineCollector {
   /** A non-blank line. */
   push(text: string, line: number, narrow: boolean): void {
     if (this.parts.length === 0) this.firstLine = line;
-    for (; this.blanks > 0; this.blanks--) this.parts.push("");
-    if (narrow) this.parts.push(text);
+    for (; this.blanks > 0; this.blanks--) this.append("");
+    if (narrow) this.append(text);
     else {
       this.wide.push([this.parts.length, text]);
-      this.parts.push("");
+      this.append("");
     }
     this.records++;
+  }
+
+  /** One line of the batch, after a "\n" unless it is the first. */
+  private append(text: string): void {
+    const separator = this.parts.length > 0 ? 1 : 0;
+    this.parts.push(text);
+    if (this.textBytes + separator + text.length > this.text.length) {
+      this.text = grown(this.text, this.textBytes, this.textBytes + separator + text.length);
+      this.textView = latin1View(this.text);
+    }
+    if (separator) this.text[this.textBytes++] = NEWLINE;
+    this.textBytes += this.textView.latin1Write(text, this.textBytes, text.length);
   }
 
   /** A blank line: kept between records, so that line numbers stay those of the input. */
@@ -68,15 +88,25 @@ export class LineCollector {
     }
   }
 
-  finish(previousSeq: number): LineBatch {
-    const batch: LineBatch = { firstLine: this.firstLine, text: this.parts.join("\n"), wide: this.wide, previousSeq };
+  /** The batch, and the lines it holds as this thread keeps them (a wide line as ""), to report a bad one. */
+  finish(previousSeq: number): { batch: LineBatch; parts: readonly string[] } {
+    const batch: LineBatch = { firstLine: this.firstLine, text: this.text, textBytes: this.textBytes, wide: this.wide, previousSeq };
+    const parts = this.parts;
+    this.text = this.spares.pop() ?? new Uint8Array(this.text.length);
+    this.textView = latin1View(this.text);
     this.clear();
-    return batch;
+    return { batch, parts };
+  }
+
+  /** A batch's array back from the writer, free to fill again (a detached one is left out). */
+  recycle(batch: LineBatch): void {
+    if (batch.text.length > 0 && this.spares.length < 2) this.spares.push(batch.text);
   }
 
   clear(): void {
     this.parts = [];
     this.wide = [];
+    this.textBytes = 0;
     this.blanks = 0;
     this.records = 0;
   }
@@ -87,7 +117,7 @@ const encoder = new RowEncoder();
 
 /** Parses, validates and derives a LineBatch, then applies it as one batch. Throws RecordError on a bad line, before any write. */
 export function applyLines(db: Db, batch: LineBatch): ApplyResult {
-  const lines = batch.text.split("\n");
+  const lines = latin1View(batch.text).toString("latin1", 0, batch.textBytes).split("\n");
   const wide = new Set<number>();
   for (const [i, text] of batch.wide) {
     lines[i] = text;

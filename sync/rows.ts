@@ -44,9 +44,10 @@ const b = (x: boolean | null | undefined) => (x == null ? null : x ? 1 : 0);
 
 /** Buffer's latin1 writer (Node and Bun both have it; @types/node does not declare it). */
 type Latin1Buffer = Buffer & { latin1Write(s: string, offset: number, length: number): number };
-const latin1View = (bytes: Uint8Array) => Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength) as Latin1Buffer;
+export const latin1View = (bytes: Uint8Array) => Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength) as Latin1Buffer;
 
-function grown<T extends Uint8Array | Float64Array | Int32Array>(array: T, used: number, need: number): T {
+/** A copy of `used` elements of `array` in an array of at least `need`, doubling its length. */
+export function grown<T extends Uint8Array | Float64Array | Int32Array>(array: T, used: number, need: number): T {
   let length = array.length;
   while (length < need) length *= 2;
   const bigger = new (array.constructor as new (n: number) => T)(length);

@@ -32,11 +32,11 @@ self.onmessage = async (e: MessageEvent<ToWriter>) => {
         db.exec(`PRAGMA busy_timeout = ${Math.max(0, Math.floor(m.busyTimeoutMs))}`);
         applyBulkSettings(db); // for this connection's life, which is the run's
         return reply({ type: "ready" });
+      // A batch goes back with the answer: its arrays are the next batch's to fill.
       case "batch":
-        // The batch goes back with the answer: its arrays are the next batch's to fill.
         return reply({ type: "applied", result: applyRows(db!, m.batch), rows: m.batch }, rowBuffers(m.batch));
       case "lines":
-        return reply({ type: "applied", result: applyLines(db!, m.batch) });
+        return reply({ type: "applied", result: applyLines(db!, m.batch), lines: m.batch }, [m.batch.text.buffer as ArrayBuffer]);
       case "refresh":
         return reply({ type: "refreshed", events: refreshServingSnapshot(db!, m.nowMs) });
       case "close":

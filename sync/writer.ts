@@ -15,10 +15,11 @@ import { RecordError } from "./records.ts";
 import type { RowBatch } from "./rows.ts";
 import { refreshServingSnapshot } from "./serving-snapshot.ts";
 
-/** A committed batch: what it applied, and the batch back, its arrays free to fill again (RowEncoder.recycle). */
+/** A committed batch: what it applied, and the batch back, its arrays free to fill again (RowEncoder.recycle, LineCollector.recycle). */
 export interface Written {
   result: ApplyResult;
-  rows: RowBatch;
+  rows?: RowBatch;
+  lines?: LineBatch;
 }
 
 export interface BatchWriter {
@@ -29,7 +30,7 @@ export interface BatchWriter {
    * applies none of it, when a line is bad. Up to two writes may be outstanding; they are applied
    * in the order they were made, and once one fails, none after it is applied.
    */
-  writeLines(batch: LineBatch): Promise<ApplyResult>;
+  writeLines(batch: LineBatch): Promise<Written>;
   /** Whether handing raw lines over pays: the writer runs beside the caller, on another thread. */
   readonly parses: boolean;
   /**
@@ -70,7 +71,7 @@ export type ToWriter =
   | { type: "close" };
 export type FromWriter =
   | { type: "ready" }
-  | { type: "applied"; result: ApplyResult; rows?: RowBatch }
+  | { type: "applied"; result: ApplyResult; rows?: RowBatch; lines?: LineBatch }
   | { type: "invalid"; line: number; detail: string }
   | { type: "refreshed"; events: number }
   | { type: "failed"; message: string }
@@ -89,7 +90,7 @@ const THREAD_START_TIMEOUT_MS = 10_000;
 export function inThreadWriter(db: Db): BatchWriter {
   let failure: unknown;
   /** Applies now (writes are made in order); after a failure, nothing more. */
-  const apply = async <T>(write: () => T): Promise<T> => {
+  const apply = async (write: () => Written): Promise<Written> => {
     if (failure !== undefined) throw failure;
     try {
       return write();
@@ -100,7 +101,7 @@ export function inThreadWriter(db: Db): BatchWriter {
   };
   return {
     write: (batch) => apply(() => ({ result: applyRows(db, batch), rows: batch })),
-    writeLines: (batch) => apply(() => applyLines(db, batch)),
+    writeLines: (batch) => apply(() => ({ result: applyLines(db, batch), lines: batch })),
     refresh: async (nowMs) => refreshServingSnapshot(db, nowMs),
     threaded: false,
     parses: false,
@@ -167,19 +168,18 @@ async function startThread(db: Db): Promise<BatchWriter | undefined> {
     worker.terminate();
     return undefined;
   }
-  const applied = (reply: FromWriter): ApplyResult => {
+  const applied = (reply: FromWriter): Written => {
     if (reply.type === "failed") throw new Error(reply.message);
     if (reply.type === "invalid") throw new RecordError(reply.line, reply.detail);
     if (reply.type !== "applied") throw new Error(`sync writer thread: unexpected ${reply.type}`);
-    return reply.result;
+    return { result: reply.result, rows: reply.rows, lines: reply.lines };
   };
   return {
     async write(batch) {
-      const reply = await send({ type: "batch", batch }, rowBuffers(batch));
-      return { result: applied(reply), rows: (reply.type === "applied" && reply.rows) || batch };
+      return applied(await send({ type: "batch", batch }, rowBuffers(batch)));
     },
     async writeLines(batch) {
-      return applied(await send({ type: "lines", batch }));
+      return applied(await send({ type: "lines", batch }, [batch.text.buffer as ArrayBuffer]));
     },
     parses: true,
     async refresh(nowMs) {
