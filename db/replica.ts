@@ -194,10 +194,13 @@ DROP TABLE ticket_links;
 ];
 
 /**
- * Page size of a new replica. Event rows are ~650 bytes; with 16 KiB pages the million-event
- * import wrote a third fewer b-tree pages and WAL frames (apply ~14.1 s → ~9.5 s, in-thread).
+ * Page size of a new replica: SQLite's default, 4 KiB, on purpose. With 16 KiB pages the
+ * million-event import took ~2 s less (fewer b-tree pages and WAL frames for ~650-byte rows), but
+ * an incremental sync of 50,000 updates spread over the replica, which dirties nearly every page
+ * either way, took 22.5-26.1 s instead of 18.3 s beside a loaded server, and the page's p99 rose
+ * with it (8 KiB: 24.4-24.5 s). A served replica syncs changes far more often than it is imported.
  */
-export const REPLICA_PAGE_BYTES = 16384;
+export const REPLICA_PAGE_BYTES = 4096;
 
 export async function openReplica(path: string, options: { readonly?: boolean } = {}): Promise<Db> {
   const db = await openDb(path, { synchronous: "NORMAL", readonly: options.readonly, pageBytes: REPLICA_PAGE_BYTES });

@@ -58,19 +58,19 @@ function basicStream() {
 }
 
 describe("replica pages", () => {
-  it("are 16 KiB in a new replica, while an existing replica keeps its own size and syncs as before", async () => {
-    expect(REPLICA_PAGE_BYTES).toBe(16384);
+  it("are 4 KiB in a new replica, while an existing replica keeps its own size and syncs as before", async () => {
+    expect(REPLICA_PAGE_BYTES).toBe(4096);
     expect(Number(db.pragma("page_size"))).toBe(REPLICA_PAGE_BYTES);
-    const olderPath = join(dir, "older.db");
-    const older = await openDb(olderPath); // made as before the page size was set: SQLite's default
-    migrate(older, REPLICA_MIGRATIONS);
-    older.close();
-    const reopened = await openReplica(olderPath);
+    const otherPath = join(dir, "other.db");
+    const other = await openDb(otherPath, { pageBytes: 16384 }); // e.g. made while new replicas had 16 KiB pages
+    migrate(other, REPLICA_MIGRATIONS);
+    other.close();
+    const reopened = await openReplica(otherPath);
     try {
-      expect(Number(reopened.pragma("page_size"))).toBe(4096);
+      expect(Number(reopened.pragma("page_size"))).toBe(16384);
       const summary = await syncFrom(reopened, streamSource("t", [ndjson([venueRecord(1), eventRecord(1, 1, "2027-01-01T20:00:00Z")])]));
       expect(summary.snapshotEvents).toBe(1);
-      expect(Number(reopened.pragma("page_size"))).toBe(4096);
+      expect(Number(reopened.pragma("page_size"))).toBe(16384);
     } finally {
       reopened.close();
     }
