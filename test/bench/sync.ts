@@ -98,25 +98,27 @@ const recordsPerS = s.records / best.processS;
 const rows: Array<[string, string]> = [
   ["records (venues, events, updates, deletes)", fmt(s.records)],
   ["demo-data generation", generated ? `${fmt(generated.s, 1)} s (${fmt(generated.records / generated.s)} records/s)` : "cached file"],
-  ["sync, whole process", `${fmt(best.processS, 1)} s`],
+  ["sync, whole process (best run)", `${fmt(best.processS, 1)} s`],
   ["  of which snapshot refresh", `${fmt(s.snapshotMs / 1000, 1)} s (${fmt(s.snapshotEvents)} servable events)`],
   ["  of which parse + validate + apply", `${fmt((s.elapsedMs - s.snapshotMs) / 1000, 1)} s in ${fmt(s.batches)} transactions`],
-  ["throughput (whole process)", `${fmt(recordsPerS)} records/s`],
+  ["throughput (best run)", `${fmt(recordsPerS)} records/s`],
   ["NDJSON", mib(size(ndjson))],
   ["replica (db + wal)", mib(size(replica) + size(replica + "-wal"))],
   ["ledger", mib(size(ledgerPathFor(replica)) + size(ledgerPathFor(replica) + "-wal"))],
 ];
+// The machine is shared and noisy: the median says more than the best run, and `npm run bench`
+// judges the target by it too.
+const sorted = runs.map((r) => r.processS).sort((a, b) => a - b);
+const median = sorted[Math.floor((sorted.length - 1) / 2)];
+const medianRecordsPerS = s.records / median;
 if (runs.length > 1) {
-  // The machine is shared and noisy: the median says more than the best run.
-  const sorted = runs.map((r) => r.processS).sort((a, b) => a - b);
-  const median = sorted[Math.floor((sorted.length - 1) / 2)];
   rows.push(["runs (process s)", runs.map((r) => fmt(r.processS, 1)).join(", ")]);
   rows.push(["median run", `${fmt(median, 1)} s (${fmt(s.records / median)} records/s)`]);
 }
 const width = Math.max(...rows.map(([k]) => k.length));
 for (const [k, v] of rows) console.log(`${k.padEnd(width)}  ${v}`);
 console.log(
-  `target ≥ ${fmt(TARGET_RECORDS_PER_S)} records/s: ${recordsPerS >= TARGET_RECORDS_PER_S ? "met" : "MISSED"} (${fmt(recordsPerS)})`,
+  `target ≥ ${fmt(TARGET_RECORDS_PER_S)} records/s, by the median run: ${medianRecordsPerS >= TARGET_RECORDS_PER_S ? "met" : "MISSED"} (${fmt(medianRecordsPerS)})`,
 );
 
 /** The last `n` lines of the stream with seqs renumbered after `watermark`. */
