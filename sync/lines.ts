@@ -8,7 +8,7 @@
 import type { Db } from "../db/driver.ts";
 import { applyRows, type ApplyResult } from "./apply.ts";
 import { parseNextRecord } from "./records.ts";
-import { grown, latin1View, RowEncoder } from "./rows.ts";
+import { Latin1Text, latin1String, RowEncoder } from "./rows.ts";
 
 /** Consecutive lines of the input, as they cross to the writer. */
 export interface LineBatch {
@@ -27,16 +27,11 @@ export interface LineBatch {
   previousSeq: number;
 }
 
-const NEWLINE = 0x0a;
-
 /** Collects the lines of one LineBatch. */
 export class LineCollector {
   private parts: string[] = [];
   private wide: Array<[number, string]> = [];
-  private text: Uint8Array = new Uint8Array(1024 * 1024);
-  private textView = latin1View(this.text);
-  private textBytes = 0;
-  private readonly spares: Uint8Array[] = [];
+  private readonly text = new Latin1Text(1024 * 1024);
   private firstLine = 0;
   /** Blank lines since the last record, kept only once another record follows them. */
   private blanks = 0;
@@ -57,14 +52,9 @@ export class LineCollector {
 
   /** One line of the batch, after a "\n" unless it is the first. */
   private append(text: string): void {
-    const separator = this.parts.length > 0 ? 1 : 0;
+    if (this.parts.length > 0) this.text.write("\n");
     this.parts.push(text);
-    if (this.textBytes + separator + text.length > this.text.length) {
-      this.text = grown(this.text, this.textBytes, this.textBytes + separator + text.length);
-      this.textView = latin1View(this.text);
-    }
-    if (separator) this.text[this.textBytes++] = NEWLINE;
-    this.textBytes += this.textView.latin1Write(text, this.textBytes, text.length);
+    this.text.write(text);
   }
 
   /** A blank line: kept between records, so that line numbers stay those of the input. */
@@ -90,23 +80,22 @@ export class LineCollector {
 
   /** The batch, and the lines it holds as this thread keeps them (a wide line as ""), to report a bad one. */
   finish(previousSeq: number): { batch: LineBatch; parts: readonly string[] } {
-    const batch: LineBatch = { firstLine: this.firstLine, text: this.text, textBytes: this.textBytes, wide: this.wide, previousSeq };
+    const textBytes = this.text.length;
+    const batch: LineBatch = { firstLine: this.firstLine, text: this.text.take(), textBytes, wide: this.wide, previousSeq };
     const parts = this.parts;
-    this.text = this.spares.pop() ?? new Uint8Array(this.text.length);
-    this.textView = latin1View(this.text);
     this.clear();
     return { batch, parts };
   }
 
   /** A batch's array back from the writer, free to fill again (a detached one is left out). */
   recycle(batch: LineBatch): void {
-    if (batch.text.length > 0 && this.spares.length < 2) this.spares.push(batch.text);
+    this.text.recycle(batch.text);
   }
 
   clear(): void {
     this.parts = [];
     this.wide = [];
-    this.textBytes = 0;
+    this.text.clear();
     this.blanks = 0;
     this.records = 0;
   }
@@ -117,7 +106,7 @@ const encoder = new RowEncoder();
 
 /** Parses, validates and derives a LineBatch, then applies it as one batch. Throws RecordError on a bad line, before any write. */
 export function applyLines(db: Db, batch: LineBatch): ApplyResult {
-  const lines = latin1View(batch.text).toString("latin1", 0, batch.textBytes).split("\n");
+  const lines = latin1String(batch.text, batch.textBytes).split("\n");
   const wide = new Set<number>();
   for (const [i, text] of batch.wide) {
     lines[i] = text;

@@ -44,15 +44,65 @@ const b = (x: boolean | null | undefined) => (x == null ? null : x ? 1 : 0);
 
 /** Buffer's latin1 writer (Node and Bun both have it; @types/node does not declare it). */
 type Latin1Buffer = Buffer & { latin1Write(s: string, offset: number, length: number): number };
-export const latin1View = (bytes: Uint8Array) => Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength) as Latin1Buffer;
+const latin1View = (bytes: Uint8Array) => Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength) as Latin1Buffer;
+
+/** The first `length` bytes of an array Latin1Text wrote, as one string (one copy). */
+export const latin1String = (bytes: Uint8Array, length: number): string => latin1View(bytes).toString("latin1", 0, length);
 
 /** A copy of `used` elements of `array` in an array of at least `need`, doubling its length. */
-export function grown<T extends Uint8Array | Float64Array | Int32Array>(array: T, used: number, need: number): T {
+function grown<T extends Uint8Array | Float64Array | Int32Array>(array: T, used: number, need: number): T {
   let length = array.length;
   while (length < need) length *= 2;
   const bigger = new (array.constructor as new (n: number) => T)(length);
   bigger.set(array.subarray(0, used));
   return bigger;
+}
+
+/**
+ * Strings written end to end as latin1 bytes (the caller knows none is above U+00FF) into a typed
+ * array that grows by doubling. `take()` hands the array over, to be transferred to the writer
+ * thread, and goes on in a spare one; `recycle()` takes a handed-over array back once it is done
+ * with, so a run fills the same few arrays again and again.
+ */
+export class Latin1Text {
+  private bytes: Uint8Array;
+  private view: Latin1Buffer;
+  /** Bytes written since the last take(). */
+  length = 0;
+  private readonly spares: Uint8Array[] = [];
+
+  constructor(capacity: number) {
+    this.bytes = new Uint8Array(capacity);
+    this.view = latin1View(this.bytes);
+  }
+
+  write(s: string): void {
+    if (this.length + s.length > this.bytes.length) this.use(grown(this.bytes, this.length, this.length + s.length));
+    this.length += this.view.latin1Write(s, this.length, s.length);
+  }
+
+  /** The array written so far (its first `length` bytes, read before); writing goes on in another. */
+  take(): Uint8Array {
+    const taken = this.bytes;
+    this.use(this.spares.pop() ?? new Uint8Array(taken.length));
+    this.length = 0;
+    return taken;
+  }
+
+  /** An array take() handed out, free again; one transferred away and not back (detached) is left out. */
+  recycle(bytes: Uint8Array): void {
+    if (bytes.length > 0 && this.spares.length < 2) this.spares.push(bytes);
+  }
+
+  /** Forgets what was written since the last take(). */
+  clear(): void {
+    this.length = 0;
+  }
+
+  private use(bytes: Uint8Array): void {
+    this.bytes = bytes;
+    this.view = latin1View(bytes);
+  }
 }
 
 /**
@@ -65,16 +115,14 @@ export function grown<T extends Uint8Array | Float64Array | Int32Array>(array: T
 export class RowEncoder {
   private kinds: Uint8Array = new Uint8Array(START.records);
   private nums: Float64Array = new Float64Array(START.nums);
-  private text: Uint8Array = new Uint8Array(START.textBytes);
-  private textView = latin1View(this.text);
+  private readonly text = new Latin1Text(START.textBytes);
   private lengths: Int32Array = new Int32Array(START.strings);
   private recordCount = 0;
   private numCount = 0;
-  private textBytes = 0;
   private stringCount = 0;
   private wideTexts: string[] = [];
   private narrow = false;
-  private readonly spares: RowBatch[] = [];
+  private readonly spares: Array<Pick<RowBatch, "kinds" | "nums" | "lengths">> = [];
 
   get count(): number {
     return this.recordCount;
@@ -97,15 +145,8 @@ export class RowEncoder {
       return;
     }
     this.lengths[this.stringCount++] = s.length;
-    if (!this.narrow) {
-      this.wideTexts.push(s);
-      return;
-    }
-    if (this.textBytes + s.length > this.text.length) {
-      this.text = grown(this.text, this.textBytes, this.textBytes + s.length);
-      this.textView = latin1View(this.text);
-    }
-    this.textBytes += this.textView.latin1Write(s, this.textBytes, s.length);
+    if (this.narrow) this.text.write(s);
+    else this.wideTexts.push(s);
   }
 
   /**
@@ -153,18 +194,16 @@ export class RowEncoder {
       count: this.recordCount,
       kinds: this.kinds,
       nums: this.nums,
-      text: this.text,
-      textBytes: this.textBytes,
+      textBytes: this.text.length,
+      text: this.text.take(),
       wideText: this.wideTexts.join(""),
       lengths: this.lengths,
     };
     const spare = this.spares.pop();
     this.kinds = spare?.kinds ?? new Uint8Array(this.kinds.length);
     this.nums = spare?.nums ?? new Float64Array(this.nums.length);
-    this.text = spare?.text ?? new Uint8Array(this.text.length);
-    this.textView = latin1View(this.text);
     this.lengths = spare?.lengths ?? new Int32Array(this.lengths.length);
-    this.recordCount = this.numCount = this.textBytes = this.stringCount = 0;
+    this.recordCount = this.numCount = this.stringCount = 0;
     this.wideTexts = [];
     return batch;
   }
@@ -174,10 +213,9 @@ export class RowEncoder {
    * back (detached: zero length) are left out.
    */
   recycle(batch: RowBatch): void {
-    const { kinds, nums, text, lengths } = batch;
-    if (kinds.length > 0 && nums.length > 0 && text.length > 0 && lengths.length > 0 && this.spares.length < 2) {
-      this.spares.push(batch);
-    }
+    const { kinds, nums, lengths } = batch;
+    this.text.recycle(batch.text);
+    if (kinds.length > 0 && nums.length > 0 && lengths.length > 0 && this.spares.length < 2) this.spares.push({ kinds, nums, lengths });
   }
 }
 
@@ -201,7 +239,7 @@ export class RowDecoder {
   private readonly narrowText: string;
 
   constructor(private readonly batch: RowBatch) {
-    this.narrowText = latin1View(batch.text).toString("latin1", 0, batch.textBytes);
+    this.narrowText = latin1String(batch.text, batch.textBytes);
   }
 
   /** The next record's kind, or undefined at the end. */
