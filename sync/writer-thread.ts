@@ -11,7 +11,7 @@ import { applyRows } from "./apply.ts";
 import { applyLines } from "./lines.ts";
 import { RecordError } from "./records.ts";
 import { refreshServingSnapshot } from "./serving-snapshot.ts";
-import { applyBulkSettings, rowBuffers, type FromWriter, type ToWriter } from "./writer.ts";
+import { applyBulkSettings, lineBuffers, rowBuffers, type FromWriter, type ToWriter } from "./writer.ts";
 
 declare const self: Worker;
 
@@ -36,7 +36,7 @@ self.onmessage = async (e: MessageEvent<ToWriter>) => {
       case "batch":
         return reply({ type: "applied", result: applyRows(db!, m.batch), rows: m.batch }, rowBuffers(m.batch));
       case "lines":
-        return reply({ type: "applied", result: applyLines(db!, m.batch), lines: m.batch }, [m.batch.text.buffer as ArrayBuffer]);
+        return reply({ type: "applied", result: applyLines(db!, m.batch), lines: m.batch }, lineBuffers(m.batch));
       case "refresh":
         return reply({ type: "refreshed", events: refreshServingSnapshot(db!, m.nowMs) });
       case "close":

@@ -132,6 +132,11 @@ export function rowBuffers(batch: RowBatch): ArrayBuffer[] {
   return [batch.kinds.buffer, batch.nums.buffer, batch.text.buffer, batch.lengths.buffer] as ArrayBuffer[];
 }
 
+/** The same for a batch of raw lines: its text. */
+export function lineBuffers(batch: LineBatch): ArrayBuffer[] {
+  return [batch.text.buffer as ArrayBuffer];
+}
+
 /** Starts the writer thread; undefined when it cannot start, so the run falls back to in-thread. */
 async function startThread(db: Db): Promise<BatchWriter | undefined> {
   let worker: Worker;
@@ -179,7 +184,7 @@ async function startThread(db: Db): Promise<BatchWriter | undefined> {
       return applied(await send({ type: "batch", batch }, rowBuffers(batch)));
     },
     async writeLines(batch) {
-      return applied(await send({ type: "lines", batch }, [batch.text.buffer as ArrayBuffer]));
+      return applied(await send({ type: "lines", batch }, lineBuffers(batch)));
     },
     parses: true,
     async refresh(nowMs) {
