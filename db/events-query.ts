@@ -80,7 +80,7 @@ const INDEX: Record<PagePlan, string> = {
   time: "NOT INDEXED", // WITHOUT ROWID: the table itself, i.e. the (long, start_ms, id) key
 };
 
-/** The filter columns each plan's index is keyed on (after `long`). */
+/** The filter column each plan's index leads with (`long` follows it, then start_ms, id: replica v7). */
 const PLAN_COLUMNS: Record<PagePlan, readonly string[]> = {
   source: ["source"],
   venue: ["venue_id"],

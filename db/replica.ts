@@ -69,8 +69,9 @@ CREATE TABLE ticket_links (
 -- Serving snapshot (CONTRACT §4): servable events at refresh time, for page selection only.
 -- Rows are split into short and long events so that a window [after, before] reads short
 -- events from start_ms >= after - LONG_EVENT_MS and long ones (few) from the start, each in
--- (start_ms, id) order; a merge of the two keeps keyset paging exact. Every index leads with
--- "long" so both halves of a page query are ordered index range scans.
+-- (start_ms, id) order; a merge of the two keeps keyset paging exact. Every index has "long"
+-- before start_ms (v7 puts the filter column first) so both halves of a page query are ordered
+-- index range scans.
 CREATE TABLE snapshot (
   long INTEGER NOT NULL,
   start_ms INTEGER NOT NULL,
@@ -189,6 +190,34 @@ UPDATE events SET ticket_links = (
   FROM (SELECT * FROM ticket_links WHERE event_id = events.id ORDER BY position) l
 ) WHERE id IN (SELECT event_id FROM ticket_links);
 DROP TABLE ticket_links;
+`,
+  },
+  {
+    // The filter column leads each snapshot index, `long` second. A page query binds both as
+    // equalities before its (start_ms, id) range, so it reads the same ordered range either way
+    // (db/events-query.ts). But building an index sorts its keys, and SQLite's sorter settles a
+    // comparison on the first column alone only when the first columns differ: with `long`
+    // first (0 or 1) nearly every comparison decoded the whole key. Measured on the
+    // million-event snapshot, three alternated full rebuilds: the four index builds 2.6-2.9 s
+    // instead of 4.0 s. Per-source and per-venue counts now read their index in order instead
+    // of sorting (snapshot_sources 0.12-0.15 s instead of 0.32-0.40 s).
+    version: 7,
+    sql: `
+DROP INDEX snapshot_city;
+DROP INDEX snapshot_venue;
+DROP INDEX snapshot_source;
+DROP INDEX snapshot_state;
+CREATE INDEX snapshot_city ON snapshot(city, long, start_ms, id);
+CREATE INDEX snapshot_venue ON snapshot(venue_id, long, start_ms, id);
+CREATE INDEX snapshot_source ON snapshot(source, long, start_ms, id);
+CREATE INDEX snapshot_state ON snapshot(state, long, start_ms, id);
+DROP TRIGGER snapshot_venue_events_refresh;
+CREATE TRIGGER snapshot_venue_events_refresh AFTER UPDATE OF value ON sync_state WHEN new.key = 'snapshot_at'
+BEGIN
+  DELETE FROM snapshot_venue_events;
+  INSERT INTO snapshot_venue_events(venue_id, events)
+    SELECT venue_id, count(*) FROM snapshot INDEXED BY snapshot_venue GROUP BY venue_id;
+END;
 `,
   },
 ];

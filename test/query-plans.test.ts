@@ -64,11 +64,11 @@ function plansFor(f: PageFilter): PagePlan[] {
 
 const EXPECTED_INDEX: Record<PagePlan, RegExp> = {
   time: /^SEARCH snapshot USING PRIMARY KEY \(long=\? AND \(start_ms,id\)>\(\?,\?\) AND start_ms<\?\)$/,
-  source: /^SEARCH snapshot USING (COVERING )?INDEX snapshot_source \(long=\? AND source=\? AND \(start_ms,id\)>\(\?,\?\) AND start_ms<\?\)$/,
-  venue: /^SEARCH snapshot USING (COVERING )?INDEX snapshot_venue \(long=\? AND venue_id=\? AND \(start_ms,id\)>\(\?,\?\) AND start_ms<\?\)$/,
-  state_city: /^SEARCH snapshot USING (COVERING )?INDEX snapshot_city \(long=\? AND city=\? AND \(start_ms,id\)>\(\?,\?\) AND start_ms<\?\)$/,
-  city: /^SEARCH snapshot USING (COVERING )?INDEX snapshot_city \(long=\? AND city=\? AND \(start_ms,id\)>\(\?,\?\) AND start_ms<\?\)$/,
-  state: /^SEARCH snapshot USING (COVERING )?INDEX snapshot_state \(long=\? AND state=\? AND \(start_ms,id\)>\(\?,\?\) AND start_ms<\?\)$/,
+  source: /^SEARCH snapshot USING (COVERING )?INDEX snapshot_source \(source=\? AND long=\? AND \(start_ms,id\)>\(\?,\?\) AND start_ms<\?\)$/,
+  venue: /^SEARCH snapshot USING (COVERING )?INDEX snapshot_venue \(venue_id=\? AND long=\? AND \(start_ms,id\)>\(\?,\?\) AND start_ms<\?\)$/,
+  state_city: /^SEARCH snapshot USING (COVERING )?INDEX snapshot_city \(city=\? AND long=\? AND \(start_ms,id\)>\(\?,\?\) AND start_ms<\?\)$/,
+  city: /^SEARCH snapshot USING (COVERING )?INDEX snapshot_city \(city=\? AND long=\? AND \(start_ms,id\)>\(\?,\?\) AND start_ms<\?\)$/,
+  state: /^SEARCH snapshot USING (COVERING )?INDEX snapshot_state \(state=\? AND long=\? AND \(start_ms,id\)>\(\?,\?\) AND start_ms<\?\)$/,
 };
 
 function checkAllCombinations(): number {

@@ -10,6 +10,7 @@ import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { openDb, type Db } from "../db/driver.ts";
 import { migrate } from "../db/migrate.ts";
 import { openReplica, readWatermark, REPLICA_MIGRATIONS, REPLICA_PAGE_BYTES } from "../db/replica.ts";
+import { refreshSnapshot } from "../db/snapshot.ts";
 import { applyBatch } from "../sync/apply.ts";
 import { parseRecordLine } from "../sync/records.ts";
 import { fileSource, streamSource } from "../sync/source.ts";
@@ -241,6 +242,30 @@ describe("sync worker", () => {
       ]);
       // The same text a sync writes for the same links.
       expect(rows[0].links).toBe(JSON.stringify([{ url: "https://a.example/é", seller: "dice", broken: false }, { url: "https://b.example/2", seller: null, broken: true }]));
+    } finally {
+      old.close();
+    }
+  });
+
+  it("replica v7 puts each snapshot index's filter column first and keeps the per-venue counts", async () => {
+    const old = await openDb(join(dir, "v6.db"));
+    try {
+      migrate(old, REPLICA_MIGRATIONS.filter((m) => m.version <= 6));
+      const records = [venueRecord(1), venueRecord(2, { city: "Oakland" }), ...basicStream().filter((r) => r.type === "event"),
+        eventRecord(201, 2, "2030-02-01T20:00:00Z", { endDate: "2030-06-01T20:00:00Z" })];
+      applyBatch(old, records.map((r, i) => parseRecordLine(JSON.stringify({ ...r, seq: i + 1 }), i + 1)));
+      refreshSnapshot(old, Date.UTC(2030, 0, 1));
+      const counts = () => old.prepare("SELECT * FROM snapshot_venue_events ORDER BY venue_id").all();
+      const before = counts();
+      expect(before.length).toBe(2);
+      migrate(old, REPLICA_MIGRATIONS);
+      const definitions = old
+        .prepare<{ sql: string }>("SELECT sql FROM sqlite_master WHERE type = 'index' AND tbl_name = 'snapshot' AND name <> 'snapshot_span' ORDER BY name")
+        .all()
+        .map((r) => r.sql.slice(r.sql.indexOf("(")));
+      expect(definitions).toEqual(["(city, long, start_ms, id)", "(source, long, start_ms, id)", "(state, long, start_ms, id)", "(venue_id, long, start_ms, id)"]);
+      refreshSnapshot(old, Date.UTC(2030, 0, 1), { full: true });
+      expect(counts()).toEqual(before);
     } finally {
       old.close();
     }
