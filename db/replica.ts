@@ -39,7 +39,9 @@ CREATE TABLE events (
   is_sold_out INTEGER NOT NULL,
   is_low_tickets INTEGER NOT NULL,
   age TEXT,
-  website_raw TEXT,
+  website_raw TEXT,                  -- upstream's website where it differs from website, else NULL:
+                                     -- coalesce(website_raw, website) is upstream's value (older
+                                     -- rows may hold it always, which reads the same)
   website_broken INTEGER NOT NULL,
   image_url TEXT,
   categories TEXT NOT NULL,          -- JSON array, already filtered to the taxonomy

@@ -175,7 +175,9 @@ export class RowEncoder {
         this.num(b(e.isFree)), this.num(b(e.isSoldOut)), this.num(b(e.isLowTickets)), this.num(b(e.websiteBroken));
         this.num(e.duplicateOf), this.num(b(e.ticketed));
         this.str(e.title), this.str(e.slug), this.str(start.iso), this.str(end?.iso ?? null), this.str(e.costText);
-        this.str(e.age), this.str(e.website), this.str(e.imageUrl), this.str(JSON.stringify(deriveCategories(e.categories)));
+        // website_raw only where it differs from the served website (db/replica.ts): usually it is the same URL.
+        this.str(e.age), this.str(e.website === website ? null : e.website), this.str(e.imageUrl);
+        this.str(JSON.stringify(deriveCategories(e.categories)));
         this.str(e.source), this.str(vendorOf(e.source)), this.str(e.status), this.str(deriveCost(e.costText, e.isFree));
         this.str(website), this.str(ticketing.status), this.str(ticketing.destination);
         this.str(e.ticketLinks.length === 0 ? null : JSON.stringify(e.ticketLinks)); // {url, seller, broken}, as validated

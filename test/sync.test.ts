@@ -204,6 +204,27 @@ describe("sync worker", () => {
       ]);
     });
 
+    it("keeps upstream's website apart only where the served one differs from it", async () => {
+      const sites = {
+        201: "https://fillmore.example.com/shows/201", // served as is
+        202: "HTTPS://Fillmore.example.com/shows/202", // normalized
+        203: "https://user:pw@fillmore.example.com/203", // credentials: not served
+        204: "https://fillmore.example.com/shows/204", // broken: not served
+        205: null,
+      };
+      await sync(file("w.ndjson", ndjson([venueRecord(1),
+        ...Object.entries(sites).map(([id, website]) => eventRecord(Number(id), 1, "2030-01-01T20:00:00Z", { website, websiteBroken: id === "204" }))])));
+      const rows = db.prepare<{ id: number; website: string | null; raw: string | null; upstream: string | null }>(
+        "SELECT id, website, website_raw AS raw, coalesce(website_raw, website) AS upstream FROM events ORDER BY id").all();
+      expect(rows).toEqual([
+        { id: 201, website: sites[201], raw: null, upstream: sites[201] },
+        { id: 202, website: "https://fillmore.example.com/shows/202", raw: sites[202], upstream: sites[202] },
+        { id: 203, website: null, raw: sites[203], upstream: sites[203] },
+        { id: 204, website: null, raw: sites[204], upstream: sites[204] },
+        { id: 205, website: null, raw: null, upstream: null },
+      ]);
+    });
+
     it("an event update replaces the row and its ticket links", async () => {
       await sync(file("a.ndjson", ndjson(basicStream())));
       const links = [

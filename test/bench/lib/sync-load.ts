@@ -76,7 +76,7 @@ export async function writeChangeStream(count: number): Promise<{ file: string; 
     const rows = replica
       .prepare<EventRow>(
         `SELECT id, venue_id AS venueId, title, slug, start_date AS startDate, end_date AS endDate, cost_text AS costText,
-           is_free AS isFree, is_sold_out AS isSoldOut, is_low_tickets AS isLowTickets, age, website_raw AS website,
+           is_free AS isFree, is_sold_out AS isSoldOut, is_low_tickets AS isLowTickets, age, coalesce(website_raw, website) AS website,
            website_broken AS websiteBroken, image_url AS imageUrl, categories, source, status, duplicate_of AS duplicateOf,
            ticketed, ticket_links AS ticketLinks
          FROM events WHERE rowid % $stride = 0 LIMIT $count`,
