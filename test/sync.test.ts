@@ -278,7 +278,7 @@ describe("sync worker", () => {
       refreshSnapshot(old, Date.UTC(2030, 0, 1));
       const counts = () => old.prepare("SELECT * FROM snapshot_venue_events ORDER BY venue_id").all();
       const before = counts();
-      expect(before.length).toBe(2);
+      expect(before).toEqual([{ venue_id: 1, events: 1 }, { venue_id: 2, events: 2 }]); // venue 2: one short, one long
       migrate(old, REPLICA_MIGRATIONS);
       const definitions = old
         .prepare<{ sql: string }>("SELECT sql FROM sqlite_master WHERE type = 'index' AND tbl_name = 'snapshot' AND name <> 'snapshot_span' ORDER BY name")
