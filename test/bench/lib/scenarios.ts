@@ -23,9 +23,13 @@ export interface Scenario {
   geo: boolean;
 }
 
-/** A ring around Manhattan, [lat, lng] in ring order; its bbox diagonal is checked below. */
+/**
+ * A ring around Manhattan, [lat, lng] in ring order, about 50 miles across: the issue's "50-mile
+ * polygon", as wide as the API takes (bounding-box diagonal 49.1 mi; the limit, checked below, is
+ * 50). It reaches from Westchester to Staten Island and from Newark to Nassau County.
+ */
 export const MANHATTAN_RING: Array<[number, number]> = [
-  [40.95, -73.98], [40.85, -73.75], [40.62, -73.75], [40.55, -73.98], [40.62, -74.2], [40.85, -74.2],
+  [41.02, -73.98], [40.89, -73.67], [40.57, -73.67], [40.48, -73.98], [40.57, -74.28], [40.89, -74.28],
 ];
 
 export interface ResolvedInputs {
