@@ -51,7 +51,11 @@ export async function ensureReplica(rebuild: boolean, log: (s: string) => void):
   if (!rebuild && marker && existsSync(REPLICA_DB) && existsSync(DEMO_NDJSON) && anchorAgeDays <= MAX_ANCHOR_AGE_DAYS) {
     // A replica from before a change of page size would measure the old layout: build it again.
     const pageBytes = await replicaPageBytes();
-    if (pageBytes === REPLICA_PAGE_BYTES) return { ...(marker as Omit<ReplicaInfo, "reused">), ...(await replicaStats()), reused: true };
+    if (pageBytes === REPLICA_PAGE_BYTES) {
+      const stats = await replicaStats(); // opens it read-write: a replica from an older schema migrates here
+      flushToDisk(REPLICA_DB); // so a migration's writes (replica v7 rebuilt four indexes) reach disk before measuring
+      return { ...(marker as Omit<ReplicaInfo, "reused">), ...stats, reused: true };
+    }
     log(`the cached replica has ${pageBytes}-byte pages, a new one ${REPLICA_PAGE_BYTES}: building it again`);
   }
   log(`generating ${DATA.events.toLocaleString("en-US")} demo events anchored on ${today} into ${DEMO_NDJSON} …`);
