@@ -232,10 +232,18 @@ export const DEMO = {
 
 /** Hot-path caches of the list endpoint (db/hydrate.ts). */
 export const HOT_PATH = {
-  /** Live event rows (with their serialized Event) kept between requests, per replica connection. */
-  hydratedRows: 10_000,
-  /** Page selections kept between requests (server/list-page-cache.ts). */
+  /**
+   * Bytes of live event rows (with their serialized Event) kept between requests (db/hydrate.ts
+   * HydratedEvents): about 1.5 kB an event, so some 40,000 events.
+   */
+  hydratedEventBytes: 64 * 1024 * 1024,
+  /** Page selections kept between requests (server/list/page-cache.ts), and their bytes with bodies. */
   cachedPages: 2_000,
+  cachedPageBytes: 48 * 1024 * 1024,
+  /** Geo searches kept for the current venue table (db/geo.ts GeoIndex). */
+  geoResults: 256,
+  /** Source-prefix row estimates kept per snapshot (db/snapshot-stats.ts SnapshotEstimates). */
+  sourceEstimates: 2_000,
   /**
    * Commits by other processes (`marquee sync`, the CLI) reach the serving process's caches at
    * most this late; its own writes at once. Saves a ledger and a replica read per request.

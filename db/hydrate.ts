@@ -8,12 +8,13 @@
  * Served fields were derived at apply time (sync/derive.ts); this module only shapes them into
  * the spec's Event (every key present, optional ones null, `venue` always an object).
  *
- * Hot path (issue 8): live rows and their serialized Event are cached per replica connection,
- * keyed by event id, for exactly one state of the replica. The state is `PRAGMA data_version`
- * (moves when ANOTHER connection commits: `marquee sync`, a snapshot refresh elsewhere) plus
- * `total_changes()` (moves when THIS connection writes: test-mode records, in-process sync);
- * either moving drops the whole cache. Read inside `readConsistently`, after the page selection
- * has taken the read snapshot, the pair names the state the cached rows were read from.
+ * Hot path: live rows and their serialized Event are kept by event id (`HydratedEvents`, owned by
+ * the list path's caches) for exactly one state of the replica. The state is `PRAGMA
+ * data_version` (moves when ANOTHER connection commits: `marquee sync`, a snapshot refresh
+ * elsewhere) plus `total_changes()` (moves when THIS connection writes: test-mode records,
+ * in-process sync); either moving drops every kept row. Read inside `readConsistently`, after the
+ * page selection has taken the read snapshot, the pair names the state the kept rows were read
+ * from. A page over events seen before, by any query, is then a concatenation of their JSON.
  */
 import { LRUCache } from "lru-cache";
 import { AGGREGATOR_VENDORS, eventUrlFor, HOT_PATH, ticketUrlFor } from "./contract.ts";
@@ -158,14 +159,44 @@ function toEvent(r: Row, h: Hydration): Event {
 /** A live row and its Event as JSON with `venue.distanceMiles` null; `false`: not servable now. */
 type Cached = { row: Row; json: string } | false;
 
-interface RowCache {
-  state: string;
-  baseUrl: string;
-  rows: LRUCache<number, Cached>;
+/** Rough bytes a kept row holds: its JSON, the row's strings (about as long) and object overhead. */
+const cachedBytes = (c: Cached) => (c ? 2 * c.json.length + 256 : 16);
+
+/**
+ * Live rows and their JSON, by event id, for one state of the replica and one base URL, bounded by
+ * bytes. `rowsFor` hands out the rows of the state it is given and drops them all when it moves.
+ */
+export class HydratedEvents {
+  readonly #rows: LRUCache<number, Cached>;
+  #state = "";
+
+  constructor(
+    readonly baseUrl: string,
+    maxBytes: number,
+  ) {
+    this.#rows = new LRUCache<number, Cached>({ maxSize: maxBytes, sizeCalculation: cachedBytes });
+  }
+
+  rowsFor(state: string): LRUCache<number, Cached> {
+    if (state !== this.#state) {
+      this.#rows.clear();
+      this.#state = state;
+    }
+    return this.#rows;
+  }
+
+  /** Bytes held now (by the estimate above). */
+  get bytes(): number {
+    return this.#rows.calculatedSize;
+  }
+
+  clear(): void {
+    this.#rows.clear();
+    this.#state = "";
+  }
 }
 
 const STATE_SQL = "SELECT (SELECT data_version FROM pragma_data_version) AS dv, total_changes() AS tc";
-const rowCaches = new WeakMap<Db, RowCache>();
 
 /**
  * The replica's state as this connection sees it: equal strings, equal data. Inside a read
@@ -176,40 +207,35 @@ export function readReplicaState(db: Db): string {
   return `${v.dv}:${v.tc}`;
 }
 
-const recentStates = new WeakMap<Db, { state: string; atMs: number }>();
-
 /**
  * `readReplicaState` as read at most `maxLagMs` ago, outside a transaction: another
  * connection's commit is seen that late at most, and this process's own writes at once, since
- * every writer notifies (server/context.ts `notifyReplicaChange` → `forgetHydratedRows`). For the
- * page cache's hit path (server/routes/events.ts), which then reads nothing from the database.
+ * every writer of the serving process clears the list path's caches, this included
+ * (server/context.ts `notifyReplicaChange`). For the page cache's hit path, which then reads
+ * nothing from the database.
  */
-export function readRecentReplicaState(db: Db, maxLagMs: number): string {
-  const now = performance.now();
-  let recent = recentStates.get(db);
-  if (!recent || now - recent.atMs >= maxLagMs) recentStates.set(db, (recent = { state: readReplicaState(db), atMs: now }));
-  return recent.state;
-}
+export class RecentReplicaState {
+  #recent: { state: string; atMs: number } | null = null;
 
-function rowCacheOf(db: Db, baseUrl: string): RowCache {
-  const state = readReplicaState(db);
-  let c = rowCaches.get(db);
-  if (!c || c.state !== state || c.baseUrl !== baseUrl) {
-    rowCaches.set(db, (c = { state, baseUrl, rows: new LRUCache<number, Cached>({ max: HOT_PATH.hydratedRows }) }));
+  constructor(
+    private readonly db: Db,
+    private readonly maxLagMs: number,
+  ) {}
+
+  read(): string {
+    const now = performance.now();
+    if (!this.#recent || now - this.#recent.atMs >= this.maxLagMs) this.#recent = { state: readReplicaState(this.db), atMs: now };
+    return this.#recent.state;
   }
-  return c;
+
+  clear(): void {
+    this.#recent = null;
+  }
 }
 
-/** Drops the cached rows and state of a connection (also done by itself when the replica's state moves). */
-export function forgetHydratedRows(db: Db): void {
-  rowCaches.delete(db);
-  recentStates.delete(db);
-}
-
-/** The page's live rows (undefined: not servable), from the cache or one query for the misses. */
-function liveRows(db: Db, keys: readonly PagePosition[], baseUrl: string): Cached[] {
-  const cache = rowCacheOf(db, baseUrl).rows;
-  const out: (Cached | undefined)[] = keys.map((k) => cache.get(k.id));
+/** The page's live rows (false: not servable), from the kept rows or one query for the misses. */
+function liveRows(db: Db, kept: LRUCache<number, Cached>, keys: readonly PagePosition[], baseUrl: string): Cached[] {
+  const out: (Cached | undefined)[] = keys.map((k) => kept.get(k.id));
   const missing = keys.filter((_, i) => out[i] === undefined).map((k) => k.id);
   if (missing.length > 0) {
     // Placing rows by id is cheaper than sorting in SQL.
@@ -219,7 +245,7 @@ function liveRows(db: Db, keys: readonly PagePosition[], baseUrl: string): Cache
       if (out[i] !== undefined) continue;
       const row = byId.get(keys[i].id);
       out[i] = row ? { row, json: JSON.stringify(toEvent(row, { baseUrl, distanceMiles: null })) } : false;
-      cache.set(keys[i].id, out[i]!);
+      kept.set(keys[i].id, out[i]!);
     }
   }
   return out as Cached[];
@@ -227,7 +253,7 @@ function liveRows(db: Db, keys: readonly PagePosition[], baseUrl: string): Cache
 
 /**
  * How far the page's window may move before the live re-check could decide differently
- * (server/list-page-cache.ts): every survivor still ends at or after a window opening no later
+ * (server/list/page-cache.ts): every survivor still ends at or after a window opening no later
  * than `latestAfterMs`; a row dropped for starting after the window's close could come back
  * only if the close moves (`droppedAfterClose`). Rows dropped for anything else stay dropped
  * while the replica's state is the same, as do rows that ended before the window opened.
@@ -239,13 +265,13 @@ export interface LiveBounds {
 
 /** The survivors' rows, in page order (page order is snapshot order). */
 function survivors(
-  db: Db, keys: readonly PagePosition[], filter: PageFilter, baseUrl: string, bounds?: LiveBounds,
+  db: Db, kept: LRUCache<number, Cached>, keys: readonly PagePosition[], filter: PageFilter, baseUrl: string, bounds?: LiveBounds,
 ): Array<{ row: Row; json: string }> {
   if (keys.length === 0) return [];
-  const venues = filter.venueIds === null ? null : venueSetOf(filter.venueIds);
+  const venues = venueSetOf(filter);
   const source = filter.sources === null ? null : sourceMatcher(filter.sources);
   const out: Array<{ row: Row; json: string }> = [];
-  for (const c of liveRows(db, keys, baseUrl)) {
+  for (const c of liveRows(db, kept, keys, baseUrl)) {
     if (c && stillMatches(c.row, filter, venues, source)) {
       out.push(c);
       if (bounds) bounds.latestAfterMs = Math.min(bounds.latestAfterMs, Math.max(c.row.end_ms ?? c.row.start_ms, c.row.start_ms));
@@ -256,22 +282,23 @@ function survivors(
   return out;
 }
 
-/** Reads the page's live rows and shapes the survivors, in page order. */
+/** Reads the page's live rows and shapes the survivors, in page order (nothing kept). */
 export function hydratePage(db: Db, keys: readonly PagePosition[], filter: PageFilter, h: Hydration): Event[] {
-  return survivors(db, keys, filter, h.baseUrl).map((c) => toEvent(c.row, h));
+  return survivors(db, new LRUCache({ max: Math.max(1, keys.length) }), keys, filter, h.baseUrl).map((c) => toEvent(c.row, h));
 }
 
 const NULL_DISTANCE_TAIL = "null}}";
 
 /**
  * The same page as `hydratePage`, each Event already serialized: byte for byte
- * `JSON.stringify(event)`. `venue.distanceMiles` is the Event's last key, so a circle query's
- * distance replaces the cached fragment's closing `null}}`.
+ * `JSON.stringify(event)`, from `events` kept for `state` (read in the same transaction).
+ * `venue.distanceMiles` is the Event's last key, so a circle query's distance replaces the kept
+ * fragment's closing `null}}`.
  */
 export function hydratePageJson(
-  db: Db, keys: readonly PagePosition[], filter: PageFilter, h: Hydration, bounds?: LiveBounds,
+  db: Db, events: HydratedEvents, state: string, keys: readonly PagePosition[], filter: PageFilter, h: Hydration, bounds?: LiveBounds,
 ): string[] {
-  return survivors(db, keys, filter, h.baseUrl, bounds).map(({ row, json }) => {
+  return survivors(db, events.rowsFor(state), keys, filter, events.baseUrl, bounds).map(({ row, json }) => {
     const distance = h.distanceMiles?.get(row.venue_id);
     if (distance === undefined) return json;
     return `${json.slice(0, -NULL_DISTANCE_TAIL.length)}${JSON.stringify(Math.round(distance * 100) / 100)}}}`;

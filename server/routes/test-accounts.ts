@@ -2,7 +2,7 @@
  * Test-mode accounts and keys (CONTRACT §8): the same operations as `marquee accounts` and
  * `marquee keys`, over HTTP.
  */
-import type { H3 } from "h3";
+import type { RouteTable } from "../route-table.ts";
 import * as v from "valibot";
 import { createAccount, readAccount, updateAccount } from "../../db/accounts.ts";
 import { KEY_KINDS } from "../../db/contract.ts";
@@ -23,7 +23,7 @@ async function body(req: Request): Promise<unknown> {
 
 const accountId = (raw: string | undefined) => (raw && /^\d+$/.test(raw) ? Number(raw) : NaN);
 
-export function testAccountRoutes(app: H3, ctx: AppContext): void {
+export function testAccountRoutes(app: RouteTable, ctx: AppContext): void {
   app.post(
     "/_test/accounts",
     handle(async ({ req }) => {
