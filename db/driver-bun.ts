@@ -1,5 +1,5 @@
 // bun:sqlite adapter. Runtime-specific on purpose: only Bun loads this file.
-import { Database } from "bun:sqlite";
+import { Database, type SQLQueryBindings } from "bun:sqlite";
 import { createDb, type BindParams, type Db, type OpenOptions } from "./sqlite-connection.ts";
 
 export function open(path: string, options: OpenOptions): Db {
@@ -9,13 +9,13 @@ export function open(path: string, options: OpenOptions): Db {
     {
       exec: (sql) => void raw.exec(sql),
       prepare(sql) {
-        const s = raw.prepare(sql);
+        const s = raw.prepare<Record<string, unknown>, SQLQueryBindings[]>(sql);
         return {
-          all: (...p: BindParams) => s.all(...(p as any[])) as Record<string, unknown>[],
+          all: (...p: BindParams) => s.all(...(p as SQLQueryBindings[])),
           // bun:sqlite answers null for no row.
-          get: (...p: BindParams) => (s.get(...(p as any[])) ?? undefined) as Record<string, unknown> | undefined,
+          get: (...p: BindParams) => s.get(...(p as SQLQueryBindings[])) ?? undefined,
           run: (...p: BindParams) => {
-            const r = s.run(...(p as any[]));
+            const r = s.run(...(p as SQLQueryBindings[]));
             return { changes: r.changes, lastInsertRowid: r.lastInsertRowid };
           },
         };

@@ -18,8 +18,16 @@ export function open(path: string, options: OpenOptions): Db {
         // that sets something, an INSERT): run it and answer no rows, as bun:sqlite does.
         const returnsRows = s.reader;
         return {
-          all: (...p: BindParams) => (returnsRows ? s.all(...p) : (s.run(...p), [])) as Record<string, unknown>[],
-          get: (...p: BindParams) => (returnsRows ? s.get(...p) : (s.run(...p), undefined)) as Record<string, unknown> | undefined,
+          all: (...p: BindParams) => {
+            if (returnsRows) return s.all(...p) as Record<string, unknown>[];
+            s.run(...p);
+            return [];
+          },
+          get: (...p: BindParams) => {
+            if (returnsRows) return s.get(...p) as Record<string, unknown> | undefined;
+            s.run(...p);
+            return undefined;
+          },
           run: (...p: BindParams) => {
             const r = s.run(...p);
             return { changes: r.changes, lastInsertRowid: r.lastInsertRowid };

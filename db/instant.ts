@@ -52,5 +52,5 @@ export function parseIsoInstant(s: string): number | null {
 /** Normalizes an instant to 'YYYY-MM-DDTHH:MM:SSZ' (or with .sss when it has millis). */
 export function isoUtc(ms: number): string {
   const s = new Date(ms).toISOString();
-  return s.endsWith(".000Z") ? s.slice(0, -5) + "Z" : s;
+  return s.endsWith(".000Z") ? `${s.slice(0, -5)}Z` : s;
 }

@@ -50,7 +50,7 @@ export interface NativeConnection {
 
 /** Builds the `Db` over an adapter's connection and applies the shared pragmas. */
 export function createDb(path: string, native: NativeConnection, options: OpenOptions): Db {
-  const statements = new Map<string, Statement<any>>();
+  const statements = new Map<string, Statement<Record<string, unknown>>>();
   // Pragma reads (data_version, synchronous) and transaction control run on every request:
   // prepared once here, not re-parsed per call.
   const pragmas = new Map<string, Statement<Record<string, unknown>>>();
@@ -63,13 +63,20 @@ export function createDb(path: string, native: NativeConnection, options: OpenOp
     exec: (sql) => native.exec(sql),
     prepare<Row>(sql: string): Statement<Row> {
       let stmt = statements.get(sql);
-      if (!stmt) statements.set(sql, (stmt = native.prepare(sql)));
-      return stmt;
+      if (!stmt) {
+        stmt = native.prepare(sql);
+        statements.set(sql, stmt);
+      }
+      // Rows are typed by the caller, who wrote the SQL.
+      return stmt as unknown as Statement<Row>;
     },
     transaction: transactionRunner(control, native.inTransaction),
     pragma: (name) => {
       let stmt = pragmas.get(name);
-      if (!stmt) pragmas.set(name, (stmt = native.prepare(`PRAGMA ${name}`)));
+      if (!stmt) {
+        stmt = native.prepare(`PRAGMA ${name}`);
+        pragmas.set(name, stmt);
+      }
       // A pragma that sets something returns no row.
       const row = stmt.get();
       return row ? Object.values(row)[0] : undefined;

@@ -37,7 +37,7 @@ export function parseRecordLine(text: string, line: number): UpstreamRecord {
     const path = issue.path?.map((p) => p.key).join(".") ?? "";
     // "Invalid key: Expected "seq" but received undefined" says less than "seq: missing".
     const detail = issue.received === "undefined" && issue.path?.length ? "missing" : issue.message;
-    throw new RecordError(line, `${path ? path + ": " : ""}${detail}`);
+    throw new RecordError(line, path ? `${path}: ${detail}` : detail);
   }
   return result.output;
 }
