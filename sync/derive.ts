@@ -1,5 +1,5 @@
 /**
- * Served fields derived from upstream records (CONTRACT §3). Computed once at apply time.
+ * Served fields derived from upstream records (docs/upstream-records.md, Derived fields). Computed once at apply time.
  */
 import { CATEGORIES, FREE_COST_TEXTS } from "../db/contract.ts";
 import { isoUtc, parseIsoInstant } from "../db/instant.ts";
