@@ -20,6 +20,14 @@ export function open(path: string, options: OpenOptions): Db {
           },
         };
       },
+      preparePragma(sql) {
+        const s = raw.prepare<Record<string, unknown>, []>(sql);
+        return () => {
+          // A pragma that sets something returns no row.
+          const row = s.get();
+          return row ? Object.values(row)[0] : undefined;
+        };
+      },
       inTransaction: () => raw.inTransaction,
       close: () => raw.close(),
     },

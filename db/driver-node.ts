@@ -34,6 +34,18 @@ export function open(path: string, options: OpenOptions): Db {
           },
         };
       },
+      preparePragma(sql) {
+        const s = raw.prepare(sql);
+        if (!s.reader) {
+          // A pragma that sets something returns no row.
+          return () => {
+            s.run();
+            return undefined;
+          };
+        }
+        s.pluck();
+        return () => s.get();
+      },
       inTransaction: () => raw.inTransaction,
       close: () => raw.close(),
     },

@@ -44,6 +44,8 @@ export interface NativeConnection {
   exec(sql: string): void;
   /** A newly prepared statement with `Statement`'s behaviour (`get` of no row is undefined). */
   prepare(sql: string): Statement<Record<string, unknown>>;
+  /** A reader of one pragma statement's single value (undefined when it returns no row). */
+  preparePragma(sql: string): () => unknown;
   inTransaction(): boolean;
   close(): void;
 }
@@ -53,7 +55,7 @@ export function createDb(path: string, native: NativeConnection, options: OpenOp
   const statements = new Map<string, Statement<Record<string, unknown>>>();
   // Pragma reads (data_version, synchronous) and transaction control run on every request:
   // prepared once here, not re-parsed per call.
-  const pragmas = new Map<string, Statement<Record<string, unknown>>>();
+  const pragmas = new Map<string, () => unknown>();
   const control = (sql: string) => {
     const s = native.prepare(sql);
     return () => void s.run();
@@ -72,14 +74,12 @@ export function createDb(path: string, native: NativeConnection, options: OpenOp
     },
     transaction: transactionRunner(control, native.inTransaction),
     pragma: (name) => {
-      let stmt = pragmas.get(name);
-      if (!stmt) {
-        stmt = native.prepare(`PRAGMA ${name}`);
-        pragmas.set(name, stmt);
+      let read = pragmas.get(name);
+      if (!read) {
+        read = native.preparePragma(`PRAGMA ${name}`);
+        pragmas.set(name, read);
       }
-      // A pragma that sets something returns no row.
-      const row = stmt.get();
-      return row ? Object.values(row)[0] : undefined;
+      return read();
     },
     close: () => native.close(),
   };
