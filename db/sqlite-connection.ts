@@ -1,7 +1,7 @@
 /**
  * The `Db` interface and everything the two SQLite adapters share: the statement cache, the
  * transaction runner, pragma reads and the pragmas applied at open. An adapter (db/driver-bun.ts,
- * db/driver-node.ts) only opens its native connection and adapts one statement to `Statement`.
+ * db/driver-node.ts) only opens its native connection and adapts a statement and a pragma read.
  *
  * Binding rules that hold on both drivers: bind numbers, strings, bigints, null and
  * Uint8Array. Never bind booleans (better-sqlite3 rejects them): pass 0 or 1.
