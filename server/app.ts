@@ -5,8 +5,8 @@
 import { H3 } from "h3";
 import type { AppContext } from "./context.ts";
 import { ApiError, renderError } from "./errors.ts";
-import { h3Handler, newRequestId, type H3Scope } from "./handle.ts";
-import { RouteTable, type RouteHandler } from "./route-table.ts";
+import { h3Handler, newRequestId, type H3Scope, type RouteHandler } from "./handle.ts";
+import { RouteTable } from "./route-table.ts";
 import { eventsRoutes } from "./routes/events.ts";
 import { handoffRoutes } from "./routes/handoffs.ts";
 import { healthRoutes } from "./routes/health.ts";

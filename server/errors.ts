@@ -41,12 +41,6 @@ export class ApiError extends Error {
   }
   readonly envelope: Envelope;
   readonly eventUrl: string | undefined;
-
-  /** Adds headers that were decided earlier in the pipeline (e.g. rate-limit headers). */
-  withHeaders(headers: Record<string, string>): this {
-    for (const [k, v] of Object.entries(headers)) if (!(k in this.headers)) this.headers[k] = v;
-    return this;
-  }
 }
 
 export const isApiError = (e: unknown): e is ApiError => e instanceof ApiError;

@@ -9,7 +9,6 @@
  */
 import { defineHandler, type H3Event } from "h3";
 import { isApiError, renderError, type Envelope } from "./errors.ts";
-import type { RouteHandler } from "./route-table.ts";
 
 export interface RequestScope {
   /** h3's event; null when Bun's router called the route directly. */
@@ -35,6 +34,13 @@ export interface RouteOptions {
 
 export function newRequestId(): string {
   return crypto.randomUUID();
+}
+
+/** A route's function with how its errors render, as `handle` describes it (server/route-table.ts). */
+export interface RouteHandler<S extends RequestScope = H3Scope> {
+  run(scope: S): Response | Promise<Response>;
+  envelope: Envelope;
+  options: RouteOptions;
 }
 
 /** Describes a route for the route table: the function, its error envelope and options. */

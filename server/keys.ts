@@ -7,6 +7,7 @@ import { createHash, randomBytes } from "node:crypto";
 import { insertKey } from "../db/accounts.ts";
 import { KEY_KINDS, type KeyKind } from "../db/contract.ts";
 import type { Db } from "../db/driver.ts";
+import { onBun } from "../db/runtime.ts";
 
 const BASE62 = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz";
 const RANDOM_CHARS = 32;
@@ -50,7 +51,7 @@ export function parseKey(key: string): KeyKind | null {
 
 /** Bun's own SHA-256 where it runs: no hash object per call, which every request would make. */
 const sha256Hex: (text: string) => string =
-  typeof Bun !== "undefined"
+  onBun
     ? (text) => Bun.SHA256.hash(text, "hex")
     : (text) => createHash("sha256").update(text).digest("hex");
 

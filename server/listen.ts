@@ -6,6 +6,7 @@
  * and method still goes to the app. Elsewhere (Node), h3's `serve`.
  */
 import { serve, type H3 } from "h3";
+import { onBun } from "../db/runtime.ts";
 import { direct } from "./handle.ts";
 import type { RouteTable } from "./route-table.ts";
 
@@ -25,7 +26,7 @@ export function bunRoutes(routes: RouteTable): BunRoutes {
 }
 
 export async function listen(app: H3, routes: RouteTable, options: { port: number; hostname: string }): Promise<Listener> {
-  if (typeof Bun !== "undefined") {
+  if (onBun) {
     // development: false — whatever NODE_ENV says, never Bun's error page with a stack trace.
     const server = Bun.serve({
       port: options.port,

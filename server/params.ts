@@ -11,7 +11,7 @@
  */
 import * as v from "valibot";
 import { AGGREGATOR_VENDORS, LIST, TRIAL, US_STATES } from "../db/contract.ts";
-import { parseIsoInstant } from "../sync/records.ts";
+import { parseIsoInstant } from "../db/instant.ts";
 import { LatitudeParam, LongitudeParam, PolygonParam, RadiusParam } from "./params-geo.ts";
 
 /** CONTRACT §5: booleans are exactly `true` or `false`. */

@@ -3,17 +3,9 @@
  * every entry, and on Bun the entries marked `fast` are also handed to `Bun.serve`'s own router
  * (server/listen.ts), which calls the same handler without h3's event and response layers.
  */
-import type { Envelope } from "./errors.ts";
-import type { H3Scope, RequestScope, RouteOptions } from "./handle.ts";
+import type { H3Scope, RequestScope, RouteHandler } from "./handle.ts";
 
 export type Method = "GET" | "HEAD" | "POST" | "PATCH" | "ALL";
-
-/** A route's function with how its errors render, as `handle` describes it. */
-export interface RouteHandler<S extends RequestScope = H3Scope> {
-  run(scope: S): Response | Promise<Response>;
-  envelope: Envelope;
-  options: RouteOptions;
-}
 
 export interface RouteEntry {
   method: Method;

@@ -3,7 +3,7 @@
  * once so the route, the tests and the OpenAPI document agree on spelling.
  */
 import { RATE, TRIAL } from "../../db/contract.ts";
-import { isoUtc } from "../../sync/derive.ts";
+import { isoUtc } from "../../db/instant.ts";
 
 export const H = {
   rateLimit: "X-RateLimit-Limit",

@@ -4,13 +4,13 @@
  * once per kept body up to `"page":` (`headOf`), then the per-request page object.
  */
 import type { PagePosition, PageSelection } from "../../db/events-query.ts";
+import { onBun } from "../../db/runtime.ts";
 import { encodeCursor } from "../cursor.ts";
 import type { RequestScope } from "../handle.ts";
 import type { PageBody, PageOut } from "./page-cache.ts";
 import type { ListWindow } from "./window.ts";
 
 const encoder = new TextEncoder();
-const onBun = typeof Bun !== "undefined";
 
 export type PageObject = PageOut["page"];
 

@@ -18,7 +18,8 @@ import * as v from "valibot";
 import { HANDOFF, HANDOFF_SELLERS, type HandoffErrorCode } from "../../db/contract.ts";
 import { countHandoffClicks, insertHandoff, isLedgerBusy, readHandoff, readServableEvent, admitHandoffAttempt,
   type ServableEvent } from "../../db/handoffs.ts";
-import { isoUtc, safeHttpUrl } from "../../sync/derive.ts";
+import { isoUtc } from "../../db/instant.ts";
+import { safeHttpUrl } from "../../sync/derive.ts";
 import type { KeyIdentity } from "../access.ts";
 import { withoutFsync } from "../limits/ledger.ts";
 import type { AppContext } from "../context.ts";
