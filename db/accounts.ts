@@ -55,17 +55,15 @@ const toRow = (f: AccountFields) => ({
   policy: f.policy,
 });
 
-const writes = new WeakMap<Db, number>();
-
 /**
- * How many times this connection changed accounts or keys through this module: a per-process
- * cache compares it to see its own process's changes at once (server/limits/cache.ts).
+ * Rows this connection has changed since it opened (`total_changes()`): a per-process cache
+ * compares it to see its own process's changes to accounts and keys at once
+ * (server/limits/cache.ts). Other writes on the connection move it too, which only costs that
+ * cache an extra look at the ledger's access epoch.
  */
-export const accessWrites = (db: Db): number => writes.get(db) ?? 0;
-const wrote = (db: Db) => writes.set(db, accessWrites(db) + 1);
+export const connectionChanges = (db: Db): number => Number(db.prepare<{ n: number }>("SELECT total_changes() AS n").get()!.n);
 
 export function createAccount(db: Db, fields: Partial<AccountFields>, nowMs: number): number {
-  wrote(db);
   const f = { ...ACCOUNT_DEFAULTS, ...fields };
   const { lastInsertRowid } = db
     .prepare(
@@ -92,7 +90,6 @@ export function updateAccount(db: Db, id: number, fields: Partial<AccountFields>
   // Ending a paid plan leaves a prior subscription behind: no new trial, and a later plan is a
   // replacement subscription (spec "Authentication" 5 and 6). An explicit value still wins.
   if (current.plan !== "none" && f.plan === "none" && fields.hadSubscription === undefined) f.hadSubscription = true;
-  wrote(db);
   db.prepare(
     `UPDATE accounts SET email=$email, plan=$plan, verified=$verified, had_subscription=$hadSubscription,
        row_budget=$rowBudget, rate_sustained=$rateSustained, rate_burst=$rateBurst, policy=$policy, updated_ms=$now
@@ -102,7 +99,6 @@ export function updateAccount(db: Db, id: number, fields: Partial<AccountFields>
 }
 
 export function insertKey(db: Db, accountId: number, kind: KeyKind, digest: string, prefix: string, nowMs: number): number {
-  wrote(db);
   const { lastInsertRowid } = db
     .prepare(
       "INSERT INTO api_keys(account_id, kind, digest, prefix, created_ms) VALUES ($accountId, $kind, $digest, $prefix, $now)",
@@ -113,7 +109,6 @@ export function insertKey(db: Db, accountId: number, kind: KeyKind, digest: stri
 
 /** Marks a key revoked; returns false when there is no such key. Revoking twice keeps the first time. */
 export function revokeKey(db: Db, keyId: number, nowMs: number): boolean {
-  wrote(db);
   const { changes } = db
     .prepare("UPDATE api_keys SET revoked_ms = coalesce(revoked_ms, $now) WHERE id = $id")
     .run({ id: keyId, now: nowMs });

@@ -13,14 +13,12 @@ export type DriverName = "bun:sqlite" | "better-sqlite3";
 export const runtimeDriver: DriverName = onBun ? "bun:sqlite" : "better-sqlite3";
 
 type Opener = (path: string, options: OpenOptions) => Db;
-let opener: Opener | undefined;
 
-/** Loads the driver of this runtime once. Called by `openDb`; exported for start-up code. */
+/** The adapter of this runtime, loaded once when this module is (only Bun can load bun:sqlite). */
+const opener: Opener = (onBun ? await import("./driver-bun.ts") : await import("./driver-node.ts")).open;
+
+/** The driver of this runtime (loaded with this module; kept for start-up code that awaits it). */
 export async function loadDriver(): Promise<Opener> {
-  if (!opener) {
-    const mod = onBun ? await import("./driver-bun.ts") : await import("./driver-node.ts");
-    opener = mod.open;
-  }
   return opener;
 }
 
@@ -30,8 +28,7 @@ export async function openDb(path: string, options: OpenOptions = {}): Promise<D
   return open(path, options);
 }
 
-/** Synchronous open; `loadDriver()` must have been awaited once before. */
+/** Synchronous open. */
 export function openDbSync(path: string, options: OpenOptions = {}): Db {
-  if (!opener) throw new Error("openDbSync before loadDriver()");
   return opener(path, options);
 }

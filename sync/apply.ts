@@ -46,7 +46,6 @@ function statements(db: Db) {
 }
 
 type Statements = ReturnType<typeof statements>;
-const prepared = new WeakMap<Db, Statements>();
 
 /** One decoded record: its seq, and what the snapshot's change tracking needs to know. */
 interface Row {
@@ -118,8 +117,8 @@ function skipRest(d: RowDecoder, kind: RowKind): void {
  * reader rejects a line whose seq does not increase, so nothing out of order reaches here).
  */
 export function applyRows(db: Db, batch: RowBatch): ApplyResult {
-  let s = prepared.get(db);
-  if (!s) prepared.set(db, (s = statements(db)));
+  // Once per batch; the driver keeps each prepared statement by its SQL.
+  const s = statements(db);
   const stmts = s;
   return db.transaction(() => {
     let watermark = readWatermark(db);
