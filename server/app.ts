@@ -5,6 +5,7 @@ import { H3 } from "h3";
 import type { AppContext } from "./context.ts";
 import { ApiError, renderError } from "./errors.ts";
 import { newRequestId } from "./handle.ts";
+import { developerRoutes } from "./routes/developers.ts";
 import { healthRoutes } from "./routes/health.ts";
 import { eventsRoutes } from "./routes/events.ts";
 import { handoffRoutes } from "./routes/handoffs.ts";
@@ -27,6 +28,7 @@ export function createApp(ctx: AppContext): H3 {
   eventsRoutes(app, ctx);
   handoffRoutes(app, ctx);
   pageRoutes(app, ctx);
+  developerRoutes(app, ctx);
   openapiRoutes(app, ctx);
   mcpRoutes(app, ctx);
   if (ctx.config.testMode) testModeRoutes(app, ctx);
