@@ -9,6 +9,7 @@ import type * as v from "valibot";
 import { HANDOFF, HANDOFF_ERRORS, LIST_ERRORS, SPEC_VERSION } from "../db/contract.ts";
 import { handoffResponseHeaders, listResponseHeaders, publicResponseHeaders, type HeaderObject } from "./openapi-headers.ts";
 import { listParameters, type JsonSchema } from "./openapi-params.ts";
+import { buildPortalOpenApi } from "./openapi-portal.ts";
 import * as schemas from "./schemas.ts";
 
 export type OpenApiDocument = {
@@ -120,6 +121,8 @@ export function buildOpenApiDocument(options: { baseUrl: string }): OpenApiDocum
     handoffResponses[status] = errorResponse(`HandoffError${status}`, status, codes, schema, handoffResponseHeaders(status));
   }
 
+  const developers = buildPortalOpenApi();
+
   return {
     openapi: "3.1.0",
     info: {
@@ -133,6 +136,7 @@ export function buildOpenApiDocument(options: { baseUrl: string }): OpenApiDocum
       { name: "Ticket handoffs", description: "Short-lived handoffs to an external ticket seller's checkout." },
       { name: "Contract", description: "This machine-readable description and its reference page." },
       { name: "MCP", description: "The same actions as Model Context Protocol tools." },
+      developers.tag,
     ],
     paths: {
       "/v1/events": {
@@ -190,15 +194,17 @@ export function buildOpenApiDocument(options: { baseUrl: string }): OpenApiDocum
         },
       },
       "/mcp": { post: mcpOperation(listResponses[401]) },
+      ...developers.paths,
     },
     components: {
-      schemas: { ...componentSchemas(), ...errorSchemas },
+      schemas: { ...componentSchemas(), ...errorSchemas, ...developers.schemas },
       securitySchemes: {
         bearerAuth: {
           type: "http",
           scheme: "bearer",
           description: "`Authorization: Bearer <API_KEY>`. Keys are shown once at creation; only a SHA-256 digest is stored.",
         },
+        ...developers.securitySchemes,
       },
     },
   };

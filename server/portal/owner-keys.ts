@@ -20,53 +20,12 @@ import { ApiError } from "../errors.ts";
 import { issueKey } from "../keys.ts";
 import { effectiveTier } from "../limits/grant.ts";
 import type { Meter } from "../limits/meter.ts";
+import type { CreatedDeveloperKey, DeveloperAccount, DeveloperKey } from "./schemas.ts";
 
-export interface OwnerKey {
-  id: number;
-  kind: KeyKind;
-  label: string | null;
-  prefix: string;
-  createdAt: string;
-  revokedAt: string | null;
-  status: "active" | "revoked";
-}
-
-export interface CreatedKey extends Omit<OwnerKey, "revokedAt" | "status"> {
-  /** The full key: in this one response and nowhere else, ever. */
-  key: string;
-}
-
-export interface TrialView {
-  state: "not_started" | "active" | "expired" | "exhausted";
-  rowsUsed: number;
-  rowLimit: number;
-  expiresAt: string | null;
-  /** Whole days left, rounded up; null until the trial starts. */
-  daysLeft: number | null;
-}
-
-export interface RowBudgetView {
-  limit: number;
-  used: number;
-  windowHours: number;
-}
-
-export interface PortalAccount {
-  id: number;
-  email: string;
-  plan: Account["plan"];
-  /** The tier requests are served as: the plan, `basic` for a replacement Legacy plan, or null without a plan. */
-  tier: string | null;
-  /** Whether the operator finished setting the account up (a paid plan without it gets 403s). */
-  provisioned: boolean;
-  keyKind: KeyKind;
-  keyLimit: number;
-  activeKeys: number;
-  keysCreatedThisHour: number;
-  issuancePerHour: number;
-  trial: TrialView | null;
-  rowBudget: RowBudgetView | null;
-}
+export type OwnerKey = DeveloperKey;
+export type CreatedKey = CreatedDeveloperKey;
+export type PortalAccount = DeveloperAccount;
+type TrialView = NonNullable<DeveloperAccount["trial"]>;
 
 const iso = (ms: number) => new Date(ms).toISOString();
 

@@ -14,7 +14,6 @@
  */
 import type { H3 } from "h3";
 import * as v from "valibot";
-import { PORTAL } from "../../db/contract.ts";
 import { isLedgerBusy } from "../../db/handoffs.ts";
 import type { AppContext } from "../context.ts";
 import { ApiError, isApiError } from "../errors.ts";
@@ -30,6 +29,7 @@ import { createOwnerKey, describeAccount, listOwnerKeys, readOwnerKey, revokeOwn
 import {
   csrfTokenMatches, presentedCsrfToken, readBody, sameOrigin, sessionCookie, sessionSetCookie, wantsJson, type PortalBody,
 } from "../portal/request.ts";
+import { CreateDeveloperKeyRequest } from "../portal/schemas.ts";
 import { endSession, resolveSession, signIn, type ActiveSession } from "../portal/sessions.ts";
 
 /** Portal pages: never cached, never framed, no referrer, and their forms post only here. */
@@ -38,19 +38,6 @@ const PAGE_HEADERS = {
   "referrer-policy": "no-referrer",
 };
 const NO_STORE = { "cache-control": "no-store" };
-
-const Label = v.object({
-  label: v.optional(
-    v.nullable(
-      v.pipe(
-        v.string("label must be a string"),
-        v.trim(),
-        v.maxLength(PORTAL.maxLabelLength, `label must be at most ${PORTAL.maxLabelLength} characters`),
-        v.regex(/^[^\p{Cc}]*$/u, "label must not contain control characters"),
-      ),
-    ),
-  ),
-});
 
 const portalError = (code: "invalid_request" | "invalid_session" | "invalid_csrf_token" | "not_found", message: string) =>
   new ApiError(code, message, { envelope: "portal" });
@@ -169,7 +156,7 @@ export function developerRoutes(app: H3, ctx: AppContext): void {
     route(async (p) => {
       const { active, body } = await guard(p);
       if (!body) throw portalError("invalid_request", "Send the label as JSON ({\"label\": …}) or as an HTML form.");
-      const input = v.safeParse(Label, body);
+      const input = v.safeParse(CreateDeveloperKeyRequest, body);
       if (!input.success) {
         const err = portalError("invalid_request", input.issues[0].message);
         if (p.json) throw err;
