@@ -92,7 +92,7 @@ export function describeAccount(a: Account): string {
     a.rowBudget !== null ? `row budget ${a.rowBudget}` : null,
     a.rateSustained !== null ? `rate ${a.rateSustained}/min burst ${a.rateBurst}` : null,
     `policy ${a.policy}`,
-    `key limit ${a.keyLimit}`,
+    a.keyLimit !== PORTAL.defaultKeyLimit ? `key limit ${a.keyLimit}` : null,
   ];
   return parts.filter(Boolean).join(", ");
 }
