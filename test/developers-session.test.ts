@@ -22,7 +22,7 @@ function expectPortalPage(res: Response, html: string) {
   expect(res.headers.get("content-security-policy")).toContain("form-action 'self'");
   expect(res.headers.get("x-frame-options")).toBe("DENY");
   expect(res.headers.get("x-content-type-options")).toBe("nosniff");
-  expect(res.headers.get("referrer-policy")).toBe("no-referrer");
+  expect(res.headers.get("referrer-policy")).toBe("same-origin");
   expect(html).toMatch(/^<!doctype html>\n<html lang="en">/);
   expect(html.match(/<h1[ >]/g)).toHaveLength(1);
   expect(html).not.toMatch(/<script/i);

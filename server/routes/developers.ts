@@ -32,10 +32,14 @@ import {
 import { CreateDeveloperKeyRequest } from "../portal/schemas.ts";
 import { endSession, resolveSession, signIn, type ActiveSession } from "../portal/sessions.ts";
 
-/** Portal pages: never cached, never framed, no referrer, and their forms post only here. */
+/**
+ * Portal pages: never cached, never framed, and their forms post only here. No referrer leaves
+ * for other sites; `same-origin` rather than `no-referrer`, under which browsers send the forms'
+ * `Origin` as `null` and the same-origin check would refuse every form.
+ */
 const PAGE_HEADERS = {
   "content-security-policy": `${PAGE_CSP}; form-action 'self'`,
-  "referrer-policy": "no-referrer",
+  "referrer-policy": "same-origin",
 };
 const NO_STORE = { "cache-control": "no-store" };
 
