@@ -39,6 +39,26 @@ describeMatrix("developer portal: keys", (use) => {
     expect(s.bodies.filter((b) => b.includes(created.prefix)).length).toBeGreaterThan(2);
   });
 
+  it("never creates more keys than the limit, however many requests arrive at once", async () => {
+    const c = use();
+    const s = await PortalSession.open(c, await c.account({ plan: "business", keyLimit: 3 }));
+    const results = await Promise.all(Array.from({ length: 8 }, (_, i) => s.json("POST", "/developers/keys", { label: `race ${i}` })));
+    expect(results.map((r) => r.status).sort()).toEqual([201, 201, 201, 409, 409, 409, 409, 409]);
+    expect(await s.keys()).toHaveLength(3);
+  });
+
+  it("answers JSON to a JSON body sent without an Accept header", async () => {
+    const c = use();
+    const s = await PortalSession.open(c, await c.account({ plan: "business" }));
+    const res = await s.send("POST", "/developers/keys", {
+      headers: { "content-type": "application/json", "x-csrf-token": s.csrf },
+      body: JSON.stringify({ label: "no accept" }),
+    });
+    expect(res.status).toBe(201);
+    expect(res.headers.get("content-type")).toBe("application/json; charset=utf-8");
+    expect(((await res.json()) as { label: string }).label).toBe("no accept");
+  });
+
   it("answers the creation no-store, and lists keys by id, kind, label, prefix, creation and status", async () => {
     const c = use();
     const id = await c.account({ plan: "basic" });

@@ -145,6 +145,20 @@ describeMatrix("developer portal: sign-in and sessions", (use) => {
     expect((r.body as { account: { email: string } }).account.email).toBe("second@example.com");
   });
 
+  it("signs in at most once when a link is opened many times at once", async () => {
+    const c = use();
+    const url = await signInLink(c, await c.account({ plan: "business" }));
+    const statuses = (await Promise.all(Array.from({ length: 6 }, () => openLink(c, url)))).map((r) => r.status);
+    expect(statuses.sort()).toEqual([303, 410, 410, 410, 410, 410]);
+  });
+
+  it("ends every session when the ledger is reset (its accounts are gone)", async () => {
+    const c = use();
+    const s = await PortalSession.open(c, await c.account({ plan: "business" }));
+    await c.reset();
+    expect((await s.json("GET", "/developers/keys")).status).toBe(401);
+  });
+
   it("signing in again in the same browser ends the earlier session", async () => {
     const c = use();
     const a = await PortalSession.open(c, await c.account({ plan: "business" }));

@@ -11,10 +11,16 @@
 import { timingSafeEqual } from "node:crypto";
 import { PORTAL } from "../../db/contract.ts";
 
-/** JSON when the client asks for it and not for HTML (browsers always ask for HTML). */
+/**
+ * JSON when the client asks for it and not for HTML (browsers always ask for HTML), or sends JSON
+ * and accepts anything: HTML forms never send JSON.
+ */
 export function wantsJson(req: Request): boolean {
   const accept = req.headers.get("accept") ?? "";
-  return accept.includes("application/json") && !accept.includes("text/html");
+  if (accept.includes("text/html")) return false;
+  if (accept.includes("application/json")) return true;
+  const type = req.headers.get("content-type") ?? "";
+  return type.toLowerCase().startsWith("application/json") && (accept === "" || accept.includes("*/*"));
 }
 
 export function sessionCookie(req: Request): string | null {
