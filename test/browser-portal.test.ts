@@ -54,7 +54,7 @@ describe("developer portal in headless Chromium", () => {
   async function newPage(): Promise<Page> {
     const page = await context!.newPage();
     page.on("console", (m) => m.type() === "error" && consoleErrors.push(m.text()));
-    page.setDefaultTimeout(8000);
+    page.setDefaultTimeout(15_000);
     return page;
   }
 
