@@ -1,7 +1,7 @@
 /**
  * Accounts and keys in the ledger. Keys are stored only as SHA-256 digests.
  */
-import type { KeyKind, Plan, PolicyState } from "./contract.ts";
+import { PORTAL, type KeyKind, type Plan, type PolicyState } from "./contract.ts";
 import type { Db } from "./driver.ts";
 
 export interface AccountFields {
@@ -13,6 +13,8 @@ export interface AccountFields {
   rateSustained: number | null;
   rateBurst: number | null;
   policy: PolicyState;
+  /** Active keys the owner may hold (docs/api.md, "The developer portal"). */
+  keyLimit: number;
 }
 
 export interface Account extends AccountFields {
@@ -30,6 +32,15 @@ export interface KeyRow {
   revokedMs: number | null;
 }
 
+/** Who created a key: the operator (CLI, test mode) or the account owner in the portal. */
+export type KeyIssuer = "operator" | "owner";
+
+/** A key as listings show it: the request path's row plus what only people read. */
+export interface KeyListing extends KeyRow {
+  label: string | null;
+  issuedBy: KeyIssuer;
+}
+
 export const ACCOUNT_DEFAULTS: AccountFields = {
   email: "",
   plan: "none",
@@ -39,10 +50,11 @@ export const ACCOUNT_DEFAULTS: AccountFields = {
   rateSustained: null,
   rateBurst: null,
   policy: "ok",
+  keyLimit: PORTAL.defaultKeyLimit,
 };
 
 const ACCOUNT_COLUMNS = `id, email, plan, verified, had_subscription AS hadSubscription, row_budget AS rowBudget,
-  rate_sustained AS rateSustained, rate_burst AS rateBurst, policy, created_ms AS createdMs, updated_ms AS updatedMs`;
+  rate_sustained AS rateSustained, rate_burst AS rateBurst, policy, key_limit AS keyLimit, created_ms AS createdMs, updated_ms AS updatedMs`;
 
 const toRow = (f: AccountFields) => ({
   email: f.email,
@@ -53,6 +65,7 @@ const toRow = (f: AccountFields) => ({
   rateSustained: f.rateSustained,
   rateBurst: f.rateBurst,
   policy: f.policy,
+  keyLimit: f.keyLimit,
 });
 
 /**
@@ -68,8 +81,9 @@ export function createAccount(db: Db, fields: Partial<AccountFields>, nowMs: num
   const { lastInsertRowid } = db
     .prepare(
       `INSERT INTO accounts(email, plan, verified, had_subscription, row_budget, rate_sustained, rate_burst, policy,
-         created_ms, updated_ms)
-       VALUES ($email, $plan, $verified, $hadSubscription, $rowBudget, $rateSustained, $rateBurst, $policy, $now, $now)`,
+         key_limit, created_ms, updated_ms)
+       VALUES ($email, $plan, $verified, $hadSubscription, $rowBudget, $rateSustained, $rateBurst, $policy, $keyLimit,
+         $now, $now)`,
     )
     .run({ ...toRow(f), now: nowMs });
   return Number(lastInsertRowid);
@@ -92,18 +106,33 @@ export function updateAccount(db: Db, id: number, fields: Partial<AccountFields>
   if (current.plan !== "none" && f.plan === "none" && fields.hadSubscription === undefined) f.hadSubscription = true;
   db.prepare(
     `UPDATE accounts SET email=$email, plan=$plan, verified=$verified, had_subscription=$hadSubscription,
-       row_budget=$rowBudget, rate_sustained=$rateSustained, rate_burst=$rateBurst, policy=$policy, updated_ms=$now
+       row_budget=$rowBudget, rate_sustained=$rateSustained, rate_burst=$rateBurst, policy=$policy, key_limit=$keyLimit,
+       updated_ms=$now
      WHERE id = $id`,
   ).run({ ...toRow(f), now: nowMs, id });
   return readAccount(db, id);
 }
 
-export function insertKey(db: Db, accountId: number, kind: KeyKind, digest: string, prefix: string, nowMs: number): number {
+export interface KeyOrigin {
+  label?: string | null;
+  issuedBy?: KeyIssuer;
+}
+
+export function insertKey(
+  db: Db,
+  accountId: number,
+  kind: KeyKind,
+  digest: string,
+  prefix: string,
+  nowMs: number,
+  origin: KeyOrigin = {},
+): number {
   const { lastInsertRowid } = db
     .prepare(
-      "INSERT INTO api_keys(account_id, kind, digest, prefix, created_ms) VALUES ($accountId, $kind, $digest, $prefix, $now)",
+      `INSERT INTO api_keys(account_id, kind, digest, prefix, created_ms, label, issued_by)
+       VALUES ($accountId, $kind, $digest, $prefix, $now, $label, $issuedBy)`,
     )
-    .run({ accountId, kind, digest, prefix, now: nowMs });
+    .run({ accountId, kind, digest, prefix, now: nowMs, label: origin.label ?? null, issuedBy: origin.issuedBy ?? "operator" });
   return Number(lastInsertRowid);
 }
 
@@ -117,8 +146,10 @@ export function revokeKey(db: Db, keyId: number, nowMs: number): boolean {
 
 const KEY_COLUMNS = "id, account_id AS accountId, kind, prefix, created_ms AS createdMs, revoked_ms AS revokedMs";
 
-export function listKeys(db: Db, accountId: number): KeyRow[] {
-  return db.prepare<KeyRow>(`SELECT ${KEY_COLUMNS} FROM api_keys WHERE account_id = $accountId ORDER BY id`).all({ accountId });
+export function listKeys(db: Db, accountId: number): KeyListing[] {
+  return db
+    .prepare<KeyListing>(`SELECT ${KEY_COLUMNS}, label, issued_by AS issuedBy FROM api_keys WHERE account_id = $accountId ORDER BY id`)
+    .all({ accountId });
 }
 
 export function findKeyByDigest(db: Db, digest: string): KeyRow | undefined {

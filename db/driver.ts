@@ -12,23 +12,16 @@ export type DriverName = "bun:sqlite" | "better-sqlite3";
 
 export const runtimeDriver: DriverName = onBun ? "bun:sqlite" : "better-sqlite3";
 
-type Opener = (path: string, options: OpenOptions) => Db;
-
-/** The adapter of this runtime, loaded once when this module is (only Bun can load bun:sqlite). */
-const opener: Opener = (onBun ? await import("./driver-bun.ts") : await import("./driver-node.ts")).open;
-
-/** The driver of this runtime (loaded with this module; kept for start-up code that awaits it). */
-export async function loadDriver(): Promise<Opener> {
-  return opener;
-}
+/**
+ * The adapter of this runtime, loading from the moment this module is (only Bun can load
+ * bun:sqlite). Not awaited at the top level: a worker thread that imports this module must set
+ * its message handler before anything is awaited.
+ */
+const adapter: Promise<{ open: (path: string, options: OpenOptions) => Db }> = onBun
+  ? import("./driver-bun.ts")
+  : import("./driver-node.ts");
 
 /** Opens a database with WAL, a busy timeout and the given durability. */
 export async function openDb(path: string, options: OpenOptions = {}): Promise<Db> {
-  const open = await loadDriver();
-  return open(path, options);
-}
-
-/** Synchronous open. */
-export function openDbSync(path: string, options: OpenOptions = {}): Db {
-  return opener(path, options);
+  return (await adapter).open(path, options);
 }

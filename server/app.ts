@@ -7,6 +7,7 @@ import type { AppContext } from "./context.ts";
 import { ApiError, renderError } from "./errors.ts";
 import { h3Handler, newRequestId, type H3Scope, type RouteHandler } from "./handle.ts";
 import { RouteTable } from "./route-table.ts";
+import { developerRoutes } from "./routes/developers.ts";
 import { eventsRoutes } from "./routes/events.ts";
 import { handoffRoutes } from "./routes/handoffs.ts";
 import { healthRoutes } from "./routes/health.ts";
@@ -22,6 +23,7 @@ export function createRouteTable(ctx: AppContext): RouteTable {
   eventsRoutes(routes, ctx);
   handoffRoutes(routes, ctx);
   pageRoutes(routes, ctx);
+  developerRoutes(routes, ctx);
   openapiRoutes(routes, ctx);
   mcpRoutes(routes, ctx);
   if (ctx.config.testMode) testModeRoutes(routes, ctx);

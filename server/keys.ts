@@ -4,7 +4,7 @@
  * rejected without a ledger lookup. Only the SHA-256 digest of a key is ever stored.
  */
 import { createHash, randomBytes } from "node:crypto";
-import { insertKey } from "../db/accounts.ts";
+import { insertKey, type KeyOrigin } from "../db/accounts.ts";
 import { KEY_KINDS, type KeyKind } from "../db/contract.ts";
 import type { Db } from "../db/driver.ts";
 import { onBun } from "../db/runtime.ts";
@@ -79,9 +79,15 @@ export function bearerToken(req: Request): string | null {
 }
 
 /** Creates a key for an account: returns the key (shown once) and its id; stores only the digest. */
-export function issueKey(ledger: Db, accountId: number, kind: KeyKind, nowMs: number): { id: number; key: string; prefix: string } {
+export function issueKey(
+  ledger: Db,
+  accountId: number,
+  kind: KeyKind,
+  nowMs: number,
+  origin: KeyOrigin = {},
+): { id: number; key: string; prefix: string } {
   const key = generateKey(kind);
   const prefix = displayPrefix(key);
-  const id = insertKey(ledger, accountId, kind, digestKey(key), prefix, nowMs);
+  const id = insertKey(ledger, accountId, kind, digestKey(key), prefix, nowMs, origin);
   return { id, key, prefix };
 }
