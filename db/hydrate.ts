@@ -20,7 +20,7 @@ import { LRUCache } from "lru-cache";
 import { AGGREGATOR_VENDORS, eventUrlFor, HOT_PATH, ticketUrlFor } from "./contract.ts";
 import type { Db } from "./driver.ts";
 import { venueSetOf, type PageFilter, type PagePosition } from "./events-query.ts";
-import { SERVABLE_SQL } from "./snapshot.ts";
+import { EVENT_SERVABLE_SQL, SERVABLE_SQL } from "./snapshot.ts";
 
 export interface Venue {
   id: number;
@@ -156,42 +156,61 @@ function toEvent(r: Row, h: Hydration): Event {
   };
 }
 
-/** A live row and its Event as JSON with `venue.distanceMiles` null; `false`: not servable now. */
-type Cached = { row: Row; json: string } | false;
+/**
+ * A kept event: its JSON up to and including `"venue":`, and what the live re-check reads.
+ * `false`: not servable now (cancelled, spam, a duplicate, deleted).
+ */
+type KeptEvent =
+  | { part: string; startMs: number; endMs: number | null; soldOut: boolean; vendor: string; source: string; venueId: number }
+  | false;
 
-/** Rough bytes a kept row holds: its JSON, the row's strings (about as long) and object overhead. */
-const cachedBytes = (c: Cached) => (c ? 2 * c.json.length + 256 : 16);
+/** A kept venue: its JSON with `distanceMiles` null, and what servability and the re-check read. `false`: gone. */
+type KeptVenue = { json: string; visible: boolean; state: string; city: string } | false;
+
+/** Rough bytes kept: the JSON, the short strings and the object around them. */
+const eventBytes = (e: KeptEvent) => (e ? e.part.length + e.source.length + 160 : 16);
+const venueBytes = (v: KeptVenue) => (v ? v.json.length + 120 : 16);
 
 /**
- * Live rows and their JSON, by event id, for one state of the replica and one base URL, bounded by
- * bytes. `rowsFor` hands out the rows of the state it is given and drops them all when it moves.
+ * Events and venues as served, each kept once, for one state of the replica and one base URL,
+ * bounded by bytes (a venue's JSON is shared by all its events). `forState` hands out what was
+ * kept for the state it is given, and drops everything when the state moves.
  */
 export class HydratedEvents {
-  readonly #rows: LRUCache<number, Cached>;
+  readonly #events: LRUCache<number, KeptEvent>;
+  readonly #venues: LRUCache<number, KeptVenue>;
   #state = "";
 
   constructor(
     readonly baseUrl: string,
     maxBytes: number,
   ) {
-    this.#rows = new LRUCache<number, Cached>({ maxSize: maxBytes, sizeCalculation: cachedBytes });
+    this.#events = new LRUCache<number, KeptEvent>({ maxSize: Math.floor(maxBytes * 0.85), sizeCalculation: eventBytes });
+    this.#venues = new LRUCache<number, KeptVenue>({ maxSize: Math.floor(maxBytes * 0.15), sizeCalculation: venueBytes });
   }
 
-  rowsFor(state: string): LRUCache<number, Cached> {
+  forState(state: string): { events: LRUCache<number, KeptEvent>; venues: LRUCache<number, KeptVenue> } {
     if (state !== this.#state) {
-      this.#rows.clear();
+      this.#events.clear();
+      this.#venues.clear();
       this.#state = state;
     }
-    return this.#rows;
+    return { events: this.#events, venues: this.#venues };
   }
 
-  /** Bytes held now (by the estimate above). */
+  /** Bytes held now (by the estimates above). */
   get bytes(): number {
-    return this.#rows.calculatedSize;
+    return this.#events.calculatedSize + this.#venues.calculatedSize;
+  }
+
+  /** Events kept now. */
+  get size(): number {
+    return this.#events.size;
   }
 
   clear(): void {
-    this.#rows.clear();
+    this.#events.clear();
+    this.#venues.clear();
     this.#state = "";
   }
 }
@@ -233,24 +252,6 @@ export class RecentReplicaState {
   }
 }
 
-/** The page's live rows (false: not servable), from the kept rows or one query for the misses. */
-function liveRows(db: Db, kept: LRUCache<number, Cached>, keys: readonly PagePosition[], baseUrl: string): Cached[] {
-  const out: (Cached | undefined)[] = keys.map((k) => kept.get(k.id));
-  const missing = keys.filter((_, i) => out[i] === undefined).map((k) => k.id);
-  if (missing.length > 0) {
-    // Placing rows by id is cheaper than sorting in SQL.
-    const byId = new Map<number, Row>();
-    for (const r of db.prepare<Row>(HYDRATE_SQL).all({ ids: JSON.stringify(missing) })) byId.set(r.id, r);
-    for (let i = 0; i < keys.length; i++) {
-      if (out[i] !== undefined) continue;
-      const row = byId.get(keys[i].id);
-      out[i] = row ? { row, json: JSON.stringify(toEvent(row, { baseUrl, distanceMiles: null })) } : false;
-      kept.set(keys[i].id, out[i]!);
-    }
-  }
-  return out as Cached[];
-}
-
 /**
  * How far the page's window may move before the live re-check could decide differently
  * (server/list/page-cache.ts): every survivor still ends at or after a window opening no later
@@ -263,44 +264,141 @@ export interface LiveBounds {
   droppedAfterClose: boolean;
 }
 
-/** The survivors' rows, in page order (page order is snapshot order). */
-function survivors(
-  db: Db, kept: LRUCache<number, Cached>, keys: readonly PagePosition[], filter: PageFilter, baseUrl: string, bounds?: LiveBounds,
-): Array<{ row: Row; json: string }> {
+/** Reads the page's live rows and shapes the survivors, in page order: one query, nothing kept. */
+export function hydratePage(db: Db, keys: readonly PagePosition[], filter: PageFilter, h: Hydration): Event[] {
   if (keys.length === 0) return [];
   const venues = venueSetOf(filter);
   const source = filter.sources === null ? null : sourceMatcher(filter.sources);
-  const out: Array<{ row: Row; json: string }> = [];
-  for (const c of liveRows(db, kept, keys, baseUrl)) {
-    if (c && stillMatches(c.row, filter, venues, source)) {
-      out.push(c);
-      if (bounds) bounds.latestAfterMs = Math.min(bounds.latestAfterMs, Math.max(c.row.end_ms ?? c.row.start_ms, c.row.start_ms));
-    } else if (c && bounds && c.row.start_ms > filter.beforeMs) {
+  const byId = new Map<number, Row>();
+  for (const r of db.prepare<Row>(HYDRATE_SQL).all({ ids: JSON.stringify(keys.map((k) => k.id)) })) byId.set(r.id, r);
+  const out: Event[] = [];
+  for (const k of keys) {
+    const r = byId.get(k.id);
+    if (r && stillMatches(r, filter, venues, source)) out.push(toEvent(r, h));
+  }
+  return out;
+}
+
+const EVENTS_SQL = `
+SELECT e.id, e.title, e.slug, e.start_date, e.start_ms, e.end_date, e.end_ms, e.cost, e.is_free, e.is_sold_out,
+       e.is_low_tickets, e.age, e.ticket_destination, e.website, e.ticket_link_status, e.image_url, e.categories,
+       e.source, e.vendor, e.venue_id
+FROM json_each($ids) j
+JOIN events e ON e.id = j.value
+WHERE ${EVENT_SERVABLE_SQL}`;
+
+const VENUES_SQL = `
+SELECT v.id, v.name, v.city, v.state, v.timezone, v.latitude, v.longitude, v.geocode_precision, v.visible
+FROM json_each($ids) j
+JOIN venues v ON v.id = j.value`;
+
+type EventRow = Omit<Row, "venue_name" | "city" | "state" | "timezone" | "latitude" | "longitude" | "geocode_precision">;
+interface VenueRow {
+  id: number;
+  name: string;
+  city: string;
+  state: string;
+  timezone: string | null;
+  latitude: number | null;
+  longitude: number | null;
+  geocode_precision: string | null;
+  visible: number;
+}
+
+/** The Event's JSON up to `"venue":` — what JSON.stringify writes before the last key. */
+function eventPart(r: EventRow, baseUrl: string): string {
+  const { venue: _, ...fields } = toEvent({ ...r, venue_name: "", city: "", state: "", timezone: null, latitude: null, longitude: null, geocode_precision: null }, { baseUrl, distanceMiles: null });
+  return `${JSON.stringify(fields).slice(0, -1)},"venue":`;
+}
+
+function keptVenue(v: VenueRow): KeptVenue {
+  const json = JSON.stringify({
+    id: v.id,
+    name: v.name,
+    city: v.city,
+    state: v.state,
+    timezone: v.timezone,
+    latitude: v.latitude,
+    longitude: v.longitude,
+    geocodePrecision: v.geocode_precision,
+    distanceMiles: null,
+  });
+  return { json, visible: v.visible === 1, state: v.state, city: v.city };
+}
+
+/** The page's kept events and venues, reading the ones not kept: one query for events, one for venues. */
+function keptRows(db: Db, events: HydratedEvents, state: string, keys: readonly PagePosition[]): Array<[KeptEvent, KeptVenue]> {
+  const kept = events.forState(state);
+  const found: KeptEvent[] = keys.map((k) => kept.events.get(k.id) ?? (undefined as unknown as KeptEvent));
+  const missing = keys.filter((_, i) => found[i] === undefined).map((k) => k.id);
+  if (missing.length > 0) {
+    // Placing rows by id is cheaper than sorting in SQL.
+    const byId = new Map<number, EventRow>();
+    for (const r of db.prepare<EventRow>(EVENTS_SQL).all({ ids: JSON.stringify(missing) })) byId.set(r.id, r);
+    for (let i = 0; i < keys.length; i++) {
+      if (found[i] !== undefined) continue;
+      const r = byId.get(keys[i].id);
+      found[i] = r
+        ? { part: eventPart(r, events.baseUrl), startMs: r.start_ms, endMs: r.end_ms, soldOut: r.is_sold_out === 1, vendor: r.vendor, source: r.source, venueId: r.venue_id }
+        : false;
+      kept.events.set(keys[i].id, found[i]);
+    }
+  }
+  const venueIds = new Set<number>();
+  for (const e of found) if (e && !kept.venues.has(e.venueId)) venueIds.add(e.venueId);
+  if (venueIds.size > 0) {
+    const rows = db.prepare<VenueRow>(VENUES_SQL).all({ ids: JSON.stringify([...venueIds]) });
+    for (const v of rows) kept.venues.set(v.id, keptVenue(v));
+    for (const id of venueIds) if (!kept.venues.has(id)) kept.venues.set(id, false);
+  }
+  return found.map((e) => [e, e ? (kept.venues.get(e.venueId) ?? false) : false]);
+}
+
+function keptMatches(
+  e: Exclude<KeptEvent, false>, v: Exclude<KeptVenue, false>, f: PageFilter, venues: ReadonlySet<number> | null, source: ((s: string) => boolean) | null,
+): boolean {
+  const end = Math.max(e.endMs ?? e.startMs, e.startMs);
+  return (
+    end >= f.afterMs &&
+    e.startMs <= f.beforeMs &&
+    (f.state === null || v.state === f.state) &&
+    (f.city === null || v.city === f.city) &&
+    !(f.excludeSoldOut && e.soldOut) &&
+    !(f.excludeAggregators && aggregators.has(e.vendor)) &&
+    (venues === null || venues.has(e.venueId)) &&
+    (source === null || source(e.source))
+  );
+}
+
+/**
+ * The same page as `hydratePage`, each Event already serialized: byte for byte
+ * `JSON.stringify(event)`, from what `events` keeps for `state` (read in the same transaction).
+ * An Event is its kept part, its venue's JSON and `}`; `venue.distanceMiles` is the venue's last
+ * key, so a circle query's distance replaces the venue JSON's closing `null}`.
+ */
+export function hydratePageJson(
+  db: Db, events: HydratedEvents, state: string, keys: readonly PagePosition[], filter: PageFilter, h: Hydration, bounds?: LiveBounds,
+): string[] {
+  if (keys.length === 0) return [];
+  const venues = venueSetOf(filter);
+  const source = filter.sources === null ? null : sourceMatcher(filter.sources);
+  const out: string[] = [];
+  for (const [e, v] of keptRows(db, events, state, keys)) {
+    // An event whose venue is gone or hidden is not servable.
+    const servable = e && v && v.visible;
+    if (servable && keptMatches(e, v, filter, venues, source)) {
+      if (bounds) bounds.latestAfterMs = Math.min(bounds.latestAfterMs, Math.max(e.endMs ?? e.startMs, e.startMs));
+      const distance = h.distanceMiles?.get(e.venueId);
+      out.push(
+        distance === undefined
+          ? `${e.part}${v.json}}`
+          : `${e.part}${v.json.slice(0, -NULL_DISTANCE_TAIL.length)}${JSON.stringify(Math.round(distance * 100) / 100)}}}`,
+      );
+    } else if (servable && bounds && e.startMs > filter.beforeMs) {
       bounds.droppedAfterClose = true;
     }
   }
   return out;
 }
 
-/** Reads the page's live rows and shapes the survivors, in page order (nothing kept). */
-export function hydratePage(db: Db, keys: readonly PagePosition[], filter: PageFilter, h: Hydration): Event[] {
-  return survivors(db, new LRUCache({ max: Math.max(1, keys.length) }), keys, filter, h.baseUrl).map((c) => toEvent(c.row, h));
-}
-
-const NULL_DISTANCE_TAIL = "null}}";
-
-/**
- * The same page as `hydratePage`, each Event already serialized: byte for byte
- * `JSON.stringify(event)`, from `events` kept for `state` (read in the same transaction).
- * `venue.distanceMiles` is the Event's last key, so a circle query's distance replaces the kept
- * fragment's closing `null}}`.
- */
-export function hydratePageJson(
-  db: Db, events: HydratedEvents, state: string, keys: readonly PagePosition[], filter: PageFilter, h: Hydration, bounds?: LiveBounds,
-): string[] {
-  return survivors(db, events.rowsFor(state), keys, filter, events.baseUrl, bounds).map(({ row, json }) => {
-    const distance = h.distanceMiles?.get(row.venue_id);
-    if (distance === undefined) return json;
-    return `${json.slice(0, -NULL_DISTANCE_TAIL.length)}${JSON.stringify(Math.round(distance * 100) / 100)}}}`;
-  });
-}
+const NULL_DISTANCE_TAIL = "null}";
