@@ -267,15 +267,23 @@ export const DEMO = {
 /** Hot-path caches of the list endpoint (db/hydrate.ts). */
 export const HOT_PATH = {
   /**
-   * Bytes of live event rows (with their serialized Event) kept between requests (db/hydrate.ts
-   * HydratedEvents): about 1.5 kB an event, so some 40,000 events.
+   * Bytes of events and venues kept as served JSON between requests (db/hydrate.ts
+   * HydratedEvents), by a conservative estimate: about 1.3 kB an event, so some 45,000 events.
    */
   hydratedEventBytes: 64 * 1024 * 1024,
-  /** Page selections kept between requests (server/list/page-cache.ts), and their bytes with bodies. */
+  /**
+   * Page selections kept between requests (server/list/page-cache.ts), and their bytes with
+   * bodies (about 40 kB for a page of 25, its body and the last answer sent from it). Small on
+   * purpose: a body helps only a query that repeats, while new queries pay to keep theirs
+   * (test/bench/RESULTS.md, "Unique traffic").
+   */
   cachedPages: 2_000,
-  cachedPageBytes: 48 * 1024 * 1024,
-  /** Geo searches kept for the current venue table (db/geo.ts GeoIndex). */
+  cachedPageBytes: 24 * 1024 * 1024,
+  /** The serving process collects its garbage in full once its RSS passes this (server/background.ts). */
+  collectAboveRssBytes: 448 * 1024 * 1024,
+  /** Geo searches kept for the current venue table (db/geo.ts GeoIndex), and their bytes. */
   geoResults: 256,
+  geoResultBytes: 16 * 1024 * 1024,
   /** Source-prefix row estimates kept per snapshot (db/snapshot-stats.ts SnapshotEstimates). */
   sourceEstimates: 2_000,
   /**

@@ -294,8 +294,10 @@ export class GeoIndex {
   constructor(
     private readonly replica: Db,
     maxResults: number,
+    maxBytes = 1 << 30,
   ) {
-    this.#results = new LRUCache({ max: maxResults });
+    // About 100 bytes a candidate: its id in the array, the Set and the distance Map.
+    this.#results = new LRUCache({ max: maxResults, maxSize: maxBytes, sizeCalculation: (r) => 256 + 100 * r.venueIds.length });
   }
 
   /**

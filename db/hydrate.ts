@@ -167,9 +167,13 @@ type KeptEvent =
 /** A kept venue: its JSON with `distanceMiles` null, and what servability and the re-check read. `false`: gone. */
 type KeptVenue = { json: string; visible: boolean; state: string; city: string } | false;
 
-/** Rough bytes kept: the JSON, the short strings and the object around them. */
-const eventBytes = (e: KeptEvent) => (e ? e.part.length + e.source.length + 160 : 16);
-const venueBytes = (v: KeptVenue) => (v ? v.json.length + 120 : 16);
+/**
+ * Bytes kept, conservatively: JSON text may be stored two bytes a character, and the object and
+ * its short strings around it. Measured against the process's RSS under new traffic
+ * (test/bench/RESULTS.md, "Unique traffic").
+ */
+const eventBytes = (e: KeptEvent) => (e ? 2 * (e.part.length + e.source.length) + 240 : 32);
+const venueBytes = (v: KeptVenue) => (v ? 2 * (v.json.length + v.city.length) + 160 : 32);
 
 /**
  * Events and venues as served, each kept once, for one state of the replica and one base URL,

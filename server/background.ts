@@ -5,7 +5,7 @@
  */
 import { createAccount, type AccountFields } from "../db/accounts.ts";
 import type { KeyKind } from "../db/contract.ts";
-import { DEMO } from "../db/contract.ts";
+import { DEMO, HOT_PATH } from "../db/contract.ts";
 import { readReplicaStats } from "../db/replica.ts";
 import { demoChunks } from "../sync/demo/generate.ts";
 import { formatSummary } from "../sync/progress.ts";
@@ -112,7 +112,24 @@ async function startPeriodicSync(ctx: AppContext, spec: string): Promise<void> {
   timer.unref?.();
 }
 
+/**
+ * On Bun, a full collection whenever the process's memory passes HOT_PATH.collectAboveRssBytes,
+ * checked every second. Under a stream of new queries each request leaves short-lived rows,
+ * strings and body bytes behind, and the engine lets its heap grow to several times what is live
+ * before collecting on its own: the kept caches then decide how much memory stays
+ * (test/bench/RESULTS.md, "Memory").
+ */
+function startMemoryGuard(): void {
+  const gc = (globalThis as { Bun?: { gc(full: boolean): void } }).Bun?.gc;
+  if (!gc) return;
+  const timer = setInterval(() => {
+    if (process.memoryUsage.rss() > HOT_PATH.collectAboveRssBytes) gc(true);
+  }, 1000);
+  timer.unref?.();
+}
+
 export async function startBackgroundWork(ctx: AppContext): Promise<void> {
+  startMemoryGuard();
   if (ctx.config.demo) await loadDemo(ctx);
   if (ctx.config.syncFrom) await startPeriodicSync(ctx, ctx.config.syncFrom);
   const timer = setInterval(() => {
