@@ -1,12 +1,12 @@
 /**
- * Hydration of a selected page (CONTRACT §4): the page's ids are read from the LIVE `events` and
+ * Hydration of a selected page (docs/api.md, Serving snapshot): the page's ids are read from the LIVE `events` and
  * `venues` rows in one query, and rows that are no longer servable — cancelled, deleted, spam,
  * demoted to a duplicate, venue hidden or gone — are dropped. A row whose live fields no longer
  * satisfy the request (rescheduled out of the window, now sold out under exclude_sold_out, …)
  * is dropped too, so a page never contradicts its own filters. Survivors keep snapshot order.
  *
  * Served fields were derived at apply time (sync/derive.ts); this module only shapes them into
- * the spec's Event (every key present, optional ones null, `venue` always an object).
+ * the API's Event (every key present, optional ones null, `venue` always an object).
  *
  * Hot path: live rows and their serialized Event are kept by event id (`HydratedEvents`, owned by
  * the list path's caches) for exactly one state of the replica. The state is `PRAGMA
@@ -96,7 +96,7 @@ WHERE ${SERVABLE_SQL}`;
 
 const aggregators = new Set<string>(AGGREGATOR_VENDORS);
 
-/** `_` matches any one character, everything else itself (CONTRACT §5), as a prefix. */
+/** `_` matches any one character, everything else itself (docs/api.md, Listing events), as a prefix. */
 export function sourceMatcher(tokens: readonly string[]): (source: string) => boolean {
   const pattern = tokens.map((t) => t.replace(/[.]/g, "\\.").replaceAll("_", ".")).join("|");
   const re = new RegExp(`^(?:${pattern})`);

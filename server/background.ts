@@ -1,5 +1,5 @@
 /**
- * Work a serving process does besides answering requests (CONTRACT §2, §4): the demo data set
+ * Work a serving process does besides answering requests (docs/operations.md, The program; docs/api.md, Serving snapshot): the demo data set
  * and demo keys on first start (`--demo`), sync from `--sync-from` at start and every
  * `--sync-interval` seconds, and the periodic snapshot refresh.
  */
@@ -31,7 +31,7 @@ const today = (ms: number) => new Date(ms).toISOString().slice(0, 10);
 async function loadDemo(ctx: AppContext): Promise<void> {
   const stats = readReplicaStats(ctx.replica);
   if (stats.events > 0 || stats.watermark > 0) {
-    // CONTRACT §2: demo data and keys only for an empty replica; point a keyless user to the CLI.
+    // docs/operations.md, The program: demo data and keys only for an empty replica; point a keyless user to the CLI.
     const accounts = ctx.ledger.prepare<{ n: number }>("SELECT count(*) AS n FROM accounts").get();
     if (Number(accounts?.n ?? 0) === 0) {
       console.log(

@@ -1,5 +1,5 @@
 /**
- * Where upstream records come from (CONTRACT §2 `sync --from SRC`): an NDJSON file, `-` for
+ * Where upstream records come from (docs/operations.md, The program `sync --from SRC`): an NDJSON file, `-` for
  * stdin, or bytes in memory. A source yields complete lines in order with their line numbers;
  * a file source can follow the file as lines are appended (`--follow`) and can resume at a byte
  * offset (the serving process's periodic sync reads only what was appended since last time).

@@ -1,5 +1,5 @@
 /**
- * The page cache (server/list/page-cache.ts, issue 8): whenever it answers, its selection must
+ * The page cache (server/list/page-cache.ts): whenever it answers, its selection must
  * equal a fresh `selectPage`, and its hydrated body a fresh hydration, for the request's window.
  * Windows slide forward with a random clock over a replica of short and long events (the
  * default window), stay pinned (a cursor), or keep their start while the end moves (explicit

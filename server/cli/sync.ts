@@ -1,5 +1,5 @@
 /**
- * `marquee sync --from SRC [--follow]` (CONTRACT §2): pulls upstream records into the replica.
+ * `marquee sync --from SRC [--follow]` (docs/operations.md, The program): pulls upstream records into the replica.
  */
 import { mkdirSync } from "node:fs";
 import { dirname } from "node:path";
@@ -16,7 +16,7 @@ export const syncCommand: Command = {
   summary: "pull upstream records into the replica",
   usage: `marquee sync --from SRC [--follow] [--batch-size N] [--priority P] [--db PATH] [--json]
 
-  --from SRC      an NDJSON file of upstream records (CONTRACT §3), or - for stdin
+  --from SRC      an NDJSON file of upstream records (docs/upstream-records.md), or - for stdin
   --follow        keep reading lines appended to the file until Ctrl-C / SIGTERM; the snapshot
                   is refreshed whenever it has caught up (at most every 5 s) and on exit.
                   With - (stdin) it changes nothing: stdin is read until it closes.

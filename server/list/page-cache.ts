@@ -1,5 +1,5 @@
 /**
- * Page selections kept between requests (issue 8). Selecting a page (db/events-query.ts) is a
+ * Page selections kept between requests. Selecting a page (db/events-query.ts) is a
  * pure function of the replica's state, the filters, the cursor position, the limit and the
  * window; the cache skips it when a request provably gets the same keys. Hydration, the cursor,
  * headers and the row accounting still run per request (server/routes/events.ts).
