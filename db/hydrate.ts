@@ -19,40 +19,11 @@
 import { LRUCache } from "lru-cache";
 import { AGGREGATOR_VENDORS, eventUrlFor, HOT_PATH, ticketUrlFor } from "./contract.ts";
 import type { Db } from "./driver.ts";
+import type { Event, Venue } from "./event.ts";
 import { venueSetOf, type PageFilter, type PagePosition } from "./events-query.ts";
 import { EVENT_SERVABLE_SQL, SERVABLE_SQL } from "./snapshot.ts";
 
-export interface Venue {
-  id: number;
-  name: string;
-  city: string;
-  state: string;
-  timezone: string | null;
-  latitude: number | null;
-  longitude: number | null;
-  geocodePrecision: string | null;
-  distanceMiles: number | null;
-}
-
-export interface Event {
-  id: number;
-  title: string;
-  slug: string;
-  eventUrl: string;
-  startDate: string;
-  endDate: string | null;
-  cost: string | null;
-  isFree: boolean | null;
-  isSoldOut: boolean;
-  isLowTickets: boolean;
-  age: string | null;
-  ticketUrl: string | null;
-  website: string | null;
-  ticketLinkStatus: string;
-  imageUrl: string | null;
-  categories: string[];
-  venue: Venue;
-}
+export type { Event, Venue } from "./event.ts";
 
 interface Row {
   id: number;
@@ -69,7 +40,7 @@ interface Row {
   age: string | null;
   ticket_destination: string | null;
   website: string | null;
-  ticket_link_status: string;
+  ticket_link_status: Event["ticketLinkStatus"];
   image_url: string | null;
   categories: string;
   source: string;
@@ -81,7 +52,7 @@ interface Row {
   timezone: string | null;
   latitude: number | null;
   longitude: number | null;
-  geocode_precision: string | null;
+  geocode_precision: Venue["geocodePrecision"];
 }
 
 const HYDRATE_SQL = `
@@ -141,7 +112,7 @@ function toEvent(r: Row, h: Hydration): Event {
     website: r.website,
     ticketLinkStatus: r.ticket_link_status,
     imageUrl: r.image_url,
-    categories: JSON.parse(r.categories) as string[],
+    categories: JSON.parse(r.categories) as Event["categories"],
     venue: {
       id: r.venue_id,
       name: r.venue_name,
