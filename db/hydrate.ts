@@ -17,7 +17,7 @@
  * from. A page over events seen before, by any query, is then a concatenation of their JSON.
  */
 import { LRUCache } from "lru-cache";
-import { AGGREGATOR_VENDORS, eventUrlFor, HOT_PATH, ticketUrlFor } from "./contract.ts";
+import { AGGREGATOR_VENDORS, eventUrlFor, ticketUrlFor } from "./contract.ts";
 import type { Db } from "./driver.ts";
 import type { Event, Venue } from "./event.ts";
 import { venueSetOf, type PageFilter, type PagePosition } from "./events-query.ts";
@@ -401,7 +401,7 @@ export function hydratePageJson(
   const out: string[] = [];
   for (const [e, v] of keptRows(db, events, state, keys)) {
     // An event whose venue is gone or hidden is not servable.
-    const servable = e && v && v.visible;
+    const servable = e !== false && v !== false && v.visible;
     if (servable && keptMatches(e, v, filter, venues, source)) {
       if (bounds) bounds.latestAfterMs = Math.min(bounds.latestAfterMs, Math.max(e.endMs ?? e.startMs, e.startMs));
       const distance = h.distanceMiles?.get(e.venueId);

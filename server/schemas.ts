@@ -11,7 +11,7 @@ import * as v from "valibot";
 import { HANDOFF } from "../db/contract.ts";
 
 export { Event, TICKET_LINK_STATUSES, Venue, type Event as EventShape } from "../db/event.ts";
-import { Event, id, utc } from "../db/event.ts";
+import { Event, utc } from "../db/event.ts";
 
 
 /** Spec "Page (envelope)". */

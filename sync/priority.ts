@@ -67,7 +67,7 @@ export async function enterBackground(): Promise<Background> {
   const idle = await schedIdle();
   let move: (tid: number) => boolean = nice19;
   let lowered: Lowered = "nice";
-  if (idle && idle(0)) {
+  if (idle?.(0)) {
     move = idle;
     lowered = "idle";
   } else if (!nice19(0)) {

@@ -153,7 +153,7 @@ describe("findGeoCandidates: polygons match the brute-force reference", () => {
 describe("GeoIndex follows the replica", () => {
   it("drops a venue once hidden or moved, and admits one newly placed", () => {
     const index = new GeoIndex(replica, 8);
-    const findGeoCandidates = (db: typeof replica, f: GeoFilter, centroids: boolean) => index.find(f, centroids);
+    const findGeoCandidates = (_db: typeof replica, f: GeoFilter, centroids: boolean) => index.find(f, centroids);
     const c = circle(44.5, -100.3, 2); // central South Dakota: empty in the fixture
     const base = 900_000;
     const placed: RefVenue[] = [0, 1, 2].map((i) => ({

@@ -48,7 +48,6 @@ describe("marquee serve", () => {
   it("can start again on a ledger whose server was killed with SIGKILL", async () => {
     const first = await startBunServer();
     started.push(first);
-    const db = join(first.dir, "marquee.db");
     const exited = new Promise((r) => first.child.once("exit", r));
     first.child.kill("SIGKILL");
     await exited;

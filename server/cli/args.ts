@@ -43,5 +43,5 @@ export function output(asJson: boolean, data: unknown, human: string): void {
 export type Command = {
   summary: string;
   usage: string;
-  run(argv: string[]): Promise<number | void>;
+  run(argv: string[]): Promise<number | undefined>;
 };

@@ -53,6 +53,6 @@ export const serveCommand: Command = {
     };
     process.on("SIGINT", stop);
     process.on("SIGTERM", stop);
-    return new Promise<void>(() => {}); // serve until stopped
+    return new Promise<undefined>(() => {}); // serve until stopped
   },
 };
