@@ -116,8 +116,9 @@ function skipRest(d: RowDecoder, kind: RowKind): void {
 /**
  * Applies one batch in one transaction. Records at or below the watermark are skipped (the
  * reader rejects a line whose seq does not increase, so nothing out of order reaches here).
+ * `within` runs last inside the same transaction.
  */
-export function applyRows(db: Db, batch: RowBatch): ApplyResult {
+export function applyRows(db: Db, batch: RowBatch, within?: () => void): ApplyResult {
   let s = prepared.get(db);
   if (!s) prepared.set(db, (s = statements(db)));
   const stmts = s;
@@ -154,6 +155,8 @@ export function applyRows(db: Db, batch: RowBatch): ApplyResult {
     }
     if (applied > 0) stmts.setWatermark.run({ seq: watermark });
     if (track && applied > 0 && Number(stmts.countMarked.get()?.n ?? 0) > trackingLimit(db)) stopTracking(db);
+    // What the caller commits with the batch (a PostgreSQL source's log position).
+    within?.();
     return { applied, skipped, watermark };
   });
 }

@@ -1,0 +1,98 @@
+/**
+ * Changes of a PostgreSQL upstream applied to the replica through the same batch path as NDJSON
+ * records (sync/apply.ts): rows become records, numbered on from the replica's watermark, and
+ * one batch is one SQLite transaction that also commits the upstream log position it reaches.
+ * A row that breaks the record rules is not applied: its older version leaves the replica
+ * (it is no longer upstream's row), it is listed in upstream_rejects, and a later valid version
+ * replaces it (docs/upstream-records.md, "PostgreSQL").
+ */
+import type { Db } from "../../db/driver.ts";
+import { readWatermark, writeUpstreamState } from "../../db/replica.ts";
+import { applyRows } from "../apply.ts";
+import type { UpstreamRecord } from "../records.ts";
+import { encodeRecords } from "../rows.ts";
+import { idOfRow, recordOfRow, type Row } from "./records.ts";
+import type { UpstreamTable } from "./schema.ts";
+
+export type Change =
+  | { op: "upsert"; table: UpstreamTable; row: Row }
+  | { op: "delete"; table: UpstreamTable; row: Row }
+  | { op: "truncate"; table: UpstreamTable };
+
+export interface Reject {
+  table: UpstreamTable;
+  id: number;
+  reason: string;
+}
+
+export interface ChangeResult {
+  /** Records applied (rejected rows' removals included). */
+  applied: number;
+  rejects: Reject[];
+  watermark: number;
+}
+
+const ENTITY = { venues: "venue", events: "event" } as const;
+
+export class ChangeApplier {
+  private readonly clearReject;
+  private readonly putReject;
+  constructor(
+    private readonly db: Db,
+    private readonly now: () => number = Date.now,
+  ) {
+    this.clearReject = db.prepare("DELETE FROM upstream_rejects WHERE entity = $entity AND id = $id");
+    this.putReject = db.prepare(
+      "INSERT OR REPLACE INTO upstream_rejects(entity, id, reason, position, at_ms) VALUES ($entity, $id, $reason, $position, $at)",
+    );
+  }
+
+  /**
+   * Applies `changes` in order and commits `position` with them, all in one transaction.
+   * `position` null keeps the stored one (the batches of an initial copy before its last).
+   */
+  apply(changes: readonly Change[], position: string | null): ChangeResult {
+    let seq = readWatermark(this.db);
+    const records: UpstreamRecord[] = [];
+    const rejects: Reject[] = [];
+    /** Per row, in stream order: its reject entry goes (null) or is (re)written (a reason). */
+    const verdicts: Array<{ entity: string; id: number; reason: string | null }> = [];
+    for (const change of changes) {
+      const entity = ENTITY[change.table];
+      if (change.op === "truncate") {
+        const ids = this.db.prepare<{ id: number }>(`SELECT id FROM ${change.table}`).all();
+        for (const { id } of ids) records.push({ type: "delete", seq: ++seq, entity, id: Number(id) });
+        continue;
+      }
+      const id = idOfRow(change.row);
+      if (!Number.isSafeInteger(id) || id < 1) {
+        rejects.push({ table: change.table, id, reason: "id: not a positive integer" });
+        continue;
+      }
+      if (change.op === "delete") {
+        records.push({ type: "delete", seq: ++seq, entity, id });
+        verdicts.push({ entity, id, reason: null });
+        continue;
+      }
+      const outcome = recordOfRow(change.table, change.row, seq + 1);
+      seq++;
+      if ("record" in outcome) {
+        records.push(outcome.record);
+        verdicts.push({ entity, id, reason: null });
+      } else {
+        records.push({ type: "delete", seq, entity, id });
+        rejects.push({ table: change.table, id, reason: outcome.reason });
+        verdicts.push({ entity, id, reason: outcome.reason });
+      }
+    }
+    const at = this.now();
+    const result = applyRows(this.db, encodeRecords(records), () => {
+      for (const { entity, id, reason } of verdicts) {
+        if (reason === null) this.clearReject.run({ entity, id });
+        else this.putReject.run({ entity, id, reason, position: position ?? "copy", at });
+      }
+      if (position !== null) writeUpstreamState(this.db, { position, appliedAt: at });
+    });
+    return { applied: result.applied, rejects, watermark: result.watermark };
+  }
+}

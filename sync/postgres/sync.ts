@@ -1,0 +1,263 @@
+/**
+ * `marquee sync --from postgres://…` and `serve --sync-from postgres://…`: checks the upstream,
+ * makes the publication and the replica's slot when missing, copies both tables once, then
+ * applies the slot's changes (docs/upstream-records.md, "PostgreSQL"; docs/operations.md,
+ * "Follow your PostgreSQL").
+ */
+import { createHash } from "node:crypto";
+import { resolve } from "node:path";
+import type pg from "pg";
+import type { Db } from "../../db/driver.ts";
+import { readSourceKind, readUpstreamState, readWatermark, SourceKindError, writeUpstreamState } from "../../db/replica.ts";
+import { stopTracking } from "../../db/snapshot.ts";
+import { ChangeApplier, type ChangeResult, type Reject } from "./apply.ts";
+import { assertReady, connect, explain, UpstreamError } from "./connect.ts";
+import { copyTables } from "./copy.ts";
+import { ident, parsePostgresUrl, type PostgresSource } from "./schema.ts";
+import { streamChanges } from "./stream.ts";
+
+export interface PostgresSyncOptions {
+  slot?: string;
+  follow?: boolean;
+  signal?: AbortSignal;
+  now?: () => number;
+  /** Rows per SQLite transaction during the initial copy. */
+  copyBatchSize?: number;
+  onProgress?: (p: PostgresProgress) => void;
+  /** After each applied batch of changes (the serving process refreshes its snapshot). */
+  onApplied?: (result: ChangeResult, position: string) => void;
+  /** Once connected and streaming (the serving process resets its backoff). */
+  onStreaming?: () => void;
+  onReject?: (reject: Reject) => void;
+}
+
+export interface PostgresProgress {
+  phase: "copy" | "stream";
+  copied: number;
+  changes: number;
+  elapsedMs: number;
+}
+
+export interface PostgresSummary {
+  source: string;
+  slot: string;
+  publication: string;
+  /** Rows copied by this run's initial copy (0 when the replica was already copied). */
+  copied: number;
+  /** Row changes applied from the slot by this run. */
+  changes: number;
+  rejects: number;
+  position: string | null;
+  watermark: number;
+  /** Bytes of log the slot holds back on the server after the run. */
+  lagBytes: number | null;
+  elapsedMs: number;
+  rowsPerSecond: number;
+}
+
+const SLOT_NAME = /^[a-z0-9_]{1,63}$/;
+
+/** The replica's slot name by default: derived from the replica file's absolute path. */
+export function defaultSlotName(dbPath: string): string {
+  const base = dbPath.split("/").pop()!.replace(/\.[a-z0-9]+$/i, "").toLowerCase().replace(/[^a-z0-9_]/g, "_").slice(0, 30);
+  const hash = createHash("sha256").update(resolve(dbPath)).digest("hex").slice(0, 10);
+  return `marquee_${base}_${hash}`;
+}
+
+export function publicationName(schema: string): string {
+  return `marquee_${schema.toLowerCase().replace(/[^a-z0-9_]/g, "_")}`.slice(0, 63);
+}
+
+function slotOf(db: Db, requested: string | undefined): string {
+  const slot = requested ?? readUpstreamState(db).slot ?? defaultSlotName(db.path);
+  if (!SLOT_NAME.test(slot)) throw new UpstreamError(`--slot ${slot}: a slot name is 1 to 63 lowercase letters, digits and underscores`);
+  return slot;
+}
+
+/** Refuses, before anything is written, a replica that follows another kind of source. */
+function assertFollowsPostgres(db: Db): void {
+  if (readSourceKind(db) === "ndjson") {
+    throw new SourceKindError(
+      `this replica (${db.path}) follows NDJSON records, not a PostgreSQL database; sync PostgreSQL into a new replica (--db PATH)`,
+    );
+  }
+}
+
+async function ensurePublication(client: pg.Client, source: PostgresSource, name: string): Promise<void> {
+  const { rowCount } = await client.query("SELECT 1 FROM pg_publication WHERE pubname = $1", [name]);
+  if (rowCount) return;
+  const tables = `${ident(source.schema)}.venues, ${ident(source.schema)}.events`;
+  try {
+    await client.query(`CREATE PUBLICATION ${ident(name)} FOR TABLE ${tables}`);
+  } catch (err) {
+    if ((err as { code?: string }).code !== "42501") throw err;
+    throw new UpstreamError(
+      `role "${source.user}" may not create the publication (${(err as Error).message}); as the tables' owner run: CREATE PUBLICATION ${ident(name)} FOR TABLE ${tables}`,
+    );
+  }
+}
+
+async function slotExists(client: pg.Client, slot: string): Promise<{ active: boolean } | null> {
+  const { rows } = await client.query<{ active: boolean }>("SELECT active FROM pg_replication_slots WHERE slot_name = $1", [slot]);
+  return rows[0] ?? null;
+}
+
+export async function readLag(client: pg.Client, slot: string): Promise<number | null> {
+  const { rows } = await client.query<{ lag: string | null }>(
+    "SELECT pg_wal_lsn_diff(pg_current_wal_lsn(), confirmed_flush_lsn)::bigint AS lag FROM pg_replication_slots WHERE slot_name = $1",
+    [slot],
+  );
+  return rows[0]?.lag == null ? null : Number(rows[0].lag);
+}
+
+/** Empties the rows an interrupted initial copy left, so the next copy starts clean. */
+function clearReplica(db: Db): void {
+  db.transaction(() => {
+    db.exec("DELETE FROM events; DELETE FROM venues; DELETE FROM venue_rtree; DELETE FROM upstream_rejects;");
+    stopTracking(db);
+  });
+}
+
+export async function syncFromPostgres(db: Db, spec: string, options: PostgresSyncOptions = {}): Promise<PostgresSummary> {
+  const source = parsePostgresUrl(spec);
+  const started = performance.now();
+  assertFollowsPostgres(db);
+  const slot = slotOf(db, options.slot);
+  const publication = publicationName(source.schema);
+  const summary: PostgresSummary = {
+    source: source.display, slot, publication, copied: 0, changes: 0, rejects: 0, position: null,
+    watermark: readWatermark(db), lagBytes: null, elapsedMs: 0, rowsPerSecond: 0,
+  };
+  const progress = (phase: PostgresProgress["phase"]) =>
+    options.onProgress?.({ phase, copied: summary.copied, changes: summary.changes, elapsedMs: performance.now() - started });
+  const rejected = (rejects: readonly Reject[]) => {
+    summary.rejects += rejects.length;
+    for (const r of rejects) options.onReject?.(r);
+  };
+  const applier = new ChangeApplier(db, options.now);
+
+  const client = await connect(source);
+  try {
+    try {
+      await assertReady(client, source);
+      await ensurePublication(client, source, publication);
+    } catch (err) {
+      throw explain(err, source);
+    }
+    const state = readUpstreamState(db);
+    if (state.position === null) {
+      // No finished copy: a slot left by an interrupted one points past rows never copied.
+      const existing = await slotExists(client, slot);
+      if (existing?.active) throw new UpstreamError(`replication slot ${slot} is in use by another process; stop it first`);
+      if (existing) await client.query("SELECT pg_drop_replication_slot($1)", [slot]);
+      if (readWatermark(db) > 0) clearReplica(db);
+      writeUpstreamState(db, { kind: "postgres", slot });
+      const copied = await initialCopy(source, slot, applier, options, (n, rejects) => {
+        summary.copied = n;
+        rejected(rejects);
+        progress("copy");
+      });
+      summary.position = copied;
+    } else {
+      const existing = await slotExists(client, slot);
+      if (!existing) {
+        throw new UpstreamError(
+          `replication slot ${slot} is gone from ${source.display}, so changes since position ${state.position} are lost; sync into a new replica (--db PATH) to copy the tables again`,
+        );
+      }
+      if (state.slot !== slot) writeUpstreamState(db, { slot });
+      summary.position = state.position;
+    }
+    progress("stream");
+    const until = options.follow
+      ? undefined
+      : (await client.query<{ lsn: string }>("SELECT pg_current_wal_flush_lsn()::text AS lsn")).rows[0].lsn;
+    options.onStreaming?.();
+    const streamed = await streamChanges(source, applier, {
+      slot,
+      publication,
+      position: summary.position!,
+      until,
+      signal: options.signal,
+      onApplied: (result, position, changes) => {
+        summary.changes += changes;
+        summary.position = position;
+        rejected(result.rejects);
+        progress("stream");
+        options.onApplied?.(result, position);
+      },
+    });
+    summary.position = streamed.position;
+    summary.lagBytes = await readLag(client, slot).catch(() => null);
+  } finally {
+    await client.end().catch(() => {});
+  }
+  summary.watermark = readWatermark(db);
+  summary.elapsedMs = performance.now() - started;
+  summary.rowsPerSecond = summary.elapsedMs > 0 ? ((summary.copied + summary.changes) * 1000) / summary.elapsedMs : 0;
+  return summary;
+}
+
+/**
+ * Creates the slot, exporting its starting snapshot, and copies both tables in it. The
+ * replication connection that created the slot must stay open and idle until the copy has
+ * taken its snapshot: the export lives only that long.
+ */
+async function initialCopy(
+  source: PostgresSource,
+  slot: string,
+  applier: ChangeApplier,
+  options: PostgresSyncOptions,
+  onBatch: (copied: number, rejects: Reject[]) => void,
+): Promise<string> {
+  const replication = await connect(source, true);
+  try {
+    let created: { consistent_point: string; snapshot_name: string };
+    try {
+      created = (await replication.query(`CREATE_REPLICATION_SLOT ${ident(slot)} LOGICAL pgoutput (SNAPSHOT 'export')`)).rows[0];
+    } catch (err) {
+      throw explain(err, source);
+    }
+    const copier = await connect(source);
+    try {
+      let reported = 0;
+      await copyTables(copier, source, created.snapshot_name, created.consistent_point, applier, {
+        batchSize: options.copyBatchSize ?? COPY_BATCH_ROWS,
+        signal: options.signal,
+        onBatch: (counts) => {
+          onBatch(counts.copied, counts.rejects.slice(reported));
+          reported = counts.rejects.length;
+        },
+      });
+    } catch (err) {
+      throw err instanceof SyntaxError ? err : explain(err, source);
+    } finally {
+      await copier.end().catch(() => {});
+    }
+    return created.consistent_point;
+  } finally {
+    await replication.end().catch(() => {});
+  }
+}
+
+/** Rows per transaction of the initial copy. */
+const COPY_BATCH_ROWS = 5000;
+
+/** `--drop-slot`: removes the replica's slot; the replica will copy the tables again next time. */
+export async function dropSlot(db: Db, spec: string, requested?: string): Promise<{ slot: string; dropped: boolean }> {
+  const source = parsePostgresUrl(spec);
+  assertFollowsPostgres(db);
+  const slot = slotOf(db, requested);
+  const client = await connect(source);
+  try {
+    const existing = await slotExists(client, slot);
+    if (existing?.active) throw new UpstreamError(`replication slot ${slot} is in use by another process; stop it first`);
+    if (existing) await client.query("SELECT pg_drop_replication_slot($1)", [slot]).catch((err) => {
+      throw explain(err, source);
+    });
+    if (readSourceKind(db) === "postgres") writeUpstreamState(db, { position: null });
+    return { slot, dropped: existing !== null };
+  } finally {
+    await client.end().catch(() => {});
+  }
+}
