@@ -1,7 +1,7 @@
 /**
  * Work a serving process does besides answering requests (CONTRACT §2, §4): the demo data set
  * and demo keys on first start (`--demo`), sync from `--sync-from` at start and every
- * `--sync-interval` seconds, and the periodic snapshot refresh.
+ * `--sync-interval` seconds (a PostgreSQL source streams instead), and the periodic snapshot refresh.
  */
 import { createAccount, type AccountFields } from "../db/accounts.ts";
 import type { KeyKind } from "../db/contract.ts";
@@ -9,6 +9,8 @@ import { DEMO } from "../db/contract.ts";
 import { readReplicaStats } from "../db/replica.ts";
 import { demoChunks } from "../sync/demo/generate.ts";
 import { formatSummary } from "../sync/progress.ts";
+import { startPostgresFollower } from "../sync/postgres/follower.ts";
+import { isPostgresUrl } from "../sync/postgres/schema.ts";
 import { openSource, streamSource, type SourcePosition } from "../sync/source.ts";
 import { refreshSnapshotIfStale, SyncError, syncFrom } from "../sync/worker.ts";
 import { notifyReplicaChange, type AppContext } from "./context.ts";
@@ -112,9 +114,23 @@ async function startPeriodicSync(ctx: AppContext, spec: string): Promise<void> {
   timer.unref?.();
 }
 
+/**
+ * `--sync-from postgres://…`: streams the upstream's changes while serving; the server answers
+ * from the replica meanwhile, and through any outage of the upstream.
+ */
+function startStreaming(ctx: AppContext, spec: string): void {
+  const follower = startPostgresFollower(ctx.replica, spec, {
+    now: ctx.clock.now,
+    onChange: () => notifyReplicaChange(ctx),
+    log: (line) => console.error(line),
+  });
+  ctx.upstream = follower;
+}
+
 export async function startBackgroundWork(ctx: AppContext): Promise<void> {
   if (ctx.config.demo) await loadDemo(ctx);
-  if (ctx.config.syncFrom) await startPeriodicSync(ctx, ctx.config.syncFrom);
+  if (ctx.config.syncFrom && isPostgresUrl(ctx.config.syncFrom)) startStreaming(ctx, ctx.config.syncFrom);
+  else if (ctx.config.syncFrom) await startPeriodicSync(ctx, ctx.config.syncFrom);
   const timer = setInterval(() => {
     try {
       if (refreshSnapshotIfStale(ctx.replica, ctx.clock.now()) !== null) notifyReplicaChange(ctx);

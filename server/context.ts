@@ -25,6 +25,8 @@ export interface AppContext {
   meter: Meter;
   /** Called after anything changes the replica so per-process caches can drop stale rows. */
   onReplicaChange: Array<() => void>;
+  /** The upstream a serving process streams from (`--sync-from postgres://…`), for /healthz. */
+  upstream?: { status(): object };
   /** Called after `/_test/reset` empties the ledger, for caches and in-memory counters. */
   onLedgerReset: Array<() => void>;
   close(): void;

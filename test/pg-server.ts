@@ -59,7 +59,6 @@ export async function startPgServer(options: { walLevel?: "logical" | "replica" 
     "-c max_wal_senders=10",
     "-c max_replication_slots=10",
     "-c fsync=off",
-    "-c synchronous_commit=off",
     "-c full_page_writes=off",
   ].join(" ");
   run("pg_ctl", ["-D", data, "-o", settings, "-l", join(dir, "log"), "-w", "start"]);

@@ -29,6 +29,9 @@ export interface PostgresSyncOptions {
   /** Once connected and streaming (the serving process resets its backoff). */
   onStreaming?: () => void;
   onReject?: (reject: Reject) => void;
+  /** While following: the slot's lag in bytes, every `lagEveryMs` (default 2 s). */
+  onLag?: (bytes: number | null) => void;
+  lagEveryMs?: number;
 }
 
 export interface PostgresProgress {
@@ -171,22 +174,31 @@ export async function syncFromPostgres(db: Db, spec: string, options: PostgresSy
     progress("stream");
     const until = options.follow
       ? undefined
-      : (await client.query<{ lsn: string }>("SELECT pg_current_wal_flush_lsn()::text AS lsn")).rows[0].lsn;
+      : (await client.query<{ lsn: string }>("SELECT pg_current_wal_lsn()::text AS lsn")).rows[0].lsn;
     options.onStreaming?.();
-    const streamed = await streamChanges(source, applier, {
-      slot,
-      publication,
-      position: summary.position!,
-      until,
-      signal: options.signal,
-      onApplied: (result, position, changes) => {
-        summary.changes += changes;
-        summary.position = position;
-        rejected(result.rejects);
-        progress("stream");
-        options.onApplied?.(result, position);
-      },
-    });
+    const lagTimer = options.onLag
+      ? setInterval(() => void readLag(client, slot).then(options.onLag, () => {}), options.lagEveryMs ?? LAG_EVERY_MS)
+      : undefined;
+    lagTimer?.unref?.();
+    let streamed;
+    try {
+      streamed = await streamChanges(source, applier, {
+        slot,
+        publication,
+        position: summary.position!,
+        until,
+        signal: options.signal,
+        onApplied: (result, position, changes) => {
+          summary.changes += changes;
+          summary.position = position;
+          rejected(result.rejects);
+          progress("stream");
+          options.onApplied?.(result, position);
+        },
+      });
+    } finally {
+      clearInterval(lagTimer);
+    }
     summary.position = streamed.position;
     summary.lagBytes = await readLag(client, slot).catch(() => null);
   } finally {
@@ -239,6 +251,8 @@ async function initialCopy(
     await replication.end().catch(() => {});
   }
 }
+
+const LAG_EVERY_MS = 2000;
 
 /** Rows per transaction of the initial copy. */
 const COPY_BATCH_ROWS = 5000;
