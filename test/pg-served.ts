@@ -23,7 +23,14 @@ export async function servedPages(dbPath: string, extra = ""): Promise<unknown[]
     const post = (path: string, body: unknown) =>
       call(path, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify(body) });
     await post("/_test/clock", { set: "2026-12-01T00:00:00Z" });
-    const { body: account } = await post("/_test/accounts", { email: `cmp-${Date.now()}@example.com`, plan: "enterprise", verified: true });
+    const { body: account } = await post("/_test/accounts", {
+      email: `cmp-${Date.now()}@example.com`,
+      plan: "enterprise",
+      verified: true,
+      // A negotiated rate big enough to walk every page at once.
+      rateSustained: 1_000_000,
+      rateBurst: 1_000_000,
+    });
     const { body: issued } = await post(`/_test/accounts/${account.id}/keys`, { kind: "live" });
     const headers = { authorization: `Bearer ${issued.key}` };
     const pages: unknown[] = [];

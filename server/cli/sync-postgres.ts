@@ -30,7 +30,7 @@ function progressLine(p: PostgresProgress): string {
 export async function runPostgresSync(
   db: Db,
   spec: string,
-  flags: { follow: boolean; slot?: string; dropSlot: boolean; json: boolean },
+  flags: { follow: boolean; slot?: string; dropSlot: boolean; json: boolean; batchSize?: number },
 ): Promise<number> {
   if (flags.dropSlot) {
     const { slot, dropped } = await dropSlot(db, spec, flags.slot);
@@ -54,6 +54,7 @@ export async function runPostgresSync(
     const summary = await syncFromPostgres(db, spec, {
       slot: flags.slot,
       follow: flags.follow,
+      copyBatchSize: flags.batchSize,
       signal: controller.signal,
       onProgress: (p) => {
         if (!tty || performance.now() - drawn < 100) return;

@@ -25,7 +25,8 @@ export const syncCommand: Command = {
   --follow        keep reading lines appended to the file until Ctrl-C / SIGTERM; the snapshot
                   is refreshed whenever it has caught up (at most every 5 s) and on exit.
                   With - (stdin) it changes nothing: stdin is read until it closes.
-  --batch-size N  records per transaction (default ${SYNC.batchSize})
+  --batch-size N  records per transaction (default ${SYNC.batchSize}; PostgreSQL: rows per
+                  transaction of the initial copy, default 5,000)
   --priority P    background (default): on Linux the sync runs in the scheduler's idle class,
                   so a server on the same cores always goes first and the sync takes what they
                   leave (alone on a machine it runs at full speed); elsewhere at nice 19.
@@ -45,7 +46,7 @@ a file, commits what was read and refreshes the snapshot; a second Ctrl-C exits 
       "drop-slot": { type: "boolean", default: false },
     });
     if (!values.from) throw new UsageError("--from SRC is required (a file path, - for stdin, or a postgres:// URL)");
-    if (isPostgresUrl(values.from)) return syncPostgres(values.from, values);
+    if (isPostgresUrl(values.from)) return syncPostgres(values.from, { ...values, batchSize: intFlag("batch-size", values["batch-size"], 1) });
     if (values.slot !== undefined || values["drop-slot"]) throw new UsageError("--slot and --drop-slot need a postgres:// source");
     const batchSize = intFlag("batch-size", values["batch-size"], 1);
     // Before any thread is started: the writer thread and SQLite's sorters inherit it.
@@ -111,14 +112,20 @@ a file, commits what was read and refreshes the snapshot; a second Ctrl-C exits 
 
 async function syncPostgres(
   from: string,
-  values: { db?: string; follow: boolean; slot?: string; "drop-slot": boolean; json: boolean },
+  values: { db?: string; follow: boolean; slot?: string; "drop-slot": boolean; json: boolean; batchSize?: number },
 ): Promise<number> {
   const { dbPath } = resolveConfig({ dbPath: values.db });
   if (dbPath !== ":memory:") mkdirSync(dirname(dbPath), { recursive: true });
   const db = await openReplica(dbPath);
   db.exec(`PRAGMA busy_timeout = ${SYNC.cliBusyTimeoutMs}`);
   try {
-    return await runPostgresSync(db, from, { follow: values.follow, slot: values.slot, dropSlot: values["drop-slot"], json: values.json });
+    return await runPostgresSync(db, from, {
+      follow: values.follow,
+      slot: values.slot,
+      dropSlot: values["drop-slot"],
+      json: values.json,
+      batchSize: values.batchSize,
+    });
   } finally {
     db.close();
   }

@@ -100,10 +100,20 @@ async function ensurePublication(client: pg.Client, source: PostgresSource, name
   }
 }
 
+/**
+ * The slot, if it exists. One still in use is waited for a few seconds: after a crash of the
+ * process that streamed from it, the server takes a moment to notice the closed connection.
+ */
 async function slotExists(client: pg.Client, slot: string): Promise<{ active: boolean } | null> {
-  const { rows } = await client.query<{ active: boolean }>("SELECT active FROM pg_replication_slots WHERE slot_name = $1", [slot]);
-  return rows[0] ?? null;
+  const deadline = performance.now() + SLOT_RELEASE_WAIT_MS;
+  for (;;) {
+    const { rows } = await client.query<{ active: boolean }>("SELECT active FROM pg_replication_slots WHERE slot_name = $1", [slot]);
+    if (!rows[0]?.active || performance.now() > deadline) return rows[0] ?? null;
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
 }
+
+const SLOT_RELEASE_WAIT_MS = 5000;
 
 export async function readLag(client: pg.Client, slot: string): Promise<number | null> {
   const { rows } = await client.query<{ lag: string | null }>(
@@ -163,6 +173,7 @@ export async function syncFromPostgres(db: Db, spec: string, options: PostgresSy
       summary.position = copied;
     } else {
       const existing = await slotExists(client, slot);
+      if (existing?.active) throw new UpstreamError(`replication slot ${slot} is in use by another process; stop it first`);
       if (!existing) {
         throw new UpstreamError(
           `replication slot ${slot} is gone from ${source.display}, so changes since position ${state.position} are lost; sync into a new replica (--db PATH) to copy the tables again`,
@@ -172,9 +183,12 @@ export async function syncFromPostgres(db: Db, spec: string, options: PostgresSy
       summary.position = state.position;
     }
     progress("stream");
+    // A one-off run stops once it has read what the server has flushed: every committed
+    // transaction (with synchronous_commit on). The insert position may lie beyond records the
+    // server has not flushed yet and that no commit will flush soon.
     const until = options.follow
       ? undefined
-      : (await client.query<{ lsn: string }>("SELECT pg_current_wal_lsn()::text AS lsn")).rows[0].lsn;
+      : (await client.query<{ lsn: string }>("SELECT pg_current_wal_flush_lsn()::text AS lsn")).rows[0].lsn;
     options.onStreaming?.();
     const lagTimer = options.onLag
       ? setInterval(() => void readLag(client, slot).then(options.onLag, () => {}), options.lagEveryMs ?? LAG_EVERY_MS)
