@@ -1,11 +1,12 @@
 /**
- * Where upstream records come from (CONTRACT §2 `sync --from SRC`): an NDJSON file, `-` for
- * stdin, or bytes in memory. A source yields complete lines in order with their line numbers;
+ * Where upstream records come from (`sync --from SRC`): an NDJSON file, `-` for stdin, an
+ * http(s) URL (sync/source-http.ts), or bytes in memory. A source yields complete lines in order with their line numbers;
  * a file source can follow the file as lines are appended (`--follow`) and can resume at a byte
  * offset (the serving process's periodic sync reads only what was appended since last time).
  */
 import { closeSync, fstatSync, openSync, readSync, statSync } from "node:fs";
 import { SYNC } from "../db/contract.ts";
+import { httpSource } from "./source-http.ts";
 
 export interface LineChunk {
   /** Complete lines, without their newline. */
@@ -49,7 +50,7 @@ const NEWLINE = 0x0a;
  * Splits byte chunks into lines. `null` in the input marks "caught up with the end for now": a
  * trailing partial line is then held back until its newline arrives, unless the input ends.
  */
-async function* splitLines(
+export async function* splitLines(
   input: AsyncIterable<Uint8Array | null>,
   start: SourcePosition,
   signal?: AbortSignal,
@@ -123,7 +124,7 @@ function concat(a: Uint8Array, b: Uint8Array): Uint8Array {
   return out;
 }
 
-const sleep = (ms: number, signal?: AbortSignal) =>
+export const sleep = (ms: number, signal?: AbortSignal) =>
   new Promise<void>((resolve) => {
     if (signal?.aborted) return resolve();
     const timer = setTimeout(done, ms);
@@ -178,11 +179,10 @@ export function streamSource(name: string, stream: AsyncIterable<Uint8Array | st
   return { name, size: undefined, chunks: () => splitLines(bytes(), { offset: 0, line: 0 }) };
 }
 
-/** `SRC` of `sync --from`: `-` is stdin, anything else a file path. */
+/** `SRC` of `sync --from`: `-` is stdin, an http(s) URL an NDJSON stream, anything else a file path. */
 export function openSource(spec: string, options: SourceOptions = {}): RecordSource {
   if (spec === "-") return streamSource("stdin", process.stdin);
-  if (/^(postgres|postgresql|https?):\/\//i.test(spec)) {
-    throw new Error(`${spec.split(":")[0]} sources are not supported yet; use an NDJSON file or - for stdin`);
-  }
+  if (/^https?:\/\//i.test(spec)) return httpSource(spec, options);
+  if (/^(postgres|postgresql):\/\//i.test(spec)) throw new Error("a PostgreSQL source is read by sync/postgres, not as NDJSON");
   return fileSource(spec, options);
 }
