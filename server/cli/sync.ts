@@ -18,7 +18,8 @@ export const syncCommand: Command = {
   summary: "pull upstream records into the replica",
   usage: `marquee sync --from SRC [--follow] [--slot NAME] [--drop-slot] [--batch-size N] [--priority P] [--db PATH] [--json]
 
-  --from SRC      an NDJSON file of upstream records, - for stdin, or a PostgreSQL URL
+  --from SRC      an NDJSON file of upstream records, - for stdin, an http(s):// URL of an
+                  NDJSON stream (--follow asks again every 2 s), or a PostgreSQL URL
                   postgres://user:password@host:port/db[?schema=NAME] (default schema marquee)
   --slot NAME     PostgreSQL: the replica's replication slot (default: derived from --db)
   --drop-slot     PostgreSQL: drop the replica's slot (the next sync copies the tables again)
