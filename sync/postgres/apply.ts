@@ -50,8 +50,10 @@ export class ChangeApplier {
   /**
    * Applies `changes` in order and commits `position` with them, all in one transaction.
    * `position` null keeps the stored one (the batches of an initial copy before its last).
+   * `fresh`: the rows are new to an emptied replica (the initial copy), so none has a reject
+   * entry to clear.
    */
-  apply(changes: readonly Change[], position: string | null): ChangeResult {
+  apply(changes: readonly Change[], position: string | null, options: { fresh?: boolean } = {}): ChangeResult {
     let seq = readWatermark(this.db);
     const records: UpstreamRecord[] = [];
     const rejects: Reject[] = [];
@@ -78,7 +80,7 @@ export class ChangeApplier {
       seq++;
       if ("record" in outcome) {
         records.push(outcome.record);
-        verdicts.push({ entity, id, reason: null });
+        if (!options.fresh) verdicts.push({ entity, id, reason: null });
       } else {
         records.push({ type: "delete", seq, entity, id });
         rejects.push({ table: change.table, id, reason: outcome.reason });

@@ -8,11 +8,25 @@
 import type pg from "pg";
 import { to as copyTo } from "pg-copy-streams";
 import type { ChangeApplier, Change, Reject } from "./apply.ts";
-import { ident, type PostgresSource, type UpstreamTable } from "./schema.ts";
+import { ident, UPSTREAM_COLUMNS, type PostgresSource, type UpstreamTable } from "./schema.ts";
 
 export interface CopyCounts {
   copied: number;
   rejects: Reject[];
+}
+
+/**
+ * A timestamptz as the record form `YYYY-MM-DDTHH:MM:SSZ` (fractions only when present), which
+ * the record checks read fastest; the stream's values come the same way (sync/postgres/records.ts).
+ */
+const instantText = (column: string) =>
+  `to_char(${column} AT TIME ZONE 'UTC', CASE WHEN date_trunc('second', ${column}) = ${column} ` +
+  `THEN 'YYYY-MM-DD"T"HH24:MI:SS"Z"' ELSE 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"' END) AS ${column}`;
+
+/** One JSON object a row, with the columns Marquee reads. */
+function copySql(source: PostgresSource, table: UpstreamTable): string {
+  const columns = UPSTREAM_COLUMNS[table].map((c) => (c === "start_date" || c === "end_date" ? instantText(c) : c));
+  return `COPY (SELECT row_to_json(t) FROM (SELECT ${columns.join(", ")} FROM ${ident(source.schema)}.${ident(table)} ORDER BY id) t) TO STDOUT`;
 }
 
 /** COPY's text format doubles backslashes (row_to_json's output holds no other character it escapes). */
@@ -51,15 +65,14 @@ export async function copyTables(
     await client.query("SET LOCAL TimeZone = 'UTC'");
     let batch: Change[] = [];
     const flush = (last: boolean) => {
-      const result = applier.apply(batch, last ? position : null);
+      const result = applier.apply(batch, last ? position : null, { fresh: true });
       counts.copied += batch.length;
       counts.rejects.push(...result.rejects);
       batch = [];
       options.onBatch?.(counts);
     };
     for (const table of ["venues", "events"] as UpstreamTable[]) {
-      const sql = `COPY (SELECT row_to_json(t) FROM ${ident(source.schema)}.${ident(table)} t ORDER BY id) TO STDOUT`;
-      for await (const line of copyLines(client, sql)) {
+      for await (const line of copyLines(client, copySql(source, table))) {
         if (options.signal?.aborted) throw new Error("stopped during the initial copy; run it again to start the copy over");
         batch.push({ op: "upsert", table, row: JSON.parse(unescape(line)) });
         if (batch.length >= options.batchSize) flush(false);

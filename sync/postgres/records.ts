@@ -7,7 +7,8 @@
  */
 import * as v from "valibot";
 import { isoUtc } from "../derive.ts";
-import { UpstreamRecord } from "../records.ts";
+import { fastRecord } from "../fast-records.ts";
+import { parseIsoInstant, UpstreamRecord } from "../records.ts";
 import type { UpstreamTable } from "./schema.ts";
 
 export type Row = Record<string, unknown>;
@@ -83,13 +84,19 @@ function eventRecord(row: Row, seq: number): unknown {
   };
 }
 
+const isInstant = (s: string) => parseIsoInstant(s) !== null;
+
 /** The record a row stands for, or why it breaks the record rules (the field and the rule). */
 export function recordOfRow(table: UpstreamTable, row: Row, seq: number): RowOutcome {
   for (const [column, value] of Object.entries(row)) {
     // A value the stream left out: PostgreSQL does not resend an unchanged out-of-line (TOAST) value.
     if (value === undefined) return { reason: `${column}: unchanged large value not sent; set REPLICA IDENTITY FULL on the table` };
   }
-  const result = v.safeParse(UpstreamRecord, table === "venues" ? venueRecord(row, seq) : eventRecord(row, seq));
+  const candidate = table === "venues" ? venueRecord(row, seq) : eventRecord(row, seq);
+  // The NDJSON path's fast check first; valibot decides (and words the reason) when it is unsure.
+  const fast = fastRecord(candidate, isInstant);
+  if (fast) return { record: fast };
+  const result = v.safeParse(UpstreamRecord, candidate);
   if (result.success) return { record: result.output };
   const issue = result.issues[0];
   const path = issue.path?.slice(1).map((p) => p.key).join(".") ?? "";
