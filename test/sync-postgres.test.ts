@@ -184,6 +184,27 @@ describe("changes after the copy", () => {
     expect(seen).toEqual(["Dallas:New"]);
   }, 30_000);
 
+  it("an update that leaves a large (TOASTed) value unchanged keeps it", async () => {
+    const url = freshDatabase();
+    // Random URLs do not compress: about 6 kB of ticket links, stored out of line.
+    const links = Array.from({ length: 60 }, (_, i) => ({
+      url: `https://www.etix.com/e/${i}-${Math.random().toString(36).slice(2)}${Math.random().toString(36).slice(2)}`,
+      seller: "etix",
+      broken: i < 59,
+    }));
+    await upstream(url, async (c) => {
+      await c.query(VENUE, [1, "Hall"]);
+      await c.query(EVENT, [10, 1, "Big", "2026-12-05T20:00:00Z", ["Music", "Comedy"], JSON.stringify(links)]);
+    });
+    const db = await replica("toast");
+    await sync(db, url);
+    await upstream(url, (c) => c.query("UPDATE marquee.events SET title = 'Big, renamed' WHERE id = 10"));
+    const summary = await sync(db, url);
+    expect(summary.rejects).toBe(0);
+    expect(event(db, 10)).toMatchObject({ title: "Big, renamed", categories: '["Music","Comedy"]', ticket_destination: links[59].url });
+    expect(JSON.parse(String(db.prepare<{ l: string }>("SELECT ticket_links AS l FROM events WHERE id = 10").get()!.l))).toHaveLength(60);
+  }, 30_000);
+
   it("a row that breaks the record rules is quarantined, the next change still lands, a valid version replaces it", async () => {
     const url = freshDatabase();
     await upstream(url, async (c) => {

@@ -37,6 +37,7 @@ const ENTITY = { venues: "venue", events: "event" } as const;
 export class ChangeApplier {
   private readonly clearReject;
   private readonly putReject;
+  private readonly storedEvent;
   constructor(
     private readonly db: Db,
     private readonly now: () => number = Date.now,
@@ -45,6 +46,25 @@ export class ChangeApplier {
     this.putReject = db.prepare(
       "INSERT OR REPLACE INTO upstream_rejects(entity, id, reason, position, at_ms) VALUES ($entity, $id, $reason, $position, $at)",
     );
+    this.storedEvent = db.prepare<Row>(
+      `SELECT title, slug, cost_text, age, coalesce(website_raw, website) AS website, image_url, json(categories) AS categories,
+         source, coalesce(ticket_links, '[]') AS ticket_links FROM events WHERE id = $id`,
+    );
+  }
+
+  /**
+   * An update leaves out a large (TOASTed) value it did not change; the replica holds it, as
+   * applied from upstream (categories already filtered, which filtering again does not change).
+   */
+  private withUnchangedValues(table: UpstreamTable, row: Row): Row {
+    if (table !== "events" || !Object.values(row).includes(undefined)) return row;
+    const stored = this.storedEvent.get({ id: idOfRow(row) });
+    if (!stored) return row;
+    const filled: Row = { ...row };
+    for (const [column, value] of Object.entries(row)) {
+      if (value === undefined && column in stored) filled[column] = stored[column];
+    }
+    return filled;
   }
 
   /**
@@ -76,7 +96,7 @@ export class ChangeApplier {
         verdicts.push({ entity, id, reason: null });
         continue;
       }
-      const outcome = recordOfRow(change.table, change.row, seq + 1);
+      const outcome = recordOfRow(change.table, this.withUnchangedValues(change.table, change.row), seq + 1);
       seq++;
       if ("record" in outcome) {
         records.push(outcome.record);

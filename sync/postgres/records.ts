@@ -74,7 +74,7 @@ function eventRecord(row: Row, seq: number): unknown {
       website: row.website,
       websiteBroken: row.website_broken,
       imageUrl: row.image_url,
-      categories: row.categories,
+      categories: json(row.categories),
       source: row.source,
       status: row.status,
       duplicateOf: int(row.duplicate_of),
