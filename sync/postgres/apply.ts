@@ -39,7 +39,7 @@ export class ChangeApplier {
   private readonly putReject;
   private readonly storedEvent;
   constructor(
-    private readonly db: Db,
+    readonly db: Db,
     private readonly now: () => number = Date.now,
   ) {
     this.clearReject = db.prepare("DELETE FROM upstream_rejects WHERE entity = $entity AND id = $id");
@@ -68,17 +68,14 @@ export class ChangeApplier {
   }
 
   /**
-   * Applies `changes` in order and commits `position` with them, all in one transaction.
-   * `position` null keeps the stored one (the batches of an initial copy before its last).
-   * `fresh`: the rows are new to an emptied replica (the initial copy), so none has a reject
-   * entry to clear.
+   * Turns `changes` into records numbered after `seq`, and says what becomes of each row's
+   * reject entry. `fresh`: the rows are new to an emptied replica (the initial copy), so none
+   * has an entry to clear.
    */
-  apply(changes: readonly Change[], position: string | null, options: { fresh?: boolean } = {}): ChangeResult {
-    let seq = readWatermark(this.db);
+  prepare(changes: readonly Change[], seq: number, options: { fresh?: boolean } = {}): Prepared {
     const records: UpstreamRecord[] = [];
     const rejects: Reject[] = [];
-    /** Per row, in stream order: its reject entry goes (null) or is (re)written (a reason). */
-    const verdicts: Array<{ entity: string; id: number; reason: string | null }> = [];
+    const verdicts: Verdict[] = [];
     for (const change of changes) {
       const entity = ENTITY[change.table];
       if (change.op === "truncate") {
@@ -107,14 +104,38 @@ export class ChangeApplier {
         verdicts.push({ entity, id, reason: outcome.reason });
       }
     }
-    const at = this.now();
-    const result = applyRows(this.db, encodeRecords(records), () => {
-      for (const { entity, id, reason } of verdicts) {
-        if (reason === null) this.clearReject.run({ entity, id });
-        else this.putReject.run({ entity, id, reason, position: position ?? "copy", at });
-      }
-      if (position !== null) writeUpstreamState(this.db, { position, appliedAt: at });
-    });
-    return { applied: result.applied, rejects, watermark: result.watermark };
+    return { records, rejects, verdicts, seq };
   }
+
+  /** Writes reject entries and, unless null, the position reached (inside the caller's transaction). */
+  book(verdicts: readonly Verdict[], position: string | null): void {
+    const at = this.now();
+    for (const { entity, id, reason } of verdicts) {
+      if (reason === null) this.clearReject.run({ entity, id });
+      else this.putReject.run({ entity, id, reason, position: position ?? "copy", at });
+    }
+    if (position !== null) writeUpstreamState(this.db, { position, appliedAt: at });
+  }
+
+  /** Applies `changes` in order and commits `position` with them, all in one transaction. */
+  apply(changes: readonly Change[], position: string): ChangeResult {
+    const prepared = this.prepare(changes, readWatermark(this.db));
+    const result = applyRows(this.db, encodeRecords(prepared.records), () => this.book(prepared.verdicts, position));
+    return { applied: result.applied, rejects: prepared.rejects, watermark: result.watermark };
+  }
+}
+
+/** What becomes of a row's reject entry: removed (null) or (re)written with a reason. */
+export interface Verdict {
+  entity: string;
+  id: number;
+  reason: string | null;
+}
+
+export interface Prepared {
+  records: UpstreamRecord[];
+  rejects: Reject[];
+  verdicts: Verdict[];
+  /** The last seq given out. */
+  seq: number;
 }
