@@ -6,7 +6,7 @@
 import { createAccount, type AccountFields } from "../db/accounts.ts";
 import type { KeyKind } from "../db/contract.ts";
 import { DEMO } from "../db/contract.ts";
-import { readReplicaStats } from "../db/replica.ts";
+import { assertSourceKind, readReplicaStats } from "../db/replica.ts";
 import { demoChunks } from "../sync/demo/generate.ts";
 import { formatSummary } from "../sync/progress.ts";
 import { startPostgresFollower } from "../sync/postgres/follower.ts";
@@ -82,6 +82,7 @@ async function loadDemo(ctx: AppContext): Promise<void> {
 
 /** `--sync-from SRC`: syncs now, then every `--sync-interval` seconds from where it stopped. */
 async function startPeriodicSync(ctx: AppContext, spec: string): Promise<void> {
+  assertSourceKind(ctx.replica, "ndjson");
   let position: SourcePosition | undefined;
   let running = false;
   const tick = async () => {
@@ -119,6 +120,8 @@ async function startPeriodicSync(ctx: AppContext, spec: string): Promise<void> {
  * from the replica meanwhile, and through any outage of the upstream.
  */
 function startStreaming(ctx: AppContext, spec: string): void {
+  // Refused before listening: retrying cannot make an NDJSON replica follow PostgreSQL.
+  assertSourceKind(ctx.replica, "postgres");
   const follower = startPostgresFollower(ctx.replica, spec, {
     now: ctx.clock.now,
     onChange: () => notifyReplicaChange(ctx),

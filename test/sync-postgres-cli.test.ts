@@ -128,6 +128,32 @@ describe("the upstream tables", () => {
   });
 });
 
+describe("sync --follow", () => {
+  it("streams until SIGTERM, then prints its summary; serve refuses a replica that follows NDJSON", async () => {
+    const { name, url } = freshDatabase();
+    server.psql(cli(["upstream-schema"]).stdout, name);
+    server.psql("INSERT INTO marquee.venues VALUES (1, 'Hall', 'Austin', 'TX', NULL, NULL, NULL, NULL, true)", name);
+    const db = join(dir, "follow.db");
+    const follow = startCli(["sync", "--from", url, "--db", db, "--follow", "--json"]);
+    await waitFor("the slot in use", () => server.psql("SELECT count(*) FROM pg_replication_slots WHERE active", name) === "1");
+    server.psql("INSERT INTO marquee.venues VALUES (2, 'Club', 'Austin', 'TX', NULL, NULL, NULL, NULL, true)", name);
+    server.psql("DELETE FROM marquee.venues WHERE id = 1", name);
+    await waitFor("both changes", async () => (await peek(db, readWatermark, 0)) === 3);
+    follow.child.kill("SIGTERM");
+    const done = await follow.done;
+    expect(done.code).toBe(0);
+    expect(JSON.parse(done.stdout)).toMatchObject({ copied: 1, changes: 2, rejects: 0, lagBytes: expect.any(Number) });
+    expect((await rowsOf(db)).venues).toEqual([expect.objectContaining({ id: 2, name: "Club" })]);
+
+    const file = join(dir, "one.ndjson");
+    expect(cli(["demo-data", "--events", "10", "--out", file]).status).toBe(0);
+    expect(cli(["sync", "--from", file, "--db", join(dir, "ndjson-only.db")]).status).toBe(0);
+    const serve = cli(["serve", "--port", "0", "--db", join(dir, "ndjson-only.db"), "--sync-from", url]);
+    expect(serve.status).toBe(1);
+    expect(serve.stderr).toMatch(/^marquee serve: this replica \(.*ndjson-only\.db\) follows NDJSON records, not a PostgreSQL database; sync a PostgreSQL database into a new replica \(--db PATH\)\n$/);
+  }, 60_000);
+});
+
 describe("kill -9, then a rerun, equals an uninterrupted run", () => {
   it("during the initial copy and during streaming", async () => {
     const { name, url } = freshDatabase();
