@@ -26,6 +26,7 @@ export const syncCommand: Command = {
   --follow        keep reading lines appended to the file until Ctrl-C / SIGTERM; the snapshot
                   is refreshed whenever it has caught up (at most every 5 s) and on exit.
                   With - (stdin) it changes nothing: stdin is read until it closes.
+                  PostgreSQL: keep streaming the slot's changes (snapshot refreshed within 0.2 s).
   --batch-size N  records per transaction (default ${SYNC.batchSize}; PostgreSQL: rows per
                   transaction of the initial copy, default 5,000)
   --priority P    background (default): on Linux the sync runs in the scheduler's idle class,
