@@ -280,6 +280,20 @@ describe("refusals: one line, the replica unchanged", () => {
     );
   }, 30_000);
 
+  it("a publication that leaves a table out, a slot that is gone", async () => {
+    const url = freshDatabase();
+    const name = url.split("/").pop()!;
+    server.psql("CREATE PUBLICATION marquee_marquee FOR TABLE marquee.venues", name);
+    const db = await replica("refused-publication");
+    expect(await refused(db, url)).toBe(
+      "publication marquee_marquee does not cover marquee.events; as the tables' owner run: ALTER PUBLICATION marquee_marquee ADD TABLE marquee.events",
+    );
+    server.psql("ALTER PUBLICATION marquee_marquee ADD TABLE marquee.events", name);
+    await sync(db, url, { slot: "gone" });
+    server.psql("SELECT pg_drop_replication_slot('gone')", name);
+    expect(await refused(db, url)).toMatch(/^replication slot gone is gone from .*; run this sync once with --drop-slot, then again: the replica copies the tables anew$/);
+  }, 30_000);
+
   it("wal_level not logical", async () => {
     const plain = await startPgServer({ walLevel: "replica" });
     try {

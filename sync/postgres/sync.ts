@@ -87,9 +87,21 @@ function assertFollowsPostgres(db: Db): void {
 }
 
 async function ensurePublication(client: pg.Client, source: PostgresSource, name: string): Promise<void> {
-  const { rowCount } = await client.query("SELECT 1 FROM pg_publication WHERE pubname = $1", [name]);
-  if (rowCount) return;
   const tables = `${ident(source.schema)}.venues, ${ident(source.schema)}.events`;
+  const { rowCount } = await client.query("SELECT 1 FROM pg_publication WHERE pubname = $1", [name]);
+  if (rowCount) {
+    // One made by hand may leave a table out, and its changes would never arrive.
+    const { rows } = await client.query<{ tablename: string }>(
+      "SELECT tablename FROM pg_publication_tables WHERE pubname = $1 AND schemaname = $2 AND tablename IN ('venues', 'events')",
+      [name, source.schema],
+    );
+    const missing = ["venues", "events"].filter((t) => !rows.some((r) => r.tablename === t));
+    if (missing.length === 0) return;
+    throw new UpstreamError(
+      `publication ${name} does not cover ${missing.map((t) => `${source.schema}.${t}`).join(" and ")}; as the tables' owner run: ` +
+        `ALTER PUBLICATION ${ident(name)} ADD TABLE ${missing.map((t) => `${ident(source.schema)}.${t}`).join(", ")}`,
+    );
+  }
   try {
     await client.query(`CREATE PUBLICATION ${ident(name)} FOR TABLE ${tables}`);
   } catch (err) {
@@ -176,7 +188,8 @@ export async function syncFromPostgres(db: Db, spec: string, options: PostgresSy
       if (existing?.active) throw new UpstreamError(`replication slot ${slot} is in use by another process; stop it first`);
       if (!existing) {
         throw new UpstreamError(
-          `replication slot ${slot} is gone from ${source.display}, so changes since position ${state.position} are lost; sync into a new replica (--db PATH) to copy the tables again`,
+          `replication slot ${slot} is gone from ${source.display}, so changes since position ${state.position} are lost; ` +
+            `run this sync once with --drop-slot, then again: the replica copies the tables anew`,
         );
       }
       if (state.slot !== slot) writeUpstreamState(db, { slot });
