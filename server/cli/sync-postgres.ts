@@ -20,11 +20,15 @@ export function formatPostgresSummary(s: PostgresSummary & { snapshotEvents: num
   );
 }
 
+const BAR_WIDTH = 28;
+
 function progressLine(p: PostgresProgress): string {
   const rate = p.elapsedMs > 0 ? ((p.copied + p.changes) * 1000) / p.elapsedMs : 0;
-  return p.phase === "copy"
-    ? `copying  ${n(p.copied)} rows  ${n(rate)} rows/s`
-    : `streaming  ${n(p.copied)} rows copied, ${n(p.changes)} changes applied`;
+  if (p.phase === "stream") return `streaming  ${n(p.copied)} rows copied, ${n(p.changes)} changes applied`;
+  const fraction = p.total > 0 ? Math.min(1, p.copied / p.total) : 0;
+  const filled = Math.round(fraction * BAR_WIDTH);
+  const bar = "#".repeat(filled) + ".".repeat(BAR_WIDTH - filled);
+  return `copying [${bar}] ${String(Math.floor(fraction * 100)).padStart(3)}%  ${n(p.copied)} of ${n(p.total)} rows  ${n(rate)} rows/s`;
 }
 
 export async function runPostgresSync(

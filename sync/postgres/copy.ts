@@ -17,6 +17,8 @@ import type { Change, ChangeApplier, Reject, Verdict } from "./apply.ts";
 import { ident, UPSTREAM_COLUMNS, type PostgresSource, type UpstreamTable } from "./schema.ts";
 
 export interface CopyCounts {
+  /** Rows in both tables in the copy's snapshot. */
+  total: number;
   copied: number;
   rejects: Reject[];
 }
@@ -67,10 +69,15 @@ export async function copyTables(
   options: { batchSize: number; onBatch?: (counts: CopyCounts) => void; signal?: AbortSignal },
 ): Promise<CopyCounts> {
   const db = applier.db;
-  const counts: CopyCounts = { copied: 0, rejects: [] };
+  const counts: CopyCounts = { total: 0, copied: 0, rejects: [] };
   await client.query("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY");
   try {
     await client.query(`SET TRANSACTION SNAPSHOT '${snapshot.replaceAll("'", "''")}'`);
+    const { rows } = await client.query<{ n: string }>(
+      `SELECT (SELECT count(*) FROM ${ident(source.schema)}.venues) + (SELECT count(*) FROM ${ident(source.schema)}.events) AS n`,
+    );
+    counts.total = Number(rows[0].n);
+    options.onBatch?.(counts);
     const restore = applyBulkSettings(db);
     const writer = inThreadWriter(db);
     try {

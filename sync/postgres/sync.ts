@@ -36,6 +36,8 @@ export interface PostgresSyncOptions {
 
 export interface PostgresProgress {
   phase: "copy" | "stream";
+  /** Rows the initial copy will copy (0 until known). */
+  total: number;
   copied: number;
   changes: number;
   elapsedMs: number;
@@ -154,12 +156,13 @@ export async function syncFromPostgres(db: Db, spec: string, options: PostgresSy
     watermark: readWatermark(db), lagBytes: null, elapsedMs: 0, rowsPerSecond: 0,
   };
   const progress = (phase: PostgresProgress["phase"]) =>
-    options.onProgress?.({ phase, copied: summary.copied, changes: summary.changes, elapsedMs: performance.now() - started });
+    options.onProgress?.({ phase, total, copied: summary.copied, changes: summary.changes, elapsedMs: performance.now() - started });
   const rejected = (rejects: readonly Reject[]) => {
     summary.rejects += rejects.length;
     for (const r of rejects) options.onReject?.(r);
   };
   const applier = new ChangeApplier(db, options.now);
+  let total = 0;
 
   const client = await connect(source);
   try {
@@ -177,7 +180,8 @@ export async function syncFromPostgres(db: Db, spec: string, options: PostgresSy
       if (existing) await client.query("SELECT pg_drop_replication_slot($1)", [slot]);
       if (readWatermark(db) > 0) clearReplica(db);
       writeUpstreamState(db, { kind: "postgres", slot });
-      const copied = await initialCopy(source, slot, applier, options, (n, rejects) => {
+      const copied = await initialCopy(source, slot, applier, options, (n, rows, rejects) => {
+        total = rows;
         summary.copied = n;
         rejected(rejects);
         progress("copy");
@@ -247,7 +251,7 @@ async function initialCopy(
   slot: string,
   applier: ChangeApplier,
   options: PostgresSyncOptions,
-  onBatch: (copied: number, rejects: Reject[]) => void,
+  onBatch: (copied: number, total: number, rejects: Reject[]) => void,
 ): Promise<string> {
   const replication = await connect(source, true);
   try {
@@ -264,7 +268,7 @@ async function initialCopy(
         batchSize: options.copyBatchSize ?? COPY_BATCH_ROWS,
         signal: options.signal,
         onBatch: (counts) => {
-          onBatch(counts.copied, counts.rejects.slice(reported));
+          onBatch(counts.copied, counts.total, counts.rejects.slice(reported));
           reported = counts.rejects.length;
         },
       });
