@@ -50,6 +50,12 @@ export function explain(err: unknown, source: PostgresSource): UpstreamError {
           `ALTER ROLE ${ident(source.user)} REPLICATION`,
       );
   }
+  if (/can no longer get changes from replication slot|has been invalidated/i.test(message)) {
+    // max_slot_wal_keep_size let the server drop log the slot still needed.
+    return new UpstreamError(
+      `${message} at ${source.display}; run this sync once with --drop-slot, then again: the replica copies the tables anew`,
+    );
+  }
   if (/timeout/i.test(message)) {
     return new UpstreamError(`cannot reach PostgreSQL at ${source.display} (timed out); check the host and port in the URL`);
   }
