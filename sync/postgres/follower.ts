@@ -87,8 +87,10 @@ export function startPostgresFollower(db: Db, spec: string, options: FollowerOpt
           onProgress: (p) => {
             if (p.phase === "copy") state = "copying";
           },
+          // The caches are dropped once, after the refresh that follows (at most REFRESH_GAP_MS
+          // later), not also here: each drop makes the next requests miss, and a change is
+          // served within a second either way.
           onApplied: (result) => {
-            options.onChange(); // live rows changed: hydration must not serve cached old ones
             if (result.applied > 0) scheduleRefresh();
           },
           onReject: (r) => options.log(`rejected ${r.table} ${r.id}: ${r.reason}`),
