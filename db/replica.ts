@@ -223,8 +223,8 @@ END;
 `,
   },
   {
-    // Rows of a PostgreSQL upstream that break the record rules (docs/upstream-records.md):
-    // kept out of the replica, listed here until a valid version of the row arrives.
+    // Rows of a PostgreSQL upstream that break the record rules (docs/upstream-records.md,
+    // "PostgreSQL tables"): kept out of the replica, listed here until a valid version arrives.
     version: 8,
     sql: `
 CREATE TABLE upstream_rejects (
@@ -284,7 +284,7 @@ export function readReplicaStats(db: Db): ReplicaStats {
   };
 }
 
-/** The kinds of upstream a replica can follow: one per replica (docs/operations.md, "Sync"). */
+/** The kinds of upstream a replica can follow: one per replica (README, "Sync and demo data"). */
 export type SourceKind = "ndjson" | "postgres";
 
 /** Where a replica's records come from and how far it has read them. */

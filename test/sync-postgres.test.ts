@@ -1,5 +1,5 @@
 /**
- * A PostgreSQL upstream (docs/upstream-records.md, "PostgreSQL"), the sync logic on Node against
+ * A PostgreSQL upstream (docs/upstream-records.md, "PostgreSQL tables"), the sync logic on Node against
  * a real server with wal_level=logical: the initial copy serves what an NDJSON import of the same
  * records serves; every kind of change streams through; an upstream transaction lands whole; a
  * bad row is quarantined without blocking the next change; every refusal is one line and leaves

@@ -1,6 +1,6 @@
 /**
  * `marquee upstream-schema [--schema NAME]`: prints the DDL of the upstream tables a PostgreSQL
- * source needs (docs/upstream-records.md, "PostgreSQL"). Running it again changes nothing.
+ * source needs (docs/upstream-records.md, "PostgreSQL tables"). Running it again changes nothing.
  */
 import { DEFAULT_SCHEMA, upstreamDdl } from "../../sync/postgres/schema.ts";
 import { parseFlags, UsageError, type Command } from "./args.ts";

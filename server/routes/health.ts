@@ -27,7 +27,7 @@ export function healthRoutes(app: H3, ctx: AppContext): void {
           venues: stats.venues,
           snapshotEvents: stats.snapshotEvents,
           snapshotAgeSeconds: stats.snapshotAt == null ? null : Math.max(0, Math.round((now - stats.snapshotAt) / 1000)),
-          // Source, slot, lag, last applied position and time, rejected rows (docs/operations.md).
+          // Source, slot, lag, last applied position and time, rejected rows (README, "Follow your PostgreSQL").
           upstream: ctx.upstream?.status() ?? null,
           now: new Date(now).toISOString(),
         },

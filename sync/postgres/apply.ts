@@ -4,7 +4,7 @@
  * one batch is one SQLite transaction that also commits the upstream log position it reaches.
  * A row that breaks the record rules is not applied: its older version leaves the replica
  * (it is no longer upstream's row), it is listed in upstream_rejects, and a later valid version
- * replaces it (docs/upstream-records.md, "PostgreSQL").
+ * replaces it (docs/upstream-records.md, "PostgreSQL tables").
  */
 import type { Db } from "../../db/driver.ts";
 import { readWatermark, writeUpstreamState } from "../../db/replica.ts";

@@ -1,7 +1,7 @@
 /**
  * The initial copy of a PostgreSQL upstream: both tables read inside the snapshot exported when
  * the replication slot was created, so the copy and the slot's changes after it meet exactly
- * (docs/upstream-records.md, "PostgreSQL"). Rows leave PostgreSQL as JSON through COPY and are
+ * (docs/upstream-records.md, "PostgreSQL tables"). Rows leave PostgreSQL as JSON through COPY and are
  * applied with an NDJSON import's bulk settings (sync/writer.ts), on this thread: PostgreSQL
  * renders the JSON in its own process meanwhile, and the writer thread of a bulk import made a
  * 103,596-row copy slower here (2.8 s against 1.4 s). The copy is

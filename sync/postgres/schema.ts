@@ -1,5 +1,5 @@
 /**
- * The upstream tables in PostgreSQL (docs/upstream-records.md, "PostgreSQL"): their DDL, the
+ * The upstream tables in PostgreSQL (docs/upstream-records.md, "PostgreSQL tables"): their DDL, the
  * columns Marquee reads, and how a source URL names the schema they live in.
  */
 

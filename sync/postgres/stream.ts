@@ -3,7 +3,7 @@
  * replication slot (pgoutput). Each upstream transaction is gathered whole; transactions that
  * arrive together are applied as one SQLite transaction that commits the log position they
  * end at, and only then is that position confirmed to PostgreSQL, so a crash at any point
- * neither loses a change nor applies one twice (docs/upstream-records.md, "PostgreSQL").
+ * neither loses a change nor applies one twice (docs/upstream-records.md, "PostgreSQL tables").
  */
 import { LogicalReplicationService, PgoutputPlugin, type Pgoutput } from "pg-logical-replication";
 import type { ChangeApplier, Change, ChangeResult } from "./apply.ts";

@@ -1,7 +1,7 @@
 /**
  * `marquee sync --from postgres://…` and `serve --sync-from postgres://…`: checks the upstream,
  * makes the publication and the replica's slot when missing, copies both tables once, then
- * applies the slot's changes (docs/upstream-records.md, "PostgreSQL"; docs/operations.md,
+ * applies the slot's changes (docs/upstream-records.md, "PostgreSQL tables"; README,
  * "Follow your PostgreSQL").
  */
 import { createHash } from "node:crypto";
