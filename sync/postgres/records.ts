@@ -1,6 +1,6 @@
 /**
  * A row of the upstream tables as the record it stands for (docs/upstream-records.md,
- * "PostgreSQL"): the same fields in snake_case, checked by the same schema as an NDJSON line,
+ * "PostgreSQL tables"): the same fields in snake_case, checked by the same schema as an NDJSON line,
  * so a row and the line with the same fields are served alike. Values come either from JSON
  * (the initial copy: row_to_json) or from the replication stream (the client's type parsers:
  * Date, boolean, arrays, parsed jsonb, bigint as a string); both shapes are read here.
