@@ -168,7 +168,6 @@ describe("changes after the copy", () => {
         const titles = new Set(db.prepare<{ title: string }>("SELECT title FROM events").all().map((r) => r.title));
         seen.push(`${city}:${[...titles].join(",")}`);
       },
-      onStreaming: () => void 0,
     });
     await upstream(url, async (c) => {
       await c.query("BEGIN");

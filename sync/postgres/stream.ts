@@ -110,6 +110,7 @@ export function streamChanges(source: PostgresSource, applier: ChangeApplier, op
       if (scheduled) return;
       scheduled = true;
       setImmediate(() => {
+        if (settled) return; // stopped meanwhile: what is queued is read again next time
         try {
           applyQueued();
           if (caughtUp(counts.position) && open === null) finish();
