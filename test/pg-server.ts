@@ -17,6 +17,9 @@ export interface PgServer {
   url(db?: string, user?: string, password?: string): string;
   /** Runs SQL through psql as the superuser; returns its output (tuples only, unaligned). */
   psql(sql: string, db?: string): string;
+  /** Stops the server and starts it again on the same port and data (an outage). */
+  pause(): void;
+  resume(): void;
   stop(): void;
 }
 
@@ -61,7 +64,8 @@ export async function startPgServer(options: { walLevel?: "logical" | "replica" 
     "-c fsync=off",
     "-c full_page_writes=off",
   ].join(" ");
-  run("pg_ctl", ["-D", data, "-o", settings, "-l", join(dir, "log"), "-w", "start"]);
+  const start = () => run("pg_ctl", ["-D", data, "-o", settings, "-l", join(dir, "log"), "-w", "start"]);
+  start();
   const url = (db = "postgres", user = "postgres", password = "secret") =>
     `postgres://${user}:${encodeURIComponent(password)}@127.0.0.1:${port}/${db}`;
   return {
@@ -74,6 +78,10 @@ export async function startPgServer(options: { walLevel?: "logical" | "replica" 
         stdio: ["pipe", "pipe", "pipe"],
       }).trim();
     },
+    pause() {
+      run("pg_ctl", ["-D", data, "-m", "fast", "-w", "stop"]);
+    },
+    resume: start,
     stop() {
       try {
         run("pg_ctl", ["-D", data, "-m", "immediate", "-w", "stop"]);

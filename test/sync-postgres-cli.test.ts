@@ -151,7 +151,7 @@ describe("sync --follow", () => {
     const serve = cli(["serve", "--port", "0", "--db", join(dir, "ndjson-only.db"), "--sync-from", url]);
     expect(serve.status).toBe(1);
     expect(serve.stderr).toMatch(/^marquee serve: this replica \(.*ndjson-only\.db\) follows NDJSON records, not a PostgreSQL database; sync a PostgreSQL database into a new replica \(--db PATH\)\n$/);
-  }, 60_000);
+  }, 90_000);
 });
 
 describe("kill -9, then a rerun, equals an uninterrupted run", () => {
@@ -203,7 +203,7 @@ describe("kill -9, then a rerun, equals an uninterrupted run", () => {
 });
 
 describe("serve --sync-from postgres://", () => {
-  it("serves a committed change within a second, reports the upstream on /healthz, and retries a lost connection", async () => {
+  it("serves a committed change within a second, reports the upstream on /healthz, and rides out a lost connection and an outage", async () => {
     const { name, url } = freshDatabase();
     server.psql(cli(["upstream-schema"]).stdout, name);
     server.psql(
@@ -258,10 +258,22 @@ describe("serve --sync-from postgres://", () => {
       server.psql("SELECT pg_terminate_backend(active_pid) FROM pg_replication_slots WHERE active", name);
       expect(await titles()).toContain("After three");
       await waitFor("reconnected", async () => server.psql("SELECT count(*) FROM pg_replication_slots WHERE active", name) === "1");
-      expect(await changeServed("After the outage")).toBeLessThan(1000);
+      expect(await changeServed("After the cut")).toBeLessThan(1000);
       expect((await health()).upstream.state).toBe("streaming");
+
+      // The database is down for a while: the API keeps serving the replica, /healthz says why.
+      server.pause();
+      try {
+        await waitFor("retrying", async () => (await health()).upstream.state === "retrying");
+        expect((await health()).upstream.error).toMatch(/^(cannot reach|lost the connection to) PostgreSQL at 127\.0\.0\.1:\d+\/c\d+ \(/);
+        expect(await titles()).toContain("After the cut");
+      } finally {
+        server.resume();
+      }
+      await waitFor("streaming again", async () => (await health()).upstream.state === "streaming", 40_000);
+      expect(await changeServed("After the outage")).toBeLessThan(1000);
     } finally {
       await target.close();
     }
-  }, 60_000);
+  }, 90_000);
 });

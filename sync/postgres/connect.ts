@@ -49,6 +49,9 @@ export function explain(err: unknown, source: PostgresSource): UpstreamError {
           `ALTER ROLE ${ident(source.user)} REPLICATION`,
       );
   }
+  if (/Connection terminated|server closed the connection/i.test(message)) {
+    return new UpstreamError(`lost the connection to PostgreSQL at ${source.display} (${message}); check that the server is up`);
+  }
   if (/can no longer get changes from replication slot|has been invalidated/i.test(message)) {
     // max_slot_wal_keep_size let the server drop log the slot still needed.
     return new UpstreamError(
