@@ -61,7 +61,9 @@ export function explain(err: unknown, source: PostgresSource): UpstreamError {
   if (/timeout/i.test(message)) {
     return new UpstreamError(`cannot reach PostgreSQL at ${source.display} (timed out); check the host and port in the URL`);
   }
-  return new UpstreamError(`PostgreSQL at ${source.display}: ${message}`);
+  // PostgreSQL's own hint names the fix when it has one ("Free one or increase max_replication_slots.").
+  const hint = (err as { hint?: string }).hint;
+  return new UpstreamError(`PostgreSQL at ${source.display}: ${message}${hint ? `; ${hint.replace(/\.$/, "")}` : ""}`);
 }
 
 export async function connect(source: PostgresSource, replication = false): Promise<pg.Client> {
