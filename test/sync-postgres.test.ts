@@ -291,6 +291,12 @@ describe("refusals: one line, the replica unchanged", () => {
     await sync(db, url, { slot: "gone" });
     server.psql("SELECT pg_drop_replication_slot('gone')", name);
     expect(await refused(db, url)).toMatch(/^replication slot gone is gone from .*; run this sync once with --drop-slot, then again: the replica copies the tables anew$/);
+
+    // Another replica's slot is never taken over (or dropped) by a new replica.
+    server.psql("SELECT pg_create_logical_replication_slot('theirs', 'pgoutput')", name);
+    const other = await replica("refused-foreign-slot");
+    expect(await refused(other, url, { slot: "theirs" })).toMatch(/^replication slot theirs already exists at .* and is not this replica's; choose another --slot/);
+    expect(server.psql("SELECT count(*) FROM pg_replication_slots WHERE slot_name = 'theirs'", name)).toBe("1");
   }, 30_000);
 
   it("wal_level not logical", async () => {

@@ -19,6 +19,8 @@ export interface StreamOptions {
   /** Stop once caught up with this position (a one-off sync); follow forever when absent. */
   until?: string;
   signal?: AbortSignal;
+  /** Once the server has started sending the slot's changes. */
+  onStart?: () => void;
   /** After each applied batch (the serving process refreshes its snapshot). */
   onApplied?: (result: ChangeResult, position: string, changes: number) => void;
 }
@@ -176,6 +178,7 @@ export function streamChanges(source: PostgresSource, applier: ChangeApplier, op
       }
     });
     service.on("error", (err: unknown) => finish(err));
+    service.once("start", () => options.onStart?.());
     if (options.signal?.aborted) return finish();
     service
       .subscribe(plugin, options.slot, options.position)

@@ -177,6 +177,12 @@ export async function syncFromPostgres(db: Db, spec: string, options: PostgresSy
       // No finished copy: a slot left by an interrupted one points past rows never copied.
       const existing = await slotExists(client, slot);
       if (existing?.active) throw new UpstreamError(`replication slot ${slot} is in use by another process; stop it first`);
+      if (existing && state.slot !== slot) {
+        // Not one this replica made: it may be another replica's, which must keep its changes.
+        throw new UpstreamError(
+          `replication slot ${slot} already exists at ${source.display} and is not this replica's; choose another --slot, or drop that one if nothing uses it`,
+        );
+      }
       if (existing) await client.query("SELECT pg_drop_replication_slot($1)", [slot]);
       if (readWatermark(db) > 0) clearReplica(db);
       writeUpstreamState(db, { kind: "postgres", slot });
@@ -206,7 +212,6 @@ export async function syncFromPostgres(db: Db, spec: string, options: PostgresSy
     const until = options.follow
       ? undefined
       : (await client.query<{ lsn: string }>("SELECT pg_current_wal_flush_lsn()::text AS lsn")).rows[0].lsn;
-    options.onStreaming?.();
     const lagTimer = options.onLag
       ? setInterval(() => void readLag(client, slot).then(options.onLag, () => {}), options.lagEveryMs ?? LAG_EVERY_MS)
       : undefined;
@@ -219,6 +224,7 @@ export async function syncFromPostgres(db: Db, spec: string, options: PostgresSy
         position: summary.position!,
         until,
         signal: options.signal,
+        onStart: options.onStreaming,
         onApplied: (result, position, changes) => {
           summary.changes += changes;
           summary.position = position;
