@@ -138,11 +138,14 @@ describe("sync --follow", () => {
     await waitFor("the slot in use", () => server.psql("SELECT count(*) FROM pg_replication_slots WHERE active", name) === "1");
     server.psql("INSERT INTO marquee.venues VALUES (2, 'Club', 'Austin', 'TX', NULL, NULL, NULL, NULL, true)", name);
     server.psql("DELETE FROM marquee.venues WHERE id = 1", name);
-    await waitFor("both changes", async () => (await peek(db, readWatermark, 0)) === 3);
+    server.psql("INSERT INTO marquee.events (id, venue_id, title, slug, start_date, source) VALUES (7, 2, 'Show', 'show', now() + interval '1 day', 'x')", name);
+    await waitFor("the changes", async () => (await peek(db, readWatermark, 0)) === 4);
+    // The snapshot follows while streaming, not only at exit: the last change of a burst too.
+    await waitFor("the event in the snapshot", async () => (await peek(db, (d) => d.prepare<{ id: number }>("SELECT id FROM snapshot").all().map((r) => Number(r.id)), [])).join() === "7", 2000);
     follow.child.kill("SIGTERM");
     const done = await follow.done;
     expect(done.code).toBe(0);
-    expect(JSON.parse(done.stdout)).toMatchObject({ copied: 1, changes: 2, rejects: 0, lagBytes: expect.any(Number) });
+    expect(JSON.parse(done.stdout)).toMatchObject({ copied: 1, changes: 3, rejects: 0, lagBytes: expect.any(Number) });
     expect((await rowsOf(db)).venues).toEqual([expect.objectContaining({ id: 2, name: "Club" })]);
 
     const file = join(dir, "one.ndjson");

@@ -4,11 +4,12 @@
  */
 import type { Db } from "../../db/driver.ts";
 import { dropSlot, syncFromPostgres, type PostgresProgress, type PostgresSummary } from "../../sync/postgres/sync.ts";
+import { createRefresher } from "../../sync/postgres/refresher.ts";
 import { refreshServingSnapshot, snapshotLags } from "../../sync/serving-snapshot.ts";
 
 const n = (x: number) => Math.round(x).toLocaleString("en-US");
 
-/** Least time between snapshot refreshes while `--follow` applies changes: well under the 1 s a change may take to be served. */
+/** Most time a change waits for its snapshot refresh while `--follow` streams: well under the 1 s a change may take to be served. */
 const FOLLOW_REFRESH_MS = 200;
 
 export function formatPostgresSummary(s: PostgresSummary & { snapshotEvents: number | null }): string {
@@ -53,7 +54,7 @@ export async function runPostgresSync(
   process.on("SIGTERM", stop);
   const tty = Boolean(process.stderr.isTTY);
   let drawn = 0;
-  let refreshed = 0;
+  const refresher = createRefresher(db, { gapMs: FOLLOW_REFRESH_MS, now: Date.now });
   try {
     const summary = await syncFromPostgres(db, spec, {
       slot: flags.slot,
@@ -67,17 +68,17 @@ export async function runPostgresSync(
       },
       onReject: (r) => console.error(`marquee sync: rejected ${r.table} ${r.id}: ${r.reason}`),
       onApplied: () => {
-        if (!flags.follow || performance.now() - refreshed < FOLLOW_REFRESH_MS) return;
-        refreshServingSnapshot(db, Date.now());
-        refreshed = performance.now();
+        if (flags.follow) refresher.changed();
       },
     });
+    refresher.cancel();
     if (tty) process.stderr.write("\r\x1b[2K");
     const snapshotEvents = snapshotLags(db) ? refreshServingSnapshot(db, Date.now()) : null;
     const full = { ...summary, snapshotEvents };
     console.log(flags.json ? JSON.stringify(full) : formatPostgresSummary(full));
     return 0;
   } finally {
+    refresher.cancel();
     process.off("SIGINT", stop);
     process.off("SIGTERM", stop);
   }

@@ -7,7 +7,7 @@
  */
 import type { Db } from "../../db/driver.ts";
 import { countUpstreamRejects, readUpstreamState } from "../../db/replica.ts";
-import { refreshServingSnapshot } from "../serving-snapshot.ts";
+import { createRefresher } from "./refresher.ts";
 import { parsePostgresUrl } from "./schema.ts";
 import { defaultSlotName, syncFromPostgres } from "./sync.ts";
 
@@ -48,24 +48,12 @@ export function startPostgresFollower(db: Db, spec: string, options: FollowerOpt
   let state: UpstreamStatus["state"] = "connecting";
   let error: string | null = null;
   let lagBytes: number | null = null;
-  let refreshTimer: ReturnType<typeof setTimeout> | undefined;
-  let lastRefresh = 0;
-
-  const refresh = () => {
-    refreshTimer = undefined;
-    lastRefresh = performance.now();
-    try {
-      refreshServingSnapshot(db, options.now());
-    } catch (err) {
-      options.log(`snapshot refresh failed: ${(err as Error).message}`);
-    }
-    options.onChange();
-  };
-  const scheduleRefresh = () => {
-    if (refreshTimer) return;
-    const wait = Math.max(0, REFRESH_GAP_MS - (performance.now() - lastRefresh));
-    refreshTimer = setTimeout(refresh, wait);
-  };
+  const refresher = createRefresher(db, {
+    gapMs: REFRESH_GAP_MS,
+    now: options.now,
+    after: options.onChange,
+    onError: (err) => options.log(`snapshot refresh failed: ${err.message}`),
+  });
 
   const loop = async () => {
     let backoff = BACKOFF_FIRST_MS;
@@ -82,7 +70,7 @@ export function startPostgresFollower(db: Db, spec: string, options: FollowerOpt
             error = null;
             backoff = BACKOFF_FIRST_MS;
             // The initial copy (or a resumed run) changed rows the snapshot does not have yet.
-            scheduleRefresh();
+            refresher.changed();
           },
           onProgress: (p) => {
             if (p.phase === "copy") state = "copying";
@@ -91,7 +79,7 @@ export function startPostgresFollower(db: Db, spec: string, options: FollowerOpt
           // later), not also here: each drop makes the next requests miss, and a change is
           // served within a second either way.
           onApplied: (result) => {
-            if (result.applied > 0) scheduleRefresh();
+            if (result.applied > 0) refresher.changed();
           },
           onReject: (r) => options.log(`rejected ${r.table} ${r.id}: ${r.reason}`),
           onLag: (bytes) => (lagBytes = bytes),
@@ -129,7 +117,7 @@ export function startPostgresFollower(db: Db, spec: string, options: FollowerOpt
     },
     async stop() {
       controller.abort();
-      clearTimeout(refreshTimer);
+      refresher.cancel();
       await running;
     },
   };
