@@ -3,7 +3,8 @@
  * copy and the slot's changes, a progress line on a terminal, one summary line always.
  */
 import type { Db } from "../../db/driver.ts";
-import { dropSlot, syncFromPostgres, type PostgresProgress, type PostgresSummary } from "../../sync/postgres/sync.ts";
+import { dropSlot } from "../../sync/postgres/slot.ts";
+import { syncFromPostgres, type PostgresProgress, type PostgresSummary } from "../../sync/postgres/sync.ts";
 import { createRefresher } from "../../sync/postgres/refresher.ts";
 import { refreshServingSnapshot, snapshotLags } from "../../sync/serving-snapshot.ts";
 

@@ -9,7 +9,8 @@ import type { Db } from "../../db/driver.ts";
 import { countUpstreamRejects, readUpstreamState } from "../../db/replica.ts";
 import { createRefresher } from "./refresher.ts";
 import { parsePostgresUrl } from "./schema.ts";
-import { defaultSlotName, syncFromPostgres } from "./sync.ts";
+import { defaultSlotName } from "./slot.ts";
+import { syncFromPostgres } from "./sync.ts";
 
 export interface FollowerOptions {
   now: () => number;
