@@ -66,6 +66,21 @@ export async function startPgServer(options: { walLevel?: "logical" | "replica" 
   ].join(" ");
   const start = () => run("pg_ctl", ["-D", data, "-o", settings, "-l", join(dir, "log"), "-w", "start"]);
   start();
+  // A run that ends without stopping it (a crash, a script's early exit) leaves no server behind.
+  const stopAtExit = () => stopServer();
+  process.once("exit", stopAtExit);
+  let stopped = false;
+  function stopServer() {
+    if (stopped) return;
+    stopped = true;
+    process.off("exit", stopAtExit);
+    try {
+      run("pg_ctl", ["-D", data, "-m", "immediate", "-w", "stop"]);
+    } catch {
+      // already stopped
+    }
+    rmSync(dir, { recursive: true, force: true });
+  }
   const url = (db = "postgres", user = "postgres", password = "secret") =>
     `postgres://${user}:${encodeURIComponent(password)}@127.0.0.1:${port}/${db}`;
   return {
@@ -82,13 +97,6 @@ export async function startPgServer(options: { walLevel?: "logical" | "replica" 
       run("pg_ctl", ["-D", data, "-m", "fast", "-w", "stop"]);
     },
     resume: start,
-    stop() {
-      try {
-        run("pg_ctl", ["-D", data, "-m", "immediate", "-w", "stop"]);
-      } catch {
-        // already stopped
-      }
-      rmSync(dir, { recursive: true, force: true });
-    },
+    stop: stopServer,
   };
 }
