@@ -1,7 +1,7 @@
 /**
  * Accounts and keys in the ledger. Keys are stored only as SHA-256 digests.
  */
-import type { KeyKind, Plan, PolicyState } from "./contract.ts";
+import { PORTAL, type KeyKind, type Plan, type PolicyState } from "./contract.ts";
 import type { Db } from "./driver.ts";
 
 export interface AccountFields {
@@ -13,6 +13,8 @@ export interface AccountFields {
   rateSustained: number | null;
   rateBurst: number | null;
   policy: PolicyState;
+  /** Active keys the owner may hold (docs/api.md, "The developer portal"). */
+  keyLimit: number;
 }
 
 export interface Account extends AccountFields {
@@ -30,6 +32,15 @@ export interface KeyRow {
   revokedMs: number | null;
 }
 
+/** Who created a key: the operator (CLI, test mode) or the account owner in the portal. */
+export type KeyIssuer = "operator" | "owner";
+
+/** A key as listings show it: the request path's row plus what only people read. */
+export interface KeyListing extends KeyRow {
+  label: string | null;
+  issuedBy: KeyIssuer;
+}
+
 export const ACCOUNT_DEFAULTS: AccountFields = {
   email: "",
   plan: "none",
@@ -39,10 +50,11 @@ export const ACCOUNT_DEFAULTS: AccountFields = {
   rateSustained: null,
   rateBurst: null,
   policy: "ok",
+  keyLimit: PORTAL.defaultKeyLimit,
 };
 
 const ACCOUNT_COLUMNS = `id, email, plan, verified, had_subscription AS hadSubscription, row_budget AS rowBudget,
-  rate_sustained AS rateSustained, rate_burst AS rateBurst, policy, created_ms AS createdMs, updated_ms AS updatedMs`;
+  rate_sustained AS rateSustained, rate_burst AS rateBurst, policy, key_limit AS keyLimit, created_ms AS createdMs, updated_ms AS updatedMs`;
 
 const toRow = (f: AccountFields) => ({
   email: f.email,
@@ -53,25 +65,25 @@ const toRow = (f: AccountFields) => ({
   rateSustained: f.rateSustained,
   rateBurst: f.rateBurst,
   policy: f.policy,
+  keyLimit: f.keyLimit,
 });
 
-const writes = new WeakMap<Db, number>();
-
 /**
- * How many times this connection changed accounts or keys through this module: a per-process
- * cache compares it to see its own process's changes at once (server/limits/cache.ts).
+ * Rows this connection has changed since it opened (`total_changes()`): a per-process cache
+ * compares it to see its own process's changes to accounts and keys at once
+ * (server/limits/cache.ts). Other writes on the connection move it too, which only costs that
+ * cache an extra look at the ledger's access epoch.
  */
-export const accessWrites = (db: Db): number => writes.get(db) ?? 0;
-const wrote = (db: Db) => writes.set(db, accessWrites(db) + 1);
+export const connectionChanges = (db: Db): number => Number(db.prepare<{ n: number }>("SELECT total_changes() AS n").get()!.n);
 
 export function createAccount(db: Db, fields: Partial<AccountFields>, nowMs: number): number {
-  wrote(db);
   const f = { ...ACCOUNT_DEFAULTS, ...fields };
   const { lastInsertRowid } = db
     .prepare(
       `INSERT INTO accounts(email, plan, verified, had_subscription, row_budget, rate_sustained, rate_burst, policy,
-         created_ms, updated_ms)
-       VALUES ($email, $plan, $verified, $hadSubscription, $rowBudget, $rateSustained, $rateBurst, $policy, $now, $now)`,
+         key_limit, created_ms, updated_ms)
+       VALUES ($email, $plan, $verified, $hadSubscription, $rowBudget, $rateSustained, $rateBurst, $policy, $keyLimit,
+         $now, $now)`,
     )
     .run({ ...toRow(f), now: nowMs });
   return Number(lastInsertRowid);
@@ -92,28 +104,40 @@ export function updateAccount(db: Db, id: number, fields: Partial<AccountFields>
   // Ending a paid plan leaves a prior subscription behind: no new trial, and a later plan is a
   // replacement subscription (spec "Authentication" 5 and 6). An explicit value still wins.
   if (current.plan !== "none" && f.plan === "none" && fields.hadSubscription === undefined) f.hadSubscription = true;
-  wrote(db);
   db.prepare(
     `UPDATE accounts SET email=$email, plan=$plan, verified=$verified, had_subscription=$hadSubscription,
-       row_budget=$rowBudget, rate_sustained=$rateSustained, rate_burst=$rateBurst, policy=$policy, updated_ms=$now
+       row_budget=$rowBudget, rate_sustained=$rateSustained, rate_burst=$rateBurst, policy=$policy, key_limit=$keyLimit,
+       updated_ms=$now
      WHERE id = $id`,
   ).run({ ...toRow(f), now: nowMs, id });
   return readAccount(db, id);
 }
 
-export function insertKey(db: Db, accountId: number, kind: KeyKind, digest: string, prefix: string, nowMs: number): number {
-  wrote(db);
+export interface KeyOrigin {
+  label?: string | null;
+  issuedBy?: KeyIssuer;
+}
+
+export function insertKey(
+  db: Db,
+  accountId: number,
+  kind: KeyKind,
+  digest: string,
+  prefix: string,
+  nowMs: number,
+  origin: KeyOrigin = {},
+): number {
   const { lastInsertRowid } = db
     .prepare(
-      "INSERT INTO api_keys(account_id, kind, digest, prefix, created_ms) VALUES ($accountId, $kind, $digest, $prefix, $now)",
+      `INSERT INTO api_keys(account_id, kind, digest, prefix, created_ms, label, issued_by)
+       VALUES ($accountId, $kind, $digest, $prefix, $now, $label, $issuedBy)`,
     )
-    .run({ accountId, kind, digest, prefix, now: nowMs });
+    .run({ accountId, kind, digest, prefix, now: nowMs, label: origin.label ?? null, issuedBy: origin.issuedBy ?? "operator" });
   return Number(lastInsertRowid);
 }
 
 /** Marks a key revoked; returns false when there is no such key. Revoking twice keeps the first time. */
 export function revokeKey(db: Db, keyId: number, nowMs: number): boolean {
-  wrote(db);
   const { changes } = db
     .prepare("UPDATE api_keys SET revoked_ms = coalesce(revoked_ms, $now) WHERE id = $id")
     .run({ id: keyId, now: nowMs });
@@ -122,8 +146,10 @@ export function revokeKey(db: Db, keyId: number, nowMs: number): boolean {
 
 const KEY_COLUMNS = "id, account_id AS accountId, kind, prefix, created_ms AS createdMs, revoked_ms AS revokedMs";
 
-export function listKeys(db: Db, accountId: number): KeyRow[] {
-  return db.prepare<KeyRow>(`SELECT ${KEY_COLUMNS} FROM api_keys WHERE account_id = $accountId ORDER BY id`).all({ accountId });
+export function listKeys(db: Db, accountId: number): KeyListing[] {
+  return db
+    .prepare<KeyListing>(`SELECT ${KEY_COLUMNS}, label, issued_by AS issuedBy FROM api_keys WHERE account_id = $accountId ORDER BY id`)
+    .all({ accountId });
 }
 
 export function findKeyByDigest(db: Db, digest: string): KeyRow | undefined {

@@ -141,6 +141,40 @@ export const HANDOFF = {
   maxEventId: 2147483647,
 } as const;
 
+// ---- The developer portal (docs/api.md, "The developer portal") -----------------------------
+
+/**
+ * Owners manage their own keys at `/developers/keys`. The ceilings keep a leaked session from
+ * minting keys without bound; the lifetimes keep a forwarded link or a forgotten browser short-lived.
+ */
+export const PORTAL = {
+  /** A sign-in link works once, within this long of being issued. */
+  signInLinkTtlMs: 15 * MINUTE_MS,
+  /** A session lasts this long from sign-in, then the owner asks for a new link. */
+  sessionTtlMs: 12 * 60 * MINUTE_MS,
+  sessionCookie: "mq_session",
+  /** Active (unrevoked) keys an account may hold unless the operator sets its own `key_limit`. */
+  defaultKeyLimit: 10,
+  /** Keys an owner may create per account in any rolling window of `issuanceWindowMs`. */
+  issuancePerWindow: 10,
+  issuanceWindowMs: 60 * MINUTE_MS,
+  maxLabelLength: 64,
+  /** Random base62 characters of sign-in tokens, session ids and CSRF tokens (about 190 bits). */
+  tokenChars: 32,
+} as const;
+
+/** Portal error codes (list envelope) with their status. */
+export const PORTAL_ERRORS = {
+  invalid_request: 400,
+  invalid_session: 401,
+  invalid_csrf_token: 403,
+  not_found: 404,
+  key_limit_reached: 409,
+  key_issuance_rate_limited: 429,
+  internal_error: 500,
+} as const;
+export type PortalErrorCode = keyof typeof PORTAL_ERRORS;
+
 // ---- Errors (spec "Errors") -----------------------------------------------------------------
 
 /** Every list-endpoint error code with its status. Spec "Errors" table, complete. */
@@ -234,10 +268,18 @@ export const DEMO = {
 
 /** Hot-path caches of the list endpoint (db/hydrate.ts). */
 export const HOT_PATH = {
-  /** Live event rows (with their serialized Event) kept between requests, per replica connection. */
-  hydratedRows: 10_000,
-  /** Page selections kept between requests (server/list-page-cache.ts). */
+  /**
+   * Bytes of live event rows (with their serialized Event) kept between requests (db/hydrate.ts
+   * HydratedEvents): about 1.5 kB an event, so some 40,000 events.
+   */
+  hydratedEventBytes: 64 * 1024 * 1024,
+  /** Page selections kept between requests (server/list/page-cache.ts), and their bytes with bodies. */
   cachedPages: 2_000,
+  cachedPageBytes: 48 * 1024 * 1024,
+  /** Geo searches kept for the current venue table (db/geo.ts GeoIndex). */
+  geoResults: 256,
+  /** Source-prefix row estimates kept per snapshot (db/snapshot-stats.ts SnapshotEstimates). */
+  sourceEstimates: 2_000,
   /**
    * Commits by other processes (`marquee sync`, the CLI) reach the serving process's caches at
    * most this late; its own writes at once. Saves a ledger and a replica read per request.

@@ -1,50 +1,54 @@
 // better-sqlite3 adapter. Runtime-specific on purpose: only Node loads this file.
 import { createRequire } from "node:module";
 import type BetterSqlite3 from "better-sqlite3";
-import { applyPragmas, transactionRunner, type BindParams, type Db, type OpenOptions, type Statement } from "./driver.ts";
+import { createDb, type BindParams, type Db, type OpenOptions } from "./sqlite-connection.ts";
 
 const require = createRequire(import.meta.url);
 const Database = require("better-sqlite3") as typeof BetterSqlite3;
 
 export function open(path: string, options: OpenOptions): Db {
   const raw = new Database(path, { readonly: Boolean(options.readonly), fileMustExist: Boolean(options.readonly) });
-  const cache = new Map<string, Statement<any>>();
-  // Pragma reads (data_version, synchronous) and transaction control run on every request:
-  // prepared once here, not re-parsed per call (raw.pragma prepares on every call).
-  const pragmas = new Map<string, BetterSqlite3.Statement>();
-  const control = (sql: string) => {
-    const s = raw.prepare(sql);
-    return () => void s.run();
-  };
-  const db: Db = {
+  return createDb(
     path,
-    exec: (sql) => void raw.exec(sql),
-    prepare<Row>(sql: string): Statement<Row> {
-      let stmt = cache.get(sql);
-      if (!stmt) {
+    {
+      exec: (sql) => void raw.exec(sql),
+      prepare(sql) {
         const s = raw.prepare(sql);
+        // better-sqlite3 refuses all() and get() on a statement that returns no rows (a pragma
+        // that sets something, an INSERT): run it and answer no rows, as bun:sqlite does.
         const returnsRows = s.reader;
-        stmt = {
-          all: (...p: BindParams) => (returnsRows ? s.all(...p) : (s.run(...p), [])) as Row[],
-          get: (...p: BindParams) => (returnsRows ? s.get(...p) : (s.run(...p), undefined)) as Row | undefined,
+        return {
+          all: (...p: BindParams) => {
+            if (returnsRows) return s.all(...p) as Record<string, unknown>[];
+            s.run(...p);
+            return [];
+          },
+          get: (...p: BindParams) => {
+            if (returnsRows) return s.get(...p) as Record<string, unknown> | undefined;
+            s.run(...p);
+            return undefined;
+          },
           run: (...p: BindParams) => {
             const r = s.run(...p);
             return { changes: r.changes, lastInsertRowid: r.lastInsertRowid };
           },
         };
-        cache.set(sql, stmt);
-      }
-      return stmt;
+      },
+      preparePragma(sql) {
+        const s = raw.prepare(sql);
+        if (!s.reader) {
+          // A pragma that sets something returns no row.
+          return () => {
+            s.run();
+            return undefined;
+          };
+        }
+        s.pluck();
+        return () => s.get();
+      },
+      inTransaction: () => raw.inTransaction,
+      close: () => raw.close(),
     },
-    transaction: transactionRunner(control, () => raw.inTransaction),
-    pragma: (name) => {
-      let stmt = pragmas.get(name);
-      if (!stmt) pragmas.set(name, (stmt = raw.prepare(`PRAGMA ${name}`)));
-      // A pragma that returns nothing (a setter) keeps better-sqlite3's own behaviour.
-      return stmt.reader ? stmt.pluck().get() : raw.pragma(name, { simple: true });
-    },
-    close: () => raw.close(),
-  };
-  applyPragmas(db, options);
-  return db;
+    options,
+  );
 }

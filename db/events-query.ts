@@ -25,14 +25,7 @@
  */
 import { LONG_EVENT_MS } from "./contract.ts";
 import type { Db, SqlValue } from "./driver.ts";
-import {
-  countSourceRows,
-  countVenueRows,
-  readLongestLongEventMs,
-  readMatchingSources,
-  readSnapshotStats,
-  sourceGlob,
-} from "./snapshot-stats.ts";
+import { readMatchingSources, sourceGlob, type SnapshotEstimates, type SnapshotStats } from "./snapshot-stats.ts";
 
 export interface PagePosition {
   startMs: number;
@@ -51,11 +44,15 @@ export interface PageFilter {
   sources: readonly string[] | null;
   /** Geo candidate venues, null = no geo filter. */
   venueIds: readonly number[] | null;
+  /** The same venues as a Set, when the caller has one (db/geo.ts keeps it with its result). */
+  venueSet?: ReadonlySet<number> | null;
+  /** The states of those venues, when the caller knows them: lets selection scan just those states. */
+  venueStates?: readonly string[] | null;
   excludeSoldOut: boolean;
   excludeAggregators: boolean;
 }
 
-export type PagePlan = "source" | "venue" | "state_city" | "city" | "state" | "time";
+export type PagePlan = "source" | "source_each" | "venue" | "venue_states" | "state_city" | "city" | "state" | "time";
 
 export interface PageSelection {
   /** At most `limit` snapshot rows, in page order. */
@@ -66,14 +63,16 @@ export interface PageSelection {
   /**
    * The earliest end (ms) among the rows read for the page, the `limit + 1`-th included;
    * Infinity when there are none. Until then the page cannot lose a row to a sliding window
-   * (server/list-page-cache.ts).
+   * (server/list/page-cache.ts).
    */
   earliestEndMs: number;
 }
 
 const INDEX: Record<PagePlan, string> = {
   source: "INDEXED BY snapshot_source",
+  source_each: "INDEXED BY snapshot_source",
   venue: "INDEXED BY snapshot_venue",
+  venue_states: "INDEXED BY snapshot_state",
   state_city: "INDEXED BY snapshot_city", // replica v5 dropped snapshot_state_city
   city: "INDEXED BY snapshot_city",
   state: "INDEXED BY snapshot_state",
@@ -83,7 +82,9 @@ const INDEX: Record<PagePlan, string> = {
 /** The filter column each plan's index leads with (`long` follows it, then start_ms, id: replica v7). */
 const PLAN_COLUMNS: Record<PagePlan, readonly string[]> = {
   source: ["source"],
+  source_each: ["source"],
   venue: ["venue_id"],
+  venue_states: ["state"],
   state_city: ["city"],
   city: ["city"],
   state: ["state"],
@@ -112,9 +113,14 @@ export function buildHalfQuery(
   // index for them (NOT INDEXED alone does not stop it on a WITHOUT ROWID table).
   const col = (name: string) => (PLAN_COLUMNS[plan].includes(name) ? name : `+${name}`);
   const terms: string[] = [];
+  // One source, or one state, of several read in turn: the caller binds `part` (selectPage).
+  if (plan === "source_each") (terms.push("source = $part"), (params.part = ""));
+  if (plan === "venue_states") (terms.push("state = $part"), (params.part = ""));
   if (filter.state !== null) (terms.push(`${col("state")} = $state`), (params.state = filter.state));
   if (filter.city !== null) (terms.push(`${col("city")} = $city`), (params.city = filter.city));
-  if (sourceList !== null) {
+  if (plan === "source_each") {
+    // The sources were matched already.
+  } else if (sourceList !== null) {
     terms.push("source IN (SELECT value FROM json_each($sourceList))");
     params.sourceList = JSON.stringify(sourceList);
   } else if (filter.sources?.length === 1) {
@@ -138,12 +144,33 @@ export function buildHalfQuery(
   return { sql, params };
 }
 
+/** Sources read one by one, each in index order, when a filter matches at most this many. */
+export const MAX_SOURCES_EACH = 32;
+
+export interface PlanEstimates {
+  sourceRows: number | null;
+  /** How many snapshot sources the source filter matches, when it was read. */
+  sourceCount?: number | null;
+  venueRows: number | null;
+  /** Snapshot rows in the geo candidates' states, when they are known. */
+  venueStateRows?: number | null;
+  /** sqrt((limit + 1) · rows of the snapshot): see the file comment. */
+  threshold: number;
+  want?: number;
+}
+
 /** Picks the index for a filter combination (see the file comment). */
-export function choosePlan(filter: PageFilter, est: { sourceRows: number | null; venueRows: number | null; threshold: number }): PagePlan {
+export function choosePlan(filter: PageFilter, est: PlanEstimates): PagePlan {
+  const alone = filter.state === null && filter.city === null && filter.venueIds === null;
+  if (est.sourceCount != null && est.sourceCount <= MAX_SOURCES_EACH && alone) return "source_each";
   if (est.sourceRows !== null && est.sourceRows <= est.threshold) return "source";
-  if (est.venueRows !== null && est.venueRows <= est.threshold) return "venue";
+  // Sorting a venue set's rows against scanning its states' rows in order.
+  const venueThreshold =
+    est.venueStateRows != null && est.want !== undefined ? Math.sqrt(est.want * est.venueStateRows) : est.threshold;
+  if (est.venueRows !== null && est.venueRows <= venueThreshold) return "venue";
   if (filter.city !== null) return filter.state !== null ? "state_city" : "city";
   if (filter.state !== null) return "state";
+  if (filter.venueIds !== null && filter.venueStates?.length) return "venue_states";
   return "time";
 }
 
@@ -154,23 +181,20 @@ function lowerBound(position: PagePosition, floorMs: number): PagePosition {
   return later ? position : floor;
 }
 
-const venueSets = new WeakMap<readonly number[], ReadonlySet<number>>();
-
-/** The candidate venues as a Set, built once per candidate list (geo search may cache lists). */
-export function venueSetOf(venueIds: readonly number[]): ReadonlySet<number> {
-  let set = venueSets.get(venueIds);
-  if (!set) venueSets.set(venueIds, (set = new Set(venueIds)));
-  return set;
+/** The candidate venues as a Set: the one the filter carries, else built now. */
+export function venueSetOf(filter: PageFilter): ReadonlySet<number> | null {
+  if (filter.venueIds === null) return null;
+  return filter.venueSet ?? new Set(filter.venueIds);
 }
 
 type KeyRow = { start_ms: number; id: number; end_ms: number; venue_id?: number };
 
 /** Up to `want` rows of one half, in order, whose venue is in `venues`: growing chunks. */
-function scanVenues(db: Db, q: HalfQuery, from: PagePosition, want: number, venues: ReadonlySet<number>): KeyRow[] {
+function scanVenues(db: Db, q: HalfQuery, from: PagePosition, want: number, venues: ReadonlySet<number>, firstChunk: number): KeyRow[] {
   const out: KeyRow[] = [];
   const stmt = db.prepare<KeyRow>(q.sql);
   let pos = from;
-  for (let chunk = Math.max(64, 4 * want); ; chunk = Math.min(chunk * 2, 8192)) {
+  for (let chunk = firstChunk; ; chunk = Math.min(chunk * 2, 8192)) {
     const rows = stmt.all({ ...q.params, ls: pos.startMs, lid: pos.id, lim: chunk });
     for (const r of rows) if (venues.has(r.venue_id!) && out.push(r) === want) return out;
     if (rows.length < chunk) return out;
@@ -181,36 +205,50 @@ function scanVenues(db: Db, q: HalfQuery, from: PagePosition, want: number, venu
 
 const byKey = (a: KeyRow, b: KeyRow) => a.start_ms - b.start_ms || a.id - b.id;
 
+/** What a selection reads about the snapshot besides its rows: its stats and cached estimates. */
+export interface SnapshotView {
+  stats: SnapshotStats;
+  estimates: SnapshotEstimates;
+}
+
 /**
  * Selects one page. Call inside `readConsistently` so the counts, the long-event bound and the
- * rows all come from one snapshot.
+ * rows all come from one snapshot (`view.stats` read in the same transaction).
  */
-export function selectPage(db: Db, filter: PageFilter, position: PagePosition | null, limit: number): PageSelection {
+export function selectPage(db: Db, view: SnapshotView, filter: PageFilter, position: PagePosition | null, limit: number): PageSelection {
   const empty: PageSelection = { keys: [], hasMore: false, plan: null, earliestEndMs: Infinity };
   if (filter.venueIds?.length === 0) return empty;
-  const stats = readSnapshotStats(db);
-  const threshold = Math.sqrt((limit + 1) * Math.max(stats.events, 1));
-  const sourceRows = filter.sources ? countSourceRows(db, stats, filter.sources) : null;
-  const venueRows = filter.venueIds ? countVenueRows(db, stats, filter.venueIds) : null;
-  const plan = choosePlan(filter, { sourceRows, venueRows, threshold });
-
-  let sourceList: string[] | null = null;
-  if (plan === "source") {
-    sourceList = readMatchingSources(db, filter.sources!);
-    if (sourceList.length === 0) return empty;
-  }
-  const from = position ?? FIRST_POSITION;
-  const longest = readLongestLongEventMs(db) ?? LONG_EVENT_MS;
-  const bounds = [lowerBound(from, filter.afterMs - LONG_EVENT_MS), lowerBound(from, filter.afterMs - longest)];
+  const { stats, estimates } = view;
   const want = limit + 1;
+  const threshold = Math.sqrt(want * Math.max(stats.events, 1));
+  // The sources a filter matches, read fresh: this list decides the result.
+  const sourceList = filter.sources ? readMatchingSources(db, filter.sources) : null;
+  if (sourceList?.length === 0) return empty;
+  const sourceRows = filter.sources ? estimates.sourceRows(db, stats, filter.sources) : null;
+  const venueRows = filter.venueIds ? estimates.venueRows(db, stats, filter.venueIds) : null;
+  const venueStateRows = filter.venueIds && filter.venueStates ? estimates.stateRows(db, stats, filter.venueStates) : null;
+  const plan = choosePlan(filter, { sourceRows, sourceCount: sourceList?.length ?? null, venueRows, venueStateRows, threshold, want });
+
+  const from = position ?? FIRST_POSITION;
+  const longest = estimates.longestLongEventMs(db, stats) ?? LONG_EVENT_MS;
+  const bounds = [lowerBound(from, filter.afterMs - LONG_EVENT_MS), lowerBound(from, filter.afterMs - longest)];
   const venuesInSql = filter.venueIds === null || plan === "venue";
-  const venueSet = venuesInSql ? null : venueSetOf(filter.venueIds!);
+  const venueSet = venuesInSql ? null : venueSetOf(filter);
+  // Read one part at a time (each in index order, merged below), or the whole filter at once.
+  const parts: readonly (string | null)[] =
+    plan === "source_each" ? sourceList! : plan === "venue_states" ? filter.venueStates! : [null];
+  // Growing chunks for the JS venue check, starting near what the venues' share of the rows needs.
+  const share = venueRows !== null ? venueRows / Math.max(1, venueStateRows ?? stats.events) : 1;
+  const firstChunk = Math.min(8192, Math.max(64, Math.ceil((1.25 * want) / Math.max(share, 1e-4))));
   const rows: KeyRow[] = [];
   for (const long of [0, 1] as const) {
-    const q = buildHalfQuery(plan, long, filter, sourceList, venuesInSql);
+    const q = buildHalfQuery(plan, long, filter, plan === "source" ? sourceList : null, venuesInSql);
     const b = bounds[long];
-    if (venueSet) rows.push(...scanVenues(db, q, b, want, venueSet));
-    else rows.push(...db.prepare<KeyRow>(q.sql).all({ ...q.params, ls: b.startMs, lid: b.id, lim: want }));
+    for (const part of parts) {
+      const params = part === null ? q.params : { ...q.params, part };
+      if (venueSet) rows.push(...scanVenues(db, { sql: q.sql, params }, b, want, venueSet, firstChunk));
+      else rows.push(...db.prepare<KeyRow>(q.sql).all({ ...params, ls: b.startMs, lid: b.id, lim: want }));
+    }
   }
   rows.sort(byKey);
   const keys = rows.slice(0, limit).map((r) => ({ startMs: Number(r.start_ms), id: Number(r.id) }));

@@ -9,13 +9,12 @@
  * 2,000 whether or not they currently have events: CONTRACT §5 defines candidates by place and
  * precision alone, which also keeps the set independent of dates and other filters.
  *
- * Steps: the R-tree narrows by a bounding box, then membership is exact (great-circle miles
- * with @turf/distance, point-in-polygon with @turf/boolean-point-in-polygon). R-tree boxes are
- * stored as 32-bit floats rounded outwards, so the overlap test never misses a venue; the
- * exact test reads the true coordinates (an in-memory copy of `venues`, see VenueTable).
+ * Steps: an in-memory grid over the venues' true coordinates narrows by a bounding box (see
+ * VenueTable), then membership is exact (great-circle miles computed as @turf/distance computes
+ * them, point-in-polygon with @turf/boolean-point-in-polygon). The box contains every point of
+ * the shape, so the narrowing never misses a venue.
  * Performance is measured by test/bench/geo.ts, not asserted in tests.
  */
-import { distance } from "@turf/distance";
 import { booleanPointInPolygon } from "@turf/boolean-point-in-polygon";
 import { lengthToRadians, radiansToDegrees } from "@turf/helpers";
 import type { Polygon } from "geojson";
@@ -31,6 +30,10 @@ export type GeoFilter =
 export interface GeoCandidates {
   /** Venue ids admitted by the filter and the precision rule, at most 2,000, ascending. */
   venueIds: number[];
+  /** The same ids as a Set, for the page query's and the live re-check's venue tests. */
+  venueSet: ReadonlySet<number>;
+  /** The distinct states of those venues, sorted: page selection scans each state's index. */
+  states: string[];
   /** Circle only: great-circle miles (unrounded) from the centre to each candidate venue. */
   distanceMiles: Map<number, number> | null;
 }
@@ -43,13 +46,21 @@ export interface Box {
   maxLng: number;
 }
 
-const MILES = { units: "miles" } as const;
-/** Widens R-tree boxes a hair beyond float rounding of the trigonometry; the exact test decides. */
+/** Widens circle boxes a hair beyond float rounding of the trigonometry; the exact test decides. */
 const BOX_MARGIN_DEG = 1e-7;
+
+/** @turf/helpers' earth radius in metres, divided by metres per mile: its "miles" factor. */
+const MILES_PER_RADIAN = 63710088e-1 / 1609.344;
+const radians = (degrees: number) => ((degrees % 360) * Math.PI) / 180;
 
 /** Great-circle miles between two [lat, lng] points, as CONTRACT §5 measures them. */
 export function greatCircleMiles(aLat: number, aLng: number, bLat: number, bLng: number): number {
-  return distance([aLng, aLat], [bLng, bLat], MILES);
+  // @turf/distance's haversine, operation for operation, so results agree to the bit (tested),
+  // without the two coordinate arrays and the unit lookup it costs per call.
+  const dLat = radians(bLat - aLat);
+  const dLon = radians(bLng - aLng);
+  const a = Math.pow(Math.sin(dLat / 2), 2) + Math.pow(Math.sin(dLon / 2), 2) * Math.cos(radians(aLat)) * Math.cos(radians(bLat));
+  return 2 * Math.atan2(Math.sqrt(a), Math.sqrt(1 - a)) * MILES_PER_RADIAN;
 }
 
 /**
@@ -102,59 +113,63 @@ export function circleBoxes(lat: number, lng: number, radiusMiles: number): Box[
 }
 
 /**
- * The coordinates, visibility and precision of every venue with both coordinates, held in
- * memory so a search reads only ids from the R-tree: looking each candidate up in `venues`
- * (thousands of random page reads in a dense metro) cost more than the rest of the search.
- * Rebuilt when the sync watermark moves, which every applied batch does (sync/apply.ts), also
- * when another process syncs the same file.
+ * The coordinates, visibility, precision and state of every venue with both coordinates, held in
+ * memory with a grid over them, so a search reads nothing from the database: looking candidates up
+ * in `venues` (thousands of random page reads in a dense metro) cost more than the rest of the
+ * search, and so did reading ids from the R-tree. Rebuilt when the sync watermark moves, which
+ * every applied batch does (sync/apply.ts), also when another process syncs the same file.
  */
 interface VenueTable {
   watermark: number;
-  slotOf: Map<number, number>;
+  ids: Float64Array;
   lat: Float64Array;
   lng: Float64Array;
   /** ADMIT_* bits. */
   admit: Uint8Array;
-  /** Search results for this state of the replica. */
-  results: LRUCache<string, GeoCandidates>;
+  state: string[];
+  /** Grid cell (gridCell) → the slots of the venues in it. */
+  grid: Map<number, number[]>;
 }
 
 const ADMIT_CENTROIDS = 1; // visible: admitted with include_centroids (every precision incl. null)
 const ADMIT_PRECISE = 2; // visible and `street` or `unknown`: admitted without it
 
-const tables = new WeakMap<Db, VenueTable>();
+/** Grid cells of a quarter degree: a 25-mile circle's box covers about a dozen. */
+const CELL_DEG = 0.25;
+const cellRow = (lat: number) => Math.floor((lat + 90) / CELL_DEG);
+const cellCol = (lng: number) => Math.floor((lng + 180) / CELL_DEG);
+const gridCell = (row: number, col: number) => row * 2000 + col;
 
-function readVenueTable(replica: Db): VenueTable {
-  const watermark = readWatermark(replica);
-  const cached = tables.get(replica);
-  if (cached && cached.watermark === watermark) return cached;
+function readVenueTable(replica: Db, watermark: number): VenueTable {
   const rows = replica
-    .prepare<{ id: number; lat: number; lng: number; precision: string | null; visible: number }>(
-      `SELECT id, latitude AS lat, longitude AS lng, geocode_precision AS precision, visible FROM venues
+    .prepare<{ id: number; lat: number; lng: number; precision: string | null; visible: number; state: string }>(
+      `SELECT id, latitude AS lat, longitude AS lng, geocode_precision AS precision, visible, state FROM venues
        WHERE latitude IS NOT NULL AND longitude IS NOT NULL`,
     )
     .all();
   const table: VenueTable = {
     watermark,
-    slotOf: new Map(),
+    ids: new Float64Array(rows.length),
     lat: new Float64Array(rows.length),
     lng: new Float64Array(rows.length),
     admit: new Uint8Array(rows.length),
-    results: new LRUCache({ max: RESULT_CACHE_ENTRIES }),
+    state: new Array<string>(rows.length),
+    grid: new Map(),
   };
   rows.forEach((row, slot) => {
-    table.slotOf.set(row.id, slot);
+    table.ids[slot] = row.id;
     table.lat[slot] = row.lat;
     table.lng[slot] = row.lng;
+    table.state[slot] = row.state;
     const precise = (PRECISE_GEOCODES as readonly (string | null)[]).includes(row.precision);
     table.admit[slot] = row.visible ? ADMIT_CENTROIDS | (precise ? ADMIT_PRECISE : 0) : 0;
+    const cell = gridCell(cellRow(row.lat), cellCol(row.lng));
+    let slots = table.grid.get(cell);
+    if (!slots) table.grid.set(cell, (slots = []));
+    slots.push(slot);
   });
-  tables.set(replica, table);
   return table;
 }
-
-const IDS_IN_BOX =
-  "SELECT id FROM venue_rtree WHERE min_lat <= $maxLat AND max_lat >= $minLat AND min_lng <= $maxLng AND max_lng >= $minLng";
 
 /** Candidates found in a box: parallel arrays of venue id and table slot. */
 interface Found {
@@ -162,17 +177,31 @@ interface Found {
   slots: number[];
 }
 
-/** Admitted venues whose R-tree box overlaps `box` (the overlap test never misses a point). */
-function admittedInBox(replica: Db, table: VenueTable, box: Box, includeCentroids: boolean, into: Found): void {
+/** Admitted venues inside `box` (edges included). */
+function admittedInBox(table: VenueTable, box: Box, includeCentroids: boolean, into: Found): void {
   const bit = includeCentroids ? ADMIT_CENTROIDS : ADMIT_PRECISE;
-  for (const { id } of replica.prepare<{ id: number }>(IDS_IN_BOX).all({ ...box })) {
-    const slot = table.slotOf.get(id);
-    // A venue synced after the table was read is left for the next request.
-    if (slot !== undefined && table.admit[slot] & bit) {
-      into.ids.push(id);
-      into.slots.push(slot);
+  const { lat, lng, admit, ids, grid } = table;
+  for (let row = cellRow(box.minLat), lastRow = cellRow(box.maxLat); row <= lastRow; row++) {
+    for (let col = cellCol(box.minLng), lastCol = cellCol(box.maxLng); col <= lastCol; col++) {
+      const slots = grid.get(gridCell(row, col));
+      if (!slots) continue;
+      for (const slot of slots) {
+        const y = lat[slot];
+        const x = lng[slot];
+        if (y >= box.minLat && y <= box.maxLat && x >= box.minLng && x <= box.maxLng && admit[slot] & bit) {
+          into.ids.push(ids[slot]);
+          into.slots.push(slot);
+        }
+      }
     }
   }
+}
+
+/** The distinct states of the kept venues, sorted. */
+function statesOf(table: VenueTable, kept: number[], found: Found): string[] {
+  const states = new Set<string>();
+  for (const i of kept) states.add(table.state[found.slots[i]]);
+  return [...states].sort();
 }
 
 /**
@@ -193,9 +222,9 @@ function nearest(idx: number[], dist: Float64Array, ids: number[], cap: number):
 /** Venue ids of the kept entries in ascending order, so results are deterministic. */
 const ascendingIds = (kept: number[], ids: number[]) => Array.from(Float64Array.from(kept, (i) => ids[i]).sort());
 
-function searchCircle(replica: Db, table: VenueTable, f: Extract<GeoFilter, { kind: "circle" }>, includeCentroids: boolean): GeoCandidates {
+function searchCircle(table: VenueTable, f: Extract<GeoFilter, { kind: "circle" }>, includeCentroids: boolean): GeoCandidates {
   const found: Found = { ids: [], slots: [] };
-  for (const box of circleBoxes(f.lat, f.lng, f.radiusMiles)) admittedInBox(replica, table, box, includeCentroids, found);
+  for (const box of circleBoxes(f.lat, f.lng, f.radiusMiles)) admittedInBox(table, box, includeCentroids, found);
   const dist = new Float64Array(found.ids.length);
   const within: number[] = [];
   for (let i = 0; i < found.ids.length; i++) {
@@ -205,15 +234,16 @@ function searchCircle(replica: Db, table: VenueTable, f: Extract<GeoFilter, { ki
   const kept = nearest(within, dist, found.ids, LIST.geoCandidateVenues);
   const distanceMiles = new Map<number, number>();
   for (const i of kept) distanceMiles.set(found.ids[i], dist[i]);
-  return { venueIds: ascendingIds(kept, found.ids), distanceMiles };
+  const venueIds = ascendingIds(kept, found.ids);
+  return { venueIds, venueSet: new Set(venueIds), states: statesOf(table, kept, found), distanceMiles };
 }
 
-function searchPolygon(replica: Db, table: VenueTable, f: Extract<GeoFilter, { kind: "polygon" }>, includeCentroids: boolean): GeoCandidates {
+function searchPolygon(table: VenueTable, f: Extract<GeoFilter, { kind: "polygon" }>, includeCentroids: boolean): GeoCandidates {
   const box = ringBox(f.ring);
   const centreLat = (box.minLat + box.maxLat) / 2;
   const centreLng = (box.minLng + box.maxLng) / 2;
   const found: Found = { ids: [], slots: [] };
-  admittedInBox(replica, table, box, includeCentroids, found);
+  admittedInBox(table, box, includeCentroids, found);
   const n = found.ids.length;
   const toCentre = new Float64Array(n);
   for (let i = 0; i < n; i++) {
@@ -242,11 +272,10 @@ function searchPolygon(replica: Db, table: VenueTable, f: Extract<GeoFilter, { k
     }
     if (inside.length >= cap || k === n) break;
   }
-  return { venueIds: ascendingIds(nearest(inside, toCentre, found.ids, cap), found.ids), distanceMiles: null };
+  const kept = nearest(inside, toCentre, found.ids, cap);
+  const venueIds = ascendingIds(kept, found.ids);
+  return { venueIds, venueSet: new Set(venueIds), states: statesOf(table, kept, found), distanceMiles: null };
 }
-
-/** Identical searches (every page of one traversal repeats its filter) within one replica state. */
-const RESULT_CACHE_ENTRIES = 64;
 
 function cacheKey(f: GeoFilter, includeCentroids: boolean): string {
   const shape = f.kind === "circle" ? `c${f.lat},${f.lng},${f.radiusMiles}` : `p${f.ring.join(";")}`;
@@ -254,20 +283,52 @@ function cacheKey(f: GeoFilter, includeCentroids: boolean): string {
 }
 
 /**
- * Candidates for one geo filter. `venueIds` are in ascending id order. The result is shared
- * with other requests of the same replica state, so callers must not change it (not frozen:
- * freezing a 2,000-element array cost a fifth of a search).
+ * Geo candidate search over one replica: the in-memory venue table, rebuilt when the sync
+ * watermark moves, and the results of recent searches for that table (every page of one
+ * traversal repeats its filter). Owned by the list path's caches (server/list/caches.ts).
  */
-export function findGeoCandidates(replica: Db, filter: GeoFilter, includeCentroids: boolean): GeoCandidates {
-  const table = readVenueTable(replica);
-  const key = cacheKey(filter, includeCentroids);
-  let result = table.results.get(key);
-  if (!result) {
-    result =
-      filter.kind === "circle"
-        ? searchCircle(replica, table, filter, includeCentroids)
-        : searchPolygon(replica, table, filter, includeCentroids);
-    table.results.set(key, result);
+export class GeoIndex {
+  #table: VenueTable | null = null;
+  readonly #results: LRUCache<string, GeoCandidates>;
+
+  constructor(
+    private readonly replica: Db,
+    maxResults: number,
+  ) {
+    this.#results = new LRUCache({ max: maxResults });
   }
-  return result;
+
+  /**
+   * Candidates for one geo filter. `venueIds` are in ascending id order. The result is shared
+   * with other requests of the same replica state, so callers must not change it (not frozen:
+   * freezing a 2,000-element array cost a fifth of a search).
+   */
+  find(filter: GeoFilter, includeCentroids: boolean): GeoCandidates {
+    const watermark = readWatermark(this.replica);
+    if (this.#table?.watermark !== watermark) {
+      this.#table = readVenueTable(this.replica, watermark);
+      this.#results.clear();
+    }
+    const table = this.#table;
+    const key = cacheKey(filter, includeCentroids);
+    let result = this.#results.get(key);
+    if (!result) {
+      result =
+        filter.kind === "circle"
+          ? searchCircle(table, filter, includeCentroids)
+          : searchPolygon(table, filter, includeCentroids);
+      this.#results.set(key, result);
+    }
+    return result;
+  }
+
+  clear(): void {
+    this.#table = null;
+    this.#results.clear();
+  }
+}
+
+/** One search with nothing kept (tests and tools). */
+export function findGeoCandidates(replica: Db, filter: GeoFilter, includeCentroids: boolean): GeoCandidates {
+  return new GeoIndex(replica, 1).find(filter, includeCentroids);
 }

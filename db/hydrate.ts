@@ -8,18 +8,19 @@
  * Served fields were derived at apply time (sync/derive.ts); this module only shapes them into
  * the spec's Event (every key present, optional ones null, `venue` always an object).
  *
- * Hot path (issue 8): live rows and their serialized Event are cached per replica connection,
- * keyed by event id, for exactly one state of the replica. The state is `PRAGMA data_version`
- * (moves when ANOTHER connection commits: `marquee sync`, a snapshot refresh elsewhere) plus
- * `total_changes()` (moves when THIS connection writes: test-mode records, in-process sync);
- * either moving drops the whole cache. Read inside `readConsistently`, after the page selection
- * has taken the read snapshot, the pair names the state the cached rows were read from.
+ * Hot path: live rows and their serialized Event are kept by event id (`HydratedEvents`, owned by
+ * the list path's caches) for exactly one state of the replica. The state is `PRAGMA
+ * data_version` (moves when ANOTHER connection commits: `marquee sync`, a snapshot refresh
+ * elsewhere) plus `total_changes()` (moves when THIS connection writes: test-mode records,
+ * in-process sync); either moving drops every kept row. Read inside `readConsistently`, after the
+ * page selection has taken the read snapshot, the pair names the state the kept rows were read
+ * from. A page over events seen before, by any query, is then a concatenation of their JSON.
  */
 import { LRUCache } from "lru-cache";
 import { AGGREGATOR_VENDORS, eventUrlFor, HOT_PATH, ticketUrlFor } from "./contract.ts";
 import type { Db } from "./driver.ts";
 import { venueSetOf, type PageFilter, type PagePosition } from "./events-query.ts";
-import { SERVABLE_SQL } from "./snapshot.ts";
+import { EVENT_SERVABLE_SQL, SERVABLE_SQL } from "./snapshot.ts";
 
 export interface Venue {
   id: number;
@@ -155,17 +156,66 @@ function toEvent(r: Row, h: Hydration): Event {
   };
 }
 
-/** A live row and its Event as JSON with `venue.distanceMiles` null; `false`: not servable now. */
-type Cached = { row: Row; json: string } | false;
+/**
+ * A kept event: its JSON up to and including `"venue":`, and what the live re-check reads.
+ * `false`: not servable now (cancelled, spam, a duplicate, deleted).
+ */
+type KeptEvent =
+  | { part: string; startMs: number; endMs: number | null; soldOut: boolean; vendor: string; source: string; venueId: number }
+  | false;
 
-interface RowCache {
-  state: string;
-  baseUrl: string;
-  rows: LRUCache<number, Cached>;
+/** A kept venue: its JSON with `distanceMiles` null, and what servability and the re-check read. `false`: gone. */
+type KeptVenue = { json: string; visible: boolean; state: string; city: string } | false;
+
+/** Rough bytes kept: the JSON, the short strings and the object around them. */
+const eventBytes = (e: KeptEvent) => (e ? e.part.length + e.source.length + 160 : 16);
+const venueBytes = (v: KeptVenue) => (v ? v.json.length + 120 : 16);
+
+/**
+ * Events and venues as served, each kept once, for one state of the replica and one base URL,
+ * bounded by bytes (a venue's JSON is shared by all its events). `forState` hands out what was
+ * kept for the state it is given, and drops everything when the state moves.
+ */
+export class HydratedEvents {
+  readonly #events: LRUCache<number, KeptEvent>;
+  readonly #venues: LRUCache<number, KeptVenue>;
+  #state = "";
+
+  constructor(
+    readonly baseUrl: string,
+    maxBytes: number,
+  ) {
+    this.#events = new LRUCache<number, KeptEvent>({ maxSize: Math.floor(maxBytes * 0.85), sizeCalculation: eventBytes });
+    this.#venues = new LRUCache<number, KeptVenue>({ maxSize: Math.floor(maxBytes * 0.15), sizeCalculation: venueBytes });
+  }
+
+  forState(state: string): { events: LRUCache<number, KeptEvent>; venues: LRUCache<number, KeptVenue> } {
+    if (state !== this.#state) {
+      this.#events.clear();
+      this.#venues.clear();
+      this.#state = state;
+    }
+    return { events: this.#events, venues: this.#venues };
+  }
+
+  /** Bytes held now (by the estimates above). */
+  get bytes(): number {
+    return this.#events.calculatedSize + this.#venues.calculatedSize;
+  }
+
+  /** Events kept now. */
+  get size(): number {
+    return this.#events.size;
+  }
+
+  clear(): void {
+    this.#events.clear();
+    this.#venues.clear();
+    this.#state = "";
+  }
 }
 
 const STATE_SQL = "SELECT (SELECT data_version FROM pragma_data_version) AS dv, total_changes() AS tc";
-const rowCaches = new WeakMap<Db, RowCache>();
 
 /**
  * The replica's state as this connection sees it: equal strings, equal data. Inside a read
@@ -176,58 +226,35 @@ export function readReplicaState(db: Db): string {
   return `${v.dv}:${v.tc}`;
 }
 
-const recentStates = new WeakMap<Db, { state: string; atMs: number }>();
-
 /**
  * `readReplicaState` as read at most `maxLagMs` ago, outside a transaction: another
  * connection's commit is seen that late at most, and this process's own writes at once, since
- * every writer notifies (server/context.ts `notifyReplicaChange` → `forgetHydratedRows`). For the
- * page cache's hit path (server/routes/events.ts), which then reads nothing from the database.
+ * every writer of the serving process clears the list path's caches, this included
+ * (server/context.ts `notifyReplicaChange`). For the page cache's hit path, which then reads
+ * nothing from the database.
  */
-export function readRecentReplicaState(db: Db, maxLagMs: number): string {
-  const now = performance.now();
-  let recent = recentStates.get(db);
-  if (!recent || now - recent.atMs >= maxLagMs) recentStates.set(db, (recent = { state: readReplicaState(db), atMs: now }));
-  return recent.state;
-}
+export class RecentReplicaState {
+  #recent: { state: string; atMs: number } | null = null;
 
-function rowCacheOf(db: Db, baseUrl: string): RowCache {
-  const state = readReplicaState(db);
-  let c = rowCaches.get(db);
-  if (!c || c.state !== state || c.baseUrl !== baseUrl) {
-    rowCaches.set(db, (c = { state, baseUrl, rows: new LRUCache<number, Cached>({ max: HOT_PATH.hydratedRows }) }));
+  constructor(
+    private readonly db: Db,
+    private readonly maxLagMs: number,
+  ) {}
+
+  read(): string {
+    const now = performance.now();
+    if (!this.#recent || now - this.#recent.atMs >= this.maxLagMs) this.#recent = { state: readReplicaState(this.db), atMs: now };
+    return this.#recent.state;
   }
-  return c;
-}
 
-/** Drops the cached rows and state of a connection (also done by itself when the replica's state moves). */
-export function forgetHydratedRows(db: Db): void {
-  rowCaches.delete(db);
-  recentStates.delete(db);
-}
-
-/** The page's live rows (undefined: not servable), from the cache or one query for the misses. */
-function liveRows(db: Db, keys: readonly PagePosition[], baseUrl: string): Cached[] {
-  const cache = rowCacheOf(db, baseUrl).rows;
-  const out: (Cached | undefined)[] = keys.map((k) => cache.get(k.id));
-  const missing = keys.filter((_, i) => out[i] === undefined).map((k) => k.id);
-  if (missing.length > 0) {
-    // Placing rows by id is cheaper than sorting in SQL.
-    const byId = new Map<number, Row>();
-    for (const r of db.prepare<Row>(HYDRATE_SQL).all({ ids: JSON.stringify(missing) })) byId.set(r.id, r);
-    for (let i = 0; i < keys.length; i++) {
-      if (out[i] !== undefined) continue;
-      const row = byId.get(keys[i].id);
-      out[i] = row ? { row, json: JSON.stringify(toEvent(row, { baseUrl, distanceMiles: null })) } : false;
-      cache.set(keys[i].id, out[i]!);
-    }
+  clear(): void {
+    this.#recent = null;
   }
-  return out as Cached[];
 }
 
 /**
  * How far the page's window may move before the live re-check could decide differently
- * (server/list-page-cache.ts): every survivor still ends at or after a window opening no later
+ * (server/list/page-cache.ts): every survivor still ends at or after a window opening no later
  * than `latestAfterMs`; a row dropped for starting after the window's close could come back
  * only if the close moves (`droppedAfterClose`). Rows dropped for anything else stay dropped
  * while the replica's state is the same, as do rows that ended before the window opened.
@@ -237,43 +264,141 @@ export interface LiveBounds {
   droppedAfterClose: boolean;
 }
 
-/** The survivors' rows, in page order (page order is snapshot order). */
-function survivors(
-  db: Db, keys: readonly PagePosition[], filter: PageFilter, baseUrl: string, bounds?: LiveBounds,
-): Array<{ row: Row; json: string }> {
+/** Reads the page's live rows and shapes the survivors, in page order: one query, nothing kept. */
+export function hydratePage(db: Db, keys: readonly PagePosition[], filter: PageFilter, h: Hydration): Event[] {
   if (keys.length === 0) return [];
-  const venues = filter.venueIds === null ? null : venueSetOf(filter.venueIds);
+  const venues = venueSetOf(filter);
   const source = filter.sources === null ? null : sourceMatcher(filter.sources);
-  const out: Array<{ row: Row; json: string }> = [];
-  for (const c of liveRows(db, keys, baseUrl)) {
-    if (c && stillMatches(c.row, filter, venues, source)) {
-      out.push(c);
-      if (bounds) bounds.latestAfterMs = Math.min(bounds.latestAfterMs, Math.max(c.row.end_ms ?? c.row.start_ms, c.row.start_ms));
-    } else if (c && bounds && c.row.start_ms > filter.beforeMs) {
+  const byId = new Map<number, Row>();
+  for (const r of db.prepare<Row>(HYDRATE_SQL).all({ ids: JSON.stringify(keys.map((k) => k.id)) })) byId.set(r.id, r);
+  const out: Event[] = [];
+  for (const k of keys) {
+    const r = byId.get(k.id);
+    if (r && stillMatches(r, filter, venues, source)) out.push(toEvent(r, h));
+  }
+  return out;
+}
+
+const EVENTS_SQL = `
+SELECT e.id, e.title, e.slug, e.start_date, e.start_ms, e.end_date, e.end_ms, e.cost, e.is_free, e.is_sold_out,
+       e.is_low_tickets, e.age, e.ticket_destination, e.website, e.ticket_link_status, e.image_url, e.categories,
+       e.source, e.vendor, e.venue_id
+FROM json_each($ids) j
+JOIN events e ON e.id = j.value
+WHERE ${EVENT_SERVABLE_SQL}`;
+
+const VENUES_SQL = `
+SELECT v.id, v.name, v.city, v.state, v.timezone, v.latitude, v.longitude, v.geocode_precision, v.visible
+FROM json_each($ids) j
+JOIN venues v ON v.id = j.value`;
+
+type EventRow = Omit<Row, "venue_name" | "city" | "state" | "timezone" | "latitude" | "longitude" | "geocode_precision">;
+interface VenueRow {
+  id: number;
+  name: string;
+  city: string;
+  state: string;
+  timezone: string | null;
+  latitude: number | null;
+  longitude: number | null;
+  geocode_precision: string | null;
+  visible: number;
+}
+
+/** The Event's JSON up to `"venue":` — what JSON.stringify writes before the last key. */
+function eventPart(r: EventRow, baseUrl: string): string {
+  const { venue: _, ...fields } = toEvent({ ...r, venue_name: "", city: "", state: "", timezone: null, latitude: null, longitude: null, geocode_precision: null }, { baseUrl, distanceMiles: null });
+  return `${JSON.stringify(fields).slice(0, -1)},"venue":`;
+}
+
+function keptVenue(v: VenueRow): KeptVenue {
+  const json = JSON.stringify({
+    id: v.id,
+    name: v.name,
+    city: v.city,
+    state: v.state,
+    timezone: v.timezone,
+    latitude: v.latitude,
+    longitude: v.longitude,
+    geocodePrecision: v.geocode_precision,
+    distanceMiles: null,
+  });
+  return { json, visible: v.visible === 1, state: v.state, city: v.city };
+}
+
+/** The page's kept events and venues, reading the ones not kept: one query for events, one for venues. */
+function keptRows(db: Db, events: HydratedEvents, state: string, keys: readonly PagePosition[]): Array<[KeptEvent, KeptVenue]> {
+  const kept = events.forState(state);
+  const found: KeptEvent[] = keys.map((k) => kept.events.get(k.id) ?? (undefined as unknown as KeptEvent));
+  const missing = keys.filter((_, i) => found[i] === undefined).map((k) => k.id);
+  if (missing.length > 0) {
+    // Placing rows by id is cheaper than sorting in SQL.
+    const byId = new Map<number, EventRow>();
+    for (const r of db.prepare<EventRow>(EVENTS_SQL).all({ ids: JSON.stringify(missing) })) byId.set(r.id, r);
+    for (let i = 0; i < keys.length; i++) {
+      if (found[i] !== undefined) continue;
+      const r = byId.get(keys[i].id);
+      found[i] = r
+        ? { part: eventPart(r, events.baseUrl), startMs: r.start_ms, endMs: r.end_ms, soldOut: r.is_sold_out === 1, vendor: r.vendor, source: r.source, venueId: r.venue_id }
+        : false;
+      kept.events.set(keys[i].id, found[i]);
+    }
+  }
+  const venueIds = new Set<number>();
+  for (const e of found) if (e && !kept.venues.has(e.venueId)) venueIds.add(e.venueId);
+  if (venueIds.size > 0) {
+    const rows = db.prepare<VenueRow>(VENUES_SQL).all({ ids: JSON.stringify([...venueIds]) });
+    for (const v of rows) kept.venues.set(v.id, keptVenue(v));
+    for (const id of venueIds) if (!kept.venues.has(id)) kept.venues.set(id, false);
+  }
+  return found.map((e) => [e, e ? (kept.venues.get(e.venueId) ?? false) : false]);
+}
+
+function keptMatches(
+  e: Exclude<KeptEvent, false>, v: Exclude<KeptVenue, false>, f: PageFilter, venues: ReadonlySet<number> | null, source: ((s: string) => boolean) | null,
+): boolean {
+  const end = Math.max(e.endMs ?? e.startMs, e.startMs);
+  return (
+    end >= f.afterMs &&
+    e.startMs <= f.beforeMs &&
+    (f.state === null || v.state === f.state) &&
+    (f.city === null || v.city === f.city) &&
+    !(f.excludeSoldOut && e.soldOut) &&
+    !(f.excludeAggregators && aggregators.has(e.vendor)) &&
+    (venues === null || venues.has(e.venueId)) &&
+    (source === null || source(e.source))
+  );
+}
+
+/**
+ * The same page as `hydratePage`, each Event already serialized: byte for byte
+ * `JSON.stringify(event)`, from what `events` keeps for `state` (read in the same transaction).
+ * An Event is its kept part, its venue's JSON and `}`; `venue.distanceMiles` is the venue's last
+ * key, so a circle query's distance replaces the venue JSON's closing `null}`.
+ */
+export function hydratePageJson(
+  db: Db, events: HydratedEvents, state: string, keys: readonly PagePosition[], filter: PageFilter, h: Hydration, bounds?: LiveBounds,
+): string[] {
+  if (keys.length === 0) return [];
+  const venues = venueSetOf(filter);
+  const source = filter.sources === null ? null : sourceMatcher(filter.sources);
+  const out: string[] = [];
+  for (const [e, v] of keptRows(db, events, state, keys)) {
+    // An event whose venue is gone or hidden is not servable.
+    const servable = e && v && v.visible;
+    if (servable && keptMatches(e, v, filter, venues, source)) {
+      if (bounds) bounds.latestAfterMs = Math.min(bounds.latestAfterMs, Math.max(e.endMs ?? e.startMs, e.startMs));
+      const distance = h.distanceMiles?.get(e.venueId);
+      out.push(
+        distance === undefined
+          ? `${e.part}${v.json}}`
+          : `${e.part}${v.json.slice(0, -NULL_DISTANCE_TAIL.length)}${JSON.stringify(Math.round(distance * 100) / 100)}}}`,
+      );
+    } else if (servable && bounds && e.startMs > filter.beforeMs) {
       bounds.droppedAfterClose = true;
     }
   }
   return out;
 }
 
-/** Reads the page's live rows and shapes the survivors, in page order. */
-export function hydratePage(db: Db, keys: readonly PagePosition[], filter: PageFilter, h: Hydration): Event[] {
-  return survivors(db, keys, filter, h.baseUrl).map((c) => toEvent(c.row, h));
-}
-
-const NULL_DISTANCE_TAIL = "null}}";
-
-/**
- * The same page as `hydratePage`, each Event already serialized: byte for byte
- * `JSON.stringify(event)`. `venue.distanceMiles` is the Event's last key, so a circle query's
- * distance replaces the cached fragment's closing `null}}`.
- */
-export function hydratePageJson(
-  db: Db, keys: readonly PagePosition[], filter: PageFilter, h: Hydration, bounds?: LiveBounds,
-): string[] {
-  return survivors(db, keys, filter, h.baseUrl, bounds).map(({ row, json }) => {
-    const distance = h.distanceMiles?.get(row.venue_id);
-    if (distance === undefined) return json;
-    return `${json.slice(0, -NULL_DISTANCE_TAIL.length)}${JSON.stringify(Math.round(distance * 100) / 100)}}}`;
-  });
-}
+const NULL_DISTANCE_TAIL = "null}";

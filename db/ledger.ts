@@ -6,6 +6,7 @@
 import { openDb, type Db } from "./driver.ts";
 import { ACCESS_MIGRATIONS } from "./ledger-access.ts";
 import { HANDOFF_MIGRATIONS } from "./ledger-handoffs.ts";
+import { PORTAL_MIGRATIONS } from "./ledger-portal.ts";
 import { migrate, type Migration } from "./migrate.ts";
 
 const CORE_MIGRATIONS: Migration[] = [
@@ -43,8 +44,8 @@ CREATE TABLE settings (
   },
 ];
 
-/** Core (1–9), access (10–19) and handoff (20–29) migrations, applied in version order. */
-export const LEDGER_MIGRATIONS: Migration[] = [...CORE_MIGRATIONS, ...ACCESS_MIGRATIONS, ...HANDOFF_MIGRATIONS];
+/** Core (1–9), access (10–19), handoff (20–29) and portal (30–39) migrations, applied in version order. */
+export const LEDGER_MIGRATIONS: Migration[] = [...CORE_MIGRATIONS, ...ACCESS_MIGRATIONS, ...HANDOFF_MIGRATIONS, ...PORTAL_MIGRATIONS];
 
 /** `data/marquee.db` → `data/marquee.ledger.db`. */
 export function ledgerPathFor(replicaPath: string): string {

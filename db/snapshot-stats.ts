@@ -26,39 +26,83 @@ export function sourceGlob(token: string): { glob: string; lo: string; hi: strin
   return { glob: `${token.replaceAll("_", "?")}*`, lo, hi: `${lo}{` };
 }
 
-interface Caches {
-  sourceRows: LRUCache<string, number>;
-  venueRows: { generation: number; counts: Map<number, number> } | null;
-}
+/**
+ * Counts and the long-event bound of one serving snapshot, kept until its generation moves
+ * (every refresh bumps it). Owned by the list path's caches (server/list/caches.ts).
+ */
+export class SnapshotEstimates {
+  readonly #sourceRows: LRUCache<string, number>;
+  #venueRows: { generation: number; counts: Map<number, number> } | null = null;
+  #longest: { generation: number; ms: number | null } | null = null;
+  #stateRows: { generation: number; counts: Map<string, number> } | null = null;
 
-const caches = new WeakMap<Db, Caches>();
-
-function cachesOf(db: Db): Caches {
-  let c = caches.get(db);
-  if (!c) caches.set(db, (c = { sourceRows: new LRUCache({ max: 2000 }), venueRows: null }));
-  return c;
-}
-
-/** Snapshot rows whose source matches any token (overlapping tokens count twice: an estimate). */
-export function countSourceRows(db: Db, stats: SnapshotStats, tokens: readonly string[]): number {
-  const cache = cachesOf(db).sourceRows;
-  let total = 0;
-  for (const token of tokens) {
-    const key = `${stats.generation}\n${token}`;
-    let n = cache.get(key);
-    if (n === undefined) {
-      n = Number(
-        db
-          .prepare<{ n: number | null }>(
-            "SELECT sum(events) AS n FROM snapshot_sources WHERE source >= $lo AND source < $hi AND source GLOB $glob",
-          )
-          .get(sourceGlob(token))?.n ?? 0,
-      );
-      cache.set(key, n);
-    }
-    total += n;
+  constructor(maxSources: number) {
+    this.#sourceRows = new LRUCache({ max: maxSources });
   }
-  return total;
+
+  /** Snapshot rows whose source matches any token (overlapping tokens count twice: an estimate). */
+  sourceRows(db: Db, stats: SnapshotStats, tokens: readonly string[]): number {
+    let total = 0;
+    for (const token of tokens) {
+      const key = `${stats.generation}\n${token}`;
+      let n = this.#sourceRows.get(key);
+      if (n === undefined) {
+        n = Number(
+          db
+            .prepare<{ n: number | null }>(
+              "SELECT sum(events) AS n FROM snapshot_sources WHERE source >= $lo AND source < $hi AND source GLOB $glob",
+            )
+            .get(sourceGlob(token))?.n ?? 0,
+        );
+        this.#sourceRows.set(key, n);
+      }
+      total += n;
+    }
+    return total;
+  }
+
+  /** Snapshot rows at the given venues. */
+  venueRows(db: Db, stats: SnapshotStats, venueIds: readonly number[]): number {
+    if (this.#venueRows?.generation !== stats.generation) {
+      const counts = new Map<number, number>();
+      for (const r of db.prepare<{ venue_id: number; events: number }>("SELECT venue_id, events FROM snapshot_venue_events").all()) {
+        counts.set(r.venue_id, r.events);
+      }
+      this.#venueRows = { generation: stats.generation, counts };
+    }
+    let total = 0;
+    for (const id of venueIds) total += this.#venueRows.counts.get(id) ?? 0;
+    return total;
+  }
+
+  /** Snapshot rows in the given states (each counted once per generation). */
+  stateRows(db: Db, stats: SnapshotStats, states: readonly string[]): number {
+    if (this.#stateRows?.generation !== stats.generation) this.#stateRows = { generation: stats.generation, counts: new Map() };
+    const counts = this.#stateRows.counts;
+    let total = 0;
+    for (const state of states) {
+      let n = counts.get(state);
+      if (n === undefined) {
+        n = Number(db.prepare<{ n: number }>("SELECT count(*) AS n FROM snapshot INDEXED BY snapshot_state WHERE state = $state").get({ state })?.n ?? 0);
+        counts.set(state, n);
+      }
+      total += n;
+    }
+    return total;
+  }
+
+  /** `readLongestLongEventMs`, read once per snapshot generation. */
+  longestLongEventMs(db: Db, stats: SnapshotStats): number | null {
+    if (this.#longest?.generation !== stats.generation) this.#longest = { generation: stats.generation, ms: readLongestLongEventMs(db) };
+    return this.#longest.ms;
+  }
+
+  clear(): void {
+    this.#sourceRows.clear();
+    this.#venueRows = null;
+    this.#longest = null;
+    this.#stateRows = null;
+  }
 }
 
 /** The snapshot sources matching any token, read fresh: this list decides the result. */
@@ -69,21 +113,6 @@ export function readMatchingSources(db: Db, tokens: readonly string[]): string[]
   );
   for (const token of tokens) for (const row of stmt.all(sourceGlob(token))) out.add(row.source);
   return [...out];
-}
-
-/** Snapshot rows at the given venues. */
-export function countVenueRows(db: Db, stats: SnapshotStats, venueIds: readonly number[]): number {
-  const c = cachesOf(db);
-  if (c.venueRows?.generation !== stats.generation) {
-    const counts = new Map<number, number>();
-    for (const r of db.prepare<{ venue_id: number; events: number }>("SELECT venue_id, events FROM snapshot_venue_events").all()) {
-      counts.set(r.venue_id, r.events);
-    }
-    c.venueRows = { generation: stats.generation, counts };
-  }
-  let total = 0;
-  for (const id of venueIds) total += c.venueRows.counts.get(id) ?? 0;
-  return total;
 }
 
 /** The longest long event (end - start) in the snapshot, from the partial span index. */

@@ -16,7 +16,9 @@ import type { Db } from "./driver.ts";
 const aggregatorList = AGGREGATOR_VENDORS.map((v) => `'${v}'`).join(",");
 
 /** Servable = active, not a duplicate, venue exists and is visible (CONTRACT §3). */
-export const SERVABLE_SQL = "e.status = 'active' AND e.duplicate_of IS NULL AND v.visible = 1";
+/** What makes an event row servable by itself; its venue must also exist and be visible. */
+export const EVENT_SERVABLE_SQL = "e.status = 'active' AND e.duplicate_of IS NULL";
+export const SERVABLE_SQL = `${EVENT_SERVABLE_SQL} AND v.visible = 1`;
 
 /**
  * Changed events beyond this share of the snapshot make a full rebuild cheaper than replacing

@@ -16,13 +16,17 @@
  *
  * Plans and trials: server/limits/grant.ts. Request rate: server/limits/rate.ts. Trial rows
  * and row budgets: server/limits/allowances.ts. Keys and accounts are read from the ledger through
- * a per-process cache (server/limits/cache.ts); the counters live in the process's meter
- * (server/limits/meter.ts), which writes them to the ledger behind the requests.
+ * the `Access` object's cache (server/limits/cache.ts); the counters live in the process's meter
+ * (server/limits/meter.ts), which writes them to the ledger behind the requests. One `Access` is
+ * created with the app context and serves every route that takes a key.
  */
 import type { Account, KeyRow } from "../db/accounts.ts";
 import type { KeyKind } from "../db/contract.ts";
 import type { BucketSpec, BucketVerdict } from "../db/rate-buckets.ts";
-import type { AppContext } from "./context.ts";
+import type { Db } from "../db/driver.ts";
+import type { Clock } from "./clock.ts";
+import type { Faults } from "./faults.ts";
+import type { Meter } from "./limits/meter.ts";
 import { ApiError } from "./errors.ts";
 import type { RequestScope } from "./handle.ts";
 import { bearerToken, digestKey, parseKey } from "./keys.ts";
@@ -54,50 +58,15 @@ export interface KeyIdentity {
   kind: KeyKind;
 }
 
-const caches = new WeakMap<AppContext, AccessCache>();
-
-function cacheOf(ctx: AppContext): AccessCache {
-  let cache = caches.get(ctx);
-  if (!cache) {
-    const created = createAccessCache(ctx.ledger);
-    ctx.onLedgerReset.push(() => created.clear());
-    caches.set(ctx, (cache = created));
-  }
-  return cache;
+/** What the access stages read and write. */
+export interface AccessDeps {
+  ledger: Db;
+  meter: Meter;
+  clock: Clock;
+  faults: Faults;
 }
 
 const invalidKey = () => new ApiError("invalid_api_key");
-
-/**
- * Stage 1: a well-formed, known, unrevoked bearer key, else 401 `invalid_api_key`. A malformed
- * key is refused without a lookup. When the ledger cannot be read: 503 `policy_unavailable`.
- */
-export function authenticate(ctx: AppContext, req: Request): KeyIdentity {
-  const row = authenticatedKey(ctx, req);
-  return { keyId: row.id, accountId: row.accountId, kind: row.kind };
-}
-
-/** Stage 1 for the list route: the cached key row itself (no object per request). */
-function authenticatedKey(ctx: AppContext, req: Request): KeyRow {
-  const key = bearerToken(req);
-  if (!key) throw invalidKey();
-  const cache = cacheOf(ctx);
-  let row: KeyRow | undefined;
-  try {
-    cache.refresh();
-    const digest = digestKey(key);
-    // A digest the ledger knows is a well-formed key; anything else is checked before a lookup.
-    row = cache.knownKey(digest);
-    if (!row) {
-      if (!parseKey(key)) throw invalidKey();
-      row = cache.key(digest);
-    }
-  } catch (err) {
-    throw ledgerFailure("policy_unavailable", err);
-  }
-  if (!row || row.revokedMs !== null) throw invalidKey();
-  return row;
-}
 
 /**
  * What stage 2 derives from a key and its account alone: the bucket, its X-RateLimit-Limit, and
@@ -111,63 +80,110 @@ interface KeyTerms {
   /** Paid plans only, once resolved: it does not depend on the time or a trial. */
   grant: Grant | null;
 }
-const keyTerms = new WeakMap<KeyRow, KeyTerms>();
 
-function termsOf(key: KeyRow, account: Account): KeyTerms {
-  let terms = keyTerms.get(key);
-  if (terms?.account === account) return terms;
-  // Accounts without a plan are trial accounts or refused below; either way one bucket per account.
-  const bucket = bucketFor(account, key.id, account.plan === "none");
-  keyTerms.set(key, (terms = { account, bucket, limitHeader: String(bucket.capacity), grant: null }));
-  return terms;
-}
+/** Keys, accounts and admission for every route that takes a key; owns the access cache. */
+export class Access {
+  readonly #cache: AccessCache;
+  /** Dropped with the key rows they belong to (the cache's rows are the keys). */
+  readonly #terms = new WeakMap<KeyRow, KeyTerms>();
 
-export function authorizeList(ctx: AppContext, scope: RequestScope, request: { geo: boolean }): ListAccess {
-  const headers = scope.headers;
-  // Until the account's bucket is known, the published limit (401s report it too).
-  headers[H.rateLimit] = PUBLISHED_RATE_LIMIT[H.rateLimit];
-  const key = authenticatedKey(ctx, scope.req);
-
-  // Stage 2: policy, plan, trial state, email verification.
-  if (ctx.faults.take("policy_unavailable")) throw unavailable("policy_unavailable");
-  let account: Account | undefined;
-  try {
-    account = cacheOf(ctx).account(key.accountId);
-  } catch (err) {
-    throw ledgerFailure("policy_unavailable", err);
+  constructor(private readonly deps: AccessDeps) {
+    this.#cache = createAccessCache(deps.ledger);
   }
-  if (!account) throw new ApiError("account_not_provisioned", "This key's account has no usable access policy.");
-  const meter = ctx.meter;
-  const trialRow = account.plan === "none" ? withLedger("trial_unavailable", () => meter.readTrial(account.id)) : undefined;
-  const terms = termsOf(key, account);
-  headers[H.rateLimit] = terms.limitHeader;
-  // A paid plan's refusals (resolveGrant throws them) are never kept: they are re-decided each time.
-  const grant = account.plan === "none" ? resolveGrant(account, trialRow, ctx.clock.now()) : (terms.grant ??= resolveGrant(account, undefined, 0));
 
-  // Stage 3: request rate, then the row budget or the trial's capacity.
-  const allowance: RowAllowance | null =
-    grant.tier === "trial"
-      ? trialAllowance(account.id)
-      : grant.rowBudget !== null
-        ? budgetAllowance(account.id, grant.rowBudget)
-        : null;
-  if (ctx.faults.take("rate_limit_unavailable")) throw unavailable("rate_limit_unavailable");
-  const now = ctx.clock.now();
-  let verdict: BucketVerdict;
-  let refusal: ApiError | null;
-  try {
-    meter.assertWritable(rateLimitUnavailable);
-    verdict = meter.takeTokens(terms.bucket, requestCost(request.geo), now);
-    // The units stay spent even when the allowance refuses: the limiter admitted the request.
-    // Checked even when the limiter refuses, so a trial's 429 carries its X-Trial-* headers.
-    refusal = allowance?.check(meter, now) ?? null;
-  } catch (err) {
-    throw ledgerFailure("rate_limit_unavailable", err);
+  /** Forgets every key and account read (after the ledger was emptied or changed in place). */
+  clear(): void {
+    this.#cache.clear();
   }
-  if (allowance?.kind === "trial") Object.assign(headers, allowance.headers);
-  if (!verdict.admitted) throw rateLimited(terms.bucket, verdict);
-  if (refusal) throw refusal;
-  return new AdmittedList(ctx, scope, account.id, key.id, grant, allowance, verdict);
+
+  /**
+   * Stage 1: a well-formed, known, unrevoked bearer key, else 401 `invalid_api_key`. A malformed
+   * key is refused without a lookup. When the ledger cannot be read: 503 `policy_unavailable`.
+   */
+  authenticate(req: Request): KeyIdentity {
+    const row = this.authenticatedKey(req);
+    return { keyId: row.id, accountId: row.accountId, kind: row.kind };
+  }
+
+  /** Stage 1 for the list route: the cached key row itself (no object per request). */
+  private authenticatedKey(req: Request): KeyRow {
+    const key = bearerToken(req);
+    if (!key) throw invalidKey();
+    const cache = this.#cache;
+    let row: KeyRow | undefined;
+    try {
+      cache.refresh();
+      const digest = digestKey(key);
+      // A digest the ledger knows is a well-formed key; anything else is checked before a lookup.
+      row = cache.knownKey(digest);
+      if (!row) {
+        if (!parseKey(key)) throw invalidKey();
+        row = cache.key(digest);
+      }
+    } catch (err) {
+      throw ledgerFailure("policy_unavailable", err);
+    }
+    if (!row || row.revokedMs !== null) throw invalidKey();
+    return row;
+  }
+
+  private termsOf(key: KeyRow, account: Account): KeyTerms {
+    let terms = this.#terms.get(key);
+    if (terms?.account === account) return terms;
+    // Accounts without a plan are trial accounts or refused below; either way one bucket per account.
+    const bucket = bucketFor(account, key.id, account.plan === "none");
+    this.#terms.set(key, (terms = { account, bucket, limitHeader: String(bucket.capacity), grant: null }));
+    return terms;
+  }
+
+  /** Stages 1–3 of the list pipeline; throws the first refusal as an ApiError. */
+  authorizeList(scope: RequestScope, request: { geo: boolean }): ListAccess {
+    const { faults, meter, clock } = this.deps;
+    const headers = scope.headers;
+    // Until the account's bucket is known, the published limit (401s report it too).
+    headers[H.rateLimit] = PUBLISHED_RATE_LIMIT[H.rateLimit];
+    const key = this.authenticatedKey(scope.req);
+
+    // Stage 2: policy, plan, trial state, email verification.
+    if (faults.take("policy_unavailable")) throw unavailable("policy_unavailable");
+    let account: Account | undefined;
+    try {
+      account = this.#cache.account(key.accountId);
+    } catch (err) {
+      throw ledgerFailure("policy_unavailable", err);
+    }
+    if (!account) throw new ApiError("account_not_provisioned", "This key's account has no usable access policy.");
+    const trialRow = account.plan === "none" ? withLedger("trial_unavailable", () => meter.readTrial(account.id)) : undefined;
+    const terms = this.termsOf(key, account);
+    headers[H.rateLimit] = terms.limitHeader;
+    // A paid plan's refusals (resolveGrant throws them) are never kept: they are re-decided each time.
+    const grant = account.plan === "none" ? resolveGrant(account, trialRow, clock.now()) : (terms.grant ??= resolveGrant(account, undefined, 0));
+
+    // Stage 3: request rate, then the row budget or the trial's capacity.
+    const allowance: RowAllowance | null =
+      grant.tier === "trial"
+        ? trialAllowance(account.id)
+        : grant.rowBudget !== null
+          ? budgetAllowance(account.id, grant.rowBudget)
+          : null;
+    if (faults.take("rate_limit_unavailable")) throw unavailable("rate_limit_unavailable");
+    const now = clock.now();
+    let verdict: BucketVerdict;
+    let refusal: ApiError | null;
+    try {
+      meter.assertWritable(rateLimitUnavailable);
+      verdict = meter.takeTokens(terms.bucket, requestCost(request.geo), now);
+      // The units stay spent even when the allowance refuses: the limiter admitted the request.
+      // Checked even when the limiter refuses, so a trial's 429 carries its X-Trial-* headers.
+      refusal = allowance?.check(meter, now) ?? null;
+    } catch (err) {
+      throw ledgerFailure("rate_limit_unavailable", err);
+    }
+    if (allowance?.kind === "trial") Object.assign(headers, allowance.headers);
+    if (!verdict.admitted) throw rateLimited(terms.bucket, verdict);
+    if (refusal) throw refusal;
+    return new AdmittedList(this.deps, scope, account.id, key.id, grant, allowance, verdict);
+  }
 }
 
 const rateLimitUnavailable = () => unavailable("rate_limit_unavailable");
@@ -182,7 +198,7 @@ class AdmittedList implements ListAccess {
   #settled = false;
 
   constructor(
-    private readonly ctx: AppContext,
+    private readonly ctx: AccessDeps,
     private readonly scope: RequestScope,
     readonly accountId: number,
     readonly keyId: number,
@@ -245,7 +261,7 @@ class AdmittedList implements ListAccess {
  * ledger failed, or a trial reservation expired), the page is withheld: 503, no rows (spec).
  * settle(0) after a failure never throws, so it cannot mask the route's own error.
  */
-function settleHold(ctx: AppContext, allowance: RowAllowance, hold: Hold, rows: number, nowMs: number): void {
+function settleHold(ctx: AccessDeps, allowance: RowAllowance, hold: Hold, rows: number, nowMs: number): void {
   const code = allowance.kind === "trial" ? "trial_unavailable" : "rate_limit_unavailable";
   let live: boolean;
   try {

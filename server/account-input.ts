@@ -17,6 +17,8 @@ export const AccountInput = v.strictObject({
   rateSustained: v.optional(v.nullable(v.pipe(v.number(), v.integer(), v.minValue(1)))),
   rateBurst: v.optional(v.nullable(v.pipe(v.number(), v.integer(), v.minValue(1)))),
   policy: v.optional(v.picklist(POLICY_STATES)),
+  /** Active keys the owner may hold; 0 lets the owner create none. */
+  keyLimit: v.optional(v.pipe(v.number(), v.integer(), v.minValue(0))),
 });
 
 export type AccountInput = v.InferOutput<typeof AccountInput>;

@@ -1,19 +1,36 @@
 /**
- * App wiring: one H3 app, one route module per route family.
+ * App wiring: the route table (server/route-table.ts), filled by one module per route family,
+ * served by one H3 app.
  */
 import { H3 } from "h3";
 import type { AppContext } from "./context.ts";
 import { ApiError, renderError } from "./errors.ts";
-import { newRequestId } from "./handle.ts";
-import { healthRoutes } from "./routes/health.ts";
+import { h3Handler, newRequestId, type H3Scope, type RouteHandler } from "./handle.ts";
+import { RouteTable } from "./route-table.ts";
+import { developerRoutes } from "./routes/developers.ts";
 import { eventsRoutes } from "./routes/events.ts";
 import { handoffRoutes } from "./routes/handoffs.ts";
+import { healthRoutes } from "./routes/health.ts";
 import { mcpRoutes } from "./routes/mcp.ts";
 import { openapiRoutes } from "./routes/openapi.ts";
 import { pageRoutes } from "./routes/pages.ts";
 import { testModeRoutes } from "./routes/test-mode.ts";
 
-export function createApp(ctx: AppContext): H3 {
+/** Every route of the app, in one table. */
+export function createRouteTable(ctx: AppContext): RouteTable {
+  const routes = new RouteTable();
+  healthRoutes(routes, ctx);
+  eventsRoutes(routes, ctx);
+  handoffRoutes(routes, ctx);
+  pageRoutes(routes, ctx);
+  developerRoutes(routes, ctx);
+  openapiRoutes(routes, ctx);
+  mcpRoutes(routes, ctx);
+  if (ctx.config.testMode) testModeRoutes(routes, ctx);
+  return routes;
+}
+
+export function createApp(ctx: AppContext, routes: RouteTable = createRouteTable(ctx)): H3 {
   const app = new H3({
     silent: true,
     // Reached only for what no route handler caught: unmatched paths or methods and malformed
@@ -23,12 +40,12 @@ export function createApp(ctx: AppContext): H3 {
       return renderError(status < 500 ? new ApiError("not_found") : error, newRequestId());
     },
   });
-  healthRoutes(app, ctx);
-  eventsRoutes(app, ctx);
-  handoffRoutes(app, ctx);
-  pageRoutes(app, ctx);
-  openapiRoutes(app, ctx);
-  mcpRoutes(app, ctx);
-  if (ctx.config.testMode) testModeRoutes(app, ctx);
+  for (const { method, path, handler } of routes.entries) {
+    // A fast route's handler needs no h3 event, so it runs as well with one.
+    const h = h3Handler(handler as RouteHandler<H3Scope>);
+    if (method === "ALL") app.all(path, h);
+    else app.on(method, path, h);
+  }
+  routes.bindDispatch(async (req) => app.fetch(req));
   return app;
 }

@@ -11,7 +11,9 @@ import { openReplica } from "../db/replica.ts";
 import { createClock, type Clock } from "./clock.ts";
 import type { Config } from "./config.ts";
 import { createFaults, type Faults } from "./faults.ts";
+import { Access } from "./access.ts";
 import { createMeter, type Meter } from "./limits/meter.ts";
+import { ListService } from "./list/service.ts";
 
 export interface AppContext {
   config: Config;
@@ -23,12 +25,12 @@ export interface AppContext {
   faults: Faults;
   /** Rate buckets, delivered rows, trials and reservations of the request path. */
   meter: Meter;
-  /** Called after anything changes the replica so per-process caches can drop stale rows. */
-  onReplicaChange: Array<() => void>;
+  /** Keys, accounts and admission, with their cache (server/access.ts). */
+  access: Access;
+  /** `GET /v1/events` and every cache it uses (server/list/service.ts). */
+  list: ListService;
   /** The upstream a serving process streams from (`--sync-from postgres://…`), for /healthz. */
   upstream?: { status(): object };
-  /** Called after `/_test/reset` empties the ledger, for caches and in-memory counters. */
-  onLedgerReset: Array<() => void>;
   close(): void;
 }
 
@@ -42,20 +44,22 @@ export async function createContext(config: Config, clock: Clock = createClock()
   const secret = config.secret ?? ensureSetting(ledger, "secret", () => randomBytes(32).toString("base64url"));
   // One connection for every request-path read and the meter's writes: SQLite drops a
   // connection's page cache whenever another connection commits, and the meter commits every
-  // few milliseconds. A larger cache then keeps the recently created accounts' pages (issue 8).
+  // few milliseconds. A larger cache then keeps the recently created accounts' pages.
   ledger.exec(`PRAGMA cache_size = -${HOT_PATH.ledgerCacheKiB}`);
   const meter = createMeter(ledger);
+  const faults = createFaults();
+  const access = new Access({ ledger, meter, clock, faults });
+  const list = new ListService({ replica, access, clock, secret, baseUrl: config.baseUrl });
   return {
     config,
     clock,
     replica,
     ledger,
     secret,
-    faults: createFaults(),
+    faults,
     meter,
-    onReplicaChange: [],
-    // The meter's counters describe ledger rows that a reset deletes.
-    onLedgerReset: [() => meter.clear()],
+    access,
+    list,
     close() {
       meter.close();
       replica.close();
@@ -64,6 +68,13 @@ export async function createContext(config: Config, clock: Clock = createClock()
   };
 }
 
+/** After anything in this process changed the replica: caches that describe it start again. */
 export function notifyReplicaChange(ctx: AppContext): void {
-  for (const fn of ctx.onReplicaChange) fn();
+  ctx.list.caches.replicaChanged();
+}
+
+/** After the ledger was emptied (test mode's reset): the meter's counters and the access cache describe deleted rows. */
+export function notifyLedgerReset(ctx: AppContext): void {
+  ctx.meter.clear();
+  ctx.access.clear();
 }

@@ -3,13 +3,19 @@
  *   { error: { code, message, requestId } }
  * Ticket handoffs:
  *   { error: { code, message }, request_id, event_url? }
+ * The developer portal's JSON answers use the list envelope without the list's rate-limit and
+ * bearer headers (it authenticates by session cookie).
  * Unexpected errors never leak their message: they render as 500 internal_error.
  */
-import { HANDOFF_ERRORS, LIST_ERRORS, RATE, type HandoffErrorCode, type ListErrorCode } from "../db/contract.ts";
+import {
+  HANDOFF_ERRORS, LIST_ERRORS, PORTAL_ERRORS, RATE, type HandoffErrorCode, type ListErrorCode, type PortalErrorCode,
+} from "../db/contract.ts";
 
-export type Envelope = "list" | "handoff";
+export type Envelope = "list" | "handoff" | "portal";
 
-const DEFAULT_MESSAGES: Partial<Record<ListErrorCode | HandoffErrorCode, string>> = {
+type ErrorCode = ListErrorCode | HandoffErrorCode | PortalErrorCode;
+
+const DEFAULT_MESSAGES: Partial<Record<ErrorCode, string>> = {
   invalid_api_key: "A valid API key is required in the Authorization header as 'Bearer <key>'.",
   not_found: "No such resource.",
   internal_error: "An unexpected error occurred. It is safe to retry.",
@@ -19,7 +25,7 @@ export class ApiError extends Error {
   readonly status: number;
   readonly headers: Record<string, string>;
   constructor(
-    readonly code: ListErrorCode | HandoffErrorCode,
+    readonly code: ErrorCode,
     message?: string,
     options: {
       status?: number;
@@ -34,19 +40,15 @@ export class ApiError extends Error {
       options.status ??
       (this.envelope === "handoff"
         ? HANDOFF_ERRORS[code as HandoffErrorCode]
-        : LIST_ERRORS[code as ListErrorCode]) ??
+        : this.envelope === "portal"
+          ? PORTAL_ERRORS[code as PortalErrorCode]
+          : LIST_ERRORS[code as ListErrorCode]) ??
       500;
     this.headers = { ...options.headers };
     this.eventUrl = options.eventUrl;
   }
   readonly envelope: Envelope;
   readonly eventUrl: string | undefined;
-
-  /** Adds headers that were decided earlier in the pipeline (e.g. rate-limit headers). */
-  withHeaders(headers: Record<string, string>): this {
-    for (const [k, v] of Object.entries(headers)) if (!(k in this.headers)) this.headers[k] = v;
-    return this;
-  }
 }
 
 export const isApiError = (e: unknown): e is ApiError => e instanceof ApiError;
@@ -62,7 +64,7 @@ export function renderError(err: unknown, requestId: string, envelope: Envelope 
   if ((e.status === 401 || e.status === 500) && e.envelope === "list") {
     headers.set("x-ratelimit-limit", String(RATE.publishedLimit));
   }
-  if (e.status === 401) headers.set("www-authenticate", "Bearer");
+  if (e.status === 401 && e.envelope !== "portal") headers.set("www-authenticate", "Bearer");
   const body =
     e.envelope === "handoff"
       ? { error: { code: e.code, message: e.message }, request_id: requestId, ...(e.eventUrl ? { event_url: e.eventUrl } : {}) }

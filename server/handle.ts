@@ -2,11 +2,12 @@
  * The request wrapper every route uses: a request id on every response, errors rendered
  * through the one renderer, unexpected errors logged (never with a key) and hidden.
  *
- * Two ways in, one behaviour: `handle` wraps a route for h3; `direct` wraps the same function
- * for `Bun.serve`'s own router, which the hot list endpoint uses on Bun (server/listen.ts): it
- * skips h3's event, URL and response layers, about an eighth of a cached page's cost (issue 8).
+ * `handle` describes a route for the route table (server/route-table.ts); two ways in run it with
+ * one behaviour: `h3Handler` for the h3 app, and `direct` for `Bun.serve`'s own router, which the
+ * hot list endpoint uses on Bun (server/listen.ts): it skips h3's event, URL and response
+ * layers, about an eighth of a cached page's cost (test/bench/RESULTS.md).
  */
-import { defineHandler, type H3, type H3Event } from "h3";
+import { defineHandler, type H3Event } from "h3";
 import { isApiError, renderError, type Envelope } from "./errors.ts";
 
 export interface RequestScope {
@@ -24,7 +25,7 @@ export interface RequestScope {
 /** What an h3 route sees: the event is always there. */
 export type H3Scope = RequestScope & { event: H3Event };
 
-type Route<S extends RequestScope = RequestScope> = (scope: S) => Response | Promise<Response>;
+export type Route<S extends RequestScope = RequestScope> = (scope: S) => Response | Promise<Response>;
 
 export interface RouteOptions {
   /** The route's own responses carry x-request-id already (errors are stamped here either way). */
@@ -35,9 +36,27 @@ export function newRequestId(): string {
   return crypto.randomUUID();
 }
 
-export function handle(fn: Route<H3Scope>, envelope: Envelope = "list", options: RouteOptions = {}) {
+/** A route's function with how its errors render, as `handle` describes it (server/route-table.ts). */
+export interface RouteHandler<S extends RequestScope = H3Scope> {
+  run(scope: S): Response | Promise<Response>;
+  envelope: Envelope;
+  options: RouteOptions;
+}
+
+/** Describes a route for the route table: the function, its error envelope and options. */
+export function handle<S extends RequestScope = H3Scope>(run: Route<S>, envelope: Envelope = "list", options: RouteOptions = {}): RouteHandler<S> {
+  return { run, envelope, options };
+}
+
+/** The route as an h3 handler. */
+export function h3Handler(route: RouteHandler<H3Scope>) {
   return defineHandler((event) =>
-    run<H3Scope>({ event, req: event.req, url: event.url, search: event.url.search, requestId: newRequestId(), headers: {} }, fn, envelope, options),
+    run<H3Scope>(
+      { event, req: event.req, url: event.url, search: event.url.search, requestId: newRequestId(), headers: {} },
+      route.run,
+      route.envelope,
+      route.options,
+    ),
   );
 }
 
@@ -67,19 +86,9 @@ class DirectScope implements RequestScope {
 }
 
 /** The same route for a router that hands over the bare Request (Bun.serve `routes`). */
-export function direct(fn: Route, envelope: Envelope = "list", options: RouteOptions = {}): (req: Request) => Response | Promise<Response> {
+export function direct(route: RouteHandler<RequestScope>): (req: Request) => Response | Promise<Response> {
+  const { run: fn, envelope, options } = route;
   return (req) => run(new DirectScope(req, req.url), fn, envelope, options);
-}
-
-/** Path → method → handler, served by Bun's router ahead of h3 (server/listen.ts). */
-export type DirectRoutes = Record<string, Record<string, (req: Request) => Response | Promise<Response>>>;
-const directRoutes = new WeakMap<H3, DirectRoutes>();
-
-/** The app's direct routes; a route module adds to it beside its h3 registration. */
-export function directRoutesOf(app: H3): DirectRoutes {
-  let routes = directRoutes.get(app);
-  if (!routes) directRoutes.set(app, (routes = {}));
-  return routes;
 }
 
 function run<S extends RequestScope>(scope: S, fn: Route<S>, envelope: Envelope, options: RouteOptions): Response | Promise<Response> {

@@ -4,9 +4,10 @@
  * rejected without a ledger lookup. Only the SHA-256 digest of a key is ever stored.
  */
 import { createHash, randomBytes } from "node:crypto";
-import { insertKey } from "../db/accounts.ts";
+import { insertKey, type KeyOrigin } from "../db/accounts.ts";
 import { KEY_KINDS, type KeyKind } from "../db/contract.ts";
 import type { Db } from "../db/driver.ts";
+import { onBun } from "../db/runtime.ts";
 
 const BASE62 = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz";
 const RANDOM_CHARS = 32;
@@ -50,7 +51,7 @@ export function parseKey(key: string): KeyKind | null {
 
 /** Bun's own SHA-256 where it runs: no hash object per call, which every request would make. */
 const sha256Hex: (text: string) => string =
-  typeof Bun !== "undefined"
+  onBun
     ? (text) => Bun.SHA256.hash(text, "hex")
     : (text) => createHash("sha256").update(text).digest("hex");
 
@@ -78,9 +79,15 @@ export function bearerToken(req: Request): string | null {
 }
 
 /** Creates a key for an account: returns the key (shown once) and its id; stores only the digest. */
-export function issueKey(ledger: Db, accountId: number, kind: KeyKind, nowMs: number): { id: number; key: string; prefix: string } {
+export function issueKey(
+  ledger: Db,
+  accountId: number,
+  kind: KeyKind,
+  nowMs: number,
+  origin: KeyOrigin = {},
+): { id: number; key: string; prefix: string } {
   const key = generateKey(kind);
   const prefix = displayPrefix(key);
-  const id = insertKey(ledger, accountId, kind, digestKey(key), prefix, nowMs);
+  const id = insertKey(ledger, accountId, kind, digestKey(key), prefix, nowMs, origin);
   return { id, key, prefix };
 }

@@ -1,25 +1,38 @@
 /**
  * Puts the app on a port. On Bun, `Bun.serve` hands each request straight to the app: h3's
  * portable `serve` (srvx) wraps every request and response, which cost the list endpoint about
- * a sixth of its throughput (issue 8, test/bench/RESULTS.md). Bun's router also takes the
- * app's direct routes (server/handle.ts `direct`), the same handlers without h3 in between;
- * every other path and method still goes to the app. Elsewhere (Node), h3's `serve`.
+ * a sixth of its throughput (test/bench/RESULTS.md). Bun's router also takes the route table's
+ * fast routes (server/route-table.ts), the same handlers without h3 in between; every other path
+ * and method still goes to the app. Elsewhere (Node), h3's `serve`.
  */
 import { serve, type H3 } from "h3";
-import { directRoutesOf } from "./handle.ts";
+import { onBun } from "../db/runtime.ts";
+import { direct } from "./handle.ts";
+import type { RouteTable } from "./route-table.ts";
 
 export interface Listener {
   close(): Promise<void>;
 }
 
-export async function listen(app: H3, options: { port: number; hostname: string }): Promise<Listener> {
-  if (typeof Bun !== "undefined") {
+type BunRoutes = Record<string, Record<string, (req: Request) => Response | Promise<Response>>>;
+
+/** The table's fast routes in the shape of `Bun.serve`'s `routes`. */
+export function bunRoutes(routes: RouteTable): BunRoutes {
+  const out: BunRoutes = {};
+  for (const { method, path, handler, fast } of routes.entries) {
+    if (fast) (out[path] ??= {})[method] = direct(handler);
+  }
+  return out;
+}
+
+export async function listen(app: H3, routes: RouteTable, options: { port: number; hostname: string }): Promise<Listener> {
+  if (onBun) {
     // development: false — whatever NODE_ENV says, never Bun's error page with a stack trace.
     const server = Bun.serve({
       port: options.port,
       hostname: options.hostname,
       development: false,
-      routes: directRoutesOf(app),
+      routes: bunRoutes(routes),
       fetch: (req) => app.fetch(req),
     });
     return { close: () => server.stop(true) };

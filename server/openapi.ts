@@ -9,36 +9,11 @@ import type * as v from "valibot";
 import { HANDOFF, HANDOFF_ERRORS, LIST_ERRORS, SPEC_VERSION } from "../db/contract.ts";
 import { handoffResponseHeaders, listResponseHeaders, publicResponseHeaders, type HeaderObject } from "./openapi-headers.ts";
 import { listParameters, type JsonSchema } from "./openapi-params.ts";
+import { buildPortalOpenApi } from "./openapi-portal.ts";
+import type { OpenApiDocument, Operation, ResponseObject } from "./openapi-types.ts";
 import * as schemas from "./schemas.ts";
 
-export type OpenApiDocument = {
-  openapi: "3.1.0";
-  info: { title: string; version: string; description: string };
-  servers: Array<{ url: string; description?: string }>;
-  paths: Record<string, Record<string, Operation>>;
-  components: {
-    schemas: Record<string, JsonSchema>;
-    securitySchemes: Record<string, unknown>;
-  };
-  tags: Array<{ name: string; description: string }>;
-};
-
-export type Operation = {
-  operationId: string;
-  summary: string;
-  description: string;
-  tags: string[];
-  security: Array<Record<string, string[]>>;
-  parameters?: unknown[];
-  requestBody?: unknown;
-  responses: Record<string, ResponseObject>;
-};
-
-export type ResponseObject = {
-  description: string;
-  headers?: Record<string, HeaderObject>;
-  content?: Record<string, { schema: JsonSchema }>;
-};
+export type { OpenApiDocument, Operation, ResponseObject } from "./openapi-types.ts";
 
 const CONVERT = { target: "draft-2020-12", overrideRef: (c: { referenceId: string }) => ref(c.referenceId) } as const;
 const ref = (name: string) => `#/components/schemas/${name}`;
@@ -120,6 +95,8 @@ export function buildOpenApiDocument(options: { baseUrl: string }): OpenApiDocum
     handoffResponses[status] = errorResponse(`HandoffError${status}`, status, codes, schema, handoffResponseHeaders(status));
   }
 
+  const developers = buildPortalOpenApi();
+
   return {
     openapi: "3.1.0",
     info: {
@@ -133,6 +110,7 @@ export function buildOpenApiDocument(options: { baseUrl: string }): OpenApiDocum
       { name: "Ticket handoffs", description: "Short-lived handoffs to an external ticket seller's checkout." },
       { name: "Contract", description: "This machine-readable description and its reference page." },
       { name: "MCP", description: "The same actions as Model Context Protocol tools." },
+      developers.tag,
     ],
     paths: {
       "/v1/events": {
@@ -190,15 +168,17 @@ export function buildOpenApiDocument(options: { baseUrl: string }): OpenApiDocum
         },
       },
       "/mcp": { post: mcpOperation(listResponses[401]) },
+      ...developers.paths,
     },
     components: {
-      schemas: { ...componentSchemas(), ...errorSchemas },
+      schemas: { ...componentSchemas(), ...errorSchemas, ...developers.schemas },
       securitySchemes: {
         bearerAuth: {
           type: "http",
           scheme: "bearer",
           description: "`Authorization: Bearer <API_KEY>`. Keys are shown once at creation; only a SHA-256 digest is stored.",
         },
+        ...developers.securitySchemes,
       },
     },
   };

@@ -7,11 +7,11 @@
  * Schemas read `string → checks → transform → typed value → bounds`, so a JSON Schema of the
  * converted value (to-json-schema `typeMode: "output"`) shows integers, booleans and enums.
  * Rules that span several values (empty values dropped, repeats, comma splitting) live in
- * server/list-query.ts, which applies these schemas in the documented order.
+ * server/list/parse.ts, which applies these schemas in the documented order.
  */
 import * as v from "valibot";
 import { AGGREGATOR_VENDORS, LIST, TRIAL, US_STATES } from "../db/contract.ts";
-import { parseIsoInstant } from "../sync/records.ts";
+import { parseIsoInstant } from "../db/instant.ts";
 import { LatitudeParam, LongitudeParam, PolygonParam, RadiusParam } from "./params-geo.ts";
 
 /** CONTRACT §5: booleans are exactly `true` or `false`. */

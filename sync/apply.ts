@@ -50,7 +50,6 @@ function statements(db: Db) {
 }
 
 type Statements = ReturnType<typeof statements>;
-const prepared = new WeakMap<Db, Statements>();
 
 /** One decoded record: its seq, and what the snapshot's change tracking needs to know. */
 interface Row {
@@ -145,8 +144,8 @@ function skipRest(d: RowDecoder, kind: RowKind): void {
  * `within` runs last inside the same transaction.
  */
 export function applyRows(db: Db, batch: RowBatch, within?: () => void): ApplyResult {
-  let s = prepared.get(db);
-  if (!s) prepared.set(db, (s = statements(db)));
+  // Once per batch; the driver keeps each prepared statement by its SQL.
+  const s = statements(db);
   const stmts = s;
   return db.transaction(() => {
     let watermark = readWatermark(db);

@@ -1,8 +1,9 @@
 /**
- * Served fields derived from upstream records (CONTRACT §3). Computed once at apply time.
+ * Served fields derived from upstream records (docs/upstream-records.md, Derived fields). Computed once at apply time.
  */
 import { CATEGORIES, FREE_COST_TEXTS } from "../db/contract.ts";
-import { parseIsoInstant, type EventRecord } from "./records.ts";
+import { isoUtc, parseIsoInstant } from "../db/instant.ts";
+import type { EventRecord } from "./record-schema.ts";
 
 const categorySet = new Set<string>(CATEGORIES);
 const freeTexts = new Set<string>(FREE_COST_TEXTS);
@@ -82,10 +83,4 @@ export function deriveTicketing(e: EventRecord["event"], website: string | null)
 export function deriveInstant(s: string): { ms: number; iso: string } {
   const ms = parseIsoInstant(s)!;
   return { ms, iso: s.length === 20 && s[10] === "T" && s[19] === "Z" ? s : isoUtc(ms) };
-}
-
-/** Normalizes an instant to 'YYYY-MM-DDTHH:MM:SSZ' (or with .sss when it has millis). */
-export function isoUtc(ms: number): string {
-  const s = new Date(ms).toISOString();
-  return s.endsWith(".000Z") ? s.slice(0, -5) + "Z" : s;
 }

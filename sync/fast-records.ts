@@ -1,5 +1,5 @@
 /**
- * A hand-written fast path for the record schema of sync/records.ts, because validation is a
+ * A hand-written fast path for the record schema of sync/record-schema.ts, because validation is a
  * large share of a bulk sync (measured: valibot ~4 µs a record, this ~0.5 µs). It accepts only
  * records the valibot schema accepts and returns the same output (defaults filled in, unknown
  * keys dropped); anything it is unsure about returns `undefined`, and the caller falls back to
@@ -7,7 +7,7 @@
  * checks the equivalence with fast-check.
  */
 import { EVENT_STATUSES, GEOCODE_PRECISIONS } from "../db/contract.ts";
-import type { UpstreamRecord } from "./records.ts";
+import type { UpstreamRecord } from "./record-schema.ts";
 
 type Json = Record<string, unknown>;
 

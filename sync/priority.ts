@@ -13,6 +13,7 @@
  */
 import { readdirSync } from "node:fs";
 import { setPriority } from "node:os";
+import { onBun } from "../db/runtime.ts";
 
 export const SYNC_PRIORITIES = ["background", "normal"] as const;
 
@@ -38,7 +39,7 @@ function threadIds(): number[] {
 
 /** A function that moves one thread (0: the calling one) to SCHED_IDLE, or null where it cannot. */
 async function schedIdle(): Promise<((tid: number) => boolean) | null> {
-  if (process.platform !== "linux" || typeof (globalThis as { Bun?: unknown }).Bun === "undefined") return null;
+  if (process.platform !== "linux" || !onBun) return null;
   const { dlopen, FFIType, ptr } = await import("bun:ffi");
   const param = new Int32Array(1); // struct sched_param { int sched_priority = 0 }
   for (const libc of ["libc.so.6", "libc.so"]) {

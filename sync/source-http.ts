@@ -7,7 +7,7 @@
  * stopped. `--follow` asks again every few seconds for what was appended.
  */
 import { SYNC } from "../db/contract.ts";
-import { sleep, splitLines, type RecordSource, type SourceOptions } from "./source.ts";
+import { sleep, splitLines, type RecordSource, type SourceOptions } from "./source-lines.ts";
 
 export class HttpSourceError extends Error {}
 
@@ -19,7 +19,9 @@ async function* fetchFrom(url: string, offset: number, signal?: AbortSignal): As
   } catch (err) {
     if (signal?.aborted) return;
     const cause = (err as { cause?: { code?: string; message?: string } }).cause;
-    throw new HttpSourceError(`cannot fetch ${url} (${cause?.code ?? cause?.message ?? (err as Error).message}); check the URL and that the server is up`);
+    throw new HttpSourceError(
+      `cannot fetch ${url} (${cause?.code ?? cause?.message ?? (err as Error).message}); check the URL and that the server is up`,
+    );
   }
   if (res.status === 416) return; // nothing past the offset yet
   if (!res.ok) throw new HttpSourceError(`GET ${url} answered ${res.status} ${res.statusText}; check the URL`);

@@ -15,39 +15,44 @@ import { applyBulkSettings, lineBuffers, rowBuffers, type FromWriter, type ToWri
 
 declare const self: Worker;
 
-let db: Db | undefined;
-let failed: string | undefined;
 const reply = (m: FromWriter, transfer: Transferable[] = []) => self.postMessage(m, transfer);
 
+/** The thread's connection and whether a batch failed live in this closure, for the thread's life. */
+function serve(): void {
+  let db: Db | undefined;
+  let failed: string | undefined;
 
-self.onmessage = async (e: MessageEvent<ToWriter>) => {
-  const m = e.data;
-  try {
-    if (failed !== undefined && (m.type === "batch" || m.type === "lines")) {
-      return reply({ type: "failed", message: `not applied: an earlier batch failed (${failed})` });
+  self.onmessage = async (e: MessageEvent<ToWriter>) => {
+    const m = e.data;
+    try {
+      if (failed !== undefined && (m.type === "batch" || m.type === "lines")) {
+        return reply({ type: "failed", message: `not applied: an earlier batch failed (${failed})` });
+      }
+      switch (m.type) {
+        case "open":
+          db = await openDb(m.path, { synchronous: "NORMAL" });
+          db.exec(`PRAGMA busy_timeout = ${Math.max(0, Math.floor(m.busyTimeoutMs))}`);
+          applyBulkSettings(db); // for this connection's life, which is the run's
+          return reply({ type: "ready" });
+        // A batch goes back with the answer: its arrays are the next batch's to fill.
+        case "batch":
+          return reply({ type: "applied", result: applyRows(db!, m.batch), rows: m.batch }, rowBuffers(m.batch));
+        case "lines":
+          return reply({ type: "applied", result: applyLines(db!, m.batch), lines: m.batch }, lineBuffers(m.batch));
+        case "refresh":
+          return reply({ type: "refreshed", events: refreshServingSnapshot(db!, m.nowMs) });
+        case "close":
+          db?.close();
+          db = undefined;
+          return reply({ type: "closed" });
+      }
+    } catch (err) {
+      const message = err instanceof Error ? err.message : String(err);
+      if (m.type === "batch" || m.type === "lines") failed = message;
+      if (err instanceof RecordError) return reply({ type: "invalid", line: err.line, detail: err.detail });
+      reply({ type: "failed", message });
     }
-    switch (m.type) {
-      case "open":
-        db = await openDb(m.path, { synchronous: "NORMAL" });
-        db.exec(`PRAGMA busy_timeout = ${Math.max(0, Math.floor(m.busyTimeoutMs))}`);
-        applyBulkSettings(db); // for this connection's life, which is the run's
-        return reply({ type: "ready" });
-      // A batch goes back with the answer: its arrays are the next batch's to fill.
-      case "batch":
-        return reply({ type: "applied", result: applyRows(db!, m.batch), rows: m.batch }, rowBuffers(m.batch));
-      case "lines":
-        return reply({ type: "applied", result: applyLines(db!, m.batch), lines: m.batch }, lineBuffers(m.batch));
-      case "refresh":
-        return reply({ type: "refreshed", events: refreshServingSnapshot(db!, m.nowMs) });
-      case "close":
-        db?.close();
-        db = undefined;
-        return reply({ type: "closed" });
-    }
-  } catch (err) {
-    const message = err instanceof Error ? err.message : String(err);
-    if (m.type === "batch" || m.type === "lines") failed = message;
-    if (err instanceof RecordError) return reply({ type: "invalid", line: err.line, detail: err.detail });
-    reply({ type: "failed", message });
-  }
-};
+  };
+}
+
+serve();

@@ -8,7 +8,8 @@
  * cannot start (a compiled binary without the thread's entry point), batches are applied in-thread.
  */
 import { SYNC } from "../db/contract.ts";
-import { runtimeDriver, type Db } from "../db/driver.ts";
+import type { Db } from "../db/driver.ts";
+import { onBun } from "../db/runtime.ts";
 import { applyRows, type ApplyResult } from "./apply.ts";
 import { applyLines, type LineBatch } from "./lines.ts";
 import { RecordError } from "./records.ts";
@@ -112,7 +113,7 @@ export function inThreadWriter(db: Db): BatchWriter {
 /** The writer for a run: a thread when the runtime, the replica and the input size make it pay. */
 export async function openWriter(db: Db, inputBytes: number | undefined): Promise<BatchWriter> {
   const threaded =
-    runtimeDriver === "bun:sqlite" && db.path !== ":memory:" && db.path !== "" && (inputBytes ?? Infinity) >= THREAD_MIN_BYTES;
+    onBun && db.path !== ":memory:" && db.path !== "" && (inputBytes ?? Infinity) >= THREAD_MIN_BYTES;
   if (!threaded) return inThreadWriter(db);
   return (await startThread(db)) ?? inThreadWriter(db);
 }

@@ -10,7 +10,8 @@ import { AGGREGATOR_VENDORS, CATEGORIES, DEMO, GEOCODE_PRECISIONS, US_STATES } f
 import { deriveCost, vendorOf } from "../sync/derive.ts";
 import { demoChunks, demoRecords } from "../sync/demo/generate.ts";
 import { KNOWN_ZONES, localToUtcMs, PLACES } from "../sync/demo/places.ts";
-import { parseIsoInstant, parseRecordLine } from "../sync/records.ts";
+import { parseIsoInstant } from "../db/instant.ts";
+import { parseRecordLine } from "../sync/records.ts";
 import { BUN, ROOT } from "./harness.ts";
 
 const digest = (options: { events: number; seed: string; anchor: string }) => {

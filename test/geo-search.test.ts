@@ -8,7 +8,8 @@ import { join } from "node:path";
 import fc from "fast-check";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { Db } from "../db/driver.ts";
-import { circleBoxes, findGeoCandidates, type GeoFilter } from "../db/geo.ts";
+import { distance } from "@turf/distance";
+import { circleBoxes, findGeoCandidates, GeoIndex, greatCircleMiles, type GeoFilter } from "../db/geo.ts";
 import { openReplica } from "../db/replica.ts";
 import { refreshSnapshot } from "../db/snapshot.ts";
 import { applyBatch } from "../sync/apply.ts";
@@ -149,8 +150,10 @@ describe("findGeoCandidates: polygons match the brute-force reference", () => {
   });
 });
 
-describe("findGeoCandidates follows the replica", () => {
+describe("GeoIndex follows the replica", () => {
   it("drops a venue once hidden or moved, and admits one newly placed", () => {
+    const index = new GeoIndex(replica, 8);
+    const findGeoCandidates = (db: typeof replica, f: GeoFilter, centroids: boolean) => index.find(f, centroids);
     const c = circle(44.5, -100.3, 2); // central South Dakota: empty in the fixture
     const base = 900_000;
     const placed: RefVenue[] = [0, 1, 2].map((i) => ({
@@ -158,12 +161,25 @@ describe("findGeoCandidates follows the replica", () => {
     }));
     apply(placed.map(venueLine));
     expect(findGeoCandidates(replica, c, false).venueIds).toEqual([base, base + 1, base + 2]);
-    // The same search again is answered from the cache until the replica changes.
+    // The same search again is answered from the kept results until the replica changes.
     expect(findGeoCandidates(replica, c, false)).toBe(findGeoCandidates(replica, c, false));
     apply([venueLine({ ...placed[0], visible: false }), venueLine({ ...placed[1], lat: 45.5 })]);
     expect(findGeoCandidates(replica, c, false).venueIds).toEqual([base + 2]);
     apply([{ type: "delete", seq: ++seq, entity: "venue", id: base + 2 }]);
     expect(findGeoCandidates(replica, c, false).venueIds).toEqual([]);
+  });
+});
+
+describe("greatCircleMiles", () => {
+  it("equals @turf/distance in miles to the bit, for any two points", () => {
+    const lat = fc.double({ min: -90, max: 90, noNaN: true });
+    const lng = fc.double({ min: -180, max: 180, noNaN: true });
+    fc.assert(
+      fc.property(lat, lng, lat, lng, (aLat, aLng, bLat, bLng) => {
+        expect(greatCircleMiles(aLat, aLng, bLat, bLng)).toBe(distance([aLng, aLat], [bLng, bLat], { units: "miles" }));
+      }),
+      { numRuns: 2000 },
+    );
   });
 });
 

@@ -25,12 +25,12 @@ export interface Target {
   close(): Promise<void>;
 }
 
-export async function startInProcess(): Promise<Target> {
+export async function startInProcess(options: { baseUrl?: string } = {}): Promise<Target> {
   const { createApp } = await import("../server/app.ts");
   const { createContext } = await import("../server/context.ts");
   const { resolveConfig } = await import("../server/config.ts");
   const dir = mkdtempSync(join(tmpdir(), "marquee-test-"));
-  const baseUrl = "http://marquee.test";
+  const baseUrl = options.baseUrl ?? "http://marquee.test";
   const ctx = await createContext(resolveConfig({ dbPath: join(dir, "marquee.db"), testMode: true, baseUrl }, {}));
   const app = createApp(ctx);
   return {

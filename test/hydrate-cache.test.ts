@@ -1,5 +1,5 @@
 /**
- * The hydration row cache (db/hydrate.ts, issue 8): cached rows serve a page only while the
+ * The kept hydrated events (db/hydrate.ts HydratedEvents): kept rows serve a page only while the
  * replica is in the state they were read from. A write on the serving connection itself
  * (test-mode records, in-process sync) and a commit by another connection (`marquee sync`)
  * must each be visible on the next page, and the serialized fragments must be byte for byte
@@ -12,7 +12,7 @@ import { afterAll, beforeAll, expect, it } from "vitest";
 import type { Db } from "../db/driver.ts";
 import { openDb } from "../db/driver.ts";
 import type { PageFilter, PagePosition } from "../db/events-query.ts";
-import { forgetHydratedRows, hydratePage, hydratePageJson } from "../db/hydrate.ts";
+import { HydratedEvents, hydratePage, hydratePageJson, readReplicaState, type Hydration } from "../db/hydrate.ts";
 import { openReplica } from "../db/replica.ts";
 import { refreshSnapshot } from "../db/snapshot.ts";
 import { applyBatch } from "../sync/apply.ts";
@@ -30,7 +30,10 @@ const filter: PageFilter = {
   excludeSoldOut: false, excludeAggregators: false,
 };
 const h = { baseUrl: "http://marquee.test", distanceMiles: null };
-const titles = (d: Db) => hydratePage(d, keys, filter, h).map((e) => e.title);
+const events = new HydratedEvents(h.baseUrl, 1 << 20);
+/** A page through the kept events, as the list path reads it (the state read with the rows). */
+const kept = (d: Db, hd: Hydration = h) => hydratePageJson(d, events, readReplicaState(d), keys, filter, hd);
+const titles = (d: Db) => kept(d).map((j) => (JSON.parse(j) as { title: string }).title);
 
 beforeAll(async () => {
   dir = mkdtempSync(join(tmpdir(), "marquee-hydrate-"));
@@ -55,7 +58,7 @@ it("serializes each event exactly as JSON.stringify of the shaped Event, with an
     const hd = { ...h, distanceMiles };
     // Twice: the second read comes from the cache.
     for (let round = 0; round < 2; round++) {
-      const fragments = hydratePageJson(db, keys, filter, hd);
+      const fragments = kept(db, hd);
       expect(fragments).toEqual(hydratePage(db, keys, filter, hd).map((e) => JSON.stringify(e)));
       expect(fragments).toHaveLength(6);
     }
@@ -67,7 +70,7 @@ it("sees a write made on the serving connection itself", () => {
   db.prepare("UPDATE events SET title = 'Renamed here' WHERE id = 1").run();
   expect(titles(db)[0]).toBe("Renamed here");
   db.prepare("UPDATE events SET status = 'cancelled' WHERE id = 2").run();
-  expect(hydratePage(db, keys, filter, h).map((e) => e.id)).toEqual([1, 3, 4, 5, 6]);
+  expect(kept(db).map((j) => (JSON.parse(j) as { id: number }).id)).toEqual([1, 3, 4, 5, 6]);
 });
 
 it("sees a commit made by another connection", async () => {
@@ -81,8 +84,19 @@ it("sees a commit made by another connection", async () => {
   expect(titles(db)).toContain("Renamed elsewhere");
 });
 
-it("forgets the cached rows on request", () => {
+it("keeps rows while the state holds, and forgets them on request", () => {
   titles(db);
-  forgetHydratedRows(db);
+  expect(events.bytes).toBeGreaterThan(0);
+  // One entry per selected event, the cancelled one kept as "not servable".
+  expect(events.size).toBe(keys.length);
+  events.clear();
+  expect(events.bytes).toBe(0);
   expect(titles(db)).toHaveLength(5);
+});
+
+it("bounds the kept rows by bytes", () => {
+  const small = new HydratedEvents(h.baseUrl, 2_000);
+  hydratePageJson(db, small, readReplicaState(db), keys, filter, h);
+  expect(small.bytes).toBeGreaterThan(0);
+  expect(small.bytes).toBeLessThanOrEqual(2_000);
 });

@@ -1,5 +1,5 @@
 /**
- * The page cache (server/list-page-cache.ts, issue 8): whenever it answers, its selection must
+ * The page cache (server/list/page-cache.ts, issue 8): whenever it answers, its selection must
  * equal a fresh `selectPage`, and its hydrated body a fresh hydration, for the request's window.
  * Windows slide forward with a random clock over a replica of short and long events (the
  * default window), stay pinned (a cursor), or keep their start while the end moves (explicit
@@ -13,11 +13,12 @@ import { join } from "node:path";
 import { afterAll, beforeAll, expect, it } from "vitest";
 import type { Db } from "../db/driver.ts";
 import { readConsistently, selectPage, type PageFilter, type PageSelection } from "../db/events-query.ts";
-import { hydratePageJson, readReplicaState, type LiveBounds } from "../db/hydrate.ts";
+import { HydratedEvents, hydratePage, hydratePageJson, readReplicaState, type LiveBounds } from "../db/hydrate.ts";
+import { readSnapshotStats, SnapshotEstimates } from "../db/snapshot-stats.ts";
 import { openReplica } from "../db/replica.ts";
 import { refreshSnapshot } from "../db/snapshot.ts";
-import { createPageCache, pageCacheKey, type PageCache } from "../server/list-page-cache.ts";
-import type { ListWindow } from "../server/list-window.ts";
+import { createPageCache, pageCacheKey, type PageCache } from "../server/list/page-cache.ts";
+import type { ListWindow } from "../server/list/window.ts";
 import { applyBatch } from "../sync/apply.ts";
 import { parseRecordLine } from "../sync/records.ts";
 import { eventRecord, venueRecord } from "./records.ts";
@@ -45,6 +46,10 @@ beforeAll(async () => {
   db.exec(`UPDATE events SET start_ms = start_ms + ${2 * HOUR}, end_ms = NULL WHERE id % 4 = 0`);
   db.exec("DELETE FROM events WHERE id % 13 = 0");
 });
+
+/** The snapshot as a selection reads it, estimates fresh each time. */
+const view = () => ({ stats: readSnapshotStats(db), estimates: new SnapshotEstimates(100) });
+const events = new HydratedEvents("http://x", 1 << 24);
 
 afterAll(() => {
   db.close();
@@ -99,7 +104,7 @@ function walkRequests(seed: number, visit: (v: Visit) => boolean): number {
         const key = pageCacheKey(`?state=${stateFilter ?? ""}`, limit, window);
         const filter = filterFor(window, stateFilter);
         readConsistently(db, () => {
-          const fresh = selectPage(db, filter, null, limit);
+          const fresh = selectPage(db, view(), filter, null, limit);
           if (visit({ cache, key, window, filter, limit, state: readReplicaState(db), fresh })) hits++;
         });
       }
@@ -129,7 +134,7 @@ it("answers only with the body a fresh hydration would make", () => {
   const hits = walkRequests(43, ({ cache, key, window, filter, state, fresh }) => {
     const cached = cache.getBody(key, state, window);
     if (cached) {
-      const data = hydratePageJson(db, fresh.keys, filter, h).join(",");
+      const data = hydratePage(db, fresh.keys, filter, h).map((e) => JSON.stringify(e)).join(",");
       expect(new TextDecoder().decode(cached.body.head)).toBe(`{"data":[${data}],"page":`);
       expect(cached.selection.hasMore).toBe(fresh.hasMore);
       return true;
@@ -137,7 +142,7 @@ it("answers only with the body a fresh hydration would make", () => {
     let selection = cache.get(key, state, window);
     if (!selection) cache.set(key, state, window, (selection = fresh));
     const bounds: LiveBounds = { latestAfterMs: Infinity, droppedAfterClose: false };
-    const json = hydratePageJson(db, selection.keys, filter, h, bounds);
+    const json = hydratePageJson(db, events, state, selection.keys, filter, h, bounds);
     const head = new TextEncoder().encode(`{"data":[${json.join(",")}],"page":`);
     cache.setBody(key, selection, { head, count: json.length, window: { ...window }, bounds });
     return false;
@@ -150,7 +155,7 @@ it("drops an entry when the replica's state moved", () => {
   const w = { afterMs: T0, beforeMs: T0 + 10 * HOUR };
   const key = pageCacheKey("", 5, w);
   const state = readReplicaState(db);
-  cache.set(key, state, w, selectPage(db, filterFor(w, null), null, 5));
+  cache.set(key, state, w, selectPage(db, view(), filterFor(w, null), null, 5));
   expect(cache.get(key, state, w)).toBeDefined();
   db.prepare("UPDATE events SET title = 'x' WHERE id = 1").run();
   expect(readReplicaState(db)).not.toBe(state);
@@ -162,7 +167,7 @@ it("never serves a window that moved back", () => {
   const w = { afterMs: T0 + HOUR, beforeMs: T0 + 11 * HOUR };
   const key = pageCacheKey("", 5, w);
   const state = readReplicaState(db);
-  cache.set(key, state, w, selectPage(db, filterFor(w, null), null, 5));
+  cache.set(key, state, w, selectPage(db, view(), filterFor(w, null), null, 5));
   expect(cache.get(key, state, { afterMs: T0, beforeMs: T0 + 10 * HOUR })).toBeUndefined();
 });
 

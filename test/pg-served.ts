@@ -13,7 +13,9 @@ export async function servedPages(dbPath: string, extra = ""): Promise<unknown[]
   const { createContext } = await import("../server/context.ts");
   const { resolveConfig } = await import("../server/config.ts");
   const baseUrl = "http://marquee.test";
-  const ctx = await createContext(resolveConfig({ dbPath, testMode: true, baseUrl, secret: "same-secret-for-both" }, {}));
+  const ctx = await createContext(
+    resolveConfig({ dbPath, testMode: true, baseUrl, secret: "same-secret-for-both" }, {}),
+  );
   try {
     const app = createApp(ctx);
     const call = async (path: string, init?: RequestInit) => {
@@ -36,7 +38,10 @@ export async function servedPages(dbPath: string, extra = ""): Promise<unknown[]
     const pages: unknown[] = [];
     let cursor: string | null = null;
     do {
-      const { status, body } = await call(`/v1/events?${WINDOW}&limit=100${extra}${cursor ? `&cursor=${cursor}` : ""}`, { headers });
+      const { status, body } = await call(
+        `/v1/events?${WINDOW}&limit=100${extra}${cursor ? `&cursor=${cursor}` : ""}`,
+        { headers },
+      );
       if (status !== 200) throw new Error(`page ${pages.length}: ${status} ${JSON.stringify(body)}`);
       pages.push(body.data);
       cursor = (body.page as { nextCursor: string | null }).nextCursor;

@@ -25,7 +25,8 @@ export interface PgServer {
 
 function binDir(): string {
   const root = "/usr/lib/postgresql";
-  if (!existsSync(root)) throw new Error("PostgreSQL server binaries not found: apt-get install postgresql (see .ci/run)");
+  if (!existsSync(root))
+    throw new Error("PostgreSQL server binaries not found: apt-get install postgresql (see .ci/run)");
   const versions = readdirSync(root).filter((v) => existsSync(join(root, v, "bin", "initdb")));
   versions.sort((a, b) => Number(b) - Number(a));
   if (versions.length === 0) throw new Error("no initdb under /usr/lib/postgresql");
@@ -38,11 +39,15 @@ export async function startPgServer(options: { walLevel?: "logical" | "replica" 
   const data = join(dir, "data");
   const asRoot = process.getuid?.() === 0;
   const run = (cmd: string, args: string[], input?: string) =>
-    execFileSync(asRoot ? "runuser" : join(bin, cmd), asRoot ? ["-u", "postgres", "--", join(bin, cmd), ...args] : args, {
-      input,
-      encoding: "utf8",
-      stdio: ["pipe", "pipe", "pipe"],
-    });
+    execFileSync(
+      asRoot ? "runuser" : join(bin, cmd),
+      asRoot ? ["-u", "postgres", "--", join(bin, cmd), ...args] : args,
+      {
+        input,
+        encoding: "utf8",
+        stdio: ["pipe", "pipe", "pipe"],
+      },
+    );
   if (asRoot) {
     chmodSync(dir, 0o755);
     const uid = Number(execFileSync("id", ["-u", "postgres"], { encoding: "utf8" }).trim());
@@ -52,7 +57,17 @@ export async function startPgServer(options: { walLevel?: "logical" | "replica" 
   const pwfile = join(dir, "pw");
   writeFileSync(pwfile, "secret\n");
   if (asRoot) execFileSync("chown", ["postgres", pwfile]);
-  run("initdb", ["-D", data, "-U", "postgres", "--auth=scram-sha-256", `--pwfile=${pwfile}`, "-E", "UTF8", "--no-sync"]);
+  run("initdb", [
+    "-D",
+    data,
+    "-U",
+    "postgres",
+    "--auth=scram-sha-256",
+    `--pwfile=${pwfile}`,
+    "-E",
+    "UTF8",
+    "--no-sync",
+  ]);
   const port = await freePort();
   const settings = [
     `-p ${port}`,

@@ -13,7 +13,21 @@ import { openSource } from "../sync/source.ts";
 import { syncFrom } from "../sync/worker.ts";
 
 const venue = (seq: number) =>
-  JSON.stringify({ type: "venue", seq, venue: { id: seq, name: `V${seq}`, city: "Austin", state: "TX", timezone: null, latitude: null, longitude: null, geocodePrecision: null, visible: true } }) + "\n";
+  JSON.stringify({
+    type: "venue",
+    seq,
+    venue: {
+      id: seq,
+      name: `V${seq}`,
+      city: "Austin",
+      state: "TX",
+      timezone: null,
+      latitude: null,
+      longitude: null,
+      geocodePrecision: null,
+      visible: true,
+    },
+  }) + "\n";
 
 let dir: string;
 let server: Server;
@@ -79,9 +93,13 @@ it("a rerun skips what is applied; a start offset asks for the rest with Range; 
   expect(ranges).toEqual([`bytes=${again.position.offset}-`]);
 
   const controller = new AbortController();
-  const following = syncFrom(db, openSource(`${base}/records.ndjson`, { follow: true, signal: controller.signal, start: resumed.position }), {
-    snapshotEveryMs: 0,
-  });
+  const following = syncFrom(
+    db,
+    openSource(`${base}/records.ndjson`, { follow: true, signal: controller.signal, start: resumed.position }),
+    {
+      snapshotEveryMs: 0,
+    },
+  );
   await new Promise((r) => setTimeout(r, 300));
   body += venue(14) + venue(15);
   const deadline = Date.now() + 10_000;
@@ -95,6 +113,8 @@ it("a rerun skips what is applied; a start offset asks for the rest with Range; 
 
 it("a missing resource is one clear error", async () => {
   const db = await openReplica(join(dir, "missing.db"));
-  await expect(syncFrom(db, openSource(`${base}/nope.ndjson`))).rejects.toThrow(`GET ${base}/nope.ndjson answered 404 Not Found; check the URL`);
+  await expect(syncFrom(db, openSource(`${base}/nope.ndjson`))).rejects.toThrow(
+    `GET ${base}/nope.ndjson answered 404 Not Found; check the URL`,
+  );
   db.close();
 });

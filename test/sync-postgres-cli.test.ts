@@ -31,7 +31,13 @@ afterAll(() => {
 });
 
 const cli = (args: string[], input?: string) =>
-  spawnSync(BUN, ["server/main.ts", ...args], { cwd: ROOT, encoding: "utf8", input, timeout: 30_000, env: { ...process.env, MARQUEE_DB: "" } });
+  spawnSync(BUN, ["server/main.ts", ...args], {
+    cwd: ROOT,
+    encoding: "utf8",
+    input,
+    timeout: 30_000,
+    env: { ...process.env, MARQUEE_DB: "" },
+  });
 
 function freshDatabase(): { name: string; url: string } {
   const name = `c${++databases}`;
@@ -39,7 +45,10 @@ function freshDatabase(): { name: string; url: string } {
   return { name, url: server.url(name) };
 }
 
-function startCli(args: string[]): { child: ChildProcess; done: Promise<{ code: number | null; stdout: string; stderr: string }> } {
+function startCli(args: string[]): {
+  child: ChildProcess;
+  done: Promise<{ code: number | null; stdout: string; stderr: string }>;
+} {
   const child = spawn(BUN, ["server/main.ts", ...args], { cwd: ROOT, env: { ...process.env, MARQUEE_DB: "" } });
   let stdout = "";
   let stderr = "";
@@ -92,14 +101,22 @@ describe("the upstream tables", () => {
 
     const written = cli(["demo-data", "--events", "2000", "--seed", "cli", "--out", url, "--json"]);
     expect(written.status, written.stderr).toBe(0);
-    expect(JSON.parse(written.stdout)).toMatchObject({ events: 2000, out: `postgres 127.0.0.1:${server.port}/${name}` });
+    expect(JSON.parse(written.stdout)).toMatchObject({
+      events: 2000,
+      out: `postgres 127.0.0.1:${server.port}/${name}`,
+    });
     const file = join(dir, "demo.ndjson");
     expect(cli(["demo-data", "--events", "2000", "--seed", "cli", "--out", file]).status).toBe(0);
 
     const fromPg = cli(["sync", "--from", url, "--db", join(dir, "demo-pg.db"), "--json"]);
     expect(fromPg.status, fromPg.stderr).toBe(0);
     const summary = JSON.parse(fromPg.stdout);
-    expect(summary).toMatchObject({ changes: 0, rejects: 0, lagBytes: 0, slot: expect.stringMatching(/^marquee_demo_pg_[0-9a-f]{10}$/) });
+    expect(summary).toMatchObject({
+      changes: 0,
+      rejects: 0,
+      lagBytes: 0,
+      slot: expect.stringMatching(/^marquee_demo_pg_[0-9a-f]{10}$/),
+    });
     expect(summary.copied).toBeGreaterThan(2000);
     expect(summary.rowsPerSecond).toBeGreaterThan(0);
     expect(cli(["sync", "--from", file, "--db", join(dir, "demo-ndjson.db")]).status).toBe(0);
@@ -110,7 +127,9 @@ describe("the upstream tables", () => {
     // One kind of upstream per replica, both ways round.
     const ndjsonIntoPg = cli(["sync", "--from", file, "--db", join(dir, "demo-pg.db")]);
     expect(ndjsonIntoPg.status).toBe(1);
-    expect(ndjsonIntoPg.stderr.trim()).toMatch(/^marquee sync: this replica \(.*demo-pg\.db\) follows a PostgreSQL database, not NDJSON records; sync NDJSON records into a new replica \(--db PATH\)$/);
+    expect(ndjsonIntoPg.stderr.trim()).toMatch(
+      /^marquee sync: this replica \(.*demo-pg\.db\) follows a PostgreSQL database, not NDJSON records; sync NDJSON records into a new replica \(--db PATH\)$/,
+    );
     const pgIntoNdjson = cli(["sync", "--from", url, "--db", join(dir, "demo-ndjson.db")]);
     expect(pgIntoNdjson.status).toBe(1);
     expect(pgIntoNdjson.stderr.trim().split("\n")).toHaveLength(1);
@@ -124,7 +143,9 @@ describe("the upstream tables", () => {
   it("an unreachable database is one line and exit 1", () => {
     const r = cli(["sync", "--from", "postgres://u:p@127.0.0.1:1/db", "--db", join(dir, "unreachable.db")]);
     expect(r.status).toBe(1);
-    expect(r.stderr).toBe("marquee sync: cannot reach PostgreSQL at 127.0.0.1:1/db (ECONNREFUSED); check the host and port in the URL and that the server accepts TCP connections\n");
+    expect(r.stderr).toBe(
+      "marquee sync: cannot reach PostgreSQL at 127.0.0.1:1/db (ECONNREFUSED); check the host and port in the URL and that the server accepts TCP connections\n",
+    );
   });
 });
 
@@ -135,13 +156,34 @@ describe("sync --follow", () => {
     server.psql("INSERT INTO marquee.venues VALUES (1, 'Hall', 'Austin', 'TX', NULL, NULL, NULL, NULL, true)", name);
     const db = join(dir, "follow.db");
     const follow = startCli(["sync", "--from", url, "--db", db, "--follow", "--json"]);
-    await waitFor("the slot in use", () => server.psql("SELECT count(*) FROM pg_replication_slots WHERE active", name) === "1");
+    await waitFor(
+      "the slot in use",
+      () => server.psql("SELECT count(*) FROM pg_replication_slots WHERE active", name) === "1",
+    );
     server.psql("INSERT INTO marquee.venues VALUES (2, 'Club', 'Austin', 'TX', NULL, NULL, NULL, NULL, true)", name);
     server.psql("DELETE FROM marquee.venues WHERE id = 1", name);
-    server.psql("INSERT INTO marquee.events (id, venue_id, title, slug, start_date, source) VALUES (7, 2, 'Show', 'show', now() + interval '1 day', 'x')", name);
+    server.psql(
+      "INSERT INTO marquee.events (id, venue_id, title, slug, start_date, source) VALUES (7, 2, 'Show', 'show', now() + interval '1 day', 'x')",
+      name,
+    );
     await waitFor("the changes", async () => (await peek(db, readWatermark, 0)) === 4);
     // The snapshot follows while streaming, not only at exit: the last change of a burst too.
-    await waitFor("the event in the snapshot", async () => (await peek(db, (d) => d.prepare<{ id: number }>("SELECT id FROM snapshot").all().map((r) => Number(r.id)), [])).join() === "7", 2000);
+    await waitFor(
+      "the event in the snapshot",
+      async () =>
+        (
+          await peek(
+            db,
+            (d) =>
+              d
+                .prepare<{ id: number }>("SELECT id FROM snapshot")
+                .all()
+                .map((r) => Number(r.id)),
+            [],
+          )
+        ).join() === "7",
+      2000,
+    );
     follow.child.kill("SIGTERM");
     const done = await follow.done;
     expect(done.code).toBe(0);
@@ -153,7 +195,9 @@ describe("sync --follow", () => {
     expect(cli(["sync", "--from", file, "--db", join(dir, "ndjson-only.db")]).status).toBe(0);
     const serve = cli(["serve", "--port", "0", "--db", join(dir, "ndjson-only.db"), "--sync-from", url]);
     expect(serve.status).toBe(1);
-    expect(serve.stderr).toMatch(/^marquee serve: this replica \(.*ndjson-only\.db\) follows NDJSON records, not a PostgreSQL database; sync a PostgreSQL database into a new replica \(--db PATH\)\n$/);
+    expect(serve.stderr).toMatch(
+      /^marquee serve: this replica \(.*ndjson-only\.db\) follows NDJSON records, not a PostgreSQL database; sync a PostgreSQL database into a new replica \(--db PATH\)\n$/,
+    );
   }, 90_000);
 });
 
@@ -165,7 +209,10 @@ describe("kill -9, then a rerun, equals an uninterrupted run", () => {
 
     // The copy, killed once a few of its transactions are committed.
     const copy = startCli(["sync", "--from", url, "--db", killed, "--batch-size", "200"]);
-    await waitFor("part of the copy", async () => (await peek(killed, readWatermark, 0)) > 0 || copy.child.exitCode !== null);
+    await waitFor(
+      "part of the copy",
+      async () => (await peek(killed, readWatermark, 0)) > 0 || copy.child.exitCode !== null,
+    );
     copy.child.kill("SIGKILL");
     const first = await copy.done;
     expect(first.code).toBe(null); // killed before it finished
@@ -175,7 +222,10 @@ describe("kill -9, then a rerun, equals an uninterrupted run", () => {
 
     // Streaming, killed in the middle of a run of upstream transactions.
     const follow = startCli(["sync", "--from", url, "--db", killed, "--follow"]);
-    await waitFor("the slot in use", () => server.psql("SELECT count(*) FROM pg_replication_slots WHERE active", name) === "1");
+    await waitFor(
+      "the slot in use",
+      () => server.psql("SELECT count(*) FROM pg_replication_slots WHERE active", name) === "1",
+    );
     const before = await peek(killed, readWatermark, 0);
     const writer = new pg.Client({ connectionString: url });
     await writer.connect();
@@ -184,7 +234,11 @@ describe("kill -9, then a rerun, equals an uninterrupted run", () => {
       const id = 1 + ((i * 37) % 20000);
       if (i % 3 === 0) await writer.query("UPDATE marquee.events SET title = $1 WHERE id = $2", [`renamed ${i}`, id]);
       else if (i % 3 === 1) await writer.query("DELETE FROM marquee.events WHERE id = $1", [id]);
-      else await writer.query("UPDATE marquee.venues SET visible = NOT visible WHERE id = (SELECT min(id) FROM marquee.venues) + $1", [i % 50]);
+      else
+        await writer.query(
+          "UPDATE marquee.venues SET visible = NOT visible WHERE id = (SELECT min(id) FROM marquee.venues) + $1",
+          [i % 50],
+        );
       if (killedAt < 0 && i > 100 && (await peek(killed, readWatermark, 0)) > before) {
         follow.child.kill("SIGKILL");
         killedAt = i;
@@ -225,8 +279,12 @@ describe("serve --sync-from postgres://", () => {
       const c = new Client(target);
       const health = async () => (await (await c.get("/healthz")).json()) as { upstream: Record<string, unknown> };
       await waitFor("streaming", async () => (await health()).upstream?.state === "streaming");
-      const account = (await (await c.postJson("/_test/accounts", { email: "pg@example.com", plan: "business", verified: true })).json()) as { id: number };
-      const { key } = (await (await c.postJson(`/_test/accounts/${account.id}/keys`, { kind: "live" })).json()) as { key: string };
+      const account = (await (
+        await c.postJson("/_test/accounts", { email: "pg@example.com", plan: "business", verified: true })
+      ).json()) as { id: number };
+      const { key } = (await (await c.postJson(`/_test/accounts/${account.id}/keys`, { kind: "live" })).json()) as {
+        key: string;
+      };
       const titles = async () => {
         const res = await c.get("/v1/events?state=TX", key);
         expect(res.status).toBe(200);
@@ -240,7 +298,11 @@ describe("serve --sync-from postgres://", () => {
         await waitFor(title, async () => (await titles()).includes(title), 5000);
         return performance.now() - committed;
       };
-      const latencies = [await changeServed("After one"), await changeServed("After two"), await changeServed("After three")];
+      const latencies = [
+        await changeServed("After one"),
+        await changeServed("After two"),
+        await changeServed("After three"),
+      ];
       expect(Math.max(...latencies)).toBeLessThan(1000);
 
       const upstream = (await health()).upstream;
@@ -266,7 +328,10 @@ describe("serve --sync-from postgres://", () => {
       // The connection is cut: the API keeps answering, the follower reconnects and catches up.
       server.psql("SELECT pg_terminate_backend(active_pid) FROM pg_replication_slots WHERE active", name);
       expect(await titles()).toContain("After three");
-      await waitFor("reconnected", async () => server.psql("SELECT count(*) FROM pg_replication_slots WHERE active", name) === "1");
+      await waitFor(
+        "reconnected",
+        async () => server.psql("SELECT count(*) FROM pg_replication_slots WHERE active", name) === "1",
+      );
       expect(await changeServed("After the cut")).toBeLessThan(1000);
       expect((await health()).upstream.state).toBe("streaming");
 
@@ -274,7 +339,9 @@ describe("serve --sync-from postgres://", () => {
       server.pause();
       try {
         await waitFor("retrying", async () => (await health()).upstream.state === "retrying");
-        expect((await health()).upstream.error).toMatch(/^(cannot reach|lost the connection to) PostgreSQL at 127\.0\.0\.1:\d+\/c\d+ \(/);
+        expect((await health()).upstream.error).toMatch(
+          /^(cannot reach|lost the connection to) PostgreSQL at 127\.0\.0\.1:\d+\/c\d+ \(/,
+        );
         expect(await titles()).toContain("After the cut");
       } finally {
         server.resume();

@@ -75,8 +75,16 @@ const EVENT = `INSERT INTO marquee.events (id, venue_id, title, slug, start_date
   VALUES ($1, $2, $3, $3, $4, 'scraper:test', $5, $6)`;
 
 const event = (db: Db, id: number) =>
-  db.prepare<Record<string, unknown>>("SELECT title, categories, ticket_link_status, ticket_destination, venue_id FROM events WHERE id = $id").get({ id });
-const servable = (db: Db) => db.prepare<{ id: number }>("SELECT id FROM snapshot ORDER BY id").all().map((r) => Number(r.id));
+  db
+    .prepare<Record<string, unknown>>(
+      "SELECT title, categories, ticket_link_status, ticket_destination, venue_id FROM events WHERE id = $id",
+    )
+    .get({ id });
+const servable = (db: Db) =>
+  db
+    .prepare<{ id: number }>("SELECT id FROM snapshot ORDER BY id")
+    .all()
+    .map((r) => Number(r.id));
 
 describe("initial copy", () => {
   it("serves exactly what an NDJSON import of the same records serves", async () => {
@@ -116,15 +124,26 @@ describe("changes after the copy", () => {
 
     await upstream(url, async (c) => {
       await c.query(EVENT, [11, 1, "Second", "2026-12-06T20:00:00Z", ["Comedy"], JSON.stringify([])]);
-      await c.query("UPDATE marquee.events SET title = 'First, renamed', categories = '{Theater,Nope,Music}' WHERE id = 10");
-      await c.query(`UPDATE marquee.events SET ticket_links = '[{"url":"https://www.ticketmaster.com/event/1","seller":"ticketmaster","broken":false}]' WHERE id = 11`);
+      await c.query(
+        "UPDATE marquee.events SET title = 'First, renamed', categories = '{Theater,Nope,Music}' WHERE id = 10",
+      );
+      await c.query(
+        `UPDATE marquee.events SET ticket_links = '[{"url":"https://www.ticketmaster.com/event/1","seller":"ticketmaster","broken":false}]' WHERE id = 11`,
+      );
     });
     const changed = await sync(db, url);
     expect(changed.copied).toBe(0);
     expect(changed.changes).toBe(3);
     expect(servable(db)).toEqual([10, 11]);
-    expect(event(db, 10)).toMatchObject({ title: "First, renamed", categories: '["Theater","Music"]', ticket_link_status: "missing" });
-    expect(event(db, 11)).toMatchObject({ ticket_link_status: "available", ticket_destination: "https://www.ticketmaster.com/event/1" });
+    expect(event(db, 10)).toMatchObject({
+      title: "First, renamed",
+      categories: '["Theater","Music"]',
+      ticket_link_status: "missing",
+    });
+    expect(event(db, 11)).toMatchObject({
+      ticket_link_status: "available",
+      ticket_destination: "https://www.ticketmaster.com/event/1",
+    });
 
     await upstream(url, (c) => c.query("UPDATE marquee.venues SET visible = false WHERE id = 1"));
     await sync(db, url);
@@ -134,7 +153,9 @@ describe("changes after the copy", () => {
     expect(servable(db)).toEqual([10, 11]);
 
     await upstream(url, async (c) => {
-      await c.query(`UPDATE marquee.events SET ticket_links = '[{"url":"https://www.ticketmaster.com/event/1","seller":"ticketmaster","broken":true}]' WHERE id = 11`);
+      await c.query(
+        `UPDATE marquee.events SET ticket_links = '[{"url":"https://www.ticketmaster.com/event/1","seller":"ticketmaster","broken":true}]' WHERE id = 11`,
+      );
       await c.query("DELETE FROM marquee.events WHERE id = 10");
     });
     await sync(db, url);
@@ -165,7 +186,12 @@ describe("changes after the copy", () => {
       signal: controller.signal,
       onApplied: () => {
         const city = db.prepare<{ city: string }>("SELECT city FROM venues WHERE id = 1").get()!.city;
-        const titles = new Set(db.prepare<{ title: string }>("SELECT title FROM events").all().map((r) => r.title));
+        const titles = new Set(
+          db
+            .prepare<{ title: string }>("SELECT title FROM events")
+            .all()
+            .map((r) => r.title),
+        );
         seen.push(`${city}:${[...titles].join(",")}`);
       },
     });
@@ -200,8 +226,14 @@ describe("changes after the copy", () => {
     await upstream(url, (c) => c.query("UPDATE marquee.events SET title = 'Big, renamed' WHERE id = 10"));
     const summary = await sync(db, url);
     expect(summary.rejects).toBe(0);
-    expect(event(db, 10)).toMatchObject({ title: "Big, renamed", categories: '["Music","Comedy"]', ticket_destination: links[59].url });
-    expect(JSON.parse(String(db.prepare<{ l: string }>("SELECT ticket_links AS l FROM events WHERE id = 10").get()!.l))).toHaveLength(60);
+    expect(event(db, 10)).toMatchObject({
+      title: "Big, renamed",
+      categories: '["Music","Comedy"]',
+      ticket_destination: links[59].url,
+    });
+    expect(
+      JSON.parse(String(db.prepare<{ l: string }>("SELECT ticket_links AS l FROM events WHERE id = 10").get()!.l)),
+    ).toHaveLength(60);
   }, 30_000);
 
   it("a row that breaks the record rules is quarantined, the next change still lands, a valid version replaces it", async () => {
@@ -221,7 +253,10 @@ describe("changes after the copy", () => {
     });
     const summary = await sync(db, url, { onReject: (r) => void rejects.push(`${r.table} ${r.id}: ${r.reason}`) });
     expect(summary.rejects).toBe(2);
-    expect(rejects).toEqual([expect.stringMatching(/^events 10: source: /), expect.stringMatching(/^venues 2: geocodePrecision: /)]);
+    expect(rejects).toEqual([
+      expect.stringMatching(/^events 10: source: /),
+      expect.stringMatching(/^venues 2: geocodePrecision: /),
+    ]);
     expect(countUpstreamRejects(db)).toBe(2);
     expect(event(db, 10)).toBeUndefined(); // never served, not even its older version
     expect(servable(db)).toEqual([11]);
@@ -250,8 +285,12 @@ describe("refusals: one line, the replica unchanged", () => {
   it("unreachable host, wrong password, missing database", async () => {
     const db = await replica("refused-connect");
     const closed = `postgres://postgres:secret@127.0.0.1:1/postgres`;
-    expect(await refused(db, closed)).toMatch(/^cannot reach PostgreSQL at 127\.0\.0\.1:1\/postgres \(ECONNREFUSED\); check the host and port/);
-    expect(await refused(db, server.url("postgres", "postgres", "wrong"))).toMatch(/refused the login of role "postgres".*check the user and password/);
+    expect(await refused(db, closed)).toMatch(
+      /^cannot reach PostgreSQL at 127\.0\.0\.1:1\/postgres \(ECONNREFUSED\); check the host and port/,
+    );
+    expect(await refused(db, server.url("postgres", "postgres", "wrong"))).toMatch(
+      /refused the login of role "postgres".*check the user and password/,
+    );
     expect(await refused(db, server.url("nope"))).toMatch(/database "nope" does not exist.*check the database name/);
   }, 30_000);
 
@@ -263,7 +302,9 @@ describe("refusals: one line, the replica unchanged", () => {
     );
     const url = freshDatabase();
     await upstream(url, (c) => c.query("ALTER TABLE marquee.events DROP COLUMN ticket_links, DROP COLUMN age"));
-    expect(await refused(db, url)).toMatch(/^table marquee\.events lacks columns age, ticket_links .*marquee upstream-schema/);
+    expect(await refused(db, url)).toMatch(
+      /^table marquee\.events lacks columns age, ticket_links .*marquee upstream-schema/,
+    );
   }, 30_000);
 
   it("a role without the right to replicate or to read the tables", async () => {
@@ -273,7 +314,9 @@ describe("refusals: one line, the replica unchanged", () => {
     server.psql("CREATE ROLE replicator LOGIN REPLICATION PASSWORD 'pw'");
     server.psql("GRANT USAGE ON SCHEMA marquee TO replicator", name);
     const db = await replica("refused-privileges");
-    expect(await refused(db, server.url(name, "reader", "pw"))).toMatch(/^role "reader" may not replicate .*ALTER ROLE reader REPLICATION$/);
+    expect(await refused(db, server.url(name, "reader", "pw"))).toMatch(
+      /^role "reader" may not replicate .*ALTER ROLE reader REPLICATION$/,
+    );
     expect(await refused(db, server.url(name, "replicator", "pw"))).toMatch(
       /^role "replicator" lacks a privilege \(permission denied for table venues\).*GRANT SELECT ON marquee\.venues, marquee\.events TO replicator/,
     );
@@ -290,12 +333,16 @@ describe("refusals: one line, the replica unchanged", () => {
     server.psql("ALTER PUBLICATION marquee_marquee ADD TABLE marquee.events", name);
     await sync(db, url, { slot: "gone" });
     server.psql("SELECT pg_drop_replication_slot('gone')", name);
-    expect(await refused(db, url)).toMatch(/^replication slot gone is gone from .*; run this sync once with --drop-slot, then again: the replica copies the tables anew$/);
+    expect(await refused(db, url)).toMatch(
+      /^replication slot gone is gone from .*; run this sync once with --drop-slot, then again: the replica copies the tables anew$/,
+    );
 
     // Another replica's slot is never taken over (or dropped) by a new replica.
     server.psql("SELECT pg_create_logical_replication_slot('theirs', 'pgoutput')", name);
     const other = await replica("refused-foreign-slot");
-    expect(await refused(other, url, { slot: "theirs" })).toMatch(/^replication slot theirs already exists at .* and is not this replica's; choose another --slot/);
+    expect(await refused(other, url, { slot: "theirs" })).toMatch(
+      /^replication slot theirs already exists at .* and is not this replica's; choose another --slot/,
+    );
     expect(server.psql("SELECT count(*) FROM pg_replication_slots WHERE slot_name = 'theirs'", name)).toBe("1");
   }, 30_000);
 
@@ -304,7 +351,9 @@ describe("refusals: one line, the replica unchanged", () => {
     try {
       plain.psql(upstreamDdl());
       const db = await replica("refused-wal");
-      expect(await refused(db, plain.url())).toMatch(/^wal_level is "replica" at .*ALTER SYSTEM SET wal_level = logical and restart PostgreSQL$/);
+      expect(await refused(db, plain.url())).toMatch(
+        /^wal_level is "replica" at .*ALTER SYSTEM SET wal_level = logical and restart PostgreSQL$/,
+      );
     } finally {
       plain.stop();
     }
@@ -312,7 +361,14 @@ describe("refusals: one line, the replica unchanged", () => {
 
   it("a replica that follows NDJSON records", async () => {
     const db = await replica("refused-kind");
-    await syncFrom(db, streamSource("x", ['{"type":"venue","seq":1,"venue":{"id":1,"name":"A","city":"B","state":"TX","timezone":null,"latitude":null,"longitude":null,"geocodePrecision":null,"visible":true}}\n']));
-    expect(await refused(db, freshDatabase())).toMatch(/follows NDJSON records, not a PostgreSQL database; sync PostgreSQL into a new replica \(--db PATH\)$/);
+    await syncFrom(
+      db,
+      streamSource("x", [
+        '{"type":"venue","seq":1,"venue":{"id":1,"name":"A","city":"B","state":"TX","timezone":null,"latitude":null,"longitude":null,"geocodePrecision":null,"visible":true}}\n',
+      ]),
+    );
+    expect(await refused(db, freshDatabase())).toMatch(
+      /follows NDJSON records, not a PostgreSQL database; sync PostgreSQL into a new replica \(--db PATH\)$/,
+    );
   }, 30_000);
 });

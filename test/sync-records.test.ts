@@ -8,7 +8,8 @@ import * as v from "valibot";
 import { describe, expect, it } from "vitest";
 import { demoRecords } from "../sync/demo/generate.ts";
 import { fastRecord } from "../sync/fast-records.ts";
-import { parseIsoInstant, parseRecordLine, RecordError, UpstreamRecord } from "../sync/records.ts";
+import { parseIsoInstant } from "../db/instant.ts";
+import { parseRecordLine, RecordError, UpstreamRecord } from "../sync/records.ts";
 
 const sample = [...demoRecords({ events: 400, seed: "records", anchor: "2026-12-01" })];
 const valid = {

@@ -268,7 +268,7 @@ describe("sync worker", () => {
     }
   });
 
-  it("replica v7 puts each snapshot index's filter column first and keeps the per-venue counts", async () => {
+  it("replicas v7 and v8 put each snapshot index's filter column first, cover what a page tests, and keep the per-venue counts", async () => {
     const old = await openDb(join(dir, "v6.db"));
     try {
       migrate(old, REPLICA_MIGRATIONS.filter((m) => m.version <= 6));
@@ -284,7 +284,12 @@ describe("sync worker", () => {
         .prepare<{ sql: string }>("SELECT sql FROM sqlite_master WHERE type = 'index' AND tbl_name = 'snapshot' AND name <> 'snapshot_span' ORDER BY name")
         .all()
         .map((r) => r.sql.slice(r.sql.indexOf("(")));
-      expect(definitions).toEqual(["(city, long, start_ms, id)", "(source, long, start_ms, id)", "(state, long, start_ms, id)", "(venue_id, long, start_ms, id)"]);
+      expect(definitions).toEqual([
+        "(city, long, start_ms, id, end_ms, state, venue_id, sold_out, aggregator)",
+        "(source, long, start_ms, id, end_ms, state, city, venue_id, sold_out, aggregator)",
+        "(state, long, start_ms, id, end_ms, venue_id, sold_out, aggregator)",
+        "(venue_id, long, start_ms, id, end_ms, state, city, sold_out, aggregator)",
+      ]);
       refreshSnapshot(old, Date.UTC(2030, 0, 1), { full: true });
       expect(counts()).toEqual(before);
     } finally {

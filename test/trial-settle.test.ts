@@ -12,7 +12,6 @@ import { createAccount } from "../db/accounts.ts";
 import { ACCESS, HOT_PATH } from "../db/contract.ts";
 import { readTrial } from "../db/trials.ts";
 import { isApiError } from "../server/errors.ts";
-import { authorizeList } from "../server/access.ts";
 import { resolveConfig } from "../server/config.ts";
 import { createContext, type AppContext } from "../server/context.ts";
 import type { RequestScope } from "../server/handle.ts";
@@ -41,7 +40,7 @@ describe("trial reservations between open() and settle()", () => {
   function authorize(key: string) {
     const req = new Request("http://x/v1/events", { headers: { authorization: `Bearer ${key}` } });
     const scope: RequestScope = { req, url: new URL(req.url), search: new URL(req.url).search, requestId: "r", headers: {}, event: null };
-    return { scope, access: authorizeList(ctx, scope, { geo: false }) };
+    return { scope, access: ctx.access.authorizeList(scope, { geo: false }) };
   }
 
   function trialAccess() {

@@ -7,11 +7,12 @@
 import { mkdirSync } from "node:fs";
 import { dirname } from "node:path";
 import { createAccount, readAccount, updateAccount, type Account } from "../../db/accounts.ts";
-import { PLANS, POLICY_STATES } from "../../db/contract.ts";
+import { PLANS, POLICY_STATES, PORTAL } from "../../db/contract.ts";
 import type { Db } from "../../db/driver.ts";
 import { ledgerPathFor, openLedger } from "../../db/ledger.ts";
 import { parseAccountInput } from "../account-input.ts";
 import { resolveConfig } from "../config.ts";
+import { createSignInLink } from "../portal/sessions.ts";
 import { intFlag, oneOf, output, parseFlags, UsageError, type Command } from "./args.ts";
 
 const ACCOUNT_FLAGS = {
@@ -25,6 +26,7 @@ const ACCOUNT_FLAGS = {
   "rate-sustained": { type: "string" },
   "rate-burst": { type: "string" },
   policy: { type: "string" },
+  "key-limit": { type: "string" },
 } as const;
 
 /** Opens the ledger beside the replica named by --db, $MARQUEE_DB or the default. */
@@ -65,6 +67,7 @@ function accountFields(values: Values) {
     rateSustained: optionalCount("rate-sustained", values["rate-sustained"], 1),
     rateBurst: optionalCount("rate-burst", values["rate-burst"], 1),
     policy: oneOf("policy", values.policy, POLICY_STATES),
+    keyLimit: intFlag("key-limit", values["key-limit"], 0),
   };
   const parsed = parseAccountInput(Object.fromEntries(Object.entries(input).filter(([, v]) => v !== undefined)));
   if (!parsed.ok) throw new UsageError(flagMessage(parsed.message));
@@ -89,6 +92,7 @@ export function describeAccount(a: Account): string {
     a.rowBudget !== null ? `row budget ${a.rowBudget}` : null,
     a.rateSustained !== null ? `rate ${a.rateSustained}/min burst ${a.rateBurst}` : null,
     `policy ${a.policy}`,
+    a.keyLimit !== PORTAL.defaultKeyLimit ? `key limit ${a.keyLimit}` : null,
   ];
   return parts.filter(Boolean).join(", ");
 }
@@ -123,10 +127,28 @@ async function update(argv: string[]): Promise<number> {
   return 0;
 }
 
+/** `accounts sign-in-link ID`: a one-time URL the operator's site hands to the account's owner. */
+async function signInLink(argv: string[]): Promise<number> {
+  const { values, positionals } = parseFlags(argv, { "base-url": { type: "string" } }, true);
+  if (positionals.length > 1) throw new UsageError(`unexpected argument '${positionals[1]}'`);
+  const id = idArg("account ID", positionals[0]);
+  const { baseUrl } = resolveConfig({ baseUrl: values["base-url"] });
+  const ledger = await openOperatorLedger(values.db);
+  try {
+    const link = createSignInLink(ledger, baseUrl, id, Date.now());
+    if (!link) throw new Error(`no account ${id}`);
+    output(values.json, link, link.url);
+  } finally {
+    ledger.close();
+  }
+  return 0;
+}
+
 export const accountsCommand: Command = {
-  summary: "create or change an account",
+  summary: "create or change an account; sign-in links to its developer portal",
   usage: `marquee accounts create --email E [flags]
        marquee accounts update ID [flags]
+       marquee accounts sign-in-link ID [--base-url URL]
 
   --plan none|basic|business|enterprise|legacy   developer plan (create: none = trial-eligible)
   --unverified | --verified                      email verification (create: verified)
@@ -136,13 +158,20 @@ export const accountsCommand: Command = {
   --rate-sustained N --rate-burst N              negotiated rate: N requests a minute, burst N
                                                  (none none: back to the per-key default)
   --policy ok|missing|stale|foreign              the account's access policy row
+  --key-limit N                                  active keys the owner may hold in the developer
+                                                 portal (create: 10)
   --db PATH  --json
 
-create prints the new account id (--json: the account).`,
+create prints the new account id (--json: the account). sign-in-link prints a one-time URL of the
+developer portal for the account's owner, valid ${PORTAL.signInLinkTtlMs / 60_000} minutes (--json: {url, expiresAt}); the URL
+starts with --base-url, $MARQUEE_BASE_URL or http://localhost:$PORT, as \`serve\` does.`,
   async run(argv) {
     const [sub, ...rest] = argv;
     if (sub === "create") return create(rest);
     if (sub === "update") return update(rest);
-    throw new UsageError(sub ? `unknown subcommand '${sub}' (create, update)` : "expected a subcommand: create, update");
+    if (sub === "sign-in-link") return signInLink(rest);
+    throw new UsageError(
+      sub ? `unknown subcommand '${sub}' (create, update, sign-in-link)` : "expected a subcommand: create, update, sign-in-link",
+    );
   },
 };

@@ -68,7 +68,8 @@ Then: marquee sync --from FILE`,
       exitQuietlyOnClosedPipe();
       summary = await writeDemoData(options, stdoutSink);
     }
-    const out = values.out && isPostgresUrl(values.out) ? `postgres ${parsePostgresUrl(values.out).display}` : values.out;
+    const out =
+      values.out && isPostgresUrl(values.out) ? `postgres ${parsePostgresUrl(values.out).display}` : values.out;
     const result = { ...summary, seed: options.seed, anchor, out: out ?? null };
     const human =
       `wrote ${summary.records.toLocaleString("en-US")} records (${summary.events.toLocaleString("en-US")} events, ` +
@@ -81,7 +82,10 @@ Then: marquee sync --from FILE`,
 };
 
 /** COPY into the upstream tables, with a progress line on a terminal. */
-async function writeToPostgres(url: string, options: { events: number; seed: string; anchor: string }): Promise<DemoSummary> {
+async function writeToPostgres(
+  url: string,
+  options: { events: number; seed: string; anchor: string },
+): Promise<DemoSummary> {
   const source = parsePostgresUrl(url);
   const client = await connect(source);
   const tty = Boolean(process.stderr.isTTY);
@@ -90,7 +94,9 @@ async function writeToPostgres(url: string, options: { events: number; seed: str
     const summary = await writeDemoToPostgres(client, source, options, (records) => {
       if (!tty) return;
       const rate = (records * 1000) / Math.max(1, performance.now() - started);
-      process.stderr.write(`\r\x1b[2Kwriting to ${source.display}  ${records.toLocaleString("en-US")} records  ${Math.round(rate).toLocaleString("en-US")} records/s`);
+      process.stderr.write(
+        `\r\x1b[2Kwriting to ${source.display}  ${records.toLocaleString("en-US")} records  ${Math.round(rate).toLocaleString("en-US")} records/s`,
+      );
     });
     if (tty) process.stderr.write("\r\x1b[2K");
     return summary;

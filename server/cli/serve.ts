@@ -1,4 +1,4 @@
-import { createApp } from "../app.ts";
+import { createApp, createRouteTable } from "../app.ts";
 import { resolveConfig } from "../config.ts";
 import { createContext } from "../context.ts";
 import { ledgerPathFor } from "../../db/ledger.ts";
@@ -45,8 +45,9 @@ export const serveCommand: Command = {
     const lock = await lockLedgerForServing(ledgerPathFor(config.dbPath));
     const ctx = await createContext(config);
     await startBackgroundWork(ctx);
-    const app = createApp(ctx);
-    const server = await listen(app, { port: config.port, hostname: config.host });
+    const routes = createRouteTable(ctx);
+    const app = createApp(ctx, routes);
+    const server = await listen(app, routes, { port: config.port, hostname: config.host });
     console.log(`Marquee listening on ${config.baseUrl} (replica ${config.dbPath}${config.testMode ? ", test mode" : ""})`);
     const stop = async () => {
       await server.close();

@@ -8,7 +8,7 @@
  * one second the issue allows.
  */
 import { LRUCache } from "lru-cache";
-import { accessWrites, findKeyByDigest, readAccount, type Account, type KeyRow } from "../../db/accounts.ts";
+import { connectionChanges, findKeyByDigest, readAccount, type Account, type KeyRow } from "../../db/accounts.ts";
 import { ACCESS, HOT_PATH } from "../../db/contract.ts";
 import type { Db } from "../../db/driver.ts";
 import { readAccessEpoch } from "../../db/ledger-access.ts";
@@ -43,7 +43,7 @@ export function createAccessCache(ledger: Db): AccessCache {
   return {
     refresh() {
       // This process's own writes (test-mode accounts) count at once; other processes' within the lag.
-      const changes = accessWrites(ledger);
+      const changes = connectionChanges(ledger);
       const at = performance.now();
       if (changes === checkedChanges && at - checkedAt < HOT_PATH.foreignCommitLagMs) return;
       checkedChanges = changes;

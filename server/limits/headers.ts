@@ -3,7 +3,7 @@
  * once so the route, the tests and the OpenAPI document agree on spelling.
  */
 import { RATE, TRIAL } from "../../db/contract.ts";
-import { isoUtc } from "../../sync/derive.ts";
+import { isoUtc } from "../../db/instant.ts";
 
 export const H = {
   rateLimit: "X-RateLimit-Limit",
@@ -25,8 +25,6 @@ export const PUBLISHED_RATE_LIMIT = { [H.rateLimit]: String(RATE.publishedLimit)
 export const seconds = (ms: number): number => Math.max(1, Math.ceil(ms / 1000));
 
 const TRIAL_ROWS = String(TRIAL.rows);
-/** A trial page builds its headers three times (check, reserve, settle) for one expiry. */
-let lastExpiry = { ms: NaN, iso: "" };
 
 /** X-DataApi-Access and X-Trial-*; Expires-At only once the trial clock runs. */
 export function trialHeaders(remaining: number, expiresMs: number | null): Record<string, string> {
@@ -35,10 +33,7 @@ export function trialHeaders(remaining: number, expiresMs: number | null): Recor
     [H.trialLimit]: TRIAL_ROWS,
     [H.trialRemaining]: String(Math.max(0, remaining)),
   };
-  if (expiresMs !== null) {
-    if (lastExpiry.ms !== expiresMs) lastExpiry = { ms: expiresMs, iso: isoUtc(expiresMs) };
-    headers[H.trialExpiresAt] = lastExpiry.iso;
-  }
+  if (expiresMs !== null) headers[H.trialExpiresAt] = isoUtc(expiresMs);
   return headers;
 }
 

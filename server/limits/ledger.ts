@@ -41,8 +41,6 @@ export function ledgerFailure(code: UnavailableCode, err: unknown): ApiError {
   return unavailable(code);
 }
 
-const configured = new WeakMap<Db, unknown>();
-
 /**
  * Runs `work` (which commits on its own) with synchronous=NORMAL, then restores the setting:
  * its commits are atomic and survive a crash of the process, but a power loss may roll back the
@@ -52,13 +50,13 @@ const configured = new WeakMap<Db, unknown>();
  * Continue stay fully synchronous.
  */
 export function withoutFsync<T>(db: Db, work: () => T): T {
-  if (!configured.has(db)) configured.set(db, db.pragma("synchronous"));
+  const configured = Number(db.pragma("synchronous"));
   // Prepared statements (cached by the driver), not exec: this runs on every request.
   db.prepare("PRAGMA synchronous = NORMAL").run();
   try {
     return work();
   } finally {
-    db.prepare(`PRAGMA synchronous = ${Number(configured.get(db))}`).run();
+    db.prepare(`PRAGMA synchronous = ${configured}`).run();
   }
 }
 

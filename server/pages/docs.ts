@@ -102,12 +102,15 @@ ${schemaNames.map((n) => renderSchema(n, doc.components.schemas[n] as Schema)).j
 
 function renderOperation({ method, path, op }: OperationEntry): string {
   const id = `op-${op.operationId}`;
-  const access = op.security.length === 0 ? "Public, no key." : "Requires <code>Authorization: Bearer &lt;API_KEY&gt;</code>.";
-  const params = (op.parameters ?? []) as Array<{ name: string; description: string; schema: Schema }>;
+  const access = accessLine(op);
+  const params = (op.parameters ?? []) as Array<{ name: string; in: string; required?: boolean; description: string; schema: Schema }>;
+  // The list's parameters are all optional query parameters; the portal's are a path id and a header.
+  const queryOnly = params.every((p) => p.in === "query" && !p.required);
+  const where = (p: (typeof params)[number]) => (queryOnly ? "" : ` <span class="muted">(${escapeHtml(p.in)}${p.required ? ", required" : ""})</span>`);
   const paramRows = params
     .map(
       (p) => `<tr id="${id}-param-${escapeHtml(p.name)}">
-  <th scope="row"><code>${escapeHtml(p.name)}</code></th>
+  <th scope="row"><code>${escapeHtml(p.name)}</code>${where(p)}</th>
   <td>${typeLabel(p.schema)}</td>
   <td>${constraints(p.schema)}</td>
   <td>${defaultLabel(p.schema)}</td>
@@ -122,8 +125,8 @@ function renderOperation({ method, path, op }: OperationEntry): string {
 ${paragraphs(op.description)}
 ${
   params.length
-    ? `<h4 id="${id}-parameters">Query parameters</h4>
-${table(`${id}-parameters-table`, "Query parameters (all optional)", ["Name", "Type", "Constraints", "Default", "Description"], paramRows)}`
+    ? `<h4 id="${id}-parameters">${queryOnly ? "Query parameters" : "Parameters"}</h4>
+${table(`${id}-parameters-table`, queryOnly ? "Query parameters (all optional)" : "Parameters", ["Name", "Type", "Constraints", "Default", "Description"], paramRows)}`
     : ""
 }
 ${
@@ -135,6 +138,14 @@ ${
 <h4 id="${id}-responses">Responses</h4>
 ${Object.entries(op.responses).map(([status, r]) => renderResponse(id, status, r)).join("\n")}
 </article>`;
+}
+
+function accessLine(op: Operation): string {
+  if (op.security.length === 0) return "Public, no key.";
+  if (op.security.some((s) => "sessionCookie" in s)) {
+    return "Requires the developer portal's session cookie (opened by a one-time sign-in link); POSTs also need the session's CSRF token.";
+  }
+  return "Requires <code>Authorization: Bearer &lt;API_KEY&gt;</code>.";
 }
 
 function renderResponse(opId: string, status: string, response: ResponseObject): string {

@@ -6,26 +6,19 @@
  */
 import type { ServableEvent } from "../../db/handoffs.ts";
 
-const formatters = new Map<string, Intl.DateTimeFormat>();
-
 const OPTIONS: Record<"date-time" | "time" | "day", Intl.DateTimeFormatOptions> = {
   "date-time": { weekday: "long", year: "numeric", month: "long", day: "numeric", hour: "numeric", minute: "2-digit", timeZoneName: "short" },
   time: { hour: "numeric", minute: "2-digit", timeZoneName: "short" },
   day: { year: "numeric", month: "2-digit", day: "2-digit" },
 };
 
+/** A formatter per page render: pages are not a hot path, so none is kept between requests. */
 function formatter(timeZone: string, kind: keyof typeof OPTIONS): Intl.DateTimeFormat | null {
-  const cacheKey = `${kind}|${timeZone}`;
-  let f = formatters.get(cacheKey);
-  if (!f) {
-    try {
-      f = new Intl.DateTimeFormat("en-US", { timeZone, ...OPTIONS[kind] });
-    } catch {
-      return null; // not a zone this runtime knows
-    }
-    formatters.set(cacheKey, f);
+  try {
+    return new Intl.DateTimeFormat("en-US", { timeZone, ...OPTIONS[kind] });
+  } catch {
+    return null; // not a zone this runtime knows
   }
-  return f;
 }
 
 /** The zone when this runtime knows it, else null (times are then shown in UTC). */

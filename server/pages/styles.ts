@@ -5,7 +5,7 @@
  *
  * Colours meet WCAG AA contrast (4.5:1 for text) on their backgrounds: ink #1b1b1f, muted text
  * #4a4a55 and links #1746a2 on white; white on the button (#1746a2) and the sold-out badge
- * (#9b1c1c); #5b3a00 on the low-tickets badge (#fde68a).
+ * (#9b1c1c); #5b3a00 on the low-tickets badge (#fde68a); white on the revoke button (#9b1c1c).
  */
 import { createHash } from "node:crypto";
 
@@ -40,6 +40,27 @@ export const PAGE_CSS = [
   ".button:hover{background:var(--accent-dark);color:#fff}",
   ".notice{background:var(--panel);border-left:4px solid var(--accent);padding:.75rem 1rem;margin:1rem 0}",
   ".muted{color:var(--muted)}",
+  // A generic `monospace` alone shrinks to the browser's 13px; a named stack keeps the text size.
+  "code{font-family:ui-monospace,SFMono-Regular,Menlo,Consolas,\"DejaVu Sans Mono\",monospace;font-size:.95em}",
+  // Developer portal: forms, the keys table (one block per key on a phone) and the new key.
+  ".visually-hidden{position:absolute;width:1px;height:1px;overflow:hidden;clip:rect(0 0 0 0);white-space:nowrap}",
+  ".title-row{display:flex;flex-wrap:wrap;gap:.75rem;align-items:center;justify-content:space-between}",
+  ".title-row h1{margin:0}",
+  ".title-row form{margin:0}",
+  ".button-small{display:inline-flex;align-items:center;min-height:44px;padding:.45rem .9rem;font-size:.95rem}",
+  ".button-secondary{background:var(--bg);color:var(--accent);border:2px solid var(--accent)}",
+  ".button-secondary:hover{background:var(--panel);color:var(--accent-dark)}",
+  ".button-danger{background:#9b1c1c}",
+  ".button-danger:hover{background:#7a1515}",
+  ".notice-error{border-left-color:#9b1c1c}",
+  "label{display:block;font-weight:600;margin:.5rem 0 .25rem}",
+  "label .muted{font-weight:400}",
+  'input[type="text"]{width:100%;max-width:28rem;min-height:44px;padding:.5rem .65rem;font:inherit;color:var(--ink);background:var(--bg);border:1px solid var(--muted);border-radius:.4rem}',
+  ".secret{display:block;padding:.75rem;background:var(--bg);border:1px solid var(--line);border-radius:.4rem;font-size:1.05rem;overflow-wrap:anywhere;-webkit-user-select:all;user-select:all}",
+  ".keys{width:100%;border-collapse:collapse;margin:.5rem 0}",
+  ".keys th,.keys td{text-align:left;padding:.5rem .4rem;border-bottom:1px solid var(--line);vertical-align:middle}",
+  ".keys th{color:var(--muted);font-size:.9rem}",
+  "@media (max-width:40rem){.keys thead{position:absolute;width:1px;height:1px;overflow:hidden;clip:rect(0 0 0 0)}.keys,.keys tbody,.keys tr,.keys td{display:block;width:100%}.keys tr{border:1px solid var(--line);border-radius:.5rem;padding:.25rem .75rem;margin:0 0 .75rem}.keys td{display:grid;grid-template-columns:6rem minmax(0,1fr);gap:.5rem;border:0;padding:.3rem 0;overflow-wrap:anywhere}.keys td::before{content:attr(data-label);font-weight:600;color:var(--muted)}.keys td .button{justify-self:start}}",
 ].join("\n");
 
 /** CSP source expression for the inline stylesheet above. */

@@ -13,13 +13,14 @@
  * Creation buys, holds and clicks nothing; the click is recorded only by Continue on the
  * confirmation page (server/routes/pages.ts).
  */
-import type { H3 } from "h3";
+import type { RouteTable } from "../route-table.ts";
 import * as v from "valibot";
 import { HANDOFF, HANDOFF_SELLERS, type HandoffErrorCode } from "../../db/contract.ts";
 import { countHandoffClicks, insertHandoff, isLedgerBusy, readHandoff, readServableEvent, admitHandoffAttempt,
   type ServableEvent } from "../../db/handoffs.ts";
-import { isoUtc, safeHttpUrl } from "../../sync/derive.ts";
-import { authenticate, type KeyIdentity } from "../access.ts";
+import { isoUtc } from "../../db/instant.ts";
+import { safeHttpUrl } from "../../sync/derive.ts";
+import type { KeyIdentity } from "../access.ts";
 import { withoutFsync } from "../limits/ledger.ts";
 import type { AppContext } from "../context.ts";
 import { ApiError, isApiError } from "../errors.ts";
@@ -45,7 +46,7 @@ const invalidRequest = (message: string, status = 400) => fail("invalid_request"
 const handoffUnavailable = () =>
   fail("handoff_unavailable", "Handoffs are temporarily unavailable. Retry after the Retry-After delay.", { retry: true });
 
-export function handoffRoutes(app: H3, ctx: AppContext): void {
+export function handoffRoutes(app: RouteTable, ctx: AppContext): void {
   app.post("/v1/ticket-handoffs", handle(({ req }) => createTicketHandoff(ctx, req), "handoff"));
   if (ctx.config.testMode) {
     // CONTRACT §8 style read for tests: the stored handoff and how many clicks it recorded.
@@ -104,7 +105,7 @@ async function createTicketHandoff(ctx: AppContext, req: Request): Promise<Respo
 function authenticateHandoffKey(ctx: AppContext, req: Request): KeyIdentity {
   let identity: KeyIdentity;
   try {
-    identity = authenticate(ctx, req);
+    identity = ctx.access.authenticate(req);
   } catch (err) {
     if (isApiError(err) && err.code === "invalid_api_key") throw invalidKey();
     // Any other failure to read the key is the spec's "authentication temporarily unavailable".

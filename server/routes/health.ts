@@ -1,4 +1,4 @@
-import type { H3 } from "h3";
+import type { RouteTable } from "../route-table.ts";
 import { readReplicaState } from "../../db/hydrate.ts";
 import { readReplicaStats, type ReplicaStats } from "../../db/replica.ts";
 import type { AppContext } from "../context.ts";
@@ -10,7 +10,7 @@ import { handle, json } from "../handle.ts";
  * a few hundred milliseconds, so the counts are kept until the replica changes (its state is
  * read first: a commit in between only makes the kept counts newer than their key).
  */
-export function healthRoutes(app: H3, ctx: AppContext): void {
+export function healthRoutes(app: RouteTable, ctx: AppContext): void {
   let kept: { state: string; stats: ReplicaStats } | undefined;
   app.get(
     "/healthz",

@@ -7,19 +7,18 @@
  * GET (a standalone event stream) and DELETE (ending a session) have no meaning without
  * sessions: 405, as the Streamable HTTP transport allows.
  */
-import type { H3 } from "h3";
-import { authenticate } from "../access.ts";
+import type { RouteTable } from "../route-table.ts";
 import type { AppContext } from "../context.ts";
 import { handle } from "../handle.ts";
 import { serveMcpRequest } from "../mcp/server.ts";
 
-export function mcpRoutes(app: H3, ctx: AppContext): void {
-  const dispatch = async (request: Request) => app.fetch(request);
+export function mcpRoutes(app: RouteTable, ctx: AppContext): void {
+  const dispatch = (request: Request) => app.dispatch(request);
 
   app.all(
     "/mcp",
     handle(async ({ req, url }) => {
-      authenticate(ctx, req);
+      ctx.access.authenticate(req);
       if (req.method !== "POST") {
         return new Response(
           JSON.stringify({ jsonrpc: "2.0", error: { code: -32000, message: "Method not allowed: this server is stateless; use POST." }, id: null }),

@@ -3,13 +3,13 @@
  * reference rendered from the same document. Both are built once at start-up: the document
  * depends only on constants, schemas and the configured base URL.
  */
-import type { H3 } from "h3";
+import type { RouteTable } from "../route-table.ts";
 import type { AppContext } from "../context.ts";
 import { handle } from "../handle.ts";
 import { buildOpenApiDocument } from "../openapi.ts";
 import { renderDocsPage } from "../pages/docs.ts";
 
-export function openapiRoutes(app: H3, ctx: AppContext): void {
+export function openapiRoutes(app: RouteTable, ctx: AppContext): void {
   const document = buildOpenApiDocument({ baseUrl: ctx.config.baseUrl });
   const documentJson = JSON.stringify(document);
   const docsHtml = renderDocsPage(document);

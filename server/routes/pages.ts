@@ -9,7 +9,7 @@
  *
  * HEAD answers exactly like GET without a body. Every page reads live rows, not the snapshot.
  */
-import type { H3 } from "h3";
+import type { RouteTable } from "../route-table.ts";
 import { HANDOFF } from "../../db/contract.ts";
 import { isLedgerBusy, readHandoff, readServableEvent, redeemHandoff, type Handoff, type ServableEvent } from "../../db/handoffs.ts";
 import type { AppContext } from "../context.ts";
@@ -43,7 +43,7 @@ function page(fn: PageHandler) {
   });
 }
 
-function getAndHead(app: H3, path: string, fn: PageHandler): void {
+function getAndHead(app: RouteTable, path: string, fn: PageHandler): void {
   const handler = page(fn);
   app.get(path, handler);
   app.head(path, handler);
@@ -51,7 +51,7 @@ function getAndHead(app: H3, path: string, fn: PageHandler): void {
 
 const param = (scope: RequestScope, name: string) => scope.event?.context.params?.[name];
 
-export function pageRoutes(app: H3, ctx: AppContext): void {
+export function pageRoutes(app: RouteTable, ctx: AppContext): void {
   const base = ctx.config.baseUrl;
   const eventUrlOf = (e: ServableEvent | undefined, h: Handoff) => (e ? eventUrlFor(base, e) : `${base}/events/${h.eventId}`);
 

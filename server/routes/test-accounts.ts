@@ -1,8 +1,8 @@
 /**
  * Test-mode accounts and keys (CONTRACT §8): the same operations as `marquee accounts` and
- * `marquee keys`, over HTTP.
+ * `marquee keys`, over HTTP, and the owner's sign-in link to the developer portal.
  */
-import type { H3 } from "h3";
+import type { RouteTable } from "../route-table.ts";
 import * as v from "valibot";
 import { createAccount, readAccount, updateAccount } from "../../db/accounts.ts";
 import { KEY_KINDS } from "../../db/contract.ts";
@@ -10,6 +10,7 @@ import { parseAccountInput } from "../account-input.ts";
 import type { AppContext } from "../context.ts";
 import { handle, json } from "../handle.ts";
 import { issueKey } from "../keys.ts";
+import { createSignInLink } from "../portal/sessions.ts";
 
 const bad = (message: string, status = 400) => json({ error: { code: "invalid_request", message } }, status);
 
@@ -23,7 +24,7 @@ async function body(req: Request): Promise<unknown> {
 
 const accountId = (raw: string | undefined) => (raw && /^\d+$/.test(raw) ? Number(raw) : NaN);
 
-export function testAccountRoutes(app: H3, ctx: AppContext): void {
+export function testAccountRoutes(app: RouteTable, ctx: AppContext): void {
   app.post(
     "/_test/accounts",
     handle(async ({ req }) => {
@@ -50,6 +51,14 @@ export function testAccountRoutes(app: H3, ctx: AppContext): void {
       if (!input.ok) return bad(input.message);
       const account = updateAccount(ctx.ledger, accountId(event.context.params?.id), input.fields, ctx.clock.now());
       return account ? json(account) : bad("no such account", 404);
+    }),
+  );
+
+  app.post(
+    "/_test/accounts/:id/sign-in-link",
+    handle(({ event }) => {
+      const link = createSignInLink(ctx.ledger, ctx.config.baseUrl, accountId(event.context.params?.id), ctx.clock.now());
+      return link ? json(link, 201) : bad("no such account", 404);
     }),
   );
 

@@ -2,12 +2,13 @@
  * Test mode (CONTRACT §8). Registered only with `serve --test-mode`; otherwise every
  * `/_test/*` path falls through to the 404 envelope.
  */
-import type { H3 } from "h3";
+import type { RouteTable } from "../route-table.ts";
 import { FAULT_CODES, type FaultCode } from "../../db/contract.ts";
 import { refreshSnapshot } from "../../db/snapshot.ts";
 import { applyBatch } from "../../sync/apply.ts";
-import { parseRecordLine, RecordError, parseIsoInstant, type UpstreamRecord } from "../../sync/records.ts";
-import { notifyReplicaChange, type AppContext } from "../context.ts";
+import { parseIsoInstant } from "../../db/instant.ts";
+import { parseRecordLine, RecordError, type UpstreamRecord } from "../../sync/records.ts";
+import { notifyLedgerReset, notifyReplicaChange, type AppContext } from "../context.ts";
 import { handle, json } from "../handle.ts";
 import { testAccountRoutes } from "./test-accounts.ts";
 
@@ -22,7 +23,7 @@ async function readJson(req: Request): Promise<Record<string, unknown> | undefin
   }
 }
 
-export function testModeRoutes(app: H3, ctx: AppContext): void {
+export function testModeRoutes(app: RouteTable, ctx: AppContext): void {
   const clockState = () => ({ now: new Date(ctx.clock.now()).toISOString(), frozen: ctx.clock.frozen });
 
   app.get("/_test/clock", handle(() => json(clockState())));
@@ -114,7 +115,7 @@ export function resetLedger(ctx: AppContext): void {
     for (const { name } of tables) ctx.ledger.exec(`DELETE FROM "${name}"`);
   });
   ctx.faults.clear();
-  for (const fn of ctx.onLedgerReset) fn();
+  notifyLedgerReset(ctx);
 }
 
 /** `YYYY-MM-DD` (midnight UTC) or an RFC 3339 date-time. */

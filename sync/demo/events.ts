@@ -18,6 +18,8 @@ export interface DemoWorld {
   anchor: { year: number; month: number; day: number };
   venues: DemoVenue[];
   venuePicker: WeightedIndex;
+  /** Slugs of titles seen in this run: most titles repeat, and a slug costs a normalization. */
+  slugs: Map<string, string>;
 }
 
 export type DemoEvent = ReturnType<typeof baseEvent>;
@@ -143,7 +145,11 @@ export function baseEvent(w: DemoWorld, id: number) {
   const v = w.venues[w.venuePicker.pick(r)];
   const cats = categories(r, v);
   const title = TITLES[cats[0]](r, v.place.city);
-  const slug = slugify(title);
+  let slug = w.slugs.get(title);
+  if (slug === undefined) {
+    if (w.slugs.size > 200_000) w.slugs.clear();
+    w.slugs.set(title, (slug = slugify(title)));
+  }
   const source = r.weighted(v.sources);
   const { startDate, endDate } = schedule(r, w, v, cats[0], title);
   const ticketed = !r.chance(cats[0] === "Community" || cats[0] === "Outdoors" ? 0.5 : 0.05);

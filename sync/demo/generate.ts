@@ -39,6 +39,7 @@ export function createWorld(options: DemoOptions): DemoWorld {
     anchor: parseAnchor(options.anchor),
     venues,
     venuePicker: new WeightedIndex(venues.map((v) => v.popularity)),
+    slugs: new Map(),
   };
 }
 

@@ -117,11 +117,8 @@ function nthSunday(year: number, month: number, n: number): number {
 }
 
 /** [start, end) of daylight time as month * 100 + day, per year. */
-const dstSpans = new Map<number, [number, number]>();
 function dstSpan(year: number): [number, number] {
-  let span = dstSpans.get(year);
-  if (!span) dstSpans.set(year, (span = [2 * 100 + nthSunday(year, 2, 2), 10 * 100 + nthSunday(year, 10, 1)]));
-  return span;
+  return [2 * 100 + nthSunday(year, 2, 2), 10 * 100 + nthSunday(year, 10, 1)];
 }
 
 /**

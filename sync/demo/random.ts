@@ -22,8 +22,6 @@ function hashSeed(text: string): [number, number, number, number] {
   return [h1 >>> 0, (h2 ^ h1) >>> 0, (h3 ^ h1) >>> 0, (h4 ^ h1) >>> 0];
 }
 
-const seedCache = new Map<string, [number, number, number, number]>();
-
 /** A small fast generator (sfc32) with the helpers the demo data needs. */
 export class Random {
   private a: number;
@@ -32,9 +30,7 @@ export class Random {
   private d: number;
 
   constructor(seed: string, stream = 0) {
-    let words = seedCache.get(seed);
-    if (!words) seedCache.set(seed, (words = hashSeed(seed)));
-    const [a, b, c, d] = words;
+    const [a, b, c, d] = hashSeed(seed);
     this.a = a;
     this.b = (b ^ Math.imul(stream, 0x9e3779b9)) >>> 0;
     this.c = (c + stream) >>> 0;

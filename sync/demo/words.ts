@@ -144,17 +144,9 @@ export function venueName(r: Random, kind: string, city: string): string {
   ])();
 }
 
-const slugCache = new Map<string, string>();
-
 /** Lowercase ASCII words joined by `-`, for slugs, hostnames and source tokens. */
 export function slugify(text: string, max = 48): string {
-  const key = `${max}:${text}`;
-  let slug = slugCache.get(key);
-  if (slug === undefined) {
-    if (slugCache.size > 200_000) slugCache.clear();
-    slugCache.set(key, (slug = slugOf(text, max)));
-  }
-  return slug;
+  return slugOf(text, max);
 }
 
 function slugOf(text: string, max: number): string {

@@ -50,7 +50,9 @@ export function explain(err: unknown, source: PostgresSource): UpstreamError {
       );
   }
   if (/Connection terminated|server closed the connection/i.test(message)) {
-    return new UpstreamError(`lost the connection to PostgreSQL at ${source.display} (${message}); check that the server is up`);
+    return new UpstreamError(
+      `lost the connection to PostgreSQL at ${source.display} (${message}); check that the server is up`,
+    );
   }
   if (/can no longer get changes from replication slot|has been invalidated/i.test(message)) {
     // max_slot_wal_keep_size let the server drop log the slot still needed.
@@ -59,7 +61,9 @@ export function explain(err: unknown, source: PostgresSource): UpstreamError {
     );
   }
   if (/timeout/i.test(message)) {
-    return new UpstreamError(`cannot reach PostgreSQL at ${source.display} (timed out); check the host and port in the URL`);
+    return new UpstreamError(
+      `cannot reach PostgreSQL at ${source.display} (timed out); check the host and port in the URL`,
+    );
   }
   // PostgreSQL's own hint names the fix when it has one ("Free one or increase max_replication_slots.").
   const hint = (err as { hint?: string }).hint;

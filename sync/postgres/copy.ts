@@ -38,7 +38,8 @@ function copySql(source: PostgresSource, table: UpstreamTable): string {
 }
 
 /** COPY's text format doubles backslashes (row_to_json's output holds no other character it escapes). */
-const unescape = (line: string) => (line.includes("\\") ? line.replace(/\\(.)/g, (_, c: string) => (c === "\\" ? "\\" : `\\${c}`)) : line);
+const unescape = (line: string) =>
+  line.includes("\\") ? line.replace(/\\(.)/g, (_, c: string) => (c === "\\" ? "\\" : `\\${c}`)) : line;
 
 async function* copyLines(client: pg.Client, sql: string): AsyncGenerator<string> {
   const stream = client.query(copyTo(sql));
@@ -100,7 +101,8 @@ export async function copyTables(
       };
       for (const table of ["venues", "events"] as UpstreamTable[]) {
         for await (const line of copyLines(client, copySql(source, table))) {
-          if (options.signal?.aborted) throw new Error("stopped during the initial copy; run it again to start the copy over");
+          if (options.signal?.aborted)
+            throw new Error("stopped during the initial copy; run it again to start the copy over");
           batch.push({ op: "upsert", table, row: JSON.parse(unescape(line)) });
           if (batch.length >= options.batchSize) await send();
         }

@@ -89,7 +89,9 @@ export function startPostgresFollower(db: Db, spec: string, options: FollowerOpt
         if (controller.signal.aborted) break;
         state = "retrying";
         error = (err as Error).message;
-        options.log(`sync from postgres ${source.display} failed: ${error}; retrying in ${(backoff / 1000).toFixed(1)} s`);
+        options.log(
+          `sync from postgres ${source.display} failed: ${error}; retrying in ${(backoff / 1000).toFixed(1)} s`,
+        );
         await new Promise<void>((resolve) => {
           const timer = setTimeout(resolve, backoff);
           controller.signal.addEventListener("abort", () => (clearTimeout(timer), resolve()), { once: true });

@@ -6,9 +6,9 @@
  * Date, boolean, arrays, parsed jsonb, bigint as a string); both shapes are read here.
  */
 import * as v from "valibot";
-import { isoUtc } from "../derive.ts";
+import { isoUtc, parseIsoInstant } from "../../db/instant.ts";
 import { fastRecord } from "../fast-records.ts";
-import { parseIsoInstant, UpstreamRecord } from "../records.ts";
+import { UpstreamRecord } from "../records.ts";
 import type { UpstreamTable } from "./schema.ts";
 
 export type Row = Record<string, unknown>;
@@ -90,7 +90,8 @@ const isInstant = (s: string) => parseIsoInstant(s) !== null;
 export function recordOfRow(table: UpstreamTable, row: Row, seq: number): RowOutcome {
   for (const [column, value] of Object.entries(row)) {
     // A value the stream left out: PostgreSQL does not resend an unchanged out-of-line (TOAST) value.
-    if (value === undefined) return { reason: `${column}: unchanged large value not sent; set REPLICA IDENTITY FULL on the table` };
+    if (value === undefined)
+      return { reason: `${column}: unchanged large value not sent; set REPLICA IDENTITY FULL on the table` };
   }
   const candidate = table === "venues" ? venueRecord(row, seq) : eventRecord(row, seq);
   // The NDJSON path's fast check first; valibot decides (and words the reason) when it is unsure.
@@ -99,7 +100,11 @@ export function recordOfRow(table: UpstreamTable, row: Row, seq: number): RowOut
   const result = v.safeParse(UpstreamRecord, candidate);
   if (result.success) return { record: result.output };
   const issue = result.issues[0];
-  const path = issue.path?.slice(1).map((p) => p.key).join(".") ?? "";
+  const path =
+    issue.path
+      ?.slice(1)
+      .map((p) => p.key)
+      .join(".") ?? "";
   return { reason: `${path ? path + ": " : ""}${issue.message}` };
 }
 

@@ -13,7 +13,10 @@ import { refreshServingSnapshot } from "../serving-snapshot.ts";
 /** Whether the snapshot misses a change: rows marked since the last refresh, or tracking off. */
 function snapshotMissesChanges(db: Db): boolean {
   if (!snapshotTracked(db)) return true;
-  return db.prepare("SELECT 1 FROM snapshot_dirty_events UNION ALL SELECT 1 FROM snapshot_dirty_venues LIMIT 1").get() !== undefined;
+  return (
+    db.prepare("SELECT 1 FROM snapshot_dirty_events UNION ALL SELECT 1 FROM snapshot_dirty_venues LIMIT 1").get() !==
+    undefined
+  );
 }
 
 export interface Refresher {

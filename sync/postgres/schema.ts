@@ -9,8 +9,26 @@ export const DEFAULT_SCHEMA = "marquee";
 export const UPSTREAM_COLUMNS = {
   venues: ["id", "name", "city", "state", "timezone", "latitude", "longitude", "geocode_precision", "visible"],
   events: [
-    "id", "venue_id", "title", "slug", "start_date", "end_date", "cost_text", "is_free", "is_sold_out", "is_low_tickets",
-    "age", "website", "website_broken", "image_url", "categories", "source", "status", "duplicate_of", "ticketed", "ticket_links",
+    "id",
+    "venue_id",
+    "title",
+    "slug",
+    "start_date",
+    "end_date",
+    "cost_text",
+    "is_free",
+    "is_sold_out",
+    "is_low_tickets",
+    "age",
+    "website",
+    "website_broken",
+    "image_url",
+    "categories",
+    "source",
+    "status",
+    "duplicate_of",
+    "ticketed",
+    "ticket_links",
   ],
 } as const;
 export type UpstreamTable = keyof typeof UPSTREAM_COLUMNS;
@@ -60,7 +78,8 @@ export function parsePostgresUrl(spec: string): PostgresSource {
   const url = new URL(spec);
   const schema = url.searchParams.get("schema") ?? DEFAULT_SCHEMA;
   url.searchParams.delete("schema");
-  const database = decodeURIComponent(url.pathname.replace(/^\//, "")) || decodeURIComponent(url.username) || "postgres";
+  const database =
+    decodeURIComponent(url.pathname.replace(/^\//, "")) || decodeURIComponent(url.username) || "postgres";
   return {
     connectionString: url.toString(),
     schema,

@@ -14,7 +14,13 @@ const SLOT_NAME = /^[a-z0-9_]{1,63}$/;
 
 /** The replica's slot name by default: derived from the replica file's absolute path. */
 export function defaultSlotName(dbPath: string): string {
-  const base = dbPath.split("/").pop()!.replace(/\.[a-z0-9]+$/i, "").toLowerCase().replace(/[^a-z0-9_]/g, "_").slice(0, 30);
+  const base = dbPath
+    .split("/")
+    .pop()!
+    .replace(/\.[a-z0-9]+$/i, "")
+    .toLowerCase()
+    .replace(/[^a-z0-9_]/g, "_")
+    .slice(0, 30);
   const hash = createHash("sha256").update(resolve(dbPath)).digest("hex").slice(0, 10);
   return `marquee_${base}_${hash}`;
 }
@@ -25,7 +31,8 @@ export function publicationName(schema: string): string {
 
 export function slotOf(db: Db, requested: string | undefined): string {
   const slot = requested ?? readUpstreamState(db).slot ?? defaultSlotName(db.path);
-  if (!SLOT_NAME.test(slot)) throw new UpstreamError(`--slot ${slot}: a slot name is 1 to 63 lowercase letters, digits and underscores`);
+  if (!SLOT_NAME.test(slot))
+    throw new UpstreamError(`--slot ${slot}: a slot name is 1 to 63 lowercase letters, digits and underscores`);
   return slot;
 }
 
@@ -71,7 +78,10 @@ export async function ensurePublication(client: pg.Client, source: PostgresSourc
 export async function slotExists(client: pg.Client, slot: string): Promise<{ active: boolean } | null> {
   const deadline = performance.now() + SLOT_RELEASE_WAIT_MS;
   for (;;) {
-    const { rows } = await client.query<{ active: boolean }>("SELECT active FROM pg_replication_slots WHERE slot_name = $1", [slot]);
+    const { rows } = await client.query<{ active: boolean }>(
+      "SELECT active FROM pg_replication_slots WHERE slot_name = $1",
+      [slot],
+    );
     if (!rows[0]?.active || performance.now() > deadline) return rows[0] ?? null;
     await new Promise((resolve) => setTimeout(resolve, 100));
   }
@@ -95,10 +105,12 @@ export async function dropSlot(db: Db, spec: string, requested?: string): Promis
   const client = await connect(source);
   try {
     const existing = await slotExists(client, slot);
-    if (existing?.active) throw new UpstreamError(`replication slot ${slot} is in use by another process; stop it first`);
-    if (existing) await client.query("SELECT pg_drop_replication_slot($1)", [slot]).catch((err) => {
-      throw explain(err, source);
-    });
+    if (existing?.active)
+      throw new UpstreamError(`replication slot ${slot} is in use by another process; stop it first`);
+    if (existing)
+      await client.query("SELECT pg_drop_replication_slot($1)", [slot]).catch((err) => {
+        throw explain(err, source);
+      });
     if (readSourceKind(db) === "postgres") writeUpstreamState(db, { position: null });
     return { slot, dropped: existing !== null };
   } finally {

@@ -41,7 +41,11 @@ const CATCH_UP_PING_MS = 500;
  * Streams until `until` is reached, the signal aborts, or the connection fails (rejects with a
  * one-line UpstreamError).
  */
-export function streamChanges(source: PostgresSource, applier: ChangeApplier, options: StreamOptions): Promise<StreamCounts> {
+export function streamChanges(
+  source: PostgresSource,
+  applier: ChangeApplier,
+  options: StreamOptions,
+): Promise<StreamCounts> {
   const counts: StreamCounts = { changes: 0, transactions: 0, position: options.position };
   const service = new LogicalReplicationService(clientConfig(source), {
     // Confirmed by hand, only after the SQLite commit; never on a timer.
@@ -126,7 +130,8 @@ export function streamChanges(source: PostgresSource, applier: ChangeApplier, op
       try {
         switch (msg.tag) {
           case "relation":
-            if (msg.schema === source.schema && (msg.name === "venues" || msg.name === "events")) tables.set(msg.relationOid, msg.name);
+            if (msg.schema === source.schema && (msg.name === "venues" || msg.name === "events"))
+              tables.set(msg.relationOid, msg.name);
             else tables.delete(msg.relationOid);
             break;
           case "begin":
@@ -154,7 +159,11 @@ export function streamChanges(source: PostgresSource, applier: ChangeApplier, op
             const changes = open ?? [];
             open = null;
             // A transaction at or before the committed position was applied before a restart.
-            if (compareLsn(end, counts.position) <= 0 || (queued.length > 0 && compareLsn(end, queued[queued.length - 1].end) <= 0)) break;
+            if (
+              compareLsn(end, counts.position) <= 0 ||
+              (queued.length > 0 && compareLsn(end, queued[queued.length - 1].end) <= 0)
+            )
+              break;
             queued.push({ changes, end });
             if (queued.reduce((n, t) => n + t.changes.length, 0) >= MAX_BATCH_CHANGES) applyQueued();
             schedule();

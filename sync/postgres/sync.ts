@@ -14,7 +14,6 @@ import { ident, parsePostgresUrl, type PostgresSource } from "./schema.ts";
 import { assertFollowsPostgres, ensurePublication, publicationName, readLag, slotExists, slotOf } from "./slot.ts";
 import { streamChanges } from "./stream.ts";
 
-
 export interface PostgresSyncOptions {
   slot?: string;
   follow?: boolean;
@@ -67,18 +66,37 @@ function clearReplica(db: Db): void {
   });
 }
 
-export async function syncFromPostgres(db: Db, spec: string, options: PostgresSyncOptions = {}): Promise<PostgresSummary> {
+export async function syncFromPostgres(
+  db: Db,
+  spec: string,
+  options: PostgresSyncOptions = {},
+): Promise<PostgresSummary> {
   const source = parsePostgresUrl(spec);
   const started = performance.now();
   assertFollowsPostgres(db);
   const slot = slotOf(db, options.slot);
   const publication = publicationName(source.schema);
   const summary: PostgresSummary = {
-    source: source.display, slot, publication, copied: 0, changes: 0, rejects: 0, position: null,
-    watermark: readWatermark(db), lagBytes: null, elapsedMs: 0, rowsPerSecond: 0,
+    source: source.display,
+    slot,
+    publication,
+    copied: 0,
+    changes: 0,
+    rejects: 0,
+    position: null,
+    watermark: readWatermark(db),
+    lagBytes: null,
+    elapsedMs: 0,
+    rowsPerSecond: 0,
   };
   const progress = (phase: PostgresProgress["phase"]) =>
-    options.onProgress?.({ phase, total, copied: summary.copied, changes: summary.changes, elapsedMs: performance.now() - started });
+    options.onProgress?.({
+      phase,
+      total,
+      copied: summary.copied,
+      changes: summary.changes,
+      elapsedMs: performance.now() - started,
+    });
   const rejected = (rejects: readonly Reject[]) => {
     summary.rejects += rejects.length;
     for (const r of rejects) options.onReject?.(r);
@@ -98,7 +116,8 @@ export async function syncFromPostgres(db: Db, spec: string, options: PostgresSy
     if (state.position === null) {
       // No finished copy: a slot left by an interrupted one points past rows never copied.
       const existing = await slotExists(client, slot);
-      if (existing?.active) throw new UpstreamError(`replication slot ${slot} is in use by another process; stop it first`);
+      if (existing?.active)
+        throw new UpstreamError(`replication slot ${slot} is in use by another process; stop it first`);
       if (existing && state.slot !== slot) {
         // Not one this replica made: it may be another replica's, which must keep its changes.
         throw new UpstreamError(
@@ -117,7 +136,8 @@ export async function syncFromPostgres(db: Db, spec: string, options: PostgresSy
       summary.position = copied;
     } else {
       const existing = await slotExists(client, slot);
-      if (existing?.active) throw new UpstreamError(`replication slot ${slot} is in use by another process; stop it first`);
+      if (existing?.active)
+        throw new UpstreamError(`replication slot ${slot} is in use by another process; stop it first`);
       if (!existing) {
         throw new UpstreamError(
           `replication slot ${slot} is gone from ${source.display}, so changes since position ${state.position} are lost; ` +
@@ -185,7 +205,8 @@ async function initialCopy(
   try {
     let created: { consistent_point: string; snapshot_name: string };
     try {
-      created = (await replication.query(`CREATE_REPLICATION_SLOT ${ident(slot)} LOGICAL pgoutput (SNAPSHOT 'export')`)).rows[0];
+      created = (await replication.query(`CREATE_REPLICATION_SLOT ${ident(slot)} LOGICAL pgoutput (SNAPSHOT 'export')`))
+        .rows[0];
     } catch (err) {
       throw explain(err, source);
     }

@@ -14,7 +14,6 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { parseArgs } from "node:util";
 import { createAccount } from "../../db/accounts.ts";
-import { authorizeList } from "../../server/access.ts";
 import { resolveConfig } from "../../server/config.ts";
 import { createContext, type AppContext } from "../../server/context.ts";
 import { isApiError } from "../../server/errors.ts";
@@ -58,7 +57,7 @@ function measure(name: string, run: (scope: RequestScope) => void, key: string):
 
 function pipeline(ctx: AppContext, delivered: number) {
   return (scope: RequestScope) => {
-    const access = authorizeList(ctx, scope, { geo: false });
+    const access = ctx.access.authorizeList(scope, { geo: false });
     const n = access.open(25);
     access.settle(Math.min(n, delivered));
   };
@@ -66,7 +65,7 @@ function pipeline(ctx: AppContext, delivered: number) {
 
 const refused = (ctx: AppContext) => (scope: RequestScope) => {
   try {
-    authorizeList(ctx, scope, { geo: false });
+    ctx.access.authorizeList(scope, { geo: false });
   } catch (err) {
     if (!isApiError(err)) throw err;
   }

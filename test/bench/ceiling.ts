@@ -26,7 +26,7 @@ if (!values.port || !values.bodies) {
 
 const captured = JSON.parse(readFileSync(values.bodies, "utf8")) as CapturedResponse[];
 // Blobs: Bun sends a Blob as it is but copies an ArrayBuffer into every response, and Marquee
-// answers with Blobs too (server/list-page-cache.ts PageOut).
+// answers with Blobs too (server/list/page-cache.ts PageOut).
 const answers = new Map<string, { status: number; headers: Record<string, string>; body: Blob }>();
 for (const c of captured) {
   answers.set(`${c.method} ${c.path}`, {

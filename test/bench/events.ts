@@ -15,6 +15,7 @@ import { dirname, join } from "node:path";
 import { parseArgs } from "node:util";
 import { createAccount } from "../../db/accounts.ts";
 import { readConsistently, selectPage, type PageFilter } from "../../db/events-query.ts";
+import { readSnapshotStats } from "../../db/snapshot-stats.ts";
 import { hydratePage } from "../../db/hydrate.ts";
 import { readReplicaStats } from "../../db/replica.ts";
 import { createApp } from "../../server/app.ts";
@@ -110,7 +111,7 @@ for (const qs of SHAPES) {
     for (let i = 0; i < runs; i++) {
       const t = performance.now();
       readConsistently(ctx.replica, () => {
-        const s = selectPage(ctx.replica, f, null, 25);
+        const s = selectPage(ctx.replica, { stats: readSnapshotStats(ctx.replica), estimates: ctx.list.caches.estimates }, f, null, 25);
         plan = s.plan;
         hydratePage(ctx.replica, s.keys, f, { baseUrl: "http://bench.local", distanceMiles: null });
       });

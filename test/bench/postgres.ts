@@ -39,9 +39,14 @@ export async function preparePostgres(events: number, log: (s: string) => void =
   const url = server.url();
   const t = performance.now();
   await runOk(BUN, ["server/main.ts", "demo-data", "--events", String(events), "--out", url]);
-  log(`demo data (${events.toLocaleString("en-US")} events) written to PostgreSQL in ${((performance.now() - t) / 1000).toFixed(1)} s`);
+  log(
+    `demo data (${events.toLocaleString("en-US")} events) written to PostgreSQL in ${((performance.now() - t) / 1000).toFixed(1)} s`,
+  );
   return {
-    server, url, dir, events,
+    server,
+    url,
+    dir,
+    events,
     close() {
       server.stop();
       rmSync(dir, { recursive: true, force: true });
@@ -73,11 +78,23 @@ export interface Latencies {
 function summarize(ms: number[], seconds: number): Latencies {
   const sorted = [...ms].sort((a, b) => a - b);
   const at = (q: number) => sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))] ?? NaN;
-  return { count: sorted.length, p50: at(0.5), p99: at(0.99), max: sorted[sorted.length - 1] ?? NaN, perS: sorted.length / seconds };
+  return {
+    count: sorted.length,
+    p50: at(0.5),
+    p99: at(0.99),
+    max: sorted[sorted.length - 1] ?? NaN,
+    perS: sorted.length / seconds,
+  };
 }
 
 /** `connections` loops requesting `path` back to back for `seconds`; latencies of every request. */
-export async function loadPage(baseUrl: string, path: string, headers: Record<string, string>, seconds: number, connections = 4): Promise<Latencies> {
+export async function loadPage(
+  baseUrl: string,
+  path: string,
+  headers: Record<string, string>,
+  seconds: number,
+  connections = 4,
+): Promise<Latencies> {
   const until = performance.now() + seconds * 1000;
   const ms: number[] = [];
   let failures = 0;
@@ -115,12 +132,36 @@ async function startFollowingServer(fx: PostgresFixture, db: string): Promise<{ 
   const server = await startServer(
     "marquee-pg",
     BUN,
-    ["server/main.ts", "serve", "--test-mode", "--port", String(port), "--host", "127.0.0.1", "--db", db, "--sync-from", fx.url],
+    [
+      "server/main.ts",
+      "serve",
+      "--test-mode",
+      "--port",
+      String(port),
+      "--host",
+      "127.0.0.1",
+      "--db",
+      db,
+      "--sync-from",
+      fx.url,
+    ],
     { port, probe: "/healthz", env: { MARQUEE_SECRET: "bench" } },
   );
   const post = async (path: string, body: unknown) =>
-    (await (await fetch(server.baseUrl + path, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify(body) })).json()) as Record<string, unknown>;
-  const account = await post("/_test/accounts", { email: "bench@example.com", plan: "enterprise", verified: true, rateSustained: 1e9, rateBurst: 1e9 });
+    (await (
+      await fetch(server.baseUrl + path, {
+        method: "POST",
+        headers: { "content-type": "application/json" },
+        body: JSON.stringify(body),
+      })
+    ).json()) as Record<string, unknown>;
+  const account = await post("/_test/accounts", {
+    email: "bench@example.com",
+    plan: "enterprise",
+    verified: true,
+    rateSustained: 1e9,
+    rateBurst: 1e9,
+  });
   const { key } = (await post(`/_test/accounts/${account.id}/keys`, { kind: "live" })) as { key: string };
   return { server, key };
 }
@@ -143,10 +184,14 @@ export async function measureStreaming(
   await writer.connect();
   try {
     // The probe: the first event of the default page, found through the API.
-    const first = (await (await fetch(`${server.baseUrl}/v1/events?limit=1`, { headers: auth })).json()) as { data: Array<{ id: number; venue: { city: string; state: string } }> };
+    const first = (await (await fetch(`${server.baseUrl}/v1/events?limit=1`, { headers: auth })).json()) as {
+      data: Array<{ id: number; venue: { city: string; state: string } }>;
+    };
     const probe = first.data[0];
     const probePath = `/v1/events?limit=1&state=${probe.venue.state}&city=${encodeURIComponent(probe.venue.city)}`;
-    const ids = (await writer.query<{ id: string }>("SELECT id FROM marquee.events WHERE id <> $1 ORDER BY id", [probe.id])).rows.map((r) => Number(r.id));
+    const ids = (
+      await writer.query<{ id: string }>("SELECT id FROM marquee.events WHERE id <> $1 ORDER BY id", [probe.id])
+    ).rows.map((r) => Number(r.id));
 
     const idle = await loadPage(server.baseUrl, "/v1/events", auth, options.idleSeconds ?? 10);
     log(`idle default page: p50 ${idle.p50.toFixed(2)} ms, p99 ${idle.p99.toFixed(2)} ms`);
@@ -157,7 +202,9 @@ export async function measureStreaming(
     const until = performance.now() + options.seconds * 1000;
     const lagWatch = (async () => {
       while (performance.now() < until) {
-        const h = (await (await fetch(`${server.baseUrl}/healthz`)).json()) as { upstream: { lagBytes: number | null } };
+        const h = (await (await fetch(`${server.baseUrl}/healthz`)).json()) as {
+          upstream: { lagBytes: number | null };
+        };
         maxLag = Math.max(maxLag, h.upstream.lagBytes ?? 0);
         await Bun.sleep(1000);
       }
@@ -183,10 +230,13 @@ export async function measureStreaming(
         probes.push(
           (async () => {
             for (;;) {
-              const page = (await (await fetch(server.baseUrl + probePath, { headers: auth })).json()) as { data: Array<{ title: string }> };
+              const page = (await (await fetch(server.baseUrl + probePath, { headers: auth })).json()) as {
+                data: Array<{ title: string }>;
+              };
               // A later probe's title means this one was served too (it was replaced sooner).
               const shown = page.data[0]?.title ?? "";
-              if (shown.startsWith("probe ") && Number(shown.slice(6)) >= n) return void served.push(performance.now() - at);
+              if (shown.startsWith("probe ") && Number(shown.slice(6)) >= n)
+                return void served.push(performance.now() - at);
               if (performance.now() - at > 30_000) return void served.push(Infinity);
               await Bun.sleep(5);
             }
@@ -200,7 +250,9 @@ export async function measureStreaming(
     await Promise.all(probes);
     await lagWatch;
     const commitToServed = summarize(served, options.seconds);
-    log(`during the stream: default page p99 ${duringStream.p99.toFixed(2)} ms; commit-to-served p50 ${commitToServed.p50.toFixed(0)} ms, p99 ${commitToServed.p99.toFixed(0)} ms; max lag ${maxLag} bytes`);
+    log(
+      `during the stream: default page p99 ${duringStream.p99.toFixed(2)} ms; commit-to-served p50 ${commitToServed.p50.toFixed(0)} ms, p99 ${commitToServed.p99.toFixed(0)} ms; max lag ${maxLag} bytes`,
+    );
     return {
       changesPerS: options.changesPerS,
       seconds: options.seconds,
@@ -239,7 +291,12 @@ export async function measurePeer(fx: PostgresFixture, options: { seconds: numbe
     await server.stop();
   }
   const port = await freePort();
-  const peerServer = await startServer("postgres-peer", BUN, ["test/bench/postgres-peer.ts", "--port", String(port), "--url", fx.url], { port, probe: "/healthz" });
+  const peerServer = await startServer(
+    "postgres-peer",
+    BUN,
+    ["test/bench/postgres-peer.ts", "--port", String(port), "--url", fx.url],
+    { port, probe: "/healthz" },
+  );
   let peer: Latencies;
   try {
     peer = await loadPage(peerServer.baseUrl, "/v1/events", {}, options.seconds);
@@ -250,7 +307,9 @@ export async function measurePeer(fx: PostgresFixture, options: { seconds: numbe
 }
 
 if (import.meta.main) {
-  const { values } = parseArgs({ options: { events: { type: "string" }, seconds: { type: "string" }, rate: { type: "string" } } });
+  const { values } = parseArgs({
+    options: { events: { type: "string" }, seconds: { type: "string" }, rate: { type: "string" } },
+  });
   const events = Number(values.events ?? 1_000_000);
   const seconds = Number(values.seconds ?? 60);
   const changesPerS = Number(values.rate ?? 1000);
@@ -259,10 +318,14 @@ if (import.meta.main) {
   const fx = await preparePostgres(events, log);
   try {
     const copy = await measurePostgresCopy(fx);
-    log(`initial copy: ${copy.rows.toLocaleString("en-US")} rows in ${copy.seconds.toFixed(1)} s, ${Math.round(copy.rowsPerS).toLocaleString("en-US")} rows/s`);
+    log(
+      `initial copy: ${copy.rows.toLocaleString("en-US")} rows in ${copy.seconds.toFixed(1)} s, ${Math.round(copy.rowsPerS).toLocaleString("en-US")} rows/s`,
+    );
     const streaming = await measureStreaming(fx, { seconds, changesPerS, idleSeconds: Math.min(10, seconds) }, log);
     const peer = await measurePeer(fx, { seconds: Math.min(10, seconds) });
-    log(`default page: Marquee ${Math.round(peer.marquee.perS)} req/s (p99 ${peer.marquee.p99.toFixed(2)} ms), PostgreSQL peer ${Math.round(peer.peer.perS)} req/s (p99 ${peer.peer.p99.toFixed(2)} ms): ${peer.throughputRatio.toFixed(1)}x`);
+    log(
+      `default page: Marquee ${Math.round(peer.marquee.perS)} req/s (p99 ${peer.marquee.p99.toFixed(2)} ms), PostgreSQL peer ${Math.round(peer.peer.perS)} req/s (p99 ${peer.peer.p99.toFixed(2)} ms): ${peer.throughputRatio.toFixed(1)}x`,
+    );
     console.log(JSON.stringify({ events, copy, streaming, peer }, null, 2));
   } finally {
     fx.close();

@@ -15,11 +15,15 @@ import { mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { parseArgs } from "node:util";
 import { openReplica } from "../../db/replica.ts";
-import { DATA } from "./lib/config.ts";
+import { readFileSync } from "node:fs";
+import { measureStages } from "./list-stages.ts";
+import { DATA, UNIQUE } from "./lib/config.ts";
+import { measureUnique, uniqueScenarios } from "./lib/unique-measure.ts";
+import { writeUniqueLists } from "./lib/unique.ts";
 import { cleanRunDir, createKeys, ensureReplica, openBenchLedger, REPLICA_DB, resetLedger, RUN_DIR } from "./lib/fixture.ts";
 import { describeMachine } from "./lib/machine.ts";
 import { measureSides } from "./lib/measure.ts";
-import { captureScenarios, resolveInputs } from "./lib/prepare.ts";
+import { captureScenarios, request, resolveInputs } from "./lib/prepare.ts";
 import { freePort, readRss, stopAllServers, type Server } from "./lib/proc.ts";
 import { renderMarkdown, writeResults, type RunReport } from "./lib/report.ts";
 import { buildScenarios } from "./lib/scenarios.ts";
@@ -33,6 +37,7 @@ const { values: flags } = parseArgs({
     only: { type: "string" },
     "skip-sync": { type: "boolean" },
     "skip-cold-start": { type: "boolean" },
+    "skip-unique": { type: "boolean" },
   },
 });
 const only = new Set((flags.only ?? "bun,ceiling,node,prism").split(","));
@@ -83,6 +88,16 @@ async function main(): Promise<number> {
   report.scenarios = all;
   const keyFor = (s: { auth: string }) => (s.auth === "trial" ? trialCaptureKey : s.auth === "handoff" ? handoffCaptureKey : benchKey);
   const { served, failed, bodiesFile } = await captureScenarios(server.baseUrl, all, keyFor, notes);
+  // Unique traffic: the lists, and one real page of it for the ceiling to replay.
+  const lists = flags["skip-unique"]
+    ? null
+    : writeUniqueLists(replica, { ...UNIQUE, nowMs: Date.now() });
+  if (lists) {
+    const sample = await request(server.baseUrl, "GET", lists.sample.state, benchKey);
+    const bodies = JSON.parse(readFileSync(bodiesFile, "utf8")) as unknown[];
+    writeFileSync(bodiesFile, JSON.stringify([...bodies, sample]));
+    log(`unique traffic: ${UNIQUE.perClass.toLocaleString("en-US")} new paths per class, ${UNIQUE.walks.toLocaleString("en-US")} walks; the Zipf mix repeats ${(100 * lists.zipf.repeatShare).toFixed(0)} % of its requests`);
+  }
   for (const [id, reason] of failed) report.cells[id] = { bun: { skipped: reason } };
   const openapi = await fetch(`${server.baseUrl}/v1/openapi.json`);
   const openapiFile = join(RUN_DIR, "openapi.json");
@@ -120,6 +135,19 @@ async function main(): Promise<number> {
     if (only.has("bun")) await run("bun", server);
     else await server.stop();
     if (only.has("ceiling")) await run("ceiling", await targets.startCeiling(await freePort(), bodiesFile));
+  }
+  if (lists && only.has("bun") && only.has("ceiling")) {
+    // A fresh Marquee: nothing it answered before this section is in its caches.
+    const bun = await targets.startMarqueeBun(await freePort());
+    const ceiling = await targets.startCeiling(await freePort(), bodiesFile);
+    const peer = await targets.startPeer(await freePort());
+    log("unique traffic: Marquee on Bun, the ceiling and the straightforward peer, interleaved slice by slice:");
+    const scenarios = uniqueScenarios(lists);
+    const cells = await measureUnique({ bun, ceiling, peer }, scenarios, benchKey, lists.sample.state, log);
+    report.unique = { scenarios, cells, rss: readRss(bun.child.pid!) ?? undefined, ceilingPath: lists.sample.state };
+    await Promise.all([bun.stop(), ceiling.stop(), peer.stop()]);
+    log(`where a new request's time goes: ${UNIQUE.stageRequests.toLocaleString("en-US")} new requests per class, stage by stage …`);
+    report.stages = await measureStages(REPLICA_DB, UNIQUE.stageRequests);
   }
   if (only.has("node")) await run("node", await targets.startMarqueeNode(await freePort()));
   if (only.has("prism")) {
@@ -173,7 +201,7 @@ async function main(): Promise<number> {
   const markdown = renderMarkdown(report);
   console.log(`\n${markdown}\n`);
   // A partial run would replace the full figures with holes: RESULTS.md records whole runs only.
-  if (flags.only || flags["skip-sync"] || flags["skip-cold-start"]) log("partial run: test/bench/RESULTS.md left as it was");
+  if (flags.only || flags["skip-sync"] || flags["skip-cold-start"] || flags["skip-unique"]) log("partial run: test/bench/RESULTS.md left as it was");
   else {
     writeResults(markdown);
     log("written to test/bench/RESULTS.md");

@@ -110,6 +110,74 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/developers/keys": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The account's keys (developer portal)
+         * @description The signed-in account, its keys (never their values) and the session's CSRF token. Send `Accept: application/json`; without it the same URL is the HTML keys page.
+         *     Sign in by opening a one-time link `/developers/sign-in?token=…` from `marquee accounts sign-in-link ID`: it works once, within 15 minutes, and answers 303 to this page with the session cookie (12 hours). A used or expired link is a 410 page.
+         */
+        get: operations["listDeveloperKeys"];
+        put?: never;
+        /**
+         * Create a key
+         * @description Creates a key: `live` for an account with a paid plan, `builder` otherwise. The full key is in this response only, served `Cache-Control: no-store`; only its SHA-256 digest is kept.
+         *     Ceilings: at most the account's key limit of active keys (default 10; revoked keys do not count), else 409 `key_limit_reached`; at most 10 keys created per account in any rolling 60 minutes, else 429 `key_issuance_rate_limited` with `Retry-After`. The key limit is checked first. A refused request creates nothing.
+         *     Needs the session's CSRF token and, when `Origin` is sent, this service's origin.
+         */
+        post: operations["createDeveloperKey"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/developers/keys/{id}/revoke": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Revoke a key
+         * @description Revokes one of the account's keys: from this moment `/v1/events`, `/v1/ticket-handoffs` and `/mcp` refuse it (401 `invalid_api_key`). Revoking a revoked key changes nothing and answers the same.
+         *     A browser (HTML) first gets a confirmation page (200); its form posts again with `confirm=yes`, which revokes and answers 303 to the keys page.
+         */
+        post: operations["revokeDeveloperKey"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/developers/sign-out": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Sign out
+         * @description Ends the session and clears its cookie. Needs the session's CSRF token.
+         */
+        post: operations["signOutDeveloper"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
 }
 export type webhooks = Record<string, never>;
 export interface components {
@@ -382,6 +450,171 @@ export interface components {
             };
             /** @description Also in the X-Request-Id header. */
             request_id: string;
+        };
+        DeveloperKey: {
+            id: number;
+            /** @enum {string} */
+            kind: "live" | "builder" | "legacy";
+            /** @description The owner's name for the key, or null. */
+            label: string | null;
+            /** @description Display prefix: the kind and the first random characters. Tells keys apart; never the key. */
+            prefix: string;
+            /**
+             * Format: date-time
+             * @description When the key was created.
+             */
+            createdAt: string;
+            /** @description When it was revoked; null while active. */
+            revokedAt: string | null;
+            /** @enum {string} */
+            status: "active" | "revoked";
+        };
+        CreatedDeveloperKey: {
+            id: number;
+            /** @enum {string} */
+            kind: "live" | "builder" | "legacy";
+            /** @description The owner's name for the key, or null. */
+            label: string | null;
+            prefix: string;
+            /** @description The full key. In this response only: it is never shown again. */
+            key: string;
+            /**
+             * Format: date-time
+             * @description When the key was created.
+             */
+            createdAt: string;
+        };
+        DeveloperTrial: {
+            /** @enum {string} */
+            state: "not_started" | "active" | "expired" | "exhausted";
+            rowsUsed: number;
+            rowLimit: number;
+            /** @description null until the first request starts the trial. */
+            expiresAt: string | null;
+            /** @description Whole days left, rounded up; null until the trial starts. */
+            daysLeft: number | null;
+        };
+        DeveloperRowBudget: {
+            limit: number;
+            /** @description Rows delivered in the rolling window. */
+            used: number;
+            windowHours: number;
+        };
+        DeveloperAccount: {
+            id: number;
+            email: string;
+            /** @enum {string} */
+            plan: "none" | "basic" | "business" | "enterprise" | "legacy";
+            /** @description The tier requests are served as; null without a plan. */
+            tier: string | null;
+            /** @description False when a paid plan still lacks its access policy (requests answer 403). */
+            provisioned: boolean;
+            /**
+             * @description The kind of key created here: `live` with a paid plan, `builder` otherwise.
+             * @enum {string}
+             */
+            keyKind: "live" | "builder" | "legacy";
+            /** @description Active keys the account may hold. */
+            keyLimit: number;
+            activeKeys: number;
+            /** @description Keys created here in the last rolling hour. */
+            keysCreatedThisHour: number;
+            issuancePerHour: number;
+            /** @description The REST trial of an account without a plan; null otherwise. */
+            trial: components["schemas"]["DeveloperTrial"] | null;
+            /** @description The rolling row budget of a row-metered plan; null otherwise. */
+            rowBudget: components["schemas"]["DeveloperRowBudget"] | null;
+        };
+        DeveloperKeys: {
+            account: components["schemas"]["DeveloperAccount"];
+            keys: components["schemas"]["DeveloperKey"][];
+            /** @description Send it as `X-CSRF-Token` on every POST of this session. */
+            csrfToken: string;
+        };
+        RevokedDeveloperKey: {
+            id: number;
+            /** @enum {string} */
+            status: "revoked";
+        };
+        CreateDeveloperKeyRequest: {
+            label?: string | null;
+        };
+        /** PortalError400 */
+        PortalError400: {
+            error: {
+                /** @enum {string} */
+                code: "invalid_request";
+                /** @description Prose; may change. Branch on `code`. */
+                message: string;
+                /** @description Equals the x-request-id header. */
+                requestId: string;
+            };
+        };
+        /** PortalError401 */
+        PortalError401: {
+            error: {
+                /** @enum {string} */
+                code: "invalid_session";
+                /** @description Prose; may change. Branch on `code`. */
+                message: string;
+                /** @description Equals the x-request-id header. */
+                requestId: string;
+            };
+        };
+        /** PortalError403 */
+        PortalError403: {
+            error: {
+                /** @enum {string} */
+                code: "invalid_csrf_token";
+                /** @description Prose; may change. Branch on `code`. */
+                message: string;
+                /** @description Equals the x-request-id header. */
+                requestId: string;
+            };
+        };
+        /** PortalError404 */
+        PortalError404: {
+            error: {
+                /** @enum {string} */
+                code: "not_found";
+                /** @description Prose; may change. Branch on `code`. */
+                message: string;
+                /** @description Equals the x-request-id header. */
+                requestId: string;
+            };
+        };
+        /** PortalError409 */
+        PortalError409: {
+            error: {
+                /** @enum {string} */
+                code: "key_limit_reached";
+                /** @description Prose; may change. Branch on `code`. */
+                message: string;
+                /** @description Equals the x-request-id header. */
+                requestId: string;
+            };
+        };
+        /** PortalError429 */
+        PortalError429: {
+            error: {
+                /** @enum {string} */
+                code: "key_issuance_rate_limited";
+                /** @description Prose; may change. Branch on `code`. */
+                message: string;
+                /** @description Equals the x-request-id header. */
+                requestId: string;
+            };
+        };
+        /** PortalError500 */
+        PortalError500: {
+            error: {
+                /** @enum {string} */
+                code: "internal_error";
+                /** @description Prose; may change. Branch on `code`. */
+                message: string;
+                /** @description Equals the x-request-id header. */
+                requestId: string;
+            };
         };
     };
     responses: never;
@@ -838,6 +1071,306 @@ export interface operations {
                 };
                 content: {
                     "application/json": Record<string, never> | unknown[];
+                };
+            };
+        };
+    };
+    listDeveloperKeys: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The account and its keys. */
+            200: {
+                headers: {
+                    /** @description Identifies the request; equals `requestId` in error bodies. */
+                    "x-request-id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DeveloperKeys"];
+                    "text/html": string;
+                };
+            };
+            /** @description `invalid_session`: No live session: sign in with a one-time link. */
+            401: {
+                headers: {
+                    /** @description Identifies the request; equals `requestId` in error bodies. */
+                    "x-request-id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PortalError401"];
+                    "text/html": string;
+                };
+            };
+            /** @description `internal_error`: Unexpected error. Safe to retry. */
+            500: {
+                headers: {
+                    /** @description Identifies the request; equals `requestId` in error bodies. */
+                    "x-request-id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PortalError500"];
+                    "text/html": string;
+                };
+            };
+        };
+    };
+    createDeveloperKey: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description The session's CSRF token (`csrfToken` of `GET /developers/keys`). HTML forms send it as the `csrf_token` field instead. */
+                "X-CSRF-Token"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        /** @description JSON or an HTML form. `label`: optional, at most 64 characters. */
+        requestBody?: {
+            content: {
+                "application/json": components["schemas"]["CreateDeveloperKeyRequest"];
+            };
+        };
+        responses: {
+            /** @description The new key, shown this once. */
+            201: {
+                headers: {
+                    /** @description Identifies the request; equals `requestId` in error bodies. */
+                    "x-request-id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["CreatedDeveloperKey"];
+                    "text/html": string;
+                };
+            };
+            /** @description `invalid_request`: The body is not JSON or a form, or `label` is not a string of at most 64 characters. */
+            400: {
+                headers: {
+                    /** @description Identifies the request; equals `requestId` in error bodies. */
+                    "x-request-id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PortalError400"];
+                    "text/html": string;
+                };
+            };
+            /** @description `invalid_session`: No live session: sign in with a one-time link. */
+            401: {
+                headers: {
+                    /** @description Identifies the request; equals `requestId` in error bodies. */
+                    "x-request-id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PortalError401"];
+                    "text/html": string;
+                };
+            };
+            /** @description `invalid_csrf_token`: A cross-site `Origin`, or the session's CSRF token missing or wrong. Nothing changed. */
+            403: {
+                headers: {
+                    /** @description Identifies the request; equals `requestId` in error bodies. */
+                    "x-request-id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PortalError403"];
+                    "text/html": string;
+                };
+            };
+            /** @description `key_limit_reached`: The account already holds its limit of active keys. Revoke one first. Nothing was created. */
+            409: {
+                headers: {
+                    /** @description Identifies the request; equals `requestId` in error bodies. */
+                    "x-request-id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PortalError409"];
+                    "text/html": string;
+                };
+            };
+            /** @description `key_issuance_rate_limited`: 10 keys were created in the last hour. Nothing was created. */
+            429: {
+                headers: {
+                    /** @description Identifies the request; equals `requestId` in error bodies. */
+                    "x-request-id": string;
+                    /** @description Seconds until the oldest creation of the last hour leaves the window. */
+                    "Retry-After": number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PortalError429"];
+                    "text/html": string;
+                };
+            };
+            /** @description `internal_error`: Unexpected error. Safe to retry. */
+            500: {
+                headers: {
+                    /** @description Identifies the request; equals `requestId` in error bodies. */
+                    "x-request-id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PortalError500"];
+                    "text/html": string;
+                };
+            };
+        };
+    };
+    revokeDeveloperKey: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description The session's CSRF token (`csrfToken` of `GET /developers/keys`). HTML forms send it as the `csrf_token` field instead. */
+                "X-CSRF-Token"?: string;
+            };
+            path: {
+                /** @description The key's id. */
+                id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description JSON: the key is revoked. HTML: the confirmation step; nothing changed yet. */
+            200: {
+                headers: {
+                    /** @description Identifies the request; equals `requestId` in error bodies. */
+                    "x-request-id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RevokedDeveloperKey"];
+                    "text/html": string;
+                };
+            };
+            /** @description HTML, confirmed: revoked; see the keys page. */
+            303: {
+                headers: {
+                    /** @description Identifies the request; equals `requestId` in error bodies. */
+                    "x-request-id": string;
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description `invalid_session`: No live session: sign in with a one-time link. */
+            401: {
+                headers: {
+                    /** @description Identifies the request; equals `requestId` in error bodies. */
+                    "x-request-id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PortalError401"];
+                    "text/html": string;
+                };
+            };
+            /** @description `invalid_csrf_token`: A cross-site `Origin`, or the session's CSRF token missing or wrong. Nothing changed. */
+            403: {
+                headers: {
+                    /** @description Identifies the request; equals `requestId` in error bodies. */
+                    "x-request-id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PortalError403"];
+                    "text/html": string;
+                };
+            };
+            /** @description `not_found`: The account has no key with this id (another account's keys are not found either). */
+            404: {
+                headers: {
+                    /** @description Identifies the request; equals `requestId` in error bodies. */
+                    "x-request-id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PortalError404"];
+                    "text/html": string;
+                };
+            };
+            /** @description `internal_error`: Unexpected error. Safe to retry. */
+            500: {
+                headers: {
+                    /** @description Identifies the request; equals `requestId` in error bodies. */
+                    "x-request-id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PortalError500"];
+                    "text/html": string;
+                };
+            };
+        };
+    };
+    signOutDeveloper: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description The session's CSRF token (`csrfToken` of `GET /developers/keys`). HTML forms send it as the `csrf_token` field instead. */
+                "X-CSRF-Token"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description HTML: the signed-out page. */
+            200: {
+                headers: {
+                    /** @description Identifies the request; equals `requestId` in error bodies. */
+                    "x-request-id": string;
+                    /** @description Clears `mq_session`. */
+                    "Set-Cookie": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/html": string;
+                };
+            };
+            /** @description JSON clients: signed out. */
+            204: {
+                headers: {
+                    /** @description Identifies the request; equals `requestId` in error bodies. */
+                    "x-request-id": string;
+                    /** @description Clears `mq_session`. */
+                    "Set-Cookie": string;
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description `invalid_csrf_token`: A cross-site `Origin`, or the session's CSRF token missing or wrong. Nothing changed. */
+            403: {
+                headers: {
+                    /** @description Identifies the request; equals `requestId` in error bodies. */
+                    "x-request-id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PortalError403"];
+                    "text/html": string;
+                };
+            };
+            /** @description `internal_error`: Unexpected error. Safe to retry. */
+            500: {
+                headers: {
+                    /** @description Identifies the request; equals `requestId` in error bodies. */
+                    "x-request-id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PortalError500"];
+                    "text/html": string;
                 };
             };
         };

@@ -63,6 +63,23 @@ export const TARGETS = {
   coldStartMs: 1000,
   syncRecordsPerS: 50_000,
   syncP99Factor: 2,
+  /** Unique traffic: share of the ceiling for state, state + city, source and cursor walks, and for geo. */
+  uniqueShareOfCeiling: 0.05,
+  uniqueGeoShareOfCeiling: 0.025,
+  uniqueStateVsPeer: 1.5,
+  uniqueP99Ms: 10,
+  uniqueGeoP99Ms: 20,
+} as const;
+
+/** Sizes of the unique-traffic lists: more paths per class than a server answers while loaded with them. */
+export const UNIQUE = {
+  perClass: 90_000,
+  walks: 6_000,
+  zipfRequests: 150_000,
+  zipfQueries: 50_000,
+  seed: 20_261_125,
+  /** New requests per class timed stage by stage (test/bench/list-stages.ts). */
+  stageRequests: 2_000,
 } as const;
 
 /** Manhattan, for the geo scenarios (Times Square). */

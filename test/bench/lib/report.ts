@@ -5,7 +5,9 @@
 import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import { DATA, LOAD, RESULTS_MD, TARGETS } from "./config.ts";
 import type { Machine } from "./machine.ts";
+import type { StageRow } from "../list-stages.ts";
 import type { Scenario } from "./scenarios.ts";
+import type { UniqueCell, UniqueScenario, UniqueSide } from "./unique-measure.ts";
 import type { SyncThroughput, SyncUnderLoad } from "./sync-load.ts";
 import { TARGET_TITLES, type TargetId } from "./targets.ts";
 import type { LoadResult } from "./wrk.ts";
@@ -22,6 +24,15 @@ export interface RunReport {
   coldStartMs: number[];
   syncThroughput?: SyncThroughput | { skipped: string };
   syncUnderLoad?: (SyncUnderLoad & { idle: LoadResult }) | { skipped: string };
+  /** Traffic no cache has seen: Marquee, the ceiling and the straightforward peer side by side. */
+  unique?: {
+    scenarios: UniqueScenario[];
+    cells: Record<string, Partial<Record<UniqueSide, UniqueCell>>>;
+    rss?: { rssMb: number; peakMb: number };
+    ceilingPath: string;
+  };
+  /** Microseconds per stage of a new request (test/bench/list-stages.ts). */
+  stages?: StageRow[];
   elapsedS: number;
 }
 
@@ -122,7 +133,82 @@ export function verdicts(r: RunReport): Verdict[] {
     measured: su ? `${ms(su.load.p99Ms)} ms vs ${ms(su.idle.p99Ms)} ms idle (${fmt(su.load.p99Ms / su.idle.p99Ms, 2)}x)` : "not measured",
     met: su ? su.load.p99Ms <= TARGETS.syncP99Factor * su.idle.p99Ms : null,
   });
+  out.push(...uniqueVerdicts(r));
   return out;
+}
+
+function uniqueVerdicts(r: RunReport): Verdict[] {
+  const u = r.unique;
+  if (!u) return [];
+  const out: Verdict[] = [];
+  const get = (id: string, side: UniqueSide) => u.cells[id]?.[side]?.load;
+  const share = (id: string, min: number, title: string) => {
+    const b = get(id, "bun");
+    const c = get(id, "ceiling");
+    out.push({
+      target: `unique ${title}: Bun ≥ ${fmt(min * 100, 1)} % of ceiling`,
+      measured: b && c ? `${fmt((100 * b.rps) / c.rps, 1)} % (${fmt(b.rps)} of ${fmt(c.rps)} req/s)` : "not measured",
+      met: b && c ? b.rps >= min * c.rps : null,
+    });
+  };
+  share("u-state", TARGETS.uniqueShareOfCeiling, "state");
+  share("u-state-city", TARGETS.uniqueShareOfCeiling, "state + city");
+  share("u-source", TARGETS.uniqueShareOfCeiling, "source");
+  share("u-circle", TARGETS.uniqueGeoShareOfCeiling, "circle");
+  share("u-polygon", TARGETS.uniqueGeoShareOfCeiling, "polygon");
+  share("u-walk", TARGETS.uniqueShareOfCeiling, "cursor walk");
+  const b = get("u-state", "bun");
+  const p = get("u-state", "peer");
+  out.push({
+    target: `unique state: Bun ≥ ${TARGETS.uniqueStateVsPeer}x the straightforward peer`,
+    measured: b && p ? `${fmt(b.rps / p.rps, 2)}x (${fmt(b.rps)} against ${fmt(p.rps)} req/s)` : "not measured",
+    met: b && p ? b.rps >= TARGETS.uniqueStateVsPeer * p.rps : null,
+  });
+  for (const s of u.scenarios) {
+    const l = get(s.id, "bun");
+    const limit = s.geo ? TARGETS.uniqueGeoP99Ms : TARGETS.uniqueP99Ms;
+    out.push({ target: `unique ${s.id.slice(2)}: Bun p99 < ${limit} ms`, measured: l ? `${ms(l.p99Ms)} ms` : "not measured", met: l ? l.p99Ms < limit : null });
+  }
+  return out;
+}
+
+function uniqueTable(r: RunReport): string[] {
+  const u = r.unique;
+  if (!u) return [];
+  const rows = u.scenarios.map((s) => {
+    const c = u.cells[s.id] ?? {};
+    const b = c.bun?.load;
+    const ceil = c.ceiling?.load;
+    const peer = c.peer?.load;
+    const repeats = c.bun?.repeats ? ` (${fmt(c.bun.repeats)} repeated)` : "";
+    return `| ${s.title} | ${b ? `${fmt(b.rps)}${repeats}` : "–"} | ${b ? ms(b.p50Ms) : "–"} | ${b ? ms(b.p99Ms) : "–"} | ${b && ceil ? `${fmt((100 * b.rps) / ceil.rps, 1)} %` : "–"} | ${peer ? `${fmt(peer.rps)} (p99 ${ms(peer.p99Ms)})` : "–"} | ${b && peer ? `${fmt(b.rps / peer.rps, 2)}x` : "–"} |`;
+  });
+  return [
+    "### Unique traffic",
+    "",
+    `No URL twice within a scenario: each request takes the next of a list of new paths (test/bench/lib/unique.ts), for Marquee and the peer alike; the ceiling replays one captured page (\`${u.ceilingPath.slice(0, 60)}…\`, ${fmt((u.cells["u-state"]?.ceiling?.load.bytesPerAnswer ?? 0) / 1024, 1)} kB). A fresh Marquee process serves this section.`,
+    "",
+    "| scenario | Bun req/s | Bun p50 ms | Bun p99 ms | Bun / ceiling | peer req/s | Bun / peer |",
+    "|---|--:|--:|--:|--:|--:|--:|",
+    ...rows,
+    "",
+    ...(u.rss ? [`RSS of that Marquee after the unique traffic: ${fmt(u.rss.rssMb)} MB (peak ${fmt(u.rss.peakMb)} MB).`, ""] : []),
+  ];
+}
+
+function stagesTable(r: RunReport): string[] {
+  if (!r.stages) return [];
+  const stages = Object.keys(r.stages[0]?.meanUs ?? {});
+  return [
+    "### Where a new request's microseconds go",
+    "",
+    "In-process, one request at a time (test/bench/list-stages.ts), mean µs per stage over new requests of each class; `geo` is the candidate search, `select` the snapshot rows, `hydrate` the live rows and the body.",
+    "",
+    `| class | ${stages.join(" | ")} | total mean | total median |`,
+    `|---|${stages.map(() => "--:").join("|")}|--:|--:|`,
+    ...r.stages.map((s) => `| ${s.cls} | ${stages.map((k) => fmt((s.meanUs as Record<string, number>)[k])).join(" | ")} | ${fmt(s.totalMeanUs)} | ${fmt(s.totalMedianUs)} |`),
+    "",
+  ];
 }
 
 export function renderMarkdown(r: RunReport): string {
@@ -140,6 +226,8 @@ export function renderMarkdown(r: RunReport): string {
     "",
     scenarioTable(r),
     "",
+    ...uniqueTable(r),
+    ...stagesTable(r),
     "### Other figures",
     "",
     "| figure | value |",

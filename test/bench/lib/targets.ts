@@ -81,3 +81,8 @@ export function startPrism(port: number, openapiFile: string): Promise<Server> {
     ready: () => true,
   });
 }
+
+/** The straightforward peer (test/bench/peer.ts) over the bench replica. */
+export function startPeer(port: number): Promise<Server> {
+  return startServer("peer", BUN, ["test/bench/peer.ts", "--port", String(port), "--db", REPLICA_DB], { port, probe: "/healthz", env: ENV });
+}

@@ -9,6 +9,8 @@ import { LOAD, ROOT } from "./config.ts";
 
 const SUMMARY_LUA = join(ROOT, "test", "bench", "summary.lua");
 const ROTATE_LUA = join(ROOT, "test", "bench", "rotate-keys.lua");
+const ROTATE_URLS_LUA = join(ROOT, "test", "bench", "rotate-urls.lua");
+const WALK_LUA = join(ROOT, "test", "bench", "walk-cursors.lua");
 
 export interface LoadSpec {
   url: string;
@@ -18,8 +20,13 @@ export interface LoadSpec {
   keysFile?: string;
   method?: "GET" | "POST";
   body?: string;
-  /** With keysFile: each thread's place in the rotation after the previous slice (`Slice.places`). */
+  /** With keysFile, pathsFile or walksFile: each thread's place after the previous slice (`Slice.places`). */
   startAt?: string;
+  /** Paths (with query strings) sent in turn, none twice (test/bench/rotate-urls.lua); `url` is the origin. */
+  pathsFile?: string;
+  /** Cursor walks (test/bench/walk-cursors.lua) of `walkPages` pages each; `url` is the origin. */
+  walksFile?: string;
+  walkPages?: number;
 }
 
 export interface LoadResult {
@@ -42,8 +49,10 @@ export interface LoadResult {
 /** One wrk run with its latency histogram (microseconds → count), which slices combine by. */
 export interface Slice extends LoadResult {
   histogram: Map<number, number>;
-  /** With rotated keys: each thread's place in its rotation at the end ("n1,n2"), the next slice's startAt. */
+  /** With rotated keys or paths: each thread's place in its rotation at the end ("n1,n2"), the next slice's startAt. */
   places?: string;
+  /** With rotated paths or walks: requests sent after the list ran out (each then repeats one). */
+  wrapped?: number;
 }
 
 /** Null when wrk is installed, else how to install it. */
@@ -55,6 +64,11 @@ export function checkWrk(): string | null {
 
 function wrkArgs(spec: LoadSpec, duration: string): string[] {
   const args = ["-t", String(LOAD.threads), "-c", String(LOAD.connections), "-d", duration, "--latency", "--timeout", `${LOAD.timeoutS}s`];
+  const threads = String(LOAD.threads);
+  if (spec.pathsFile) return [...args, "-s", ROTATE_URLS_LUA, spec.url, "--", spec.pathsFile, threads, spec.key ?? "", spec.startAt ?? "0"];
+  if (spec.walksFile) {
+    return [...args, "-s", WALK_LUA, spec.url, "--", spec.walksFile, threads, spec.key ?? "", String(spec.walkPages ?? 40), spec.startAt ?? "0"];
+  }
   if (spec.keysFile) {
     args.push("-s", ROTATE_LUA, spec.url, "--", spec.keysFile, String(LOAD.threads), spec.method ?? "GET", spec.startAt ?? "0");
     if (spec.body !== undefined) args.push(spec.body);
@@ -71,6 +85,7 @@ function parse(output: string): Slice {
   const statusLine = lines.find((l) => l.startsWith("BENCH_STATUS "));
   const histLine = lines.find((l) => l.startsWith("BENCH_HIST ")) ?? "BENCH_HIST ";
   const placesLine = lines.find((l) => l.startsWith("BENCH_SENT "));
+  const wrappedLine = lines.find((l) => l.startsWith("BENCH_WRAPPED "));
   const histogram = new Map<number, number>();
   for (const entry of histLine.slice("BENCH_HIST ".length).split(",")) {
     if (!entry) continue;
@@ -95,6 +110,7 @@ function parse(output: string): Slice {
     statuses: statusLine ? JSON.parse(statusLine.slice("BENCH_STATUS ".length)) : undefined,
     histogram,
     ...(placesLine ? { places: placesLine.slice("BENCH_SENT ".length).trim() } : {}),
+    ...(wrappedLine ? { wrapped: Number(wrappedLine.slice("BENCH_WRAPPED ".length)) } : {}),
   };
 }
 
@@ -167,7 +183,7 @@ export async function measure(spec: LoadSpec, durationS: number = LOAD.durationS
   return strip(await slice(spec, durationS));
 }
 
-function strip({ histogram: _, places: __, ...result }: Slice): LoadResult {
+function strip({ histogram: _, places: __, wrapped: ___, ...result }: Slice): LoadResult {
   return result;
 }
 

@@ -25,10 +25,10 @@
  * needs no read transaction, geo lookup or hydration: the cursor is the only per-request part.
  */
 import { LRUCache } from "lru-cache";
-import { HOT_PATH } from "../db/contract.ts";
-import type { PageSelection } from "../db/events-query.ts";
-import type { LiveBounds } from "../db/hydrate.ts";
-import type { ListWindow } from "./list-window.ts";
+import { HOT_PATH } from "../../db/contract.ts";
+import type { PageSelection } from "../../db/events-query.ts";
+import type { LiveBounds } from "../../db/hydrate.ts";
+import type { ListWindow } from "./window.ts";
 
 /** A page ready to send: its page object (for the row count) and the response body's UTF-8. */
 export interface PageOut {
@@ -72,8 +72,11 @@ export interface PageCache {
 export const pageCacheKey = (search: string, limit: number, window: ListWindow): string =>
   `${limit}|${window.beforeMs - window.afterMs}|${search}`;
 
-export function createPageCache(max: number = HOT_PATH.cachedPages): PageCache {
-  const entries = new LRUCache<string, Entry>({ max });
+/** Rough bytes an entry holds: its body's bytes and the selected keys. */
+const entryBytes = (e: Entry) => 256 + 32 * e.selection.keys.length + (e.body ? e.body.head.byteLength : 0);
+
+export function createPageCache(max: number = HOT_PATH.cachedPages, maxBytes: number = HOT_PATH.cachedPageBytes): PageCache {
+  const entries = new LRUCache<string, Entry>({ max, maxSize: maxBytes, sizeCalculation: entryBytes });
   function selected(key: string, state: string, w: ListWindow): Entry | undefined {
     const e = entries.get(key);
     if (!e) return undefined;
@@ -102,7 +105,8 @@ export function createPageCache(max: number = HOT_PATH.cachedPages): PageCache {
     },
     setBody(key, selection, body) {
       const e = entries.peek(key);
-      if (e && e.selection === selection) e.body = body;
+      // Set again so the entry's size counts the body.
+      if (e && e.selection === selection) entries.set(key, { ...e, body });
     },
     clear: () => entries.clear(),
   };

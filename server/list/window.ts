@@ -9,9 +9,9 @@
  *   cursor whose pinned window ends past the account's horizon today (e.g. after a downgrade).
  * - A current cursor's pinned window is used as is: it never extends and never slides.
  */
-import { DAY_MS, LIST } from "../db/contract.ts";
-import { ApiError } from "./errors.ts";
-import type { ListQuery } from "./list-query.ts";
+import { DAY_MS, LIST } from "../../db/contract.ts";
+import { ApiError } from "../errors.ts";
+import type { ListQuery } from "./parse.ts";
 
 export interface ListWindow {
   afterMs: number;

@@ -5,10 +5,10 @@
  * comma-separated sources.
  */
 import * as v from "valibot";
-import { UNSUPPORTED_PAGINATION_PARAMS, type ListErrorCode } from "../db/contract.ts";
-import type { GeoFilter } from "../db/geo.ts";
-import { decodeCursor, type Cursor } from "./cursor.ts";
-import { ApiError } from "./errors.ts";
+import { UNSUPPORTED_PAGINATION_PARAMS, type ListErrorCode } from "../../db/contract.ts";
+import type { GeoFilter } from "../../db/geo.ts";
+import { decodeCursor, type Cursor } from "../cursor.ts";
+import { ApiError } from "../errors.ts";
 import {
   CursorParam,
   ExcludeAggregatorsParam,
@@ -20,8 +20,8 @@ import {
   StartsAfterParam,
   StartsBeforeParam,
   StateParam,
-} from "./params.ts";
-import { parseGeoParams } from "./params-geo.ts";
+} from "../params.ts";
+import { parseGeoParams } from "../params-geo.ts";
 
 export interface ListQuery {
   state: string | null;

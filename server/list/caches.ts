@@ -1,0 +1,70 @@
+/**
+ * Every cache of the list path, created together with their sizes (db/contract.ts HOT_PATH) and
+ * cleared together. What makes each one exact is written beside it; docs/architecture.md,
+ * "Caches", has the whole argument.
+ *
+ *   parsed     query string → parsed parameters and fingerprint: a pure function of the string
+ *              (and the secret), so never stale.
+ *   pages      query string + limit + window span → selected keys and the hydrated body, for one
+ *              state of the replica (server/list/page-cache.ts).
+ *   events     event id → live row and its JSON, for one state of the replica (db/hydrate.ts).
+ *   geo        the venue table and recent candidate searches, for one sync watermark (db/geo.ts).
+ *   estimates  per-snapshot counts for plan choice (db/snapshot-stats.ts).
+ *   state      the replica's state read at most HOT_PATH.foreignCommitLagMs ago, for the page
+ *              cache's hit path.
+ *   headers    one Headers object per sequence of access header names (server/list/response.ts).
+ *
+ * Anything in this process that writes the replica calls `replicaChanged` (server/context.ts
+ * `notifyReplicaChange`); the state checks catch what other processes write.
+ */
+import { LRUCache } from "lru-cache";
+import { HOT_PATH } from "../../db/contract.ts";
+import type { Db } from "../../db/driver.ts";
+import { GeoIndex } from "../../db/geo.ts";
+import { HydratedEvents, RecentReplicaState } from "../../db/hydrate.ts";
+import { SnapshotEstimates } from "../../db/snapshot-stats.ts";
+import type { ListQuery } from "./parse.ts";
+import { createPageCache, type PageCache } from "./page-cache.ts";
+import { ListHeaders } from "./response.ts";
+
+/**
+ * What a query string decides, kept by the raw string once it passed stages 4 and 6 (both pure
+ * functions of it): the parsed parameters, the filter fingerprint, and the two facts earlier
+ * stages need (geo cost, the polygon gate). A request with a known string reads no parameters.
+ */
+export interface ParsedQuery {
+  q: ListQuery;
+  fingerprint: string;
+  geo: boolean;
+  polygon: boolean;
+}
+
+export class ListCaches {
+  readonly parsed = new LRUCache<string, ParsedQuery>({ max: HOT_PATH.parsedQueries });
+  readonly pages: PageCache = createPageCache(HOT_PATH.cachedPages, HOT_PATH.cachedPageBytes);
+  readonly events: HydratedEvents;
+  readonly geo: GeoIndex;
+  readonly estimates = new SnapshotEstimates(HOT_PATH.sourceEstimates);
+  readonly state: RecentReplicaState;
+  readonly headers = new ListHeaders();
+
+  constructor(replica: Db, baseUrl: string) {
+    this.events = new HydratedEvents(baseUrl, HOT_PATH.hydratedEventBytes);
+    this.geo = new GeoIndex(replica, HOT_PATH.geoResults);
+    this.state = new RecentReplicaState(replica, HOT_PATH.foreignCommitLagMs);
+  }
+
+  /** Drops everything that describes the replica's data (parsed queries do not). */
+  replicaChanged(): void {
+    this.pages.clear();
+    this.events.clear();
+    this.geo.clear();
+    this.estimates.clear();
+    this.state.clear();
+  }
+
+  clear(): void {
+    this.replicaChanged();
+    this.parsed.clear();
+  }
+}

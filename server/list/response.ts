@@ -1,0 +1,88 @@
+/**
+ * The bytes and headers of a list page. The body is byte for byte the UTF-8 of `JSON.stringify`
+ * of `{data, page}`: the events' kept JSON (db/hydrate.ts `hydratePageJson`) joined and encoded
+ * once per kept body up to `"page":` (`headOf`), then the per-request page object.
+ */
+import type { PagePosition, PageSelection } from "../../db/events-query.ts";
+import { onBun } from "../../db/runtime.ts";
+import { encodeCursor } from "../cursor.ts";
+import type { RequestScope } from "../handle.ts";
+import type { PageBody, PageOut } from "./page-cache.ts";
+import type { ListWindow } from "./window.ts";
+
+const encoder = new TextEncoder();
+
+export type PageObject = PageOut["page"];
+
+export function pageOut(head: Uint8Array<ArrayBuffer>, page: PageObject): PageOut {
+  const tail = encoder.encode(`${JSON.stringify(page)}}`);
+  // A Blob joins the two parts itself: one copy.
+  if (onBun) return { page, body: new Blob([head, tail]) };
+  const bytes = new Uint8Array(head.length + tail.length);
+  bytes.set(head);
+  bytes.set(tail, head.length);
+  return { page, body: bytes };
+}
+
+/** `{"data":[…],"page":` for the events' JSON, encoded once. */
+export const headOf = (dataJson: string): Uint8Array<ArrayBuffer> => encoder.encode(`{"data":[${dataJson}],"page":`);
+
+/** The answer when the filters can match nothing. */
+export const NO_MATCH: PageOut = pageOut(headOf(""), { nextCursor: null, hasMore: false, count: 0 });
+
+/**
+ * The page for this request's window. The cursor pins the window, so requests in the same
+ * millisecond (or any request, when there is no next page) get the very same bytes: they are
+ * kept with the body and encoded once.
+ */
+export function withCursor(
+  secret: string, selection: PageSelection, body: PageBody, from: PagePosition | null, window: ListWindow, fingerprint: string,
+): PageOut {
+  // Continue from the last SNAPSHOT row of the page, not the last delivered one (docs/api.md, Pagination).
+  const last = selection.keys.at(-1) ?? from;
+  const next = selection.hasMore && last !== null;
+  const kept = body.lastPage;
+  if (
+    kept &&
+    (!next || (kept.afterMs === window.afterMs && kept.beforeMs === window.beforeMs && kept.fingerprint === fingerprint))
+  ) {
+    return kept.out;
+  }
+  const nextCursor = next ? encodeCursor(secret, last, { ...window, fingerprint }) : null;
+  const out = pageOut(body.head, { nextCursor, hasMore: selection.hasMore, count: body.count });
+  body.lastPage = { ...window, fingerprint, out };
+  return out;
+}
+
+interface HeaderSet {
+  next: Map<string, HeaderSet>;
+  headers: Headers | null;
+}
+
+/**
+ * A page's headers: content type, the list's Cache-Control, the access stages' headers and the
+ * request id. A Response copies the Headers it is given (Fetch "fill"), so one Headers per
+ * sequence of access header names is refilled for each page: half the cost of building them from
+ * an object every time (test/bench/RESULTS.md). The sequences form a small tree walked by name,
+ * so finding the Headers builds no string.
+ */
+export class ListHeaders {
+  readonly #root: HeaderSet = { next: new Map(), headers: null };
+
+  for(scope: RequestScope): Headers {
+    const access = scope.headers;
+    let set = this.#root;
+    for (const name in access) {
+      let next = set.next.get(name);
+      if (!next) set.next.set(name, (next = { next: new Map(), headers: null }));
+      set = next;
+    }
+    const headers = (set.headers ??= new Headers({
+      "content-type": "application/json; charset=utf-8",
+      "cache-control": "private, no-store",
+    }));
+    for (const name in access) headers.set(name, access[name]);
+    headers.set("x-request-id", scope.requestId);
+    return headers;
+  }
+}

@@ -1,0 +1,193 @@
+/**
+ * `GET /v1/events` as one pipeline (docs/api.md, "Listing events"; docs/architecture.md, "The list
+ * path"). One `ListService` is created with the app context and owns every cache the path uses
+ * (server/list/caches.ts). Its stages run in this order, the first failure winning:
+ *
+ *   authorize  1 key → 2 access → 3 admission                    (server/access.ts)
+ *   parse      4 unsupported_pagination → 5 the polygon gate → 6 parameters in the documented
+ *              order                                              (server/list/parse.ts)
+ *   window     invalid_date_range → 7 lookahead_not_in_plan → 8 a current cursor's filters,
+ *              then the effective window                          (server/list/window.ts)
+ *   open       the trial starts, rows are reserved, the page size is clamped (access.open)
+ *   select     geo candidates and the snapshot rows of the page  (db/geo.ts, db/events-query.ts)
+ *   hydrate    live rows, re-checked, as the response body       (db/hydrate.ts)
+ *   settle     the delivered rows are counted, the reservation released, headers set
+ *
+ * select and hydrate read one state of the replica inside one read transaction; when the page
+ * cache holds a body that provably equals theirs (server/list/page-cache.ts), neither runs.
+ */
+import type { Clock } from "../clock.ts";
+import type { Db } from "../../db/driver.ts";
+import { readConsistently, type PageFilter, type PagePosition, type PageSelection } from "../../db/events-query.ts";
+import type { GeoCandidates } from "../../db/geo.ts";
+import { hydratePageJson, readReplicaState, type LiveBounds } from "../../db/hydrate.ts";
+import { readSnapshotStats } from "../../db/snapshot-stats.ts";
+import { selectPage } from "../../db/events-query.ts";
+import type { Access, ListAccess } from "../access.ts";
+import { assertCursorMatches, filterFingerprint } from "../cursor.ts";
+import type { RequestScope } from "../handle.ts";
+import { isGeoRequest } from "../params-geo.ts";
+import { ListCaches, type ParsedQuery } from "./caches.ts";
+import { pageCacheKey, type PageBody, type PageOut } from "./page-cache.ts";
+import { assertDateRange, assertKeysetPagination, assertPolygonAllowed, parseListParams } from "./parse.ts";
+import { headOf, NO_MATCH, withCursor } from "./response.ts";
+import { assertLookahead, resolveWindow, type ListWindow } from "./window.ts";
+
+export interface ListDeps {
+  replica: Db;
+  access: Access;
+  clock: Clock;
+  /** HMAC secret of cursors. */
+  secret: string;
+  baseUrl: string;
+}
+
+/** The request's query string as it arrived, and its parsed form once known. */
+export interface ListRequest {
+  /** The raw query string with its "?", or "": the key of every per-query cache. */
+  search: string;
+  known: ParsedQuery | undefined;
+  /** Parsed lazily: a known string never builds one. */
+  params: URLSearchParams | null;
+}
+
+/** What selection hands to hydration: the filter as SQL sees it and the page's snapshot rows. */
+export interface Selected {
+  filter: PageFilter;
+  geo: GeoCandidates | null;
+  selection: PageSelection;
+  /** The replica state the rows were read in (keys the kept events). */
+  state: string;
+}
+
+export class ListService {
+  readonly caches: ListCaches;
+
+  constructor(private readonly deps: ListDeps) {
+    this.caches = new ListCaches(deps.replica, deps.baseUrl);
+  }
+
+  /** The whole pipeline for one request. */
+  answer(scope: RequestScope): Response {
+    const request = this.request(scope);
+    const access = this.authorize(scope, request);
+    const parsed = this.parse(request, access);
+    const nowMs = this.deps.clock.now();
+    const window = this.window(parsed, access, nowMs);
+    const limit = access.open(parsed.q.limit);
+    let out: PageOut;
+    try {
+      out = this.page(request.search, parsed, window, limit);
+    } catch (err) {
+      access.settle(0);
+      throw err;
+    }
+    return this.settle(scope, access, out);
+  }
+
+  request(scope: RequestScope): ListRequest {
+    const search = scope.search;
+    const known = this.caches.parsed.get(search);
+    return { search, known, params: known ? null : scope.url.searchParams };
+  }
+
+  /** Stages 1–3. A geo request costs more rate units, decided by the parameters' presence alone. */
+  authorize(scope: RequestScope, request: ListRequest): ListAccess {
+    const geo = request.known?.geo ?? isGeoRequest(request.params!);
+    return this.deps.access.authorizeList(scope, { geo });
+  }
+
+  /** Stages 4–6, kept by the raw query string (a pure function of it). */
+  parse(request: ListRequest, access: ListAccess): ParsedQuery {
+    const { known, params, search } = request;
+    if (known) {
+      assertPolygonAllowed(known.polygon, access.polygons);
+      return known;
+    }
+    assertKeysetPagination(params!);
+    assertPolygonAllowed(params!.has("polygon"), access.polygons);
+    const parsed: ParsedQuery = {
+      q: parseListParams(params!, this.deps.secret),
+      fingerprint: filterFingerprint(params!),
+      geo: isGeoRequest(params!),
+      polygon: params!.has("polygon"),
+    };
+    this.caches.parsed.set(search, parsed);
+    return parsed;
+  }
+
+  /** The date range, stages 7–8, and the window this request reads. */
+  window(parsed: ParsedQuery, access: ListAccess, nowMs: number): ListWindow {
+    const { q, fingerprint } = parsed;
+    assertDateRange(q, nowMs);
+    assertLookahead(q, nowMs, access.horizonMs);
+    assertCursorMatches(q.cursor, fingerprint);
+    return resolveWindow(q, nowMs, access.horizonMs);
+  }
+
+  /**
+   * The page: from the page cache when it holds a body that equals a fresh read, else selected
+   * and hydrated in one read transaction. `search` with the limit and the window determines it.
+   */
+  page(search: string, parsed: ParsedQuery, window: ListWindow, limit: number): PageOut {
+    const { q, fingerprint } = parsed;
+    // A city sent twice with different values: no venue is in both (docs/api.md, Listing events).
+    if (q.cityConflict) return NO_MATCH;
+    const { pages, state } = this.caches;
+    const key = pageCacheKey(search, limit, window);
+    const from = q.cursor?.position ?? null;
+    // Outside a transaction: the latest commit's state (another process's seen at most a few ms late).
+    const hit = pages.getBody(key, state.read(), window);
+    if (hit) return withCursor(this.deps.secret, hit.selection, hit.body, from, window, fingerprint);
+    return readConsistently(this.deps.replica, () => {
+      const selected = this.select(key, parsed, window, from, limit);
+      const body = this.hydrate(key, selected, window);
+      return withCursor(this.deps.secret, selected.selection, body, from, window, fingerprint);
+    });
+  }
+
+  /** Geo candidates, then the page's snapshot rows (or a kept selection that provably equals them). Inside a read transaction. */
+  select(key: string, parsed: ParsedQuery, window: ListWindow, from: PagePosition | null, limit: number): Selected {
+    const { q } = parsed;
+    const { replica } = this.deps;
+    const { geo: geoIndex, pages, estimates } = this.caches;
+    const geo = q.geo ? geoIndex.find(q.geo, q.includeCentroids) : null;
+    const filter: PageFilter = {
+      ...window,
+      state: q.state,
+      city: q.city,
+      sources: q.sources,
+      venueIds: geo?.venueIds ?? null,
+      venueSet: geo?.venueSet ?? null,
+      venueStates: geo?.states ?? null,
+      excludeSoldOut: q.excludeSoldOut,
+      excludeAggregators: q.excludeAggregators,
+    };
+    const state = readReplicaState(replica);
+    let selection = pages.get(key, state, window);
+    if (!selection) {
+      selection = selectPage(replica, { stats: readSnapshotStats(replica), estimates }, filter, from, limit);
+      pages.set(key, state, window, selection);
+    }
+    return { filter, geo, selection, state };
+  }
+
+  /** The selected rows, read live and re-checked, as the body up to the page object. Inside the same transaction. */
+  hydrate(key: string, selected: Selected, window: ListWindow): PageBody {
+    const { filter, geo, selection, state } = selected;
+    const bounds: LiveBounds = { latestAfterMs: Infinity, droppedAfterClose: false };
+    const data = hydratePageJson(this.deps.replica, this.caches.events, state, selection.keys, filter, {
+      baseUrl: this.deps.baseUrl,
+      distanceMiles: geo?.distanceMiles ?? null,
+    }, bounds);
+    const body: PageBody = { head: headOf(data.join(",")), count: data.length, window: { ...window }, bounds };
+    this.caches.pages.setBody(key, selection, body);
+    return body;
+  }
+
+  /** Counts the delivered rows and answers with the page. */
+  settle(scope: RequestScope, access: ListAccess, out: PageOut): Response {
+    access.settle(out.page.count);
+    return new Response(out.body, { status: 200, headers: this.caches.headers.for(scope) });
+  }
+}

@@ -1,0 +1,104 @@
+/**
+ * The unique-traffic scenarios: Marquee on Bun, the ceiling and the straightforward peer
+ * (test/bench/peer.ts) measured side by side, slice by slice, as measure.ts does for the
+ * repeated-URL scenarios. Marquee and the peer each walk their own pass over the same lists of
+ * paths (test/bench/lib/unique.ts), so neither sees a URL twice; the ceiling replays one
+ * captured ~18 kB page for every scenario.
+ */
+import { LOAD } from "./config.ts";
+import type { Server } from "./proc.ts";
+import type { UniqueLists } from "./unique.ts";
+import { combine, slice, type LoadResult, type LoadSpec, type Slice } from "./wrk.ts";
+
+export interface UniqueScenario {
+  id: string;
+  title: string;
+  geo: boolean;
+  /** The peer answers this class too. */
+  peer: boolean;
+  /** A rotated list of paths, or the cursor walks. */
+  source: { paths: string } | { walks: string; pages: number };
+}
+
+export type UniqueSide = "bun" | "ceiling" | "peer";
+
+export interface UniqueCell {
+  load: LoadResult;
+  /** Requests sent after the list ran out (should be 0: then no URL repeated). */
+  repeats: number;
+}
+
+export const WALK_PAGES = 40;
+
+export function uniqueScenarios(lists: UniqueLists): UniqueScenario[] {
+  const p = (id: string, title: string, file: string, geo: boolean, peer: boolean): UniqueScenario => ({ id, title, geo, peer, source: { paths: file } });
+  return [
+    p("u-state", "state, each its own window", lists.paths.state, false, true),
+    p("u-state-city", "state + city, each its own window", lists.paths["state-city"], false, true),
+    p("u-source", "source (a source or its vendor), each its own window", lists.paths.source, false, false),
+    p("u-circle", "circle of 1–25 miles around a venue's neighbourhood", lists.paths.circle, true, true),
+    p("u-polygon", "polygon of 4–8 vertices, 6–34 miles across", lists.paths.polygon, true, false),
+    { id: "u-walk", title: `cursor walks of ${WALK_PAGES} pages (a state, its own window)`, geo: false, peer: false, source: { walks: lists.walks, pages: WALK_PAGES } },
+    p("u-zipf", `mix of every class, Zipf over ${lists.zipf.queries.toLocaleString("en-US")} queries (${Math.round(100 * lists.zipf.repeatShare)} % repeats)`, lists.zipf.file, false, false),
+  ];
+}
+
+interface Ready {
+  side: UniqueSide;
+  spec: LoadSpec;
+  places?: string;
+  slices: Slice[];
+  repeats: number;
+}
+
+/**
+ * Measures every scenario: warm-up, then LOAD.slices slices per side, the sides' order turning
+ * slice by slice (A B C C B A …) so a slower stretch of the machine weighs on every side.
+ */
+export async function measureUnique(
+  servers: Record<UniqueSide, Server | null>,
+  scenarios: UniqueScenario[],
+  key: string,
+  ceilingPath: string,
+  log: (s: string) => void,
+): Promise<Record<string, Partial<Record<UniqueSide, UniqueCell>>>> {
+  const out: Record<string, Partial<Record<UniqueSide, UniqueCell>>> = {};
+  const sliceS = LOAD.durationS / LOAD.slices;
+  for (const [i, s] of scenarios.entries()) {
+    const ready: Ready[] = [];
+    for (const side of ["bun", "ceiling", "peer"] as const) {
+      const server = servers[side];
+      if (!server || (side === "peer" && !s.peer)) continue;
+      const spec: LoadSpec =
+        side === "ceiling"
+          ? { url: server.baseUrl + ceilingPath, key }
+          : "paths" in s.source
+            ? { url: `${server.baseUrl}/`, key, pathsFile: s.source.paths }
+            : { url: `${server.baseUrl}/`, key, walksFile: s.source.walks, walkPages: s.source.pages };
+      ready.push({ side, spec, slices: [], repeats: 0 });
+    }
+    if (i % 2 === 1) ready.reverse();
+    const next = async (r: Ready, seconds: number) => {
+      const part = await slice({ ...r.spec, startAt: r.places }, seconds);
+      r.places = part.places;
+      r.repeats += part.wrapped ?? 0;
+      return part;
+    };
+    for (const r of ready) if (LOAD.warmupS > 0) await next(r, LOAD.warmupS);
+    for (let k = 0; k < LOAD.slices; k++) {
+      for (const r of k % 2 === 0 ? ready : [...ready].reverse()) r.slices.push(await next(r, sliceS));
+    }
+    const cells: Partial<Record<UniqueSide, UniqueCell>> = {};
+    for (const r of ready) {
+      const load = combine(r.slices);
+      cells[r.side] = { load, repeats: r.repeats };
+      log(
+        `  ${s.id.padEnd(13)} ${r.side.padEnd(8)} ${load.rps.toFixed(0).padStart(7)} req/s  p50 ${load.p50Ms.toFixed(2)} ms  p99 ${load.p99Ms.toFixed(2)} ms` +
+          (load.non2xx || load.socketErrors ? `  (${load.non2xx} non-2xx, ${load.socketErrors} socket errors)` : "") +
+          (r.repeats ? `  (${r.repeats} requests after the list ran out)` : ""),
+      );
+    }
+    out[s.id] = cells;
+  }
+  return out;
+}

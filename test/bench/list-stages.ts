@@ -1,0 +1,124 @@
+#!/usr/bin/env bun
+/**
+ * Where a new list request's microseconds go, stage by stage: requests that no cache has seen
+ * (test/bench/lib/unique.ts) run through the list pipeline's stages in-process
+ * (server/list/service.ts), each stage timed on its own, one request at a time.
+ *
+ *   bun test/bench/list-stages.ts [--requests N] [--db PATH] [--json]
+ *
+ * Needs the bench replica (`npm run bench` builds it into .bench/). Prints one row per class of
+ * request: the mean microseconds of each stage and of the whole request, and the median.
+ */
+import { mkdirSync, readFileSync } from "node:fs";
+import { parseArgs } from "node:util";
+import { createAccount } from "../../db/accounts.ts";
+import { readConsistently } from "../../db/events-query.ts";
+import { openReplica } from "../../db/replica.ts";
+import { resolveConfig } from "../../server/config.ts";
+import { createContext } from "../../server/context.ts";
+import type { RequestScope } from "../../server/handle.ts";
+import { issueKey } from "../../server/keys.ts";
+import { pageCacheKey } from "../../server/list/page-cache.ts";
+import { withCursor } from "../../server/list/response.ts";
+import { UNLIMITED_RATE } from "./lib/config.ts";
+import { REPLICA_DB, RUN_DIR } from "./lib/fixture.ts";
+import { writeUniqueLists, type UniqueClass } from "./lib/unique.ts";
+
+export const STAGES = ["authorize", "parse", "window", "open", "geo", "select", "hydrate", "settle"] as const;
+export type Stage = (typeof STAGES)[number];
+
+export interface StageRow {
+  cls: string;
+  requests: number;
+  meanUs: Record<Stage, number>;
+  totalMeanUs: number;
+  totalMedianUs: number;
+}
+
+const CLASSES: UniqueClass[] = ["state", "state-city", "source", "circle", "polygon"];
+
+/** Runs `requests` unique requests of each class through the stages; the replica at `dbPath` is only read. */
+export async function measureStages(dbPath: string, requests: number): Promise<StageRow[]> {
+  mkdirSync(RUN_DIR, { recursive: true });
+  const replica = await openReplica(dbPath, { readonly: true });
+  const lists = writeUniqueLists(replica, { perClass: requests + 200, walks: 10, zipfRequests: 10, zipfQueries: 10, seed: 7, nowMs: Date.now() });
+  replica.close();
+  // The bench's ledger beside the replica (each bench run starts it afresh): one more account.
+  const ctx = await createContext(resolveConfig({ dbPath, baseUrl: "http://bench.local" }, {}));
+  if (process.env.PRAGMA) ctx.replica.exec(process.env.PRAGMA);
+  try {
+    const account = createAccount(ctx.ledger, { email: "stages@bench.example", plan: "enterprise", rowBudget: null, rateSustained: UNLIMITED_RATE, rateBurst: UNLIMITED_RATE }, Date.now());
+    const key = issueKey(ctx.ledger, account, "live", Date.now()).key;
+    const list = ctx.list;
+    const rows: StageRow[] = [];
+    for (const cls of CLASSES) {
+      const paths = readFileSync(lists.paths[cls], "utf8").trim().split("\n");
+      // The first 200 warm the code paths (not the caches: every path is new).
+      const sums = Object.fromEntries(STAGES.map((s) => [s, 0])) as Record<Stage, number>;
+      const totals: number[] = [];
+      for (let i = 0; i < paths.length; i++) {
+        const url = `http://bench.local${paths[i]}`;
+        const req = new Request(url, { headers: { authorization: `Bearer ${key}` } });
+        const u = new URL(url);
+        const scope: RequestScope = { event: null, req, url: u, search: u.search, requestId: crypto.randomUUID(), headers: {} };
+        const t: number[] = [performance.now()];
+        const request = list.request(scope);
+        const access = list.authorize(scope, request);
+        t.push(performance.now());
+        const parsed = list.parse(request, access);
+        t.push(performance.now());
+        const window = list.window(parsed, access, ctx.clock.now());
+        t.push(performance.now());
+        const limit = access.open(parsed.q.limit);
+        t.push(performance.now());
+        // Geo candidates on their own (select then finds them kept).
+        if (parsed.q.geo) list.caches.geo.find(parsed.q.geo, parsed.q.includeCentroids);
+        t.push(performance.now());
+        // The same steps as ListService.page on a miss, with a clock between select and hydrate.
+        const pageKey = pageCacheKey(request.search, limit, window);
+        const from = parsed.q.cursor?.position ?? null;
+        let selectedAt = 0;
+        const out = readConsistently(ctx.replica, () => {
+          const selected = list.select(pageKey, parsed, window, from, limit);
+          selectedAt = performance.now();
+          const body = list.hydrate(pageKey, selected, window);
+          return withCursor(ctx.secret, selected.selection, body, from, window, parsed.fingerprint);
+        });
+        t.push(selectedAt);
+        t.push(performance.now());
+        list.settle(scope, access, out);
+        t.push(performance.now());
+        if (i < 200) continue;
+        STAGES.forEach((s, k) => (sums[s] += (t[k + 1] - t[k]) * 1000));
+        totals.push((t[t.length - 1] - t[0]) * 1000);
+      }
+      const n = totals.length;
+      totals.sort((a, b) => a - b);
+      rows.push({
+        cls,
+        requests: n,
+        meanUs: Object.fromEntries(STAGES.map((s) => [s, sums[s] / n])) as Record<Stage, number>,
+        totalMeanUs: totals.reduce((a, b) => a + b, 0) / n,
+        totalMedianUs: totals[Math.floor(n / 2)],
+      });
+    }
+    return rows;
+  } finally {
+    ctx.close();
+  }
+}
+
+export function renderStages(rows: StageRow[]): string {
+  const head = `| class (new requests) | ${STAGES.join(" | ")} | total mean | total median |`;
+  const line = `|---|${STAGES.map(() => "--:").join("|")}|--:|--:|`;
+  const body = rows.map(
+    (r) => `| ${r.cls} (${r.requests}) | ${STAGES.map((s) => r.meanUs[s].toFixed(0)).join(" | ")} | ${r.totalMeanUs.toFixed(0)} | ${r.totalMedianUs.toFixed(0)} |`,
+  );
+  return [head, line, ...body].join("\n");
+}
+
+if (import.meta.main) {
+  const { values } = parseArgs({ options: { requests: { type: "string" }, db: { type: "string" }, json: { type: "boolean" } } });
+  const rows = await measureStages(values.db ?? REPLICA_DB, Number(values.requests ?? 2000));
+  console.log(values.json ? JSON.stringify(rows) : renderStages(rows));
+}
