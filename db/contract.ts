@@ -36,19 +36,19 @@ export const US_STATES = [
   "ND", "OH", "OK", "OR", "PA", "RI", "SC", "SD", "TN", "TX", "UT", "VT", "VA", "WA", "WV", "WI", "WY",
 ] as const;
 
-/** CONTRACT §3: the 21-category taxonomy, in display order. */
+/** docs/upstream-records.md: the 21-category taxonomy, in display order. */
 export const CATEGORIES = [
   "Music", "Comedy", "Theater", "Dance", "Festivals", "Sports", "Food & Drink", "Arts", "Film", "Family",
   "Community", "Nightlife", "Classes & Workshops", "Literature", "Fitness", "Outdoors", "Tours", "Charity",
   "Business & Networking", "Holiday", "Other",
 ] as const;
 
-/** CONTRACT §3: vendors that `exclude_aggregators=true` omits. */
+/** docs/upstream-records.md: vendors that `exclude_aggregators=true` omits. */
 export const AGGREGATOR_VENDORS = [
   "ticketmaster", "livenation", "axs", "eventbrite", "seatgeek", "stubhub", "vividseats", "gametime",
 ] as const;
 
-/** CONTRACT §3: sellers a ticket handoff may send a user to. */
+/** docs/upstream-records.md: sellers a ticket handoff may send a user to. */
 export const HANDOFF_SELLERS = [...AGGREGATOR_VENDORS, "dice", "etix", "seetickets", "tixr"] as const;
 
 export const GEOCODE_PRECISIONS = ["street", "zip", "city", "unknown"] as const;
@@ -57,13 +57,13 @@ export const PRECISE_GEOCODES = ["street", "unknown"] as const;
 
 export const EVENT_STATUSES = ["active", "cancelled", "spam", "inactive"] as const;
 
-/** CONTRACT §3: `costText` values that mean free admission (compared trimmed, case-insensitive). */
+/** docs/upstream-records.md: `costText` values that mean free admission (compared trimmed, case-insensitive). */
 export const FREE_COST_TEXTS = ["free", "free admission", "free entry", "no cover", "$0", "0"] as const;
 
 /** Events lasting longer than this are "long" in the serving snapshot (see db/snapshot.ts). */
 export const LONG_EVENT_MS = DAY_MS;
 
-// ---- Service URLs (CONTRACT §3, §7): the shapes the API hands out and the pages answer ------
+// ---- Service URLs (docs/upstream-records.md; docs/api.md, Ticket handoffs): the shapes the API hands out and the pages answer ------
 
 /** `eventUrl`. The slug is percent-encoded so any upstream slug still makes one path segment. */
 export function eventUrlFor(baseUrl: string, e: { id: number; slug: string }): string {
@@ -75,7 +75,7 @@ export function ticketUrlFor(baseUrl: string, eventId: number): string {
   return `${baseUrl}/t/${eventId}`;
 }
 
-// ---- Access (CONTRACT §6) -------------------------------------------------------------------
+// ---- Access (docs/api.md, Plans and access) -------------------------------------------------------------------
 
 export const PLANS = ["none", "basic", "business", "enterprise", "legacy"] as const;
 export type Plan = (typeof PLANS)[number];
@@ -115,7 +115,7 @@ export const RATE = {
 } as const;
 
 /**
- * Access bookkeeping the spec leaves to the implementation (README "Plans, trials and limits").
+ * Access bookkeeping docs/api.md leaves to the implementation (README "Plans, trials and limits").
  */
 export const ACCESS = {
   /** A row reservation not settled by then is void, so a crashed request cannot hold rows forever. */
@@ -175,7 +175,7 @@ export const PORTAL_ERRORS = {
 } as const;
 export type PortalErrorCode = keyof typeof PORTAL_ERRORS;
 
-// ---- Errors (spec "Errors") -----------------------------------------------------------------
+// ---- Errors (docs/api.md) -----------------------------------------------------------------
 
 /** Every list-endpoint error code with its status. Spec "Errors" table, complete. */
 export const LIST_ERRORS = {
@@ -225,7 +225,7 @@ export const HANDOFF_ERRORS = {
 } as const;
 export type HandoffErrorCode = keyof typeof HANDOFF_ERRORS;
 
-/** Codes `/_test/faults` can inject (CONTRACT §8). */
+/** Codes `/_test/faults` can inject (docs/api.md, Test mode). */
 export const FAULT_CODES = [
   "policy_unavailable",
   "rate_limit_unavailable",
@@ -238,7 +238,7 @@ export type FaultCode = (typeof FAULT_CODES)[number];
 /** Retry-After seconds for 503s of the list endpoint. */
 export const UNAVAILABLE_RETRY_AFTER_S = { rate_limit_unavailable: 1, policy_unavailable: 1, trial_unavailable: 5 } as const;
 
-// ---- Sync and demo data (CONTRACT §2, §3) ----------------------------------------------------
+// ---- Sync and demo data (docs/operations.md, The program; docs/upstream-records.md) ----------------------------------------------------
 
 export const SYNC = {
   /** Records per transaction: big enough to amortize commits, small enough to resume cheaply. */
@@ -269,15 +269,23 @@ export const DEMO = {
 /** Hot-path caches of the list endpoint (db/hydrate.ts). */
 export const HOT_PATH = {
   /**
-   * Bytes of live event rows (with their serialized Event) kept between requests (db/hydrate.ts
-   * HydratedEvents): about 1.5 kB an event, so some 40,000 events.
+   * Bytes of events and venues kept as served JSON between requests (db/hydrate.ts
+   * HydratedEvents), by a conservative estimate: about 1.3 kB an event, so some 45,000 events.
    */
   hydratedEventBytes: 64 * 1024 * 1024,
-  /** Page selections kept between requests (server/list/page-cache.ts), and their bytes with bodies. */
+  /**
+   * Page selections kept between requests (server/list/page-cache.ts), and their bytes with
+   * bodies (about 40 kB for a page of 25, its body and the last answer sent from it). Small on
+   * purpose: a body helps only a query that repeats, while new queries pay to keep theirs
+   * (test/bench/RESULTS.md, "Unique traffic").
+   */
   cachedPages: 2_000,
-  cachedPageBytes: 48 * 1024 * 1024,
-  /** Geo searches kept for the current venue table (db/geo.ts GeoIndex). */
+  cachedPageBytes: 24 * 1024 * 1024,
+  /** The serving process collects its garbage in full once its RSS passes this (server/background.ts). */
+  collectAboveRssBytes: 448 * 1024 * 1024,
+  /** Geo searches kept for the current venue table (db/geo.ts GeoIndex), and their bytes. */
   geoResults: 256,
+  geoResultBytes: 16 * 1024 * 1024,
   /** Source-prefix row estimates kept per snapshot (db/snapshot-stats.ts SnapshotEstimates). */
   sourceEstimates: 2_000,
   /**

@@ -1,12 +1,12 @@
 /**
- * Geo candidate search over the venue R-tree (spec "GET /v1/events" geo parameters and
- * "Limits", CONTRACT §5).
+ * Geo candidate search over the venue R-tree (docs/api.md geo parameters and
+ * "Limits", docs/api.md, Listing events).
  *
  * A candidate is a VISIBLE venue with both coordinates, inside the circle or ring, that passes
  * the precision rule (without `include_centroids` only `street` and `unknown`; with it every
  * precision incl. null). Of those, the 2,000 nearest are kept — to the circle's centre, or to
  * the centre of the ring's bounding box — ties broken by venue id. Venues count toward the
- * 2,000 whether or not they currently have events: CONTRACT §5 defines candidates by place and
+ * 2,000 whether or not they currently have events: docs/api.md, Listing events defines candidates by place and
  * precision alone, which also keeps the set independent of dates and other filters.
  *
  * Steps: an in-memory grid over the venues' true coordinates narrows by a bounding box (see
@@ -53,7 +53,7 @@ const BOX_MARGIN_DEG = 1e-7;
 const MILES_PER_RADIAN = 63710088e-1 / 1609.344;
 const radians = (degrees: number) => ((degrees % 360) * Math.PI) / 180;
 
-/** Great-circle miles between two [lat, lng] points, as CONTRACT §5 measures them. */
+/** Great-circle miles between two [lat, lng] points, as docs/api.md, Listing events measures them. */
 export function greatCircleMiles(aLat: number, aLng: number, bLat: number, bLng: number): number {
   // @turf/distance's haversine, operation for operation, so results agree to the bit (tested),
   // without the two coordinate arrays and the unit lookup it costs per call.
@@ -205,7 +205,7 @@ function statesOf(table: VenueTable, kept: number[], found: Found): string[] {
 }
 
 /**
- * The `cap` entries of `idx` nearest by (distance, id), the spec's "nearest" with ties broken
+ * The `cap` entries of `idx` nearest by (distance, id), the API's "nearest" with ties broken
  * by venue id, in no particular order. A native typed-array sort finds the cut distance;
  * sorting indices with a comparator cost several times more at these sizes.
  */
@@ -294,8 +294,10 @@ export class GeoIndex {
   constructor(
     private readonly replica: Db,
     maxResults: number,
+    maxBytes = 1 << 30,
   ) {
-    this.#results = new LRUCache({ max: maxResults });
+    // About 100 bytes a candidate: its id in the array, the Set and the distance Map.
+    this.#results = new LRUCache({ max: maxResults, maxSize: maxBytes, sizeCalculation: (r) => 256 + 100 * r.venueIds.length });
   }
 
   /**

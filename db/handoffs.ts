@@ -1,5 +1,5 @@
 /**
- * Ticket handoffs in the ledger (CONTRACT §6, §7) and the one live-row read that handoffs and the
+ * Ticket handoffs in the ledger (docs/api.md, Plans and access; docs/api.md, Ticket handoffs) and the one live-row read that handoffs and the
  * HTML pages share.
  *
  * Every write here is one short transaction on the ledger, which runs with synchronous=FULL: a
@@ -68,7 +68,7 @@ export type Redemption =
  * Continue: moves an active handoff to redeemed and records one click, atomically. The UPDATE is
  * conditional on `redeemed_ms IS NULL` and on the handoff not having expired, so of any number
  * of concurrent Continues exactly one sees `changes = 1`; the rest learn why they lost.
- * A redeemed handoff stays redeemed after its expiry (spec "States and transitions": Continue
+ * A redeemed handoff stays redeemed after its expiry (docs/api.md: Continue
  * again → 409, whatever the time).
  */
 export function redeemHandoff(ledger: Db, id: string, nowMs: number): Redemption {
@@ -139,7 +139,7 @@ interface EventRow {
   ticketLinks: string | null; venueId: number; venueName: string; city: string; state: string; timezone: string | null;
 }
 
-/** The event when it is servable now (CONTRACT §3: active, not a duplicate, visible venue). */
+/** The event when it is servable now (docs/upstream-records.md: active, not a duplicate, visible venue). */
 export function readServableEvent(replica: Db, id: number): ServableEvent | undefined {
   const row = replica
     .prepare<EventRow>(

@@ -1,12 +1,12 @@
 /**
- * Hydration of a selected page (CONTRACT §4): the page's ids are read from the LIVE `events` and
+ * Hydration of a selected page (docs/api.md, Serving snapshot): the page's ids are read from the LIVE `events` and
  * `venues` rows in one query, and rows that are no longer servable — cancelled, deleted, spam,
  * demoted to a duplicate, venue hidden or gone — are dropped. A row whose live fields no longer
  * satisfy the request (rescheduled out of the window, now sold out under exclude_sold_out, …)
  * is dropped too, so a page never contradicts its own filters. Survivors keep snapshot order.
  *
  * Served fields were derived at apply time (sync/derive.ts); this module only shapes them into
- * the spec's Event (every key present, optional ones null, `venue` always an object).
+ * the API's Event (every key present, optional ones null, `venue` always an object).
  *
  * Hot path: live rows and their serialized Event are kept by event id (`HydratedEvents`, owned by
  * the list path's caches) for exactly one state of the replica. The state is `PRAGMA
@@ -96,7 +96,7 @@ WHERE ${SERVABLE_SQL}`;
 
 const aggregators = new Set<string>(AGGREGATOR_VENDORS);
 
-/** `_` matches any one character, everything else itself (CONTRACT §5), as a prefix. */
+/** `_` matches any one character, everything else itself (docs/api.md, Listing events), as a prefix. */
 export function sourceMatcher(tokens: readonly string[]): (source: string) => boolean {
   const pattern = tokens.map((t) => t.replace(/[.]/g, "\\.").replaceAll("_", ".")).join("|");
   const re = new RegExp(`^(?:${pattern})`);
@@ -167,9 +167,13 @@ type KeptEvent =
 /** A kept venue: its JSON with `distanceMiles` null, and what servability and the re-check read. `false`: gone. */
 type KeptVenue = { json: string; visible: boolean; state: string; city: string } | false;
 
-/** Rough bytes kept: the JSON, the short strings and the object around them. */
-const eventBytes = (e: KeptEvent) => (e ? e.part.length + e.source.length + 160 : 16);
-const venueBytes = (v: KeptVenue) => (v ? v.json.length + 120 : 16);
+/**
+ * Bytes kept, conservatively: JSON text may be stored two bytes a character, and the object and
+ * its short strings around it. Measured against the process's RSS under new traffic
+ * (test/bench/RESULTS.md, "Unique traffic").
+ */
+const eventBytes = (e: KeptEvent) => (e ? 2 * (e.part.length + e.source.length) + 240 : 32);
+const venueBytes = (v: KeptVenue) => (v ? 2 * (v.json.length + v.city.length) + 160 : 32);
 
 /**
  * Events and venues as served, each kept once, for one state of the replica and one base URL,
@@ -279,13 +283,37 @@ export function hydratePage(db: Db, keys: readonly PagePosition[], filter: PageF
   return out;
 }
 
+/**
+ * An event as served up to its venue, written by SQLite's json_object in the Event's key order:
+ * one string per row instead of a dozen, with no object built in JavaScript. Byte for byte what
+ * JSON.stringify writes (tested against it), except the event URL of a slug that needs
+ * percent-encoding, which `eventPart` builds in JavaScript instead.
+ */
 const EVENTS_SQL = `
-SELECT e.id, e.title, e.slug, e.start_date, e.start_ms, e.end_date, e.end_ms, e.cost, e.is_free, e.is_sold_out,
-       e.is_low_tickets, e.age, e.ticket_destination, e.website, e.ticket_link_status, e.image_url, e.categories,
-       e.source, e.vendor, e.venue_id
+SELECT e.id, e.start_ms, e.end_ms, e.is_sold_out, e.vendor, e.source, e.venue_id, e.slug,
+  json_object(
+    'id', e.id, 'title', e.title, 'slug', e.slug, 'eventUrl', $base || '/events/' || e.id || '/' || e.slug,
+    'startDate', e.start_date, 'endDate', e.end_date, 'cost', e.cost,
+    'isFree', CASE e.is_free WHEN 1 THEN json('true') WHEN 0 THEN json('false') END,
+    'isSoldOut', json(CASE e.is_sold_out WHEN 1 THEN 'true' ELSE 'false' END),
+    'isLowTickets', json(CASE e.is_low_tickets WHEN 1 THEN 'true' ELSE 'false' END),
+    'age', e.age, 'ticketUrl', CASE WHEN e.ticket_destination IS NULL THEN NULL ELSE $base || '/t/' || e.id END,
+    'website', e.website, 'ticketLinkStatus', e.ticket_link_status, 'imageUrl', e.image_url,
+    'categories', json(e.categories)
+  ) AS json
 FROM json_each($ids) j
 JOIN events e ON e.id = j.value
 WHERE ${EVENT_SERVABLE_SQL}`;
+
+/** The full row, for an event whose slug needs percent-encoding in its URL. */
+const EVENT_ROW_SQL = `
+SELECT e.id, e.title, e.slug, e.start_date, e.start_ms, e.end_date, e.end_ms, e.cost, e.is_free, e.is_sold_out,
+       e.is_low_tickets, e.age, e.ticket_destination, e.website, e.ticket_link_status, e.image_url, e.categories,
+       e.source, e.vendor, e.venue_id
+FROM events e WHERE e.id = $id`;
+
+/** Characters encodeURIComponent leaves as they are. */
+const URI_SAFE = /^[A-Za-z0-9\-_.!~*'()]*$/;
 
 const VENUES_SQL = `
 SELECT v.id, v.name, v.city, v.state, v.timezone, v.latitude, v.longitude, v.geocode_precision, v.visible
@@ -293,6 +321,17 @@ FROM json_each($ids) j
 JOIN venues v ON v.id = j.value`;
 
 type EventRow = Omit<Row, "venue_name" | "city" | "state" | "timezone" | "latitude" | "longitude" | "geocode_precision">;
+interface EventJsonRow {
+  id: number;
+  start_ms: number;
+  end_ms: number | null;
+  is_sold_out: number;
+  vendor: string;
+  source: string;
+  venue_id: number;
+  slug: string;
+  json: string;
+}
 interface VenueRow {
   id: number;
   name: string;
@@ -305,8 +344,14 @@ interface VenueRow {
   visible: number;
 }
 
-/** The Event's JSON up to `"venue":` — what JSON.stringify writes before the last key. */
-function eventPart(r: EventRow, baseUrl: string): string {
+/** The Event's JSON up to `"venue":`: SQLite's, or for a slug that needs encoding, JavaScript's. */
+function eventPart(db: Db, r: EventJsonRow, baseUrl: string): string {
+  if (URI_SAFE.test(r.slug)) return `${r.json.slice(0, -1)},"venue":`;
+  return eventPartOf(db.prepare<EventRow>(EVENT_ROW_SQL).get({ id: r.id })!, baseUrl);
+}
+
+/** What JSON.stringify writes of the Event before its last key, `venue`. */
+function eventPartOf(r: EventRow, baseUrl: string): string {
   const { venue: _, ...fields } = toEvent({ ...r, venue_name: "", city: "", state: "", timezone: null, latitude: null, longitude: null, geocode_precision: null }, { baseUrl, distanceMiles: null });
   return `${JSON.stringify(fields).slice(0, -1)},"venue":`;
 }
@@ -333,13 +378,13 @@ function keptRows(db: Db, events: HydratedEvents, state: string, keys: readonly 
   const missing = keys.filter((_, i) => found[i] === undefined).map((k) => k.id);
   if (missing.length > 0) {
     // Placing rows by id is cheaper than sorting in SQL.
-    const byId = new Map<number, EventRow>();
-    for (const r of db.prepare<EventRow>(EVENTS_SQL).all({ ids: JSON.stringify(missing) })) byId.set(r.id, r);
+    const byId = new Map<number, EventJsonRow>();
+    for (const r of db.prepare<EventJsonRow>(EVENTS_SQL).all({ ids: JSON.stringify(missing), base: events.baseUrl })) byId.set(r.id, r);
     for (let i = 0; i < keys.length; i++) {
       if (found[i] !== undefined) continue;
       const r = byId.get(keys[i].id);
       found[i] = r
-        ? { part: eventPart(r, events.baseUrl), startMs: r.start_ms, endMs: r.end_ms, soldOut: r.is_sold_out === 1, vendor: r.vendor, source: r.source, venueId: r.venue_id }
+        ? { part: eventPart(db, r, events.baseUrl), startMs: r.start_ms, endMs: r.end_ms, soldOut: r.is_sold_out === 1, vendor: r.vendor, source: r.source, venueId: r.venue_id }
         : false;
       kept.events.set(keys[i].id, found[i]);
     }

@@ -3,7 +3,7 @@
  * access epoch that tells the serving process when the CLI changed keys or accounts.
  *
  * The serving process decides limits from memory and writes trials, usage and buckets here
- * behind the requests (server/limits/meter.ts), so a restart resumes them (CONTRACT §6: trial
+ * behind the requests (server/limits/meter.ts), so a restart resumes them (docs/api.md, Plans and access: trial
  * totals and row budgets are per account across keys and interfaces).
  */
 import type { Db } from "./driver.ts";
@@ -34,7 +34,7 @@ CREATE TABLE trials (
   exhausted_ms INTEGER               -- when rows_used reached the trial total; NULL before
 );
 
--- Rows promised to requests in flight (CONTRACT §6: reserved before the query, settled after).
+-- Rows promised to requests in flight (docs/api.md, Plans and access: reserved before the query, settled after).
 CREATE TABLE row_reservations (
   id INTEGER PRIMARY KEY,
   account_id INTEGER NOT NULL REFERENCES accounts(id),
@@ -54,7 +54,7 @@ CREATE TABLE row_usage (
 ) WITHOUT ROWID;
 CREATE INDEX row_usage_time ON row_usage(account_id, at_ms, total_rows);
 
--- Token buckets (CONTRACT §6). A missing row is a full bucket.
+-- Token buckets (docs/api.md, Plans and access). A missing row is a full bucket.
 CREATE TABLE rate_buckets (
   bucket TEXT PRIMARY KEY,           -- 'key:<id>' or 'account:<id>'
   tokens REAL NOT NULL,

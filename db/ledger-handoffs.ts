@@ -2,11 +2,11 @@
  * Ledger tables for ticket handoffs and recorded clicks (versions 20–29).
  *
  * - `handoff_attempts`: one row per counted creation attempt, for the sliding 60-second window of
- *   the handoff limit (spec "Limits": 10 a minute per account, counted after authentication and
+ *   the handoff limit (docs/api.md: 10 a minute per account, counted after authentication and
  *   before validation). Rows older than the window are pruned as the account makes new attempts.
  * - `handoffs`: what POST /v1/ticket-handoffs issued. The seller URL is fixed at creation, so the
  *   confirmation page shows exactly where Continue leads. `redeemed_ms` moves from NULL to the
- *   instant of the first Continue by one conditional UPDATE (CONTRACT §7: exactly one redirect).
+ *   instant of the first Continue by one conditional UPDATE (docs/api.md, Ticket handoffs: exactly one redirect).
  * - `handoff_clicks`: the affiliate click, written in the same transaction as the redemption. Its
  *   primary key is the handoff id, a second guard against a duplicate click.
  *

@@ -1,5 +1,5 @@
 /**
- * Token buckets (CONTRACT §6: a bucket per key, or per account for trials and negotiated
+ * Token buckets (docs/api.md, Plans and access: a bucket per key, or per account for trials and negotiated
  * accounts). Tokens refill continuously; a bucket with no state is full. The arithmetic is pure
  * (`spendTokens`); the serving process keeps buckets in memory and writes them here behind the
  * requests (server/limits/meter.ts), so a restart resumes where the buckets stood.

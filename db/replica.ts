@@ -50,7 +50,7 @@ CREATE TABLE events (
   status TEXT NOT NULL,
   duplicate_of INTEGER,
   ticketed INTEGER NOT NULL,
-  -- Served fields derived at apply time (CONTRACT §3), so hydration only reads.
+  -- Served fields derived at apply time (docs/upstream-records.md), so hydration only reads.
   cost TEXT,
   website TEXT,
   ticket_link_status TEXT NOT NULL,
@@ -68,7 +68,7 @@ CREATE TABLE ticket_links (
   PRIMARY KEY (event_id, position)
 ) WITHOUT ROWID;
 
--- Serving snapshot (CONTRACT §4): servable events at refresh time, for page selection only.
+-- Serving snapshot (docs/api.md, Serving snapshot): servable events at refresh time, for page selection only.
 -- Rows are split into short and long events so that a window [after, before] reads short
 -- events from start_ms >= after - LONG_EVENT_MS and long ones (few) from the start, each in
 -- (start_ms, id) order; a merge of the two keeps keyset paging exact. Every index has "long"

@@ -1,5 +1,5 @@
 /**
- * Delivered rows per account (CONTRACT §6: an exact rolling 24 hours).
+ * Delivered rows per account (docs/api.md, Plans and access: an exact rolling 24 hours).
  *
  * Usage is a running total, so the rows delivered in any window (from, now] are
  * `latest total - total at the last delivery at or before from`. The ledger keeps it as rows of

@@ -1,5 +1,5 @@
 /**
- * Serving snapshot refresh (CONTRACT §4). Page selection reads `snapshot`; hydration reads live
+ * Serving snapshot refresh (docs/api.md, Serving snapshot). Page selection reads `snapshot`; hydration reads live
  * rows. A refresh runs in one transaction, so readers (WAL) keep seeing the previous snapshot
  * until it commits.
  *
@@ -15,7 +15,7 @@ import type { Db } from "./driver.ts";
 
 const aggregatorList = AGGREGATOR_VENDORS.map((v) => `'${v}'`).join(",");
 
-/** Servable = active, not a duplicate, venue exists and is visible (CONTRACT §3). */
+/** Servable = active, not a duplicate, venue exists and is visible (docs/upstream-records.md). */
 /** What makes an event row servable by itself; its venue must also exist and be visible. */
 export const EVENT_SERVABLE_SQL = "e.status = 'active' AND e.duplicate_of IS NULL";
 export const SERVABLE_SQL = `${EVENT_SERVABLE_SQL} AND v.visible = 1`;

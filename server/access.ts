@@ -1,5 +1,5 @@
 /**
- * The list pipeline's access stages (CONTRACT §5, stages 1–3) and the bookkeeping after
+ * The list pipeline's access stages (docs/api.md, Listing events, stages 1–3) and the bookkeeping after
  * validation. The events route calls, in order:
  *
  *   const access = authorizeList(ctx, scope, { geo })   // 1 key → 2 access → 3 admission; throws ApiError
@@ -12,7 +12,7 @@
  * Headers every later response carries (X-RateLimit-Limit, the trial's X-Trial-*) go on
  * `scope.headers` as soon as they are known. Headers only a 200 carries (X-RateLimit-Remaining
  * and -Reset, X-RowBudget-*) are added by `settle`, since a rejected request "tells nothing of
- * what it spent" (spec "Limits").
+ * what it spent" (docs/api.md).
  *
  * Plans and trials: server/limits/grant.ts. Request rate: server/limits/rate.ts. Trial rows
  * and row budgets: server/limits/allowances.ts. Keys and accounts are read from the ledger through
@@ -258,7 +258,7 @@ class AdmittedList implements ListAccess {
 
 /**
  * Releases the hold and counts the rows. When rows were delivered but cannot be counted (the
- * ledger failed, or a trial reservation expired), the page is withheld: 503, no rows (spec).
+ * ledger failed, or a trial reservation expired), the page is withheld: 503, no rows (docs/api.md).
  * settle(0) after a failure never throws, so it cannot mask the route's own error.
  */
 function settleHold(ctx: AccessDeps, allowance: RowAllowance, hold: Hold, rows: number, nowMs: number): void {

@@ -1,11 +1,11 @@
 /**
- * Work a serving process does besides answering requests (CONTRACT §2, §4): the demo data set
+ * Work a serving process does besides answering requests (docs/operations.md, The program; docs/api.md, Serving snapshot): the demo data set
  * and demo keys on first start (`--demo`), sync from `--sync-from` at start and every
  * `--sync-interval` seconds (a PostgreSQL source streams instead), and the periodic snapshot refresh.
  */
 import { createAccount, type AccountFields } from "../db/accounts.ts";
 import type { KeyKind } from "../db/contract.ts";
-import { DEMO } from "../db/contract.ts";
+import { DEMO, HOT_PATH } from "../db/contract.ts";
 import { assertSourceKind, readReplicaStats } from "../db/replica.ts";
 import { demoChunks } from "../sync/demo/generate.ts";
 import { formatSummary } from "../sync/progress.ts";
@@ -33,7 +33,7 @@ const today = (ms: number) => new Date(ms).toISOString().slice(0, 10);
 async function loadDemo(ctx: AppContext): Promise<void> {
   const stats = readReplicaStats(ctx.replica);
   if (stats.events > 0 || stats.watermark > 0) {
-    // CONTRACT §2: demo data and keys only for an empty replica; point a keyless user to the CLI.
+    // docs/operations.md, The program: demo data and keys only for an empty replica; point a keyless user to the CLI.
     const accounts = ctx.ledger.prepare<{ n: number }>("SELECT count(*) AS n FROM accounts").get();
     if (Number(accounts?.n ?? 0) === 0) {
       console.log(
@@ -130,7 +130,24 @@ function startStreaming(ctx: AppContext, spec: string): void {
   ctx.upstream = follower;
 }
 
+/**
+ * On Bun, a full collection whenever the process's memory passes HOT_PATH.collectAboveRssBytes,
+ * checked every second. Under a stream of new queries each request leaves short-lived rows,
+ * strings and body bytes behind, and the engine lets its heap grow to several times what is live
+ * before collecting on its own: the kept caches then decide how much memory stays
+ * (test/bench/RESULTS.md, "Memory").
+ */
+function startMemoryGuard(): void {
+  const gc = (globalThis as { Bun?: { gc(full: boolean): void } }).Bun?.gc;
+  if (!gc) return;
+  const timer = setInterval(() => {
+    if (process.memoryUsage.rss() > HOT_PATH.collectAboveRssBytes) gc(true);
+  }, 1000);
+  timer.unref?.();
+}
+
 export async function startBackgroundWork(ctx: AppContext): Promise<void> {
+  startMemoryGuard();
   if (ctx.config.demo) await loadDemo(ctx);
   if (ctx.config.syncFrom && isPostgresUrl(ctx.config.syncFrom)) startStreaming(ctx, ctx.config.syncFrom);
   else if (ctx.config.syncFrom) await startPeriodicSync(ctx, ctx.config.syncFrom);

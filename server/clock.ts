@@ -1,5 +1,5 @@
 /**
- * The one clock all server code reads for "now" (CONTRACT §8). In production it is the wall
+ * The one clock all server code reads for "now" (docs/api.md, Test mode). In production it is the wall
  * clock. In test mode the first `set` or `advance` freezes it, and from then on it moves only
  * when told, so boundaries such as "exactly 7 days" are reproducible.
  */

@@ -38,9 +38,9 @@ export async function createContext(config: Config, clock: Clock = createClock()
   if (config.dbPath !== ":memory:") mkdirSync(dirname(config.dbPath), { recursive: true });
   const replica = await openReplica(config.dbPath);
   const ledger = await openLedger(ledgerPathFor(config.dbPath));
-  // Request-path ledger writes answer 503 rather than wait long behind a held lock (spec "Errors").
+  // Request-path ledger writes answer 503 rather than wait long behind a held lock (docs/api.md).
   ledger.exec(`PRAGMA busy_timeout = ${ACCESS.ledgerBusyTimeoutMs}`);
-  // CONTRACT §2: generated and stored when absent, so cursors survive restarts.
+  // docs/operations.md, The program: generated and stored when absent, so cursors survive restarts.
   const secret = config.secret ?? ensureSetting(ledger, "secret", () => randomBytes(32).toString("base64url"));
   // One connection for every request-path read and the meter's writes: SQLite drops a
   // connection's page cache whenever another connection commits, and the meter commits every

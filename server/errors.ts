@@ -53,7 +53,7 @@ export class ApiError extends Error {
 
 export const isApiError = (e: unknown): e is ApiError => e instanceof ApiError;
 
-/** Renders any thrown value as the spec's envelope. */
+/** Renders any thrown value as the API's envelope. */
 export function renderError(err: unknown, requestId: string, envelope: Envelope = "list"): Response {
   const e = isApiError(err) ? err : new ApiError("internal_error", undefined, { envelope });
   const headers = new Headers(e.headers);

@@ -1,5 +1,5 @@
 /**
- * Fault injection for test mode (CONTRACT §8): the next N requests that reach the point where
+ * Fault injection for test mode (docs/api.md, Test mode): the next N requests that reach the point where
  * a code can arise fail with it. Production code asks `faults.take(code)` at that point.
  */
 import type { FaultCode } from "../db/contract.ts";

@@ -1,5 +1,5 @@
 /**
- * API key format (CONTRACT §6): `mq_<kind>_<secret>`, the secret being 32 random base62
+ * API key format (docs/api.md, Plans and access): `mq_<kind>_<secret>`, the secret being 32 random base62
  * characters followed by a 6-character base62 checksum, so a malformed or mistyped key is
  * rejected without a ledger lookup. Only the SHA-256 digest of a key is ever stored.
  */

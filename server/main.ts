@@ -1,6 +1,6 @@
 #!/usr/bin/env bun
 /**
- * `marquee` CLI entry (CONTRACT §2). Each command lives in server/cli/.
+ * `marquee` CLI entry (docs/operations.md, The program). Each command lives in server/cli/.
  */
 import { UsageError, type Command } from "./cli/args.ts";
 import { serveCommand } from "./cli/serve.ts";

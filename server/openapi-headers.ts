@@ -1,5 +1,5 @@
 /**
- * Response headers of the OpenAPI document: spec "Response headers on list responses", the
+ * Response headers of the OpenAPI document: docs/api.md, the
  * handoff error table (Retry-After: 60) and "every response carries x-request-id". Which
  * header may appear on which status is decided here once; the conformance suite checks every
  * response against it in both directions (required ones present, none undeclared).
@@ -36,8 +36,8 @@ export const HEADERS = {
 export type HeaderName = keyof typeof HEADERS;
 
 /**
- * Header names the conformance suite holds to the document (lower-case): the spec's own
- * headers. Cache-Control is ordinary HTTP, fixed by the spec only on list pages.
+ * Header names the conformance suite holds to the document (lower-case): the API's own
+ * headers. Cache-Control is ordinary HTTP, fixed by docs/api.md only on list pages.
  */
 export const DOCUMENTED_HEADER_FAMILY = Object.keys(HEADERS)
   .filter((h) => h !== "Cache-Control")

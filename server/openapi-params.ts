@@ -6,7 +6,7 @@
  * transform(Number) → minValue …`. @valibot/to-json-schema stops at the first transform, which
  * would publish `limit` as a bare string. So this module walks the same pipes itself and
  * publishes the value after conversion: a number when numeric checks follow the conversion,
- * a boolean for the exact `true`/`false` picklist (CONTRACT §5), and every bound, pattern,
+ * a boolean for the exact `true`/`false` picklist (docs/api.md, Listing events), and every bound, pattern,
  * enum, default and description as the schema states it.
  */
 import type * as v from "valibot";
@@ -75,7 +75,7 @@ export function describeQueryValue(schema: v.GenericSchema): JsonSchema {
     }
   }
   if (numeric && out.type !== "integer") out.type = "number";
-  // CONTRACT §5: booleans are exactly `true` or `false`; publish them as booleans.
+  // docs/api.md, Listing events: booleans are exactly `true` or `false`; publish them as booleans.
   if (Array.isArray(out.enum) && out.enum.length === 2 && out.enum.includes("true") && out.enum.includes("false")) {
     delete out.enum;
     out.type = "boolean";

@@ -1,5 +1,5 @@
 /**
- * The OpenAPI 3.1 document (spec "GET /v1/openapi.json"), built at start-up from the constants
+ * The OpenAPI 3.1 document (docs/api.md), built at start-up from the constants
  * in db/contract.ts, the query-parameter schemas and the response schemas in server/schemas.ts.
  * Nothing here is a hand-written copy of a limit, a code or a shape: change the constant or the
  * schema and the document follows.

@@ -1,8 +1,8 @@
 /**
  * Geo parameters of `GET /v1/events`: `lat`, `lng`, `radius_miles` (a circle) and `polygon`
- * (spec "GET /v1/events" parameter table, cross-parameter rules 2–3, "Limits"; CONTRACT §5).
+ * (docs/api.md parameter table, cross-parameter rules 2–3, "Limits"; docs/api.md, Listing events).
  *
- * Order of checks (CONTRACT §5 stage 6 "then geo (lat/lng/radius_miles, polygon, conflicts)");
+ * Order of checks (docs/api.md, Listing events stage 6 "then geo (lat/lng/radius_miles, polygon, conflicts)");
  * the first failure wins:
  *   1. invalid_coordinates  a circle parameter is present and `lat` or `lng` is missing,
  *                           repeated, not a number or out of range (this also covers
@@ -58,7 +58,7 @@ export const RadiusParam = v.pipe(
   v.description(`Circle radius in statute miles, greater than 0 and at most ${LIST.maxRadiusMiles}.`),
 );
 
-/** The single value of a parameter, or undefined when absent; a repeated one is invalid (CONTRACT §5). */
+/** The single value of a parameter, or undefined when absent; a repeated one is invalid (docs/api.md, Listing events). */
 function single(query: URLSearchParams, name: string, code: "invalid_coordinates" | "invalid_radius" | "invalid_polygon"): string | undefined {
   const all = query.getAll(name);
   if (all.length > 1) throw new ApiError(code, `\`${name}\` may be given only once.`);
@@ -135,7 +135,7 @@ function parsePolygon(query: URLSearchParams): GeoFilter {
   return { kind: "polygon", ring };
 }
 
-/** Parses the geo parameters; null when none are given. Throws ApiError with the spec's code. */
+/** Parses the geo parameters; null when none are given. Throws ApiError with the API's code. */
 export function parseGeoParams(query: URLSearchParams): GeoFilter | null {
   const circle = CIRCLE_PARAMS.some((p) => query.has(p)) ? parseCircle(query) : null;
   const polygon = query.has("polygon") ? parsePolygon(query) : null;

@@ -1,5 +1,5 @@
 /**
- * The query parameters of `GET /v1/events` (spec "Parameters", CONTRACT §5): one valibot schema
+ * The query parameters of `GET /v1/events` (docs/api.md, docs/api.md, Listing events): one valibot schema
  * per parameter, each validating ONE raw query value and stamped with its error code, plus the
  * defaults and descriptions. The route validates with these and the OpenAPI document and the
  * MCP tool are generated from `LIST_PARAMETERS`, so they are the single source of truth.
@@ -14,14 +14,14 @@ import { AGGREGATOR_VENDORS, LIST, TRIAL, US_STATES } from "../db/contract.ts";
 import { parseIsoInstant } from "../db/instant.ts";
 import { LatitudeParam, LongitudeParam, PolygonParam, RadiusParam } from "./params-geo.ts";
 
-/** CONTRACT §5: booleans are exactly `true` or `false`. */
+/** docs/api.md, Listing events: booleans are exactly `true` or `false`. */
 const booleanParam = (code: string, description: string) =>
   v.message(
     v.pipe(v.picklist(["true", "false"]), v.transform((s) => s === "true"), v.boolean(), v.description(description)),
     code,
   );
 
-/** `YYYY-MM-DD` (midnight UTC) or an RFC 3339 date-time; no offset means UTC (CONTRACT §5). */
+/** `YYYY-MM-DD` (midnight UTC) or an RFC 3339 date-time; no offset means UTC (docs/api.md, Listing events). */
 export function parseListDate(text: string): number | null {
   return /^\d{4}-\d{2}-\d{2}$/.test(text) ? parseIsoInstant(`${text}T00:00:00Z`) : parseIsoInstant(text);
 }
@@ -43,7 +43,7 @@ const dateParam = (description: string) =>
     "invalid_date",
   );
 
-/** CONTRACT §5: a source token; `_` is a one-character wildcard in the match. */
+/** docs/api.md, Listing events: a source token; `_` is a one-character wildcard in the match. */
 export const SOURCE_TOKEN = new RegExp(`^[a-z0-9][a-z0-9._:-]{0,${LIST.maxSourceLength - 1}}$`);
 
 export const StateParam = v.message(
@@ -162,7 +162,7 @@ const described = (schema: v.GenericSchema): string => {
   return pipe.find((p) => p.type === "description")?.description ?? "";
 };
 
-/** Every parameter of `GET /v1/events`, in the spec table's order. */
+/** Every parameter of `GET /v1/events`, in docs/api.md table's order. */
 export const LIST_PARAMETERS: ListParameter[] = [
   { name: "state", schema: StateParam, description: described(StateParam) },
   { name: "city", schema: CityParam, description: described(CityParam) },
@@ -196,7 +196,7 @@ export const LIST_PARAMETERS: ListParameter[] = [
 ];
 
 /**
- * The parameters a current cursor's fingerprint covers (spec "Pagination rules" 4): every
+ * The parameters a current cursor's fingerprint covers (docs/api.md 4): every
  * filter, dates as sent, `include_centroids` included; `limit` and `cursor` excluded.
  */
 export const FINGERPRINTED_PARAMS = LIST_PARAMETERS.map((p) => p.name).filter((n) => n !== "limit" && n !== "cursor");

@@ -1,10 +1,10 @@
 /**
- * The response resources of the spec as valibot schemas: Event, Venue, Page, TicketHandoff and
+ * The response resources of docs/api.md as valibot schemas: Event, Venue, Page, TicketHandoff and
  * both error envelopes. The OpenAPI document (server/openapi.ts), the MCP tools' output schemas
  * and the conformance tests all read these, so the published shapes cannot drift from what
  * tests hold the server to.
  *
- * Objects are strict: the spec lists every key ("Every key is present on every event"), so an
+ * Objects are strict: docs/api.md lists every key ("Every key is present on every event"), so an
  * extra key is a defect the conformance suite should catch.
  */
 import * as v from "valibot";

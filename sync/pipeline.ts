@@ -6,7 +6,7 @@
  * applies nothing after it).
  *
  * Whoever parses a batch, it holds `batchSize` records, and a bad line fails it before its
- * transaction starts (CONTRACT §3), with the same message.
+ * transaction starts (docs/upstream-records.md), with the same message.
  */
 import type { ApplyResult } from "./apply.ts";
 import { LineCollector, type LineBatch } from "./lines.ts";

@@ -1,6 +1,6 @@
 /**
  * What a sync run tells its operator: a progress bar redrawn in place on a terminal, and one
- * summary line always (CONTRACT §2).
+ * summary line always (docs/operations.md, The program).
  */
 import type { SyncProgress, SyncSummary } from "./worker.ts";
 

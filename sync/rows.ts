@@ -7,7 +7,7 @@
  * structured-cloning the same rows as objects cost about as much as deriving them (measured:
  * ~150 ms per 20,000 records), where typed arrays are transferred without a copy.
  *
- * The derived fields (CONTRACT §3) are computed here, once per record, by sync/derive.ts.
+ * The derived fields (docs/upstream-records.md) are computed here, once per record, by sync/derive.ts.
  * Nulls: NaN in the numbers (no numeric field admits NaN: the schema rejects it), -1 as a length.
  */
 import { deriveCategories, deriveCost, deriveInstant, deriveTicketing, deriveWebsite, vendorOf } from "./derive.ts";

@@ -1,5 +1,5 @@
 /**
- * The serving snapshot as a sync run sees it (CONTRACT §4): refreshed after a run applied
+ * The serving snapshot as a sync run sees it (docs/api.md, Serving snapshot): refreshed after a run applied
  * records, stamped with the watermark it reflects, so an unchanged replica is not rebuilt.
  */
 import type { Db } from "../db/driver.ts";

@@ -1,6 +1,7 @@
 /**
- * Where upstream records come from (`sync --from SRC`): an NDJSON file, `-` for stdin, an
- * http(s) URL (sync/source-http.ts), or bytes in memory. A source yields complete lines in order with their line numbers;
+ * Where upstream records come from (docs/operations.md, The program `sync --from SRC`): an NDJSON
+ * file, `-` for stdin, an http(s) URL (sync/source-http.ts), or bytes in memory. A source yields
+ * complete lines in order with their line numbers;
  * a file source can follow the file as lines are appended (`--follow`) and can resume at a byte
  * offset (the serving process's periodic sync reads only what was appended since last time).
  */

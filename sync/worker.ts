@@ -1,5 +1,5 @@
 /**
- * The sync worker (CONTRACT §3, §4): reads records from a source, validates each line, applies
+ * The sync worker (docs/upstream-records.md; docs/api.md, Serving snapshot): reads records from a source, validates each line, applies
  * them in batches (one transaction each, the `seq` watermark advanced in the same transaction)
  * and refreshes the serving snapshot at the end.
  *

@@ -3,7 +3,7 @@
  * and deriving records in JavaScript as SQLite spends writing them; under Bun a writer thread
  * with its own connection to the replica file does the writing, so the two overlap on two cores
  * (the million-record import: see the README's "Sync and demo data"). Each batch is still one
- * transaction that advances the watermark (CONTRACT §3), so kill -9 and resuming behave as with
+ * transaction that advances the watermark (docs/upstream-records.md), so kill -9 and resuming behave as with
  * one thread. Under Node (vitest), for an in-memory replica, for small inputs, or when the thread
  * cannot start (a compiled binary without the thread's entry point), batches are applied in-thread.
  */

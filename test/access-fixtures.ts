@@ -51,7 +51,7 @@ export async function list(c: Client, key: string | undefined, qs = ""): Promise
   return { res, status: res.status, body, header: (n) => res.headers.get(n) };
 }
 
-/** The spec's error envelope with requestId equal to x-request-id; returns the code. */
+/** docs/api.md's error envelope with requestId equal to x-request-id; returns the code. */
 export function errorCode(r: Listed): string {
   expect(r.body.error.requestId).toBe(r.header("x-request-id"));
   expect(typeof r.body.error.message).toBe("string");

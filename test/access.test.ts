@@ -1,5 +1,5 @@
 /**
- * Stages 1–3 of GET /v1/events (spec "Authentication", "Errors"; CONTRACT §5, §6): keys, plans
+ * Stages 1–3 of GET /v1/events (docs/api.md; docs/api.md, Listing events; docs/api.md, Plans and access): keys, plans
  * and policies with their precedence, tiers and lookahead, plan changes taking effect at once,
  * fault injection and real ledger failures answering 503 without rows.
  */
@@ -54,7 +54,7 @@ describeMatrix("access", (use) => {
       basic: await c.key(await c.account({ plan: "basic" })),
       trial: await c.key(await c.account({ plan: "none" })),
     };
-    // The names each kind of page carries beyond the fixed ones (spec "Response headers").
+    // The names each kind of page carries beyond the fixed ones (docs/api.md).
     const own = {
       legacy: ["x-ratelimit-limit", "x-ratelimit-remaining", "x-ratelimit-reset"],
       basic: ["x-ratelimit-limit", "x-ratelimit-remaining", "x-ratelimit-reset", "x-rowbudget-limit", "x-rowbudget-remaining"],

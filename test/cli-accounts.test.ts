@@ -1,5 +1,5 @@
 /**
- * `marquee accounts` and `marquee keys` (CONTRACT §2), run as the real CLI on Bun: a round trip
+ * `marquee accounts` and `marquee keys` (docs/operations.md, The program), run as the real CLI on Bun: a round trip
  * through the ledger, digest-only key storage, one-line errors with non-zero exits, and changes
  * made from this separate process reaching a running Bun server within one second.
  */

@@ -1,5 +1,5 @@
 /**
- * Acceptance (issue 7): a client generated from the published document with openapi-typescript
+ * Acceptance: a client generated from the published document with openapi-typescript
  * and openapi-fetch type-checks (`tsc` runs over this file, including the @ts-expect-error
  * lines, which fail the build if the generated types ever grow looser) and pages through
  * /v1/events, in-process and against the Bun server.

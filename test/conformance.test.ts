@@ -1,5 +1,5 @@
 /**
- * Conformance proof (issue 7): a representative request set — list pages incl. geo and trial,
+ * Conformance proof: a representative request set — list pages incl. geo and trial,
  * every error class of both tables, handoff 201 and errors, the document, the reference page
  * and the MCP endpoint — driven in-process and against the Bun server, each response checked
  * against the document the server publishes at /v1/openapi.json (status, headers, body).

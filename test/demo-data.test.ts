@@ -1,6 +1,6 @@
 /**
- * The demo data (CONTRACT §2 `marquee demo-data`): deterministic bytes, valid records, and every
- * case the spec names, on the default 50,000-event stream.
+ * The demo data (docs/operations.md, The program `marquee demo-data`): deterministic bytes, valid records, and every
+ * case docs/api.md names, on the default 50,000-event stream.
  */
 import { spawnSync } from "node:child_process";
 import { createHash } from "node:crypto";

@@ -1,5 +1,5 @@
 /**
- * The SQLite driver contract (CONTRACT §1, STYLE §2): one suite, written once, run against
+ * The SQLite driver contract (docs/architecture.md, Runtimes, docs/architecture.md docs/operations.md, The program): one suite, written once, run against
  * better-sqlite3 under vitest on Node (test/driver.test.ts) and against bun:sqlite under
  * `bun test` (test/bun/driver.test.ts). Every expectation is a literal value, so passing on
  * both runtimes means both drivers give identical results.

@@ -1,7 +1,7 @@
 /**
- * GET /v1/events parameter rules: every 400 code of the spec's parameter table, the check order
- * of CONTRACT §5, repeats, empty values, unknown parameters, and a fast-check fuzz asserting no
- * request ever yields a 500 and every error has the spec's envelope.
+ * GET /v1/events parameter rules: every 400 code of the API's parameter table, the check order
+ * of docs/api.md, Listing events, repeats, empty values, unknown parameters, and a fast-check fuzz asserting no
+ * request ever yields a 500 and every error has the API's envelope.
  */
 import fc from "fast-check";
 import { beforeAll, expect, it } from "vitest";
@@ -112,7 +112,7 @@ describeMatrix("GET /v1/events parameters", (use) => {
     await expectOk(c, key, "?starts_after=2020-01-01&starts_before=2020-01-02");
   });
 
-  it("checks in the order of CONTRACT §5: the first failing stage wins", async () => {
+  it("checks in the order of docs/api.md, Listing events: the first failing stage wins", async () => {
     const c = use();
     const chain: Array<[string, string]> = [
       ["?page=1&state=XX&limit=0", "unsupported_pagination"],

@@ -1,6 +1,6 @@
 /**
- * The date window and lookahead (spec "GET /v1/events" starts_after/starts_before, "Pagination
- * rules" 4–6, CONTRACT §5): defaults, tier caps, clamps, geo windows, pinned and legacy cursors,
+ * The date window and lookahead (docs/api.md starts_after/starts_before, "Pagination
+ * rules" 4–6, docs/api.md, Listing events): defaults, tier caps, clamps, geo windows, pinned and legacy cursors,
  * a downgrade under a pinned cursor, the polygon plan gate and trial page clamping.
  */
 import { beforeAll, expect, it } from "vitest";

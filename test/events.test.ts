@@ -1,6 +1,6 @@
 /**
- * GET /v1/events: envelope, Event shape, filters and the date window (spec "GET /v1/events",
- * "Resources and their fields", CONTRACT §3–§5), in-process and against the Bun server.
+ * GET /v1/events: envelope, Event shape, filters and the date window (docs/api.md,
+ * "Resources and their fields", docs/upstream-records.md; docs/api.md, Listing events), in-process and against the Bun server.
  */
 import { beforeAll, expect, it } from "vitest";
 import { describeMatrix, type Client } from "./harness.ts";
@@ -88,7 +88,7 @@ describeMatrix("GET /v1/events", (use) => {
     expect(ids(p)).not.toContain(112);
   });
 
-  it("shapes fields as CONTRACT §3 derives them", async () => {
+  it("shapes fields as docs/upstream-records.md derives them", async () => {
     const c = use();
     const p = await list(c, key);
     const byId = new Map(p.data.map((e) => [e.id, e]));

@@ -1,6 +1,6 @@
 /**
  * server/params-geo.ts: every geo error code, the documented order among them, and the
- * number grammar (spec parameter table and cross-parameter rules 2–3, CONTRACT §5).
+ * number grammar (docs/api.md parameter table and cross-parameter rules 2–3, docs/api.md, Listing events).
  */
 import { describe, expect, it } from "vitest";
 import { ApiError } from "../server/errors.ts";
@@ -146,7 +146,7 @@ describe("polygon", () => {
   });
 });
 
-describe("order among geo errors (CONTRACT §5: lat/lng/radius_miles, polygon, conflicts)", () => {
+describe("order among geo errors (docs/api.md, Listing events: lat/lng/radius_miles, polygon, conflicts)", () => {
   it.each([
     [`lat=40&lng=-74&radius_miles=5&polygon=${enc(SQUARE)}`, "conflicting_geo_filters"],
     [`lat=40&lng=-74&radius_miles=5&polygon=`, "invalid_polygon"],

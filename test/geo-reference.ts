@@ -181,7 +181,7 @@ export function starRing(r: () => number, lat: number, lng: number, n: number, m
   return ring;
 }
 
-/** Upstream venue records (CONTRACT §3) for the fixture. */
+/** Upstream venue records (docs/upstream-records.md) for the fixture. */
 export function venueLines(venues: RefVenue[], nextSeq: () => number): object[] {
   return venues.map((v) => ({
     type: "venue",

@@ -1,5 +1,5 @@
 /**
- * CONTRACT §7 "exactly one redirect ever, under any concurrency", and durability: the redemption
+ * docs/api.md, Ticket handoffs "exactly one redirect ever, under any concurrency", and durability: the redemption
  * is committed (synchronous=FULL) before the 303 leaves, so it survives a kill -9 right after.
  * Against the real Bun server (bun:sqlite), plus a ledger-lock test in-process: a held write lock
  * yields a 503 after the busy timeout, never a hang or a 500.

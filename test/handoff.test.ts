@@ -1,5 +1,5 @@
 /**
- * POST /v1/ticket-handoffs: every code of the spec's "Ticket-handoff errors" table, the success
+ * POST /v1/ticket-handoffs: every code of the API's "Ticket-handoff errors" table, the success
  * object, the per-account limit on the test clock, and fault injection. Runs in-process and
  * against the Bun server.
  */
@@ -35,7 +35,7 @@ function create(c: Client, key: string | null, body: unknown, headers: Record<st
   });
 }
 
-/** Asserts the spec's handoff error shape and returns the body. */
+/** Asserts the API's handoff error shape and returns the body. */
 async function expectError(res: Response, status: number, code: string): Promise<HandoffError> {
   expect(res.status).toBe(status);
   const body = (await res.json()) as HandoffError;

@@ -1,5 +1,5 @@
 /**
- * One HTTP suite, two targets (STYLE §2): in-process on Node (h3 `app.request`, better-sqlite3)
+ * One HTTP suite, two targets (docs/architecture.md, Tests): in-process on Node (h3 `app.request`, better-sqlite3)
  * and a spawned Bun server (bun:sqlite) in test mode. Suites drive both through the same
  * `/_test/*` API, so nothing here reaches around the HTTP interface.
  */
@@ -97,7 +97,7 @@ export async function waitForHealth(baseUrl: string, child: ChildProcess, stderr
 
 /**
  * A client over a target with the test-mode helpers suites need. Every response of a documented
- * operation is checked against the `/v1/openapi.json` that target publishes (issue 7), so each
+ * operation is checked against the `/v1/openapi.json` that target publishes, so each
  * HTTP suite is also a conformance suite; a nonconforming response throws.
  */
 export class Client {
@@ -173,7 +173,7 @@ export class Client {
     if (!res.ok) throw new Error(`fault failed: ${res.status}`);
   }
 
-  /** Creates an account (CONTRACT §8 fields) and returns its id. */
+  /** Creates an account (docs/api.md, Test mode fields) and returns its id. */
   async account(fields: Record<string, unknown> = {}): Promise<number> {
     const res = await this.postJson("/_test/accounts", { email: "dev@example.com", plan: "business", verified: true, ...fields });
     if (res.status !== 200 && res.status !== 201) throw new Error(`account failed: ${res.status} ${await res.text()}`);

@@ -100,3 +100,24 @@ it("bounds the kept rows by bytes", () => {
   expect(small.bytes).toBeGreaterThan(0);
   expect(small.bytes).toBeLessThanOrEqual(2_000);
 });
+
+it("writes the JSON of odd fields as JSON.stringify does: encoded slugs, control characters, every isFree, categories, no links", async () => {
+  const other = await openReplica(join(dir, "odd.db"));
+  try {
+    const odd = [
+      { slug: "café & co/1 ?x=y", title: "tab\there \u0001 del\u007f \\ \"q\" \u2028", isFree: null, categories: [] },
+      { slug: "plain-slug", title: "emoji 🎷 and ünïcode", isFree: true, costText: "free", categories: ["Comedy", "Music"], ticketLinks: [] },
+      { slug: "x", title: "</script><!--", isFree: false, costText: "  $5 – $10  ", age: "21+", ticketed: false, imageUrl: "https://img.example/a b.png" },
+    ];
+    const records = [venueRecord(1), ...odd.map((f, i) => eventRecord(100 + i, 1, new Date(T0 + (i + 1) * HOUR).toISOString(), f))];
+    applyBatch(other, records.map((r, i) => parseRecordLine(JSON.stringify(r), i + 1)));
+    refreshSnapshot(other, T0);
+    const oddKeys = other.prepare<{ startMs: number; id: number }>("SELECT start_ms AS startMs, id FROM snapshot ORDER BY start_ms, id").all();
+    expect(oddKeys).toHaveLength(3);
+    const kept = new HydratedEvents(h.baseUrl, 1 << 20);
+    const json = hydratePageJson(other, kept, readReplicaState(other), oddKeys, filter, h);
+    expect(json).toEqual(hydratePage(other, oddKeys, filter, h).map((e) => JSON.stringify(e)));
+  } finally {
+    other.close();
+  }
+});

@@ -1,5 +1,5 @@
 /**
- * Key format and the bearer credential (CONTRACT §6, server/keys.ts): the checksum rejects
+ * Key format and the bearer credential (docs/api.md, Plans and access, server/keys.ts): the checksum rejects
  * mistyped keys without a lookup, and the Authorization header is read as RFC 6750 writes it.
  */
 import { describe, expect, it } from "vitest";

@@ -1,5 +1,5 @@
 /**
- * The page cache (server/list/page-cache.ts, issue 8): whenever it answers, its selection must
+ * The page cache (server/list/page-cache.ts): whenever it answers, its selection must
  * equal a fresh `selectPage`, and its hydrated body a fresh hydration, for the request's window.
  * Windows slide forward with a random clock over a replica of short and long events (the
  * default window), stay pinned (a cursor), or keep their start while the end moves (explicit
@@ -135,7 +135,7 @@ it("answers only with the body a fresh hydration would make", () => {
     const cached = cache.getBody(key, state, window);
     if (cached) {
       const data = hydratePage(db, fresh.keys, filter, h).map((e) => JSON.stringify(e)).join(",");
-      expect(new TextDecoder().decode(cached.body.head)).toBe(`{"data":[${data}],"page":`);
+      expect(cached.body.headText).toBe(`{"data":[${data}],"page":`);
       expect(cached.selection.hasMore).toBe(fresh.hasMore);
       return true;
     }
@@ -143,8 +143,8 @@ it("answers only with the body a fresh hydration would make", () => {
     if (!selection) cache.set(key, state, window, (selection = fresh));
     const bounds: LiveBounds = { latestAfterMs: Infinity, droppedAfterClose: false };
     const json = hydratePageJson(db, events, state, selection.keys, filter, h, bounds);
-    const head = new TextEncoder().encode(`{"data":[${json.join(",")}],"page":`);
-    cache.setBody(key, selection, { head, count: json.length, window: { ...window }, bounds });
+    const headText = `{"data":[${json.join(",")}],"page":`;
+    cache.setBody(key, selection, { headText, count: json.length, window: { ...window }, bounds });
     return false;
   });
   expect(hits).toBeGreaterThan(200);
@@ -179,7 +179,7 @@ it("re-hydrates when the window's close moves past a row dropped for starting af
   for (const droppedAfterClose of [true, false]) {
     const cache = createPageCache();
     cache.set(key, "s", w1, selection);
-    cache.setBody(key, selection, { head: new Uint8Array(), count: 0, window: w1, bounds: { latestAfterMs: Infinity, droppedAfterClose } });
+    cache.setBody(key, selection, { headText: "", count: 0, window: w1, bounds: { latestAfterMs: Infinity, droppedAfterClose } });
     expect(cache.getBody(key, "s", w1)).toBeDefined();
     expect(cache.getBody(key, "s", w2) === undefined).toBe(droppedAfterClose);
   }

@@ -1,6 +1,6 @@
 /**
  * The HTML pages and redirects: event pages (`eventUrl`), ticket redirects (`ticketUrl`), and the
- * handoff confirmation page with its Continue lifecycle (CONTRACT §7) on the test clock.
+ * handoff confirmation page with its Continue lifecycle (docs/api.md, Ticket handoffs) on the test clock.
  * Runs in-process and against the Bun server.
  */
 import { beforeAll, expect, it } from "vitest";

@@ -1,5 +1,5 @@
 /**
- * Every filter combination of GET /v1/events reads through an index (issue 3): EXPLAIN QUERY PLAN
+ * Every filter combination of GET /v1/events reads through an index: EXPLAIN QUERY PLAN
  * of each page query, each estimate query and the hydration query shows no full scan of the
  * snapshot, events or venues. Checked on an empty replica and after ANALYZE on a populated one,
  * so statistics cannot talk the planner out of it.

@@ -1,5 +1,5 @@
 /**
- * Request rate and row budgets (spec "Limits", "Response headers on list responses", CONTRACT §6):
+ * Request rate and row budgets (docs/api.md, docs/api.md, Plans and access):
  * token buckets per key, per trial account and per negotiated account; geo requests cost 5 even
  * when malformed; counters only on 200 and 429 rate_limited; exact rolling 24-hour row budgets.
  */

@@ -1,5 +1,5 @@
 /**
- * Builders for upstream records in tests (CONTRACT §3), with sensible defaults and rising seq.
+ * Builders for upstream records in tests (docs/upstream-records.md), with sensible defaults and rising seq.
  */
 let seq = 0;
 /** Sequence numbers only ever rise within one test process, across suites. */

@@ -1,5 +1,5 @@
 /**
- * The operator interface of sync (CONTRACT §2) on the real program under Bun: `demo-data` and
+ * The operator interface of sync (docs/operations.md, The program) on the real program under Bun: `demo-data` and
  * `sync` round trips (file and stdin), one-line errors with a non-zero exit for bad flags and
  * bad lines, `sync --follow` until SIGINT, `serve --sync-from` and `serve --demo`.
  */

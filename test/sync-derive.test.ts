@@ -1,5 +1,5 @@
 /**
- * Served fields derived at sync time (CONTRACT §3): cost, website and ticket destinations,
+ * Served fields derived at sync time (docs/upstream-records.md): cost, website and ticket destinations,
  * categories, vendor, normalized instants; and the URL fast path against the WHATWG parser.
  */
 import fc from "fast-check";

@@ -1,5 +1,5 @@
 /**
- * Crash safety of `marquee sync` (CONTRACT §3): a sync killed with SIGKILL in the middle of a
+ * Crash safety of `marquee sync` (docs/upstream-records.md): a sync killed with SIGKILL in the middle of a
  * large import, then run again, ends in exactly the state of an uninterrupted run, and the
  * killed run left only whole batches behind (nothing past its watermark).
  */

@@ -1,5 +1,5 @@
 /**
- * Record validation (CONTRACT §3): error messages name the line and the field, and the fast
+ * Record validation (docs/upstream-records.md): error messages name the line and the field, and the fast
  * path of sync/fast-records.ts never disagrees with the valibot schema, which stays the source
  * of truth (property test over mutated demo records).
  */

@@ -1,8 +1,7 @@
 /**
  * The ListAccess protocol around a trial reservation, driven in-process where HTTP cannot reach:
  * a request holding rows between open() and settle(), and time passing meanwhile. Spec
- * "Errors": trial_unavailable when "the reservation expired", with no data returned; CONTRACT
- * §6: remainder 0 with reservations in flight → 429 trial_capacity_reserved.
+ * "Errors": trial_unavailable when "the reservation expired", with no data returned; docs/api.md, Plans and access: remainder 0 with reservations in flight → 429 trial_capacity_reserved.
  */
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -63,7 +62,7 @@ describe("trial reservations between open() and settle()", () => {
     expect(access.open(100)).toBe(25);
     ctx.clock.advance(ACCESS.reservationTtlMs);
     expect(() => access.settle(25)).toThrowError(expect.objectContaining({ code: "trial_unavailable", status: 503 }));
-    // A 503 reports no request-rate counters (spec "Response headers on list responses").
+    // A 503 reports no request-rate counters (docs/api.md).
     expect(scope.headers["X-RateLimit-Remaining"]).toBeUndefined();
     expect(ctx.meter.readTrial(accountId)?.rowsUsed).toBe(0);
     expect(ctx.meter.reservedRows(accountId, "trial", ctx.clock.now())).toBe(0);

@@ -1,5 +1,5 @@
 /**
- * `marquee accounts create|update` (CONTRACT §2): the operator's side of plans, verification,
+ * `marquee accounts create|update` (docs/operations.md, The program): the operator's side of plans, verification,
  * budgets, negotiated rates and policies. Flags are validated by the same schema as
  * `/_test/accounts` bodies (server/account-input.ts). Changes reach a running server on its next
  * request (the ledger's access epoch, server/limits/cache.ts).

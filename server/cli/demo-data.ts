@@ -1,5 +1,5 @@
 /**
- * `marquee demo-data [--events N] [--seed S] [--anchor YYYY-MM-DD] [--out FILE]` (CONTRACT §2):
+ * `marquee demo-data [--events N] [--seed S] [--anchor YYYY-MM-DD] [--out FILE]` (docs/operations.md, The program):
  * writes the deterministic demo record stream. Same flags, same bytes.
  */
 import { closeSync, openSync, writeSync } from "node:fs";

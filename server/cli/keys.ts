@@ -1,5 +1,5 @@
 /**
- * `marquee keys create|revoke|list` (CONTRACT §2, §6). A key is printed once, at creation; the
+ * `marquee keys create|revoke|list` (docs/operations.md, The program; docs/api.md, Plans and access). A key is printed once, at creation; the
  * ledger keeps only its SHA-256 digest and a display prefix, so `list` can never show a key.
  * A revocation reaches a running server on its next request (server/limits/cache.ts).
  */

@@ -1,5 +1,5 @@
 /**
- * `marquee sync --from SRC [--follow]` (CONTRACT §2): pulls upstream records into the replica.
+ * `marquee sync --from SRC [--follow]` (docs/operations.md, The program): pulls upstream records into the replica.
  */
 import { mkdirSync } from "node:fs";
 import { dirname } from "node:path";
@@ -18,7 +18,7 @@ export const syncCommand: Command = {
   summary: "pull upstream records into the replica",
   usage: `marquee sync --from SRC [--follow] [--slot NAME] [--drop-slot] [--batch-size N] [--priority P] [--db PATH] [--json]
 
-  --from SRC      an NDJSON file of upstream records, - for stdin, an http(s):// URL of an
+  --from SRC      an NDJSON file of upstream records (docs/upstream-records.md), - for stdin, an http(s):// URL of an
                   NDJSON stream (--follow asks again every 2 s), or a PostgreSQL URL
                   postgres://user:password@host:port/db[?schema=NAME] (default schema marquee)
   --slot NAME     PostgreSQL: the replica's replication slot (default: derived from --db)

@@ -1,5 +1,5 @@
 /**
- * Row allowances (CONTRACT §6): the trial's 1,000 rows in total and a plan's rolling 24-hour
+ * Row allowances (docs/api.md, Plans and access): the trial's 1,000 rows in total and a plan's rolling 24-hour
  * row budget. Both follow one protocol over the process's meter (server/limits/meter.ts):
  *
  *   check   (stage 3, with the request rate) refuse when nothing is left to reserve;

@@ -1,11 +1,11 @@
 /**
- * Stage 2 of the list pipeline (CONTRACT §5): what an authenticated account may do, decided
+ * Stage 2 of the list pipeline (docs/api.md, Listing events): what an authenticated account may do, decided
  * from its plan, policy, verification and trial. Pure: the caller reads the account and the
  * trial, this decides.
  *
- * Precedence where the spec leaves it open (README "Plans, trials and limits"):
+ * Precedence where docs/api.md leaves it open (README "Plans, trials and limits"):
  * - an active plan checks the policy first: missing, stale or foreign → 403 account_not_provisioned
- *   (spec "Authentication" 7; permanent). Verification does not matter to a paid plan.
+ *   (docs/api.md 7; permanent). Verification does not matter to a paid plan.
  * - no plan and a prior subscription → 402 subscription_required, verified or not (spec
  *   "Authentication" 5: a previous subscription is not extended by a new trial).
  * - no plan, a trial that started → its state: active, or 402 trial_expired / trial_exhausted,
@@ -14,7 +14,7 @@
  *   which starts only when a request passes validation (ListAccess.open).
  * - a replacement subscription is Basic unless upgraded: plan `legacy` on an account that had a
  *   subscription before (hadSubscription) serves as Basic, since Legacy features are kept only
- *   while the original subscription stays active (spec "Authentication" 6).
+ *   while the original subscription stays active (docs/api.md 6).
  */
 import type { Account } from "../../db/accounts.ts";
 import { DAY_MS, TIERS, TRIAL, type Plan } from "../../db/contract.ts";

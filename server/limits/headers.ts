@@ -1,5 +1,5 @@
 /**
- * Response headers of the access pipeline (spec "Response headers on list responses"), named
+ * Response headers of the access pipeline (docs/api.md), named
  * once so the route, the tests and the OpenAPI document agree on spelling.
  */
 import { RATE, TRIAL } from "../../db/contract.ts";
@@ -18,7 +18,7 @@ export const H = {
   trialExpiresAt: "X-Trial-Expires-At",
 } as const;
 
-/** 401, 402 and 500 report the published limit whatever the account's bucket (spec). */
+/** 401, 402 and 500 report the published limit whatever the account's bucket (docs/api.md). */
 export const PUBLISHED_RATE_LIMIT = { [H.rateLimit]: String(RATE.publishedLimit) };
 
 

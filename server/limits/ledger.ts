@@ -1,6 +1,6 @@
 /**
  * Ledger work on the request path. It goes through `withLedger`, so a real failure (a write lock
- * held past the busy timeout, a broken file) answers with the stage's 503 code (spec "Errors":
+ * held past the busy timeout, a broken file) answers with the stage's 503 code (docs/api.md:
  * Retry-After, never rows) instead of hanging or leaking a 500 with a stack; per-request records
  * commit through `withoutFsync`.
  */

@@ -1,7 +1,7 @@
 /**
  * The request path's counters — token buckets, delivered rows, trial progress and row
  * reservations — kept in the serving process's memory and written to the ledger behind the
- * requests (issue 8: two ledger commits per request were half of a page's cost).
+ * requests (two ledger commits per request were half of a page's cost).
  *
  * - Decisions are made in memory, so they are exact within the process: one `marquee serve`
  *   per ledger (README "Plans, trials and limits"). The CLI may write accounts and keys beside

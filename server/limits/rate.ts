@@ -1,9 +1,9 @@
 /**
- * Request rate (CONTRACT §6, spec "Limits"): which token bucket a request draws from, what it
+ * Request rate (docs/api.md, Plans and access, docs/api.md): which token bucket a request draws from, what it
  * costs, and the headers and 429 it produces.
  *
  * - a bucket per key: 60 units, refilled 1 a second;
- * - trial accounts: one bucket per account (spec "Trial rate": 60 units a minute shared by keys);
+ * - trial accounts: one bucket per account (docs/api.md: 60 units a minute shared by keys);
  * - negotiated accounts (rateSustained and rateBurst set): one bucket per account, `rateBurst`
  *   units, refilled `rateSustained` a minute; extra keys add nothing.
  * Geo requests cost 5, decided by the caller from raw parameter presence before validation.

@@ -50,7 +50,7 @@ export class ListCaches {
 
   constructor(replica: Db, baseUrl: string) {
     this.events = new HydratedEvents(baseUrl, HOT_PATH.hydratedEventBytes);
-    this.geo = new GeoIndex(replica, HOT_PATH.geoResults);
+    this.geo = new GeoIndex(replica, HOT_PATH.geoResults, HOT_PATH.geoResultBytes);
     this.state = new RecentReplicaState(replica, HOT_PATH.foreignCommitLagMs);
   }
 

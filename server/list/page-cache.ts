@@ -1,5 +1,5 @@
 /**
- * Page selections kept between requests (issue 8). Selecting a page (db/events-query.ts) is a
+ * Page selections kept between requests. Selecting a page (db/events-query.ts) is a
  * pure function of the replica's state, the filters, the cursor position, the limit and the
  * window; the cache skips it when a request provably gets the same keys. Hydration, the cursor,
  * headers and the row accounting still run per request (server/routes/events.ts).
@@ -34,16 +34,20 @@ import type { ListWindow } from "./window.ts";
 export interface PageOut {
   page: { nextCursor: string | null; hasMore: boolean; count: number };
   /**
-   * The response body. On Bun a Blob: Bun sends a Blob as it is, where it copies an
-   * ArrayBuffer or Uint8Array into every response (an 18 kB allocation per default page).
+   * The response body. A page sent for the first time is text (Bun encodes it once, as it
+   * sends it). A page sent again from a kept body is, on Bun, a Blob of its encoded head and
+   * tail: Bun sends a Blob as it is, where it copies an ArrayBuffer or Uint8Array into every
+   * response (an 18 kB allocation per default page).
    */
-  body: Blob | Uint8Array<ArrayBuffer>;
+  body: Blob | Uint8Array<ArrayBuffer> | string;
 }
 
 /** A hydrated page: its response up to the page object, the window it was hydrated for, and how far that may move. */
 export interface PageBody {
-  /** The UTF-8 of `{"data":[…events…],"page":` — everything before the per-request page object. */
-  head: Uint8Array<ArrayBuffer>;
+  /** `{"data":[…events…],"page":` — everything before the per-request page object. */
+  headText: string;
+  /** Its UTF-8, encoded when the body is first served again. */
+  head?: Uint8Array<ArrayBuffer>;
   /** The last page sent from this body, with the window and filters its cursor pins. */
   lastPage?: { afterMs: number; beforeMs: number; fingerprint: string; out: PageOut };
   count: number;
@@ -72,8 +76,8 @@ export interface PageCache {
 export const pageCacheKey = (search: string, limit: number, window: ListWindow): string =>
   `${limit}|${window.beforeMs - window.afterMs}|${search}`;
 
-/** Rough bytes an entry holds: its body's bytes and the selected keys. */
-const entryBytes = (e: Entry) => 256 + 32 * e.selection.keys.length + (e.body ? e.body.head.byteLength : 0);
+/** Rough bytes an entry holds: the selected keys, its body's bytes, and the last answer sent from it (a copy). */
+const entryBytes = (e: Entry) => 512 + 64 * e.selection.keys.length + (e.body ? 4 * e.body.headText.length + 512 : 0);
 
 export function createPageCache(max: number = HOT_PATH.cachedPages, maxBytes: number = HOT_PATH.cachedPageBytes): PageCache {
   const entries = new LRUCache<string, Entry>({ max, maxSize: maxBytes, sizeCalculation: entryBytes });

@@ -1,6 +1,6 @@
 /**
- * Stages 4–6 of the list pipeline (CONTRACT §5): offset-style pagination, the polygon plan gate,
- * then every parameter in the spec table's order, the first failure winning. The schemas are
+ * Stages 4–6 of the list pipeline (docs/api.md, Listing events): offset-style pagination, the polygon plan gate,
+ * then every parameter in docs/api.md table's order, the first failure winning. The schemas are
  * server/params.ts; this module owns the rules that span values: empty values dropped, repeats,
  * comma-separated sources.
  */
@@ -54,7 +54,7 @@ const MESSAGES: Partial<Record<ListErrorCode, string>> = {
 
 const fail = (code: ListErrorCode, message = MESSAGES[code]) => new ApiError(code, message);
 
-/** The one value of a single-valued parameter; a repeated one is invalid (CONTRACT §5). */
+/** The one value of a single-valued parameter; a repeated one is invalid (docs/api.md, Listing events). */
 function single(query: URLSearchParams, name: string, code: ListErrorCode): string | undefined {
   const all = query.getAll(name);
   if (all.length > 1) throw fail(code, `\`${name}\` may be given only once.`);
@@ -118,7 +118,7 @@ function parseBoolean(query: URLSearchParams, name: string, schema: typeof Exclu
 }
 
 /**
- * Stage 6, in the spec table's order; `assertDateRange` follows. A pure function of the query
+ * Stage 6, in docs/api.md table's order; `assertDateRange` follows. A pure function of the query
  * string (and the secret that verifies cursors), so its result may be kept for the same string.
  */
 export function parseListParams(query: URLSearchParams, secret: string): ListQuery {

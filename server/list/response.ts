@@ -14,7 +14,9 @@ const encoder = new TextEncoder();
 
 export type PageObject = PageOut["page"];
 
-export function pageOut(head: Uint8Array<ArrayBuffer>, page: PageObject): PageOut {
+export function pageOut(body: Pick<PageBody, "headText" | "head">, page: PageObject): PageOut {
+  const head = body.head;
+  if (!head) return { page, body: `${body.headText}${JSON.stringify(page)}}` };
   const tail = encoder.encode(`${JSON.stringify(page)}}`);
   // A Blob joins the two parts itself: one copy.
   if (onBun) return { page, body: new Blob([head, tail]) };
@@ -24,11 +26,16 @@ export function pageOut(head: Uint8Array<ArrayBuffer>, page: PageObject): PageOu
   return { page, body: bytes };
 }
 
-/** `{"data":[…],"page":` for the events' JSON, encoded once. */
-export const headOf = (dataJson: string): Uint8Array<ArrayBuffer> => encoder.encode(`{"data":[${dataJson}],"page":`);
+/** `{"data":[…],"page":` for the events' JSON. */
+export const headOf = (dataJson: string): string => `{"data":[${dataJson}],"page":`;
+
+/** Encodes a kept body's head, for serving it again as bytes. */
+export function encodeHead(body: PageBody): void {
+  body.head ??= encoder.encode(body.headText);
+}
 
 /** The answer when the filters can match nothing. */
-export const NO_MATCH: PageOut = pageOut(headOf(""), { nextCursor: null, hasMore: false, count: 0 });
+export const NO_MATCH: PageOut = pageOut({ headText: headOf("") }, { nextCursor: null, hasMore: false, count: 0 });
 
 /**
  * The page for this request's window. The cursor pins the window, so requests in the same
@@ -49,7 +56,7 @@ export function withCursor(
     return kept.out;
   }
   const nextCursor = next ? encodeCursor(secret, last, { ...window, fingerprint }) : null;
-  const out = pageOut(body.head, { nextCursor, hasMore: selection.hasMore, count: body.count });
+  const out = pageOut(body, { nextCursor, hasMore: selection.hasMore, count: body.count });
   body.lastPage = { ...window, fingerprint, out };
   return out;
 }

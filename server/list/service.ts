@@ -30,7 +30,7 @@ import { isGeoRequest } from "../params-geo.ts";
 import { ListCaches, type ParsedQuery } from "./caches.ts";
 import { pageCacheKey, type PageBody, type PageOut } from "./page-cache.ts";
 import { assertDateRange, assertKeysetPagination, assertPolygonAllowed, parseListParams } from "./parse.ts";
-import { headOf, NO_MATCH, withCursor } from "./response.ts";
+import { encodeHead, headOf, NO_MATCH, withCursor } from "./response.ts";
 import { assertLookahead, resolveWindow, type ListWindow } from "./window.ts";
 
 export interface ListDeps {
@@ -138,7 +138,10 @@ export class ListService {
     const from = q.cursor?.position ?? null;
     // Outside a transaction: the latest commit's state (another process's seen at most a few ms late).
     const hit = pages.getBody(key, state.read(), window);
-    if (hit) return withCursor(this.deps.secret, hit.selection, hit.body, from, window, fingerprint);
+    if (hit) {
+      encodeHead(hit.body);
+      return withCursor(this.deps.secret, hit.selection, hit.body, from, window, fingerprint);
+    }
     return readConsistently(this.deps.replica, () => {
       const selected = this.select(key, parsed, window, from, limit);
       const body = this.hydrate(key, selected, window);
@@ -180,7 +183,7 @@ export class ListService {
       baseUrl: this.deps.baseUrl,
       distanceMiles: geo?.distanceMiles ?? null,
     }, bounds);
-    const body: PageBody = { head: headOf(data.join(",")), count: data.length, window: { ...window }, bounds };
+    const body: PageBody = { headText: headOf(data.join(",")), count: data.length, window: { ...window }, bounds };
     this.caches.pages.setBody(key, selection, body);
     return body;
   }

@@ -1,5 +1,5 @@
 /**
- * The effective date window of a list request and the lookahead gate (stage 7, CONTRACT §5).
+ * The effective date window of a list request and the lookahead gate (stage 7, docs/api.md, Listing events).
  *
  * - Opens at `starts_after`, default now. Events still running then are included (the page
  *   query matches `end >= after`).

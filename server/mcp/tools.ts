@@ -1,5 +1,5 @@
 /**
- * The MCP tools (spec "POST /v1/ticket-handoffs": "The same action exists over a separate
+ * The MCP tools (docs/api.md: "The same action exists over a separate
  * tool-protocol interface, sharing the account limits"). Each call re-enters the REST handler
  * in-process with the caller's bearer key, so validation, error codes, the request rate, row
  * budgets, trial rows and the handoff limit are the REST ones by construction, not by copy.

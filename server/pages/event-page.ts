@@ -1,5 +1,5 @@
 /**
- * The event page behind `eventUrl` (spec "Event": the canonical page, for citing and sharing):
+ * The event page behind `eventUrl` (docs/api.md: the canonical page, for citing and sharing):
  * title, local date and time in the venue's zone, venue and city, cost, categories, the sold-out
  * or low-tickets badge and a tickets link (the service's `ticketUrl` redirect) when there is one.
  */

@@ -1,6 +1,6 @@
 /**
  * Words and times as the pages show them. `startDate`/`endDate` are UTC; people read the venue's
- * local time (spec "Venue": `timezone` is needed to render local time), so times are formatted in
+ * local time (docs/api.md: `timezone` is needed to render local time), so times are formatted in
  * the venue's IANA zone, with the zone's abbreviation. A venue without a usable zone gets UTC,
  * labelled as such, rather than a guess.
  */
@@ -53,7 +53,7 @@ export function formatWhen(e: Pick<ServableEvent, "startMs" | "endMs" | "venue">
   return `${start} – ${sameDay ? formatLocalTime(e.endMs, zone) : formatLocalDateTime(e.endMs, zone)}`;
 }
 
-/** Display names of the supported sellers (CONTRACT §3 HANDOFF_SELLERS). */
+/** Display names of the supported sellers (docs/upstream-records.md HANDOFF_SELLERS). */
 const SELLER_NAMES: Record<string, string> = {
   ticketmaster: "Ticketmaster",
   livenation: "Live Nation",

@@ -1,7 +1,7 @@
 /**
  * The handoff confirmation page behind `handoff_url` and the pages its Continue can lead to
- * (CONTRACT §7). The confirmation page says what the user is about to do — leave for a named
- * seller's checkout for a named event — and that nothing has been bought or held (spec "POST
+ * (docs/api.md, Ticket handoffs). The confirmation page says what the user is about to do — leave for a named
+ * seller's checkout for a named event — and that nothing has been bought or held (docs/api.md "POST
  * /v1/ticket-handoffs": the service never buys, holds or checks inventory). Continue is a plain
  * form POST, so it works without JavaScript and link previews (which only GET) record nothing.
  */

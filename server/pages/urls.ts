@@ -1,5 +1,5 @@
 /**
- * The service URLs the API hands out and the pages answer (CONTRACT §3, §7): `eventUrl` and
+ * The service URLs the API hands out and the pages answer (docs/upstream-records.md; docs/api.md, Ticket handoffs): `eventUrl` and
  * `ticketUrl` come from db/contract.ts, which the events list uses too; `handoff_url` =
  * `{base_url}/handoffs/{handoff_id}`.
  */

@@ -1,6 +1,5 @@
 /**
- * POST /v1/ticket-handoffs (spec "POST /v1/ticket-handoffs", "Ticket-handoff errors"; CONTRACT
- * §6, §7). Order of checks, first failure wins:
+ * POST /v1/ticket-handoffs (docs/api.md; docs/api.md, Plans and access; docs/api.md, Ticket handoffs). Order of checks, first failure wins:
  *
  *   1 key: live or builder (401 invalid_api_key; 503 handoff_unavailable when the ledger cannot
  *     answer) → 2 handoff limit: 10 counted attempts a minute per account (429, 503
@@ -49,7 +48,7 @@ const handoffUnavailable = () =>
 export function handoffRoutes(app: RouteTable, ctx: AppContext): void {
   app.post("/v1/ticket-handoffs", handle(({ req }) => createTicketHandoff(ctx, req), "handoff"));
   if (ctx.config.testMode) {
-    // CONTRACT §8 style read for tests: the stored handoff and how many clicks it recorded.
+    // docs/api.md, Test mode style read for tests: the stored handoff and how many clicks it recorded.
     app.get(
       "/_test/handoffs/:id",
       handle(({ event }) => {
@@ -101,14 +100,14 @@ async function createTicketHandoff(ctx: AppContext, req: Request): Promise<Respo
   );
 }
 
-/** Stage 1. Only `live` and `builder` keys create handoffs (CONTRACT §6); legacy keys get 401. */
+/** Stage 1. Only `live` and `builder` keys create handoffs (docs/api.md, Plans and access); legacy keys get 401. */
 function authenticateHandoffKey(ctx: AppContext, req: Request): KeyIdentity {
   let identity: KeyIdentity;
   try {
     identity = ctx.access.authenticate(req);
   } catch (err) {
     if (isApiError(err) && err.code === "invalid_api_key") throw invalidKey();
-    // Any other failure to read the key is the spec's "authentication temporarily unavailable".
+    // Any other failure to read the key is the API's "authentication temporarily unavailable".
     if (isApiError(err) || isLedgerBusy(err)) throw handoffUnavailable();
     throw err;
   }
@@ -188,8 +187,8 @@ export type HandoffLink = { seller: string; url: string } | { reason: string };
 
 /**
  * Stage 5, also re-checked by Continue: the first ticket link that is not broken, is an absolute
- * http(s) URL and names a supported seller (CONTRACT §3 HANDOFF_SELLERS). Sales have ended when
- * the event's end (endDate, else startDate) is before now (CONTRACT §7).
+ * http(s) URL and names a supported seller (docs/upstream-records.md HANDOFF_SELLERS). Sales have ended when
+ * the event's end (endDate, else startDate) is before now (docs/api.md, Ticket handoffs).
  */
 export function handoffLink(e: ServableEvent, nowMs: number): HandoffLink {
   if (!e.ticketed) return { reason: "Tickets are not sold for this event." };

@@ -1,5 +1,5 @@
 /**
- * POST /mcp: the tool-protocol interface (spec "POST /v1/ticket-handoffs": the same action over
+ * POST /mcp: the tool-protocol interface (docs/api.md: the same action over
  * a separate tool-protocol interface, sharing the account limits). Streamable HTTP, stateless,
  * bearer key. A missing or invalid key is the REST 401 `invalid_api_key` envelope with
  * WWW-Authenticate, before any protocol message is read.

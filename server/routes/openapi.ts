@@ -1,5 +1,5 @@
 /**
- * GET /v1/openapi.json (spec "GET /v1/openapi.json": public, no key) and GET /docs, the API
+ * GET /v1/openapi.json (docs/api.md: public, no key) and GET /docs, the API
  * reference rendered from the same document. Both are built once at start-up: the document
  * depends only on constants, schemas and the configured base URL.
  */

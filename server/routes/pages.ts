@@ -1,5 +1,5 @@
 /**
- * The HTML pages and redirects the API links to (CONTRACT §3, §7):
+ * The HTML pages and redirects the API links to (docs/upstream-records.md; docs/api.md, Ticket handoffs):
  *
  *   GET|HEAD /events/{id}[/{slug}]    event page (`eventUrl`); 404 page unless servable now
  *   GET|HEAD /t/{id}                  302 to the event's ticket destination (`ticketUrl`); 404 page otherwise

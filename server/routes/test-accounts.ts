@@ -1,5 +1,5 @@
 /**
- * Test-mode accounts and keys (CONTRACT §8): the same operations as `marquee accounts` and
+ * Test-mode accounts and keys (docs/api.md, Test mode): the same operations as `marquee accounts` and
  * `marquee keys`, over HTTP, and the owner's sign-in link to the developer portal.
  */
 import type { RouteTable } from "../route-table.ts";

@@ -1,5 +1,5 @@
 /**
- * Test mode (CONTRACT §8). Registered only with `serve --test-mode`; otherwise every
+ * Test mode (docs/api.md, Test mode). Registered only with `serve --test-mode`; otherwise every
  * `/_test/*` path falls through to the 404 envelope.
  */
 import type { RouteTable } from "../route-table.ts";

@@ -1,6 +1,6 @@
 /**
  * One demo event, derived from (seed, id) alone so that later updates of an event can be
- * regenerated without keeping a million events in memory. The mix covers every case the spec
+ * regenerated without keeping a million events in memory. The mix covers every case docs/api.md
  * names: sold out and low tickets, free, explicitly non-free with stale free text, unknown cost,
  * multi-day festivals already running, null endDate, cancelled, spam, duplicates, broken and
  * missing ticket links, non-ticketed events, and heavy startDate ties (most shows at 7 or 8 p.m.).

@@ -1,5 +1,5 @@
 /**
- * The demo record stream (CONTRACT §2 `marquee demo-data`, §3 record format): venues first,
+ * The demo record stream (docs/operations.md, The program; docs/upstream-records.md): venues first,
  * then events in id order with later versions, deletes and venue changes (renames, hiding,
  * deletion) interleaved the way an upstream feed publishes them. Same options, same bytes.
  */

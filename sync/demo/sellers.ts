@@ -1,5 +1,5 @@
 /**
- * Where demo events come from and where their tickets are sold: source tokens (CONTRACT §3,
+ * Where demo events come from and where their tickets are sold: source tokens (docs/upstream-records.md,
  * every aggregator vendor, `scraper:` tokens per venue and per city, other platforms) and
  * seller URLs in each seller's real URL shape.
  */
@@ -59,7 +59,7 @@ export function sellerUrl(seller: string, slug: string, eventId: number, r: Rand
   return SELLER_URLS[seller](slug, eventId, r);
 }
 
-/** Upstream junk that must never be served as a destination (CONTRACT §3: absolute http(s) only). */
+/** Upstream junk that must never be served as a destination (docs/upstream-records.md: absolute http(s) only). */
 export const UNUSABLE_URLS = [
   "tickets at the door",
   "www.example-box-office.com/tickets",

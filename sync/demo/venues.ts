@@ -1,7 +1,7 @@
 /**
  * Demo venues: one in the largest place of every state and DC first, the rest spread over real
  * places in proportion to population^0.75, jittered deterministically around the place. Each
- * geocode precision appears (CONTRACT §3, spec "Venue"), plus venues without coordinates,
+ * geocode precision appears (docs/upstream-records.md, docs/api.md), plus venues without coordinates,
  * without a resolved time zone, and hidden ones.
  */
 import { US_STATES } from "../../db/contract.ts";
@@ -29,7 +29,7 @@ export interface DemoVenue {
   sources: Array<readonly [number, string]>;
 }
 
-/** Upstream venue object of a record (CONTRACT §3). */
+/** Upstream venue object of a record (docs/upstream-records.md). */
 export function venueBody(v: DemoVenue) {
   return {
     id: v.id,

@@ -1,6 +1,6 @@
 /**
  * Vocabulary for plausible demo venue names and event titles, one title maker per category of
- * the taxonomy (CONTRACT §3), so every category appears with titles that fit it.
+ * the taxonomy (docs/upstream-records.md), so every category appears with titles that fit it.
  */
 import type { Random } from "./random.ts";
 

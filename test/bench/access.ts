@@ -1,6 +1,6 @@
 #!/usr/bin/env bun
 /**
- * What the access pipeline costs per list request (issue 4): `authorizeList` + `open` +
+ * What the access pipeline costs per list request: `authorizeList` + `open` +
  * `settle` in-process on a real ledger file, against a no-op with the same request setup.
  *
  *   bun test/bench/access.ts [--requests 5000]

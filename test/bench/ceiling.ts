@@ -1,5 +1,5 @@
 /**
- * The ceiling (issue 8): a bare Bun.serve that answers each benchmark request with the exact
+ * The ceiling: a bare Bun.serve that answers each benchmark request with the exact
  * bytes Marquee returned for it, captured beforehand. Nothing is computed per request beyond a
  * map lookup, so its requests/second is the HTTP limit of this runtime on this machine.
  *

@@ -1,5 +1,5 @@
 /**
- * List-endpoint benchmark (issue 3): `GET /v1/events` page latency per filter combination on a
+ * List-endpoint benchmark: `GET /v1/events` page latency per filter combination on a
  * large replica, in-process, timed here and never in unit tests.
  *
  *   node_modules/.bin/bun test/bench/events.ts [--db PATH] [--runs N] [--now ISO]

@@ -1,5 +1,5 @@
 /**
- * Geo benchmark (issue 5): a 25-mile circle over Manhattan and a 50-mile polygon there, on the
+ * Geo benchmark: a 25-mile circle over Manhattan and a 50-mile polygon there, on the
  * 1,000,000-event demo replica. Target: a 25-row `GET /v1/events` page in under 10 ms at the
  * median. Timed here, never in unit tests.
  *

@@ -1,5 +1,5 @@
 /**
- * Per-request CPU of the list hot path (issue 8), in-process on the bench replica: the app is
+ * Per-request CPU of the list hot path, in-process on the bench replica: the app is
  * called through `app.request` (no HTTP), `runs` requests after a warm-up, and the process CPU
  * time per request is printed for the default page, limit 100 and the 25-mile circle.
  *

@@ -1,4 +1,4 @@
--- Rotates bearer keys so every request is a real one for its account (issue 8): trial pages
+-- Rotates bearer keys so every request is a real one for its account: trial pages
 -- (1,000 rows per trial account) and handoff creations (10 a minute per account) would otherwise
 -- turn into 402s and 429s within a second.
 --

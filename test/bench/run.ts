@@ -1,6 +1,6 @@
 #!/usr/bin/env bun
 /**
- * `npm run bench` (issue 8): Marquee against its ceiling and its peers, in one run on this machine.
+ * `npm run bench`: Marquee against its ceiling and its peers, in one run on this machine.
  *
  *   bun test/bench/run.ts [--rebuild] [--only bun,node,ceiling,prism] [--skip-sync] [--skip-cold-start]
  *

@@ -1,4 +1,4 @@
--- Prints one machine-readable line with the figures the benchmark reports (issue 8):
+-- Prints one machine-readable line with the figures the benchmark reports:
 -- requests, duration, latency percentiles in microseconds and error counts. test/bench/lib/wrk.ts
 -- reads the line that starts with BENCH_JSON; the usual wrk text output stays for humans.
 -- BENCH_HIST lists wrk's latency histogram (microseconds:count, nonzero entries only), so runs

@@ -1,5 +1,5 @@
 /**
- * The benchmark's knobs and targets in one place (issue 8). Durations are short on purpose: the
+ * The benchmark's knobs and targets in one place. Durations are short on purpose: the
  * whole run stays under ~10 minutes on the 2-core bench machine.
  */
 import { join } from "node:path";
@@ -37,7 +37,7 @@ export const DATA = {
   syncRuns: 3,
 } as const;
 
-/** Accounts the load rotates through so every request is real (CONTRACT §6 limits). */
+/** Accounts the load rotates through so every request is real (docs/api.md, Plans and access limits). */
 export const ROTATION = {
   /** A trial serves 1,000 rows at 25 a page: 40 pages; stay well below. */
   usesPerTrialKey: 30,

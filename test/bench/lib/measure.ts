@@ -1,7 +1,7 @@
 /**
  * Runs every scenario against one server, or two side by side. Marquee targets get real keys: the bench account for
  * list scenarios, and freshly created trial or handoff accounts, enough that no key exceeds
- * its allowance during the run (CONTRACT §6), rotated by test/bench/rotate-keys.lua.
+ * its allowance during the run (docs/api.md, Plans and access), rotated by test/bench/rotate-keys.lua.
  * Mock targets (ceiling, Prism) check no key, so one key serves for everything.
  */
 import { writeFileSync } from "node:fs";

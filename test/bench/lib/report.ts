@@ -1,5 +1,5 @@
 /**
- * Turns one run's measurements into the tables and met/missed verdicts of issue 8, printed and
+ * Turns one run's measurements into the tables and met/missed verdicts, printed and
  * written into test/bench/RESULTS.md between markers (the analysis written around them stays).
  */
 import { existsSync, readFileSync, writeFileSync } from "node:fs";

@@ -1,5 +1,5 @@
 /**
- * The requests the benchmark sends (issue 8). Each scenario is one method + path (+ body) and the
+ * The requests the benchmark sends. Each scenario is one method + path (+ body) and the
  * kind of key it needs. Paths that depend on the data (a real city, a real source prefix, a real
  * deep cursor, an event a handoff can be created for) are resolved against the running server
  * and the replica before any load is applied.

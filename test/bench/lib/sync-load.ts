@@ -1,5 +1,5 @@
 /**
- * Sync figures (issue 8): throughput of a 1,000,000-event import into an empty replica, and the
+ * Sync figures: throughput of a 1,000,000-event import into an empty replica, and the
  * default page's p99 while a 50,000-change sync runs against the replica being served.
  */
 import { createReadStream, rmSync, writeFileSync } from "node:fs";

@@ -1,5 +1,5 @@
 /**
- * The servers compared side by side (issue 8): the ceiling (bare Bun.serve replaying captured
+ * The servers compared side by side: the ceiling (bare Bun.serve replaying captured
  * bytes), Marquee on Bun (bun:sqlite), Marquee on Node (better-sqlite3, from a bundle) and
  * Prism mocking Marquee's own OpenAPI document. One runs at a time, so none steals CPU from another.
  */

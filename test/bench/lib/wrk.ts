@@ -1,5 +1,5 @@
 /**
- * Load generation with wrk on loopback (issue 8): 32 connections, a short warm-up, then a few
+ * Load generation with wrk on loopback: 32 connections, a short warm-up, then a few
  * seconds measured with --latency. Figures come from test/bench/summary.lua (exact microsecond
  * percentiles), not from parsing wrk's rounded text.
  */
