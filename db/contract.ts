@@ -247,6 +247,8 @@ export const SYNC = {
   readChunkBytes: 4 * 1024 * 1024,
   /** `sync --follow` on a file: how often it looks for appended lines. */
   followPollMs: 250,
+  /** `sync --follow` on an http(s) source: how often it asks the server for appended lines. */
+  httpFollowPollMs: 2000,
   /** `sync --follow`: least time between snapshot refreshes while records keep arriving. */
   followSnapshotMs: 5000,
   /** Page cache while a sync runs (random index inserts of a bulk load need it). */

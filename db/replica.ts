@@ -243,6 +243,21 @@ CREATE INDEX snapshot_source ON snapshot(source, long, start_ms, id, end_ms, sta
 CREATE INDEX snapshot_state ON snapshot(state, long, start_ms, id, end_ms, venue_id, sold_out, aggregator);
 `,
   },
+  {
+    // Rows of a PostgreSQL upstream that break the record rules (docs/upstream-records.md,
+    // "PostgreSQL tables"): kept out of the replica, listed here until a valid version arrives.
+    version: 9,
+    sql: `
+CREATE TABLE upstream_rejects (
+  entity TEXT NOT NULL,              -- venue | event
+  id INTEGER NOT NULL,
+  reason TEXT NOT NULL,
+  position TEXT NOT NULL,            -- the upstream log position of the rejected version
+  at_ms INTEGER NOT NULL,
+  PRIMARY KEY (entity, id)
+) WITHOUT ROWID;
+`,
+  },
 ];
 
 /**
@@ -288,4 +303,74 @@ export function readReplicaStats(db: Db): ReplicaStats {
     snapshotEvents: one("SELECT count(*) AS n FROM snapshot"),
     snapshotAt: at?.value == null ? null : Number(at.value),
   };
+}
+
+/** The kinds of upstream a replica can follow: one per replica (README, "Sync and demo data"). */
+export type SourceKind = "ndjson" | "postgres";
+
+/** Where a replica's records come from and how far it has read them. */
+export interface UpstreamState {
+  /** null for a replica that has never synced, or that synced NDJSON before the kind was kept. */
+  kind: SourceKind | null;
+  /** PostgreSQL: the log position committed with the last applied changes; null before the copy ended. */
+  position: string | null;
+  slot: string | null;
+  /** When changes were last applied (ms), for /healthz. */
+  appliedAt: number | null;
+}
+
+const UPSTREAM_KEYS = {
+  kind: "source_kind",
+  position: "source_position",
+  slot: "source_slot",
+  appliedAt: "source_applied_at",
+} as const;
+
+export function readUpstreamState(db: Db): UpstreamState {
+  const rows = db
+    .prepare<{ key: string; value: unknown }>("SELECT key, value FROM sync_state WHERE key LIKE 'source_%'")
+    .all();
+  const get = (key: string) => rows.find((r) => r.key === key)?.value ?? null;
+  const appliedAt = get(UPSTREAM_KEYS.appliedAt);
+  return {
+    kind: get(UPSTREAM_KEYS.kind) as SourceKind | null,
+    position: get(UPSTREAM_KEYS.position) as string | null,
+    slot: get(UPSTREAM_KEYS.slot) as string | null,
+    appliedAt: appliedAt == null ? null : Number(appliedAt),
+  };
+}
+
+/** Writes the given fields (inside the caller's transaction when there is one). */
+export function writeUpstreamState(db: Db, state: Partial<UpstreamState>): void {
+  const put = db.prepare("INSERT OR REPLACE INTO sync_state(key, value) VALUES ($key, $value)");
+  for (const [field, key] of Object.entries(UPSTREAM_KEYS)) {
+    const value = state[field as keyof UpstreamState];
+    if (value !== undefined) put.run({ key, value });
+  }
+}
+
+/**
+ * The kind of upstream this replica follows: the one recorded, else "ndjson" when it already
+ * holds records (replicas synced before the kind was recorded only ever read NDJSON), else null.
+ */
+export function readSourceKind(db: Db): SourceKind | null {
+  return readUpstreamState(db).kind ?? (readWatermark(db) > 0 ? "ndjson" : null);
+}
+
+/** Refuses a source of another kind than the one the replica follows; records the kind of a new replica. */
+export function assertSourceKind(db: Db, kind: SourceKind): void {
+  const current = readSourceKind(db);
+  if (current !== null && current !== kind) {
+    const named = (k: SourceKind) => (k === "postgres" ? "a PostgreSQL database" : "NDJSON records");
+    throw new SourceKindError(
+      `this replica (${db.path}) follows ${named(current)}, not ${named(kind)}; sync ${named(kind)} into a new replica (--db PATH)`,
+    );
+  }
+  if (current === null) writeUpstreamState(db, { kind });
+}
+
+export class SourceKindError extends Error {}
+
+export function countUpstreamRejects(db: Db): number {
+  return Number(db.prepare<{ n: number }>("SELECT count(*) AS n FROM upstream_rejects").get()?.n ?? 0);
 }

@@ -1,14 +1,16 @@
 /**
  * Work a serving process does besides answering requests (docs/operations.md, The program; docs/api.md, Serving snapshot): the demo data set
  * and demo keys on first start (`--demo`), sync from `--sync-from` at start and every
- * `--sync-interval` seconds, and the periodic snapshot refresh.
+ * `--sync-interval` seconds (a PostgreSQL source streams instead), and the periodic snapshot refresh.
  */
 import { createAccount, type AccountFields } from "../db/accounts.ts";
 import type { KeyKind } from "../db/contract.ts";
 import { DEMO, HOT_PATH } from "../db/contract.ts";
-import { readReplicaStats } from "../db/replica.ts";
+import { assertSourceKind, readReplicaStats } from "../db/replica.ts";
 import { demoChunks } from "../sync/demo/generate.ts";
 import { formatSummary } from "../sync/progress.ts";
+import { startPostgresFollower } from "../sync/postgres/follower.ts";
+import { isPostgresUrl } from "../sync/postgres/schema.ts";
 import { openSource, streamSource, type SourcePosition } from "../sync/source.ts";
 import { refreshSnapshotIfStale, SyncError, syncFrom } from "../sync/worker.ts";
 import { notifyReplicaChange, type AppContext } from "./context.ts";
@@ -80,6 +82,7 @@ async function loadDemo(ctx: AppContext): Promise<void> {
 
 /** `--sync-from SRC`: syncs now, then every `--sync-interval` seconds from where it stopped. */
 async function startPeriodicSync(ctx: AppContext, spec: string): Promise<void> {
+  assertSourceKind(ctx.replica, "ndjson");
   let position: SourcePosition | undefined;
   let running = false;
   const tick = async () => {
@@ -113,6 +116,21 @@ async function startPeriodicSync(ctx: AppContext, spec: string): Promise<void> {
 }
 
 /**
+ * `--sync-from postgres://…`: streams the upstream's changes while serving; the server answers
+ * from the replica meanwhile, and through any outage of the upstream.
+ */
+function startStreaming(ctx: AppContext, spec: string): void {
+  // Refused before listening: retrying cannot make an NDJSON replica follow PostgreSQL.
+  assertSourceKind(ctx.replica, "postgres");
+  const follower = startPostgresFollower(ctx.replica, spec, {
+    now: ctx.clock.now,
+    onChange: () => notifyReplicaChange(ctx),
+    log: (line) => console.error(line),
+  });
+  ctx.upstream = follower;
+}
+
+/**
  * On Bun, a full collection whenever the process's memory passes HOT_PATH.collectAboveRssBytes,
  * checked every second. Under a stream of new queries each request leaves short-lived rows,
  * strings and body bytes behind, and the engine lets its heap grow to several times what is live
@@ -131,7 +149,8 @@ function startMemoryGuard(): void {
 export async function startBackgroundWork(ctx: AppContext): Promise<void> {
   startMemoryGuard();
   if (ctx.config.demo) await loadDemo(ctx);
-  if (ctx.config.syncFrom) await startPeriodicSync(ctx, ctx.config.syncFrom);
+  if (ctx.config.syncFrom && isPostgresUrl(ctx.config.syncFrom)) startStreaming(ctx, ctx.config.syncFrom);
+  else if (ctx.config.syncFrom) await startPeriodicSync(ctx, ctx.config.syncFrom);
   const timer = setInterval(() => {
     try {
       if (refreshSnapshotIfStale(ctx.replica, ctx.clock.now()) !== null) notifyReplicaChange(ctx);

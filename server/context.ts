@@ -29,6 +29,8 @@ export interface AppContext {
   access: Access;
   /** `GET /v1/events` and every cache it uses (server/list/service.ts). */
   list: ListService;
+  /** The upstream a serving process streams from (`--sync-from postgres://…`), for /healthz. */
+  upstream?: { status(): object };
   close(): void;
 }
 

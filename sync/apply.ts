@@ -41,6 +41,10 @@ function statements(db: Db) {
     markEvent: db.prepare("INSERT OR IGNORE INTO snapshot_dirty_events(id) VALUES ($id)"),
     markVenue: db.prepare("INSERT OR IGNORE INTO snapshot_dirty_venues(id) VALUES ($id)"),
     venueRow: db.prepare<{ city: string; state: string; visible: number }>("SELECT city, state, visible FROM venues WHERE id = $id"),
+    // The event fields a snapshot row is made of (db/snapshot.ts SNAPSHOT_SELECT, SERVABLE_SQL).
+    eventRow: db.prepare<EventSnapshotFields>(
+      "SELECT venue_id, start_ms, end_ms, is_sold_out, duplicate_of, source, status FROM events WHERE id = $id",
+    ),
     countMarked: db.prepare<{ n: number }>("SELECT count(*) AS n FROM snapshot_dirty_events"),
   };
 }
@@ -88,17 +92,39 @@ function applyVenue(s: Statements, d: RowDecoder, r: Row, state: BatchState): vo
   if (latitude != null && longitude != null) s.insertRtree.run({ id: r.id, lat: latitude, lng: longitude });
 }
 
+interface EventSnapshotFields {
+  venue_id: number;
+  start_ms: number;
+  end_ms: number | null;
+  is_sold_out: number;
+  duplicate_of: number | null;
+  source: string;
+  status: string;
+}
+
 /**
  * Reads the rest of an event row (after seq and id) and writes it, ticket links included: the
  * numbers, then the strings, in the order sync/rows.ts encodes them and upsertEvent lists them.
+ * Like a venue, an existing event counts as changed for the snapshot only when a field its
+ * snapshot row is made of changes: a new title, price or ticket link leaves that row as it is
+ * (hydration reads them from the live row), and a serving process that streams such changes
+ * then has no snapshot to refresh.
  */
 function applyEvent(s: Statements, d: RowDecoder, r: Row, state: BatchState): void {
-  if (state.track) mark(s, r);
-  s.upsertEvent.run(
-    r.id, r.seq, d.int(), d.int(), d.num(), d.num(), d.int(), d.int(), d.int(), d.num(), d.int(),
+  const v = [
+    d.int(), d.int(), d.num(), d.num(), d.int(), d.int(), d.int(), d.num(), d.int(),
     d.text(), d.text(), d.text(), d.str(), d.str(), d.str(), d.str(), d.str(), d.text(), d.text(), d.text(), d.text(),
     d.str(), d.str(), d.text(), d.str(), d.str(),
-  );
+  ] as const;
+  if (state.track) {
+    const old = s.eventRow.get({ id: r.id });
+    // Positions in `v`: venue_id 0, start_ms 1, end_ms 2, is_sold_out 4, duplicate_of 7, source 18, status 20.
+    const same =
+      old !== undefined && old.venue_id === v[0] && old.start_ms === v[1] && (old.end_ms ?? null) === (v[2] ?? null) &&
+      old.is_sold_out === v[4] && (old.duplicate_of ?? null) === (v[7] ?? null) && old.source === v[18] && old.status === v[20];
+    if (!same) mark(s, r);
+  }
+  s.upsertEvent.run(r.id, r.seq, ...v);
 }
 
 /** Skips the rest of a record at or below the watermark, so the decoder stays in step. */
@@ -115,8 +141,9 @@ function skipRest(d: RowDecoder, kind: RowKind): void {
 /**
  * Applies one batch in one transaction. Records at or below the watermark are skipped (the
  * reader rejects a line whose seq does not increase, so nothing out of order reaches here).
+ * `within` runs last inside the same transaction.
  */
-export function applyRows(db: Db, batch: RowBatch): ApplyResult {
+export function applyRows(db: Db, batch: RowBatch, within?: () => void): ApplyResult {
   // Once per batch; the driver keeps each prepared statement by its SQL.
   const s = statements(db);
   const stmts = s;
@@ -153,6 +180,8 @@ export function applyRows(db: Db, batch: RowBatch): ApplyResult {
     }
     if (applied > 0) stmts.setWatermark.run({ seq: watermark });
     if (track && applied > 0 && Number(stmts.countMarked.get()?.n ?? 0) > trackingLimit(db)) stopTracking(db);
+    // What the caller commits with the batch (a PostgreSQL source's log position).
+    within?.();
     return { applied, skipped, watermark };
   });
 }

@@ -5,6 +5,9 @@
 import { closeSync, openSync, writeSync } from "node:fs";
 import { DEMO } from "../../db/contract.ts";
 import { parseAnchor, writeDemoData, type DemoSummary } from "../../sync/demo/generate.ts";
+import { writeDemoToPostgres } from "../../sync/postgres/demo.ts";
+import { connect } from "../../sync/postgres/connect.ts";
+import { isPostgresUrl, parsePostgresUrl } from "../../sync/postgres/schema.ts";
 import { intFlag, parseFlags, UsageError, type Command } from "./args.ts";
 
 /** Writes to stdout, waiting for the pipe to drain so a slow reader never buffers the stream. */
@@ -29,6 +32,9 @@ export const demoDataCommand: Command = {
   --seed S       any string (default "${DEMO.seed}"); the same seed writes the same bytes
   --anchor DAY   the day event dates are relative to (default ${DEMO.anchor}); \`serve --demo\` uses today
   --out FILE     write here instead of stdout
+  --out postgres://user:password@host:port/db[?schema=NAME]
+                 write the same data set into the upstream tables there (created when missing;
+                 each row as the stream leaves it: its last version, deleted rows absent)
 
 Then: marquee sync --from FILE`,
   async run(argv) {
@@ -49,7 +55,9 @@ Then: marquee sync --from FILE`,
     const options = { events, seed: values.seed ?? DEMO.seed, anchor };
 
     let summary: DemoSummary;
-    if (values.out) {
+    if (values.out && isPostgresUrl(values.out)) {
+      summary = await writeToPostgres(values.out, options);
+    } else if (values.out) {
       const fd = openSync(values.out, "w");
       try {
         summary = await writeDemoData(options, (chunk) => void writeSync(fd, chunk));
@@ -60,13 +68,39 @@ Then: marquee sync --from FILE`,
       exitQuietlyOnClosedPipe();
       summary = await writeDemoData(options, stdoutSink);
     }
-    const result = { ...summary, seed: options.seed, anchor, out: values.out ?? null };
+    const out =
+      values.out && isPostgresUrl(values.out) ? `postgres ${parsePostgresUrl(values.out).display}` : values.out;
+    const result = { ...summary, seed: options.seed, anchor, out: out ?? null };
     const human =
       `wrote ${summary.records.toLocaleString("en-US")} records (${summary.events.toLocaleString("en-US")} events, ` +
-      `${summary.venues.toLocaleString("en-US")} venues, last seq ${summary.lastSeq}) to ${values.out ?? "stdout"}`;
+      `${summary.venues.toLocaleString("en-US")} venues, last seq ${summary.lastSeq}) to ${out ?? "stdout"}`;
     // With the stream on stdout, the summary goes to stderr so the stream stays clean.
     const print = values.out ? console.log : console.error;
     print(values.json ? JSON.stringify(result) : human);
     return 0;
   },
 };
+
+/** COPY into the upstream tables, with a progress line on a terminal. */
+async function writeToPostgres(
+  url: string,
+  options: { events: number; seed: string; anchor: string },
+): Promise<DemoSummary> {
+  const source = parsePostgresUrl(url);
+  const client = await connect(source);
+  const tty = Boolean(process.stderr.isTTY);
+  const started = performance.now();
+  try {
+    const summary = await writeDemoToPostgres(client, source, options, (records) => {
+      if (!tty) return;
+      const rate = (records * 1000) / Math.max(1, performance.now() - started);
+      process.stderr.write(
+        `\r\x1b[2Kwriting to ${source.display}  ${records.toLocaleString("en-US")} records  ${Math.round(rate).toLocaleString("en-US")} records/s`,
+      );
+    });
+    if (tty) process.stderr.write("\r\x1b[2K");
+    return summary;
+  } finally {
+    await client.end().catch(() => {});
+  }
+}

@@ -14,7 +14,11 @@ export const serveCommand: Command = {
 
   --demo        when the replica is empty, load the built-in demo data and create demo
                 accounts and keys (printed once)
-  --test-mode   enable the /_test/* endpoints (clock, records, accounts, faults, reset)`,
+  --test-mode   enable the /_test/* endpoints (clock, records, accounts, faults, reset)
+  --sync-from SRC
+                an NDJSON file or http(s):// URL: synced at start, then every --sync-interval
+                seconds; a postgres://user:password@host/db URL: its changes are streamed while
+                serving (see marquee sync --help), /healthz reports the upstream`,
   async run(argv) {
     const { values } = parseFlags(argv, {
       port: { type: "string" },

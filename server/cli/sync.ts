@@ -4,23 +4,31 @@
 import { mkdirSync } from "node:fs";
 import { dirname } from "node:path";
 import { SYNC } from "../../db/contract.ts";
-import { openReplica } from "../../db/replica.ts";
+import { assertSourceKind, openReplica } from "../../db/replica.ts";
+import { isPostgresUrl } from "../../sync/postgres/schema.ts";
 import { createProgressBar, formatSummary } from "../../sync/progress.ts";
 import { enterBackground, SYNC_PRIORITIES } from "../../sync/priority.ts";
 import { openSource } from "../../sync/source.ts";
 import { SyncError, syncFrom, type SyncSummary } from "../../sync/worker.ts";
 import { resolveConfig } from "../config.ts";
 import { intFlag, oneOf, parseFlags, UsageError, type Command } from "./args.ts";
+import { runPostgresSync } from "./sync-postgres.ts";
 
 export const syncCommand: Command = {
   summary: "pull upstream records into the replica",
-  usage: `marquee sync --from SRC [--follow] [--batch-size N] [--priority P] [--db PATH] [--json]
+  usage: `marquee sync --from SRC [--follow] [--slot NAME] [--drop-slot] [--batch-size N] [--priority P] [--db PATH] [--json]
 
-  --from SRC      an NDJSON file of upstream records (docs/upstream-records.md), or - for stdin
+  --from SRC      an NDJSON file of upstream records (docs/upstream-records.md), - for stdin, an http(s):// URL of an
+                  NDJSON stream (--follow asks again every 2 s), or a PostgreSQL URL
+                  postgres://user:password@host:port/db[?schema=NAME] (default schema marquee)
+  --slot NAME     PostgreSQL: the replica's replication slot (default: derived from --db)
+  --drop-slot     PostgreSQL: drop the replica's slot (the next sync copies the tables again)
   --follow        keep reading lines appended to the file until Ctrl-C / SIGTERM; the snapshot
                   is refreshed whenever it has caught up (at most every 5 s) and on exit.
                   With - (stdin) it changes nothing: stdin is read until it closes.
-  --batch-size N  records per transaction (default ${SYNC.batchSize})
+                  PostgreSQL: keep streaming the slot's changes (snapshot refreshed within 0.2 s).
+  --batch-size N  records per transaction (default ${SYNC.batchSize}; PostgreSQL: rows per
+                  transaction of the initial copy, default 5,000)
   --priority P    background (default): on Linux the sync runs in the scheduler's idle class,
                   so a server on the same cores always goes first and the sync takes what they
                   leave (alone on a machine it runs at full speed); elsewhere at nice 19.
@@ -36,8 +44,12 @@ a file, commits what was read and refreshes the snapshot; a second Ctrl-C exits 
       follow: { type: "boolean", default: false },
       "batch-size": { type: "string" },
       priority: { type: "string", default: "background" },
+      slot: { type: "string" },
+      "drop-slot": { type: "boolean", default: false },
     });
-    if (!values.from) throw new UsageError("--from SRC is required (a file path, or - for stdin)");
+    if (!values.from) throw new UsageError("--from SRC is required (a file path, - for stdin, or a postgres:// URL)");
+    if (isPostgresUrl(values.from)) return syncPostgres(values.from, { ...values, batchSize: intFlag("batch-size", values["batch-size"], 1) });
+    if (values.slot !== undefined || values["drop-slot"]) throw new UsageError("--slot and --drop-slot need a postgres:// source");
     const batchSize = intFlag("batch-size", values["batch-size"], 1);
     // Before any thread is started: the writer thread and SQLite's sorters inherit it.
     const background = oneOf("priority", values.priority, SYNC_PRIORITIES) === "background" ? await enterBackground() : null;
@@ -49,6 +61,12 @@ a file, commits what was read and refreshes the snapshot; a second Ctrl-C exits 
     // A serving process may hold the write lock for a snapshot refresh (seconds on a large
     // replica); this process has nothing better to do than wait for it.
     db.exec(`PRAGMA busy_timeout = ${SYNC.cliBusyTimeoutMs}`);
+    try {
+      assertSourceKind(db, "ndjson");
+    } catch (err) {
+      db.close();
+      throw err;
+    }
 
     // First signal: stop reading, commit what was read, refresh the snapshot. Second: exit now.
     const stop = () => {
@@ -93,3 +111,24 @@ a file, commits what was read and refreshes the snapshot; a second Ctrl-C exits 
     }
   },
 };
+
+async function syncPostgres(
+  from: string,
+  values: { db?: string; follow: boolean; slot?: string; "drop-slot": boolean; json: boolean; batchSize?: number },
+): Promise<number> {
+  const { dbPath } = resolveConfig({ dbPath: values.db });
+  if (dbPath !== ":memory:") mkdirSync(dirname(dbPath), { recursive: true });
+  const db = await openReplica(dbPath);
+  db.exec(`PRAGMA busy_timeout = ${SYNC.cliBusyTimeoutMs}`);
+  try {
+    return await runPostgresSync(db, from, {
+      follow: values.follow,
+      slot: values.slot,
+      dropSlot: values["drop-slot"],
+      json: values.json,
+      batchSize: values.batchSize,
+    });
+  } finally {
+    db.close();
+  }
+}

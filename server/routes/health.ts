@@ -5,7 +5,8 @@ import type { AppContext } from "../context.ts";
 import { handle, json } from "../handle.ts";
 
 /**
- * GET /healthz: replica watermark, event count and snapshot age. Counting a million events takes
+ * GET /healthz: replica watermark, event count, snapshot age and, while streaming from
+ * PostgreSQL, the upstream's state. Counting a million events takes
  * a few hundred milliseconds, so the counts are kept until the replica changes (its state is
  * read first: a commit in between only makes the kept counts newer than their key).
  */
@@ -26,6 +27,8 @@ export function healthRoutes(app: RouteTable, ctx: AppContext): void {
           venues: stats.venues,
           snapshotEvents: stats.snapshotEvents,
           snapshotAgeSeconds: stats.snapshotAt == null ? null : Math.max(0, Math.round((now - stats.snapshotAt) / 1000)),
+          // Source, slot, lag, last applied position and time, rejected rows (README, "Follow your PostgreSQL").
+          upstream: ctx.upstream?.status() ?? null,
           now: new Date(now).toISOString(),
         },
         200,

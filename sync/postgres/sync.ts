@@ -1,0 +1,238 @@
+/**
+ * `marquee sync --from postgres://…` and `serve --sync-from postgres://…`: checks the upstream,
+ * makes the publication and the replica's slot when missing, copies both tables once, then
+ * applies the slot's changes (docs/upstream-records.md, "PostgreSQL tables"; README,
+ * "Follow your PostgreSQL").
+ */
+import type { Db } from "../../db/driver.ts";
+import { readUpstreamState, readWatermark, writeUpstreamState } from "../../db/replica.ts";
+import { stopTracking } from "../../db/snapshot.ts";
+import { ChangeApplier, type ChangeResult, type Reject } from "./apply.ts";
+import { assertReady, connect, explain, UpstreamError } from "./connect.ts";
+import { copyTables } from "./copy.ts";
+import { ident, parsePostgresUrl, type PostgresSource } from "./schema.ts";
+import { assertFollowsPostgres, ensurePublication, publicationName, readLag, slotExists, slotOf } from "./slot.ts";
+import { streamChanges } from "./stream.ts";
+
+export interface PostgresSyncOptions {
+  slot?: string;
+  follow?: boolean;
+  signal?: AbortSignal;
+  now?: () => number;
+  /** Rows per SQLite transaction during the initial copy. */
+  copyBatchSize?: number;
+  onProgress?: (p: PostgresProgress) => void;
+  /** After each applied batch of changes (the serving process refreshes its snapshot). */
+  onApplied?: (result: ChangeResult, position: string) => void;
+  /** Once connected and streaming (the serving process resets its backoff). */
+  onStreaming?: () => void;
+  onReject?: (reject: Reject) => void;
+  /** While following: the slot's lag in bytes, every `lagEveryMs` (default 2 s). */
+  onLag?: (bytes: number | null) => void;
+  lagEveryMs?: number;
+}
+
+export interface PostgresProgress {
+  phase: "copy" | "stream";
+  /** Rows the initial copy will copy (0 until known). */
+  total: number;
+  copied: number;
+  changes: number;
+  elapsedMs: number;
+}
+
+export interface PostgresSummary {
+  source: string;
+  slot: string;
+  publication: string;
+  /** Rows copied by this run's initial copy (0 when the replica was already copied). */
+  copied: number;
+  /** Row changes applied from the slot by this run. */
+  changes: number;
+  rejects: number;
+  position: string | null;
+  watermark: number;
+  /** Bytes of log the slot holds back on the server after the run. */
+  lagBytes: number | null;
+  elapsedMs: number;
+  rowsPerSecond: number;
+}
+
+/** Empties the rows an interrupted initial copy left, so the next copy starts clean. */
+function clearReplica(db: Db): void {
+  db.transaction(() => {
+    db.exec("DELETE FROM events; DELETE FROM venues; DELETE FROM venue_rtree; DELETE FROM upstream_rejects;");
+    stopTracking(db);
+  });
+}
+
+export async function syncFromPostgres(
+  db: Db,
+  spec: string,
+  options: PostgresSyncOptions = {},
+): Promise<PostgresSummary> {
+  const source = parsePostgresUrl(spec);
+  const started = performance.now();
+  assertFollowsPostgres(db);
+  const slot = slotOf(db, options.slot);
+  const publication = publicationName(source.schema);
+  const summary: PostgresSummary = {
+    source: source.display,
+    slot,
+    publication,
+    copied: 0,
+    changes: 0,
+    rejects: 0,
+    position: null,
+    watermark: readWatermark(db),
+    lagBytes: null,
+    elapsedMs: 0,
+    rowsPerSecond: 0,
+  };
+  const progress = (phase: PostgresProgress["phase"]) =>
+    options.onProgress?.({
+      phase,
+      total,
+      copied: summary.copied,
+      changes: summary.changes,
+      elapsedMs: performance.now() - started,
+    });
+  const rejected = (rejects: readonly Reject[]) => {
+    summary.rejects += rejects.length;
+    for (const r of rejects) options.onReject?.(r);
+  };
+  const applier = new ChangeApplier(db, options.now);
+  let total = 0;
+
+  const client = await connect(source);
+  try {
+    try {
+      await assertReady(client, source);
+      await ensurePublication(client, source, publication);
+    } catch (err) {
+      throw explain(err, source);
+    }
+    const state = readUpstreamState(db);
+    if (state.position === null) {
+      // No finished copy: a slot left by an interrupted one points past rows never copied.
+      const existing = await slotExists(client, slot);
+      if (existing?.active)
+        throw new UpstreamError(`replication slot ${slot} is in use by another process; stop it first`);
+      if (existing && state.slot !== slot) {
+        // Not one this replica made: it may be another replica's, which must keep its changes.
+        throw new UpstreamError(
+          `replication slot ${slot} already exists at ${source.display} and is not this replica's; choose another --slot, or drop that one if nothing uses it`,
+        );
+      }
+      if (existing) await client.query("SELECT pg_drop_replication_slot($1)", [slot]);
+      if (readWatermark(db) > 0) clearReplica(db);
+      writeUpstreamState(db, { kind: "postgres", slot });
+      const copied = await initialCopy(source, slot, applier, options, (n, rows, rejects) => {
+        total = rows;
+        summary.copied = n;
+        rejected(rejects);
+        progress("copy");
+      });
+      summary.position = copied;
+    } else {
+      const existing = await slotExists(client, slot);
+      if (existing?.active)
+        throw new UpstreamError(`replication slot ${slot} is in use by another process; stop it first`);
+      if (!existing) {
+        throw new UpstreamError(
+          `replication slot ${slot} is gone from ${source.display}, so changes since position ${state.position} are lost; ` +
+            `run this sync once with --drop-slot, then again: the replica copies the tables anew`,
+        );
+      }
+      if (state.slot !== slot) writeUpstreamState(db, { slot });
+      summary.position = state.position;
+    }
+    progress("stream");
+    // A one-off run stops once it has read what the server has flushed: every committed
+    // transaction (with synchronous_commit on). The insert position may lie beyond records the
+    // server has not flushed yet and that no commit will flush soon.
+    const until = options.follow
+      ? undefined
+      : (await client.query<{ lsn: string }>("SELECT pg_current_wal_flush_lsn()::text AS lsn")).rows[0].lsn;
+    const lagTimer = options.onLag
+      ? setInterval(() => void readLag(client, slot).then(options.onLag, () => {}), options.lagEveryMs ?? LAG_EVERY_MS)
+      : undefined;
+    lagTimer?.unref?.();
+    let streamed;
+    try {
+      streamed = await streamChanges(source, applier, {
+        slot,
+        publication,
+        position: summary.position!,
+        until,
+        signal: options.signal,
+        onStart: options.onStreaming,
+        onApplied: (result, position, changes) => {
+          summary.changes += changes;
+          summary.position = position;
+          rejected(result.rejects);
+          progress("stream");
+          options.onApplied?.(result, position);
+        },
+      });
+    } finally {
+      clearInterval(lagTimer);
+    }
+    summary.position = streamed.position;
+    summary.lagBytes = await readLag(client, slot).catch(() => null);
+  } finally {
+    await client.end().catch(() => {});
+  }
+  summary.watermark = readWatermark(db);
+  summary.elapsedMs = performance.now() - started;
+  summary.rowsPerSecond = summary.elapsedMs > 0 ? ((summary.copied + summary.changes) * 1000) / summary.elapsedMs : 0;
+  return summary;
+}
+
+/**
+ * Creates the slot, exporting its starting snapshot, and copies both tables in it. The
+ * replication connection that created the slot must stay open and idle until the copy has
+ * taken its snapshot: the export lives only that long.
+ */
+async function initialCopy(
+  source: PostgresSource,
+  slot: string,
+  applier: ChangeApplier,
+  options: PostgresSyncOptions,
+  onBatch: (copied: number, total: number, rejects: Reject[]) => void,
+): Promise<string> {
+  const replication = await connect(source, true);
+  try {
+    let created: { consistent_point: string; snapshot_name: string };
+    try {
+      created = (await replication.query(`CREATE_REPLICATION_SLOT ${ident(slot)} LOGICAL pgoutput (SNAPSHOT 'export')`))
+        .rows[0];
+    } catch (err) {
+      throw explain(err, source);
+    }
+    const copier = await connect(source);
+    try {
+      let reported = 0;
+      await copyTables(copier, source, created.snapshot_name, created.consistent_point, applier, {
+        batchSize: options.copyBatchSize ?? COPY_BATCH_ROWS,
+        signal: options.signal,
+        onBatch: (counts) => {
+          onBatch(counts.copied, counts.total, counts.rejects.slice(reported));
+          reported = counts.rejects.length;
+        },
+      });
+    } catch (err) {
+      throw err instanceof SyntaxError ? err : explain(err, source);
+    } finally {
+      await copier.end().catch(() => {});
+    }
+    return created.consistent_point;
+  } finally {
+    await replication.end().catch(() => {});
+  }
+}
+
+const LAG_EVERY_MS = 2000;
+
+/** Rows per transaction of the initial copy. */
+const COPY_BATCH_ROWS = 5000;

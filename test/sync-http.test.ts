@@ -1,0 +1,120 @@
+/**
+ * An http(s) NDJSON source (`sync --from https://…`): applied while the response is still
+ * arriving (streamed, not buffered whole), resumed from the watermark by a rerun, resumed from a
+ * byte offset with a Range request, and re-polled by `--follow`.
+ */
+import { createServer, type Server } from "node:http";
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterAll, beforeAll, expect, it } from "vitest";
+import { openReplica, readWatermark } from "../db/replica.ts";
+import { openSource } from "../sync/source.ts";
+import { syncFrom } from "../sync/worker.ts";
+
+const venue = (seq: number) =>
+  JSON.stringify({
+    type: "venue",
+    seq,
+    venue: {
+      id: seq,
+      name: `V${seq}`,
+      city: "Austin",
+      state: "TX",
+      timezone: null,
+      latitude: null,
+      longitude: null,
+      geocodePrecision: null,
+      visible: true,
+    },
+  }) + "\n";
+
+let dir: string;
+let server: Server;
+let base: string;
+/** What /records.ndjson holds; /slow.ndjson sends its first half, then waits for `release`. */
+let body = "";
+let release: () => void = () => {};
+const ranges: string[] = [];
+
+beforeAll(async () => {
+  dir = mkdtempSync(join(tmpdir(), "marquee-http-"));
+  server = createServer((req, res) => {
+    if (req.url === "/slow.ndjson") {
+      res.writeHead(200, { "content-type": "application/x-ndjson" });
+      res.write(body.slice(0, body.length / 2));
+      release = () => res.end(body.slice(body.length / 2));
+      return;
+    }
+    if (req.url !== "/records.ndjson") return void res.writeHead(404).end();
+    const range = /^bytes=(\d+)-$/.exec(req.headers.range ?? "");
+    if (range) {
+      ranges.push(req.headers.range!);
+      const from = Number(range[1]);
+      if (from >= Buffer.byteLength(body)) return void res.writeHead(416).end();
+      return void res.writeHead(206, { "content-type": "application/x-ndjson" }).end(Buffer.from(body).subarray(from));
+    }
+    res.writeHead(200, { "content-type": "application/x-ndjson" }).end(body);
+  });
+  await new Promise<void>((r) => server.listen(0, "127.0.0.1", r));
+  base = `http://127.0.0.1:${(server.address() as { port: number }).port}`;
+});
+afterAll(() => {
+  server.close();
+  rmSync(dir, { recursive: true, force: true });
+});
+
+it("applies records while the response is still arriving", async () => {
+  body = Array.from({ length: 40 }, (_, i) => venue(i + 1)).join("");
+  const db = await openReplica(join(dir, "slow.db"));
+  const run = syncFrom(db, openSource(`${base}/slow.ndjson`), { batchSize: 5 });
+  const deadline = Date.now() + 5000;
+  while (readWatermark(db) < 15 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 10));
+  expect(readWatermark(db)).toBeGreaterThanOrEqual(15); // half the stream applied, the rest not sent yet
+  release();
+  const summary = await run;
+  expect(summary.applied).toBe(40);
+  expect(readWatermark(db)).toBe(40);
+  db.close();
+});
+
+it("a rerun skips what is applied; a start offset asks for the rest with Range; --follow polls again", async () => {
+  body = Array.from({ length: 10 }, (_, i) => venue(i + 1)).join("");
+  const db = await openReplica(join(dir, "resume.db"));
+  const first = await syncFrom(db, openSource(`${base}/records.ndjson`));
+  expect(first.applied).toBe(10);
+  body += venue(11) + venue(12);
+  const again = await syncFrom(db, openSource(`${base}/records.ndjson`));
+  expect({ applied: again.applied, skipped: again.skipped }).toEqual({ applied: 2, skipped: 10 });
+
+  body += venue(13);
+  const resumed = await syncFrom(db, openSource(`${base}/records.ndjson`, { start: again.position }));
+  expect({ applied: resumed.applied, skipped: resumed.skipped }).toEqual({ applied: 1, skipped: 0 });
+  expect(ranges).toEqual([`bytes=${again.position.offset}-`]);
+
+  const controller = new AbortController();
+  const following = syncFrom(
+    db,
+    openSource(`${base}/records.ndjson`, { follow: true, signal: controller.signal, start: resumed.position }),
+    {
+      snapshotEveryMs: 0,
+    },
+  );
+  await new Promise((r) => setTimeout(r, 300));
+  body += venue(14) + venue(15);
+  const deadline = Date.now() + 10_000;
+  while (readWatermark(db) < 15 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
+  controller.abort();
+  const followed = await following;
+  expect(followed.applied).toBe(2);
+  expect(readWatermark(db)).toBe(15);
+  db.close();
+}, 20_000);
+
+it("a missing resource is one clear error", async () => {
+  const db = await openReplica(join(dir, "missing.db"));
+  await expect(syncFrom(db, openSource(`${base}/nope.ndjson`))).rejects.toThrow(
+    `GET ${base}/nope.ndjson answered 404 Not Found; check the URL`,
+  );
+  db.close();
+});
