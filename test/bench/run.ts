@@ -17,6 +17,7 @@ import { parseArgs } from "node:util";
 import { openReplica } from "../../db/replica.ts";
 import { readFileSync } from "node:fs";
 import { measureStages } from "./list-stages.ts";
+import { measurePeer, measurePostgresCopy, measureStreaming, preparePostgres } from "./postgres.ts";
 import { DATA, UNIQUE } from "./lib/config.ts";
 import { measureUnique, uniqueScenarios } from "./lib/unique-measure.ts";
 import { writeUniqueLists } from "./lib/unique.ts";
@@ -38,6 +39,7 @@ const { values: flags } = parseArgs({
     "skip-sync": { type: "boolean" },
     "skip-cold-start": { type: "boolean" },
     "skip-unique": { type: "boolean" },
+    "skip-postgres": { type: "boolean" },
   },
 });
 const only = new Set((flags.only ?? "bun,ceiling,node,prism").split(","));
@@ -195,13 +197,36 @@ async function main(): Promise<number> {
     }
   }
 
+  if (!flags["skip-postgres"]) {
+    // One PostgreSQL upstream, one replica copied from it: the streaming run and the peer
+    // resume that replica from its slot instead of copying again.
+    log(`PostgreSQL upstream: writing the ${DATA.events.toLocaleString("en-US")}-event demo data set into a new server …`);
+    try {
+      const fx = await preparePostgres(DATA.events, log);
+      try {
+        const db = join(fx.dir, "follow.db");
+        const copy = await measurePostgresCopy(fx, db);
+        log(`  initial copy: ${copy.rows.toLocaleString("en-US")} rows in ${copy.seconds.toFixed(1)} s (${Math.round(copy.rowsPerS).toLocaleString("en-US")} rows/s)`);
+        const streaming = await measureStreaming(fx, { seconds: DATA.pgStreamSeconds, changesPerS: DATA.pgChangesPerS, idleSeconds: 10, db }, log);
+        log(`  commit to served: p50 ${streaming.commitToServed.p50.toFixed(0)} ms, p99 ${streaming.commitToServed.p99.toFixed(0)} ms; page p99 ${streaming.p99Ratio.toFixed(2)}x idle`);
+        const peer = await measurePeer(fx, { seconds: 10, db });
+        log(`  default page: Marquee ${Math.round(peer.marquee.perS)} req/s, PostgreSQL peer ${Math.round(peer.peer.perS)} req/s (${peer.throughputRatio.toFixed(1)}x)`);
+        report.postgres = { copy, streaming, peer };
+      } finally {
+        fx.close();
+      }
+    } catch (err) {
+      report.postgres = { skipped: (err as Error).message.split("\n")[0].slice(0, 200) };
+    }
+  }
+
   replica.close();
   ledger.close();
   report.elapsedS = (performance.now() - started) / 1000;
   const markdown = renderMarkdown(report);
   console.log(`\n${markdown}\n`);
   // A partial run would replace the full figures with holes: RESULTS.md records whole runs only.
-  if (flags.only || flags["skip-sync"] || flags["skip-cold-start"] || flags["skip-unique"]) log("partial run: test/bench/RESULTS.md left as it was");
+  if (flags.only || flags["skip-sync"] || flags["skip-cold-start"] || flags["skip-unique"] || flags["skip-postgres"]) log("partial run: test/bench/RESULTS.md left as it was");
   else {
     writeResults(markdown);
     log("written to test/bench/RESULTS.md");

@@ -35,6 +35,9 @@ export const DATA = {
   coldStartRuns: 5,
   /** Runs of the 1,000,000-event import; the median is reported. */
   syncRuns: 3,
+  /** The PostgreSQL upstream's stream: this many event updates a second, for this long. */
+  pgChangesPerS: 1_000,
+  pgStreamSeconds: 60,
 } as const;
 
 /** Accounts the load rotates through so every request is real (docs/api.md, Plans and access limits). */
@@ -69,6 +72,11 @@ export const TARGETS = {
   uniqueStateVsPeer: 1.5,
   uniqueP99Ms: 10,
   uniqueGeoP99Ms: 20,
+  /** PostgreSQL upstream: initial copy rows/s, commit-to-served p99, page p99 during the stream, and the peer. */
+  pgCopyRowsPerS: 50_000,
+  pgCommitToServedP99Ms: 1_000,
+  pgStreamP99Factor: 2,
+  pgPeerFactor: 10,
 } as const;
 
 /** Sizes of the unique-traffic lists: more paths per class than a server answers while loaded with them. */

@@ -6,6 +6,7 @@ import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import { DATA, LOAD, RESULTS_MD, TARGETS } from "./config.ts";
 import type { Machine } from "./machine.ts";
 import type { StageRow } from "../list-stages.ts";
+import type { CopyResult, PeerResult, StreamingResult } from "../postgres.ts";
 import type { Scenario } from "./scenarios.ts";
 import type { UniqueCell, UniqueScenario, UniqueSide } from "./unique-measure.ts";
 import type { SyncThroughput, SyncUnderLoad } from "./sync-load.ts";
@@ -33,6 +34,8 @@ export interface RunReport {
   };
   /** Microseconds per stage of a new request (test/bench/list-stages.ts). */
   stages?: StageRow[];
+  /** The PostgreSQL upstream (test/bench/postgres.ts). */
+  postgres?: { copy: CopyResult; streaming: StreamingResult; peer: PeerResult } | { skipped: string };
   elapsedS: number;
 }
 
@@ -134,6 +137,13 @@ export function verdicts(r: RunReport): Verdict[] {
     met: su ? su.load.p99Ms <= TARGETS.syncP99Factor * su.idle.p99Ms : null,
   });
   out.push(...uniqueVerdicts(r));
+  const pg = r.postgres && "copy" in r.postgres ? r.postgres : undefined;
+  out.push(
+    { target: `PostgreSQL initial copy ≥ ${fmt(TARGETS.pgCopyRowsPerS)} rows/s`, measured: pg ? `${fmt(pg.copy.rowsPerS)} rows/s` : "not measured", met: pg ? pg.copy.rowsPerS >= TARGETS.pgCopyRowsPerS : null },
+    { target: `PostgreSQL commit to served: p99 < ${fmt(TARGETS.pgCommitToServedP99Ms)} ms at ${fmt(DATA.pgChangesPerS)} changes/s`, measured: pg ? `p50 ${fmt(pg.streaming.commitToServed.p50)} ms, p99 ${fmt(pg.streaming.commitToServed.p99)} ms (max lag ${fmt(pg.streaming.maxLagBytes)} bytes)` : "not measured", met: pg ? pg.streaming.commitToServed.p99 < TARGETS.pgCommitToServedP99Ms : null },
+    { target: `default page p99 during the PostgreSQL stream ≤ ${TARGETS.pgStreamP99Factor}x idle`, measured: pg ? `${ms(pg.streaming.duringStream.p99)} ms vs ${ms(pg.streaming.idle.p99)} ms idle (${fmt(pg.streaming.p99Ratio, 2)}x)` : "not measured", met: pg ? pg.streaming.p99Ratio <= TARGETS.pgStreamP99Factor : null },
+    { target: `default page: Marquee ≥ ${TARGETS.pgPeerFactor}x a server reading PostgreSQL directly`, measured: pg ? `${fmt(pg.peer.throughputRatio, 1)}x (${fmt(pg.peer.marquee.perS)} against ${fmt(pg.peer.peer.perS)} req/s)` : "not measured", met: pg ? pg.peer.throughputRatio >= TARGETS.pgPeerFactor : null },
+  );
   return out;
 }
 
@@ -235,6 +245,13 @@ export function renderMarkdown(r: RunReport): string {
     ...rssRows,
     `| cold start, dist/marquee serve to first 200 of /healthz | ${r.coldStartMs.length ? r.coldStartMs.map((x) => fmt(x)).join(", ") + ` ms (median ${fmt(median(r.coldStartMs))} ms)` : "not measured"} |`,
     `| sync of the ${fmt(DATA.events)}-event demo stream into an empty replica | ${st ? ("skipped" in st ? st.skipped : `${fmt(st.records)} records in ${fmt(st.seconds, 1)} s = ${fmt(st.recordsPerS)} records/s (median of ${st.runs.length} runs: ${st.runs.map((x) => fmt(x, 1)).join(", ")} s)`) : "not measured"} |`,
+    ...(r.postgres
+      ? [
+          "skipped" in r.postgres
+            ? `| PostgreSQL upstream | ${r.postgres.skipped} |`
+            : `| PostgreSQL upstream, ${fmt(DATA.events)} demo events | initial copy ${fmt(r.postgres.copy.rows)} rows in ${fmt(r.postgres.copy.seconds, 1)} s (${fmt(r.postgres.copy.rowsPerS)} rows/s); ${fmt(r.postgres.streaming.committed)} changes streamed in ${fmt(r.postgres.streaming.seconds)} s, commit to served p50 ${fmt(r.postgres.streaming.commitToServed.p50)} ms, p99 ${fmt(r.postgres.streaming.commitToServed.p99)} ms; default page p99 ${ms(r.postgres.streaming.duringStream.p99)} ms during the stream, ${ms(r.postgres.streaming.idle.p99)} ms idle; default page ${fmt(r.postgres.peer.marquee.perS)} req/s against ${fmt(r.postgres.peer.peer.perS)} from a server reading PostgreSQL (4 connections each) |`,
+        ]
+      : []),
     `| default page while a ${fmt(DATA.changeRecords)}-change sync runs (Bun) | ${su ? ("skipped" in su ? su.skipped : `sync ${fmt(su.syncSeconds, 1)} s; ${fmt(su.load.rps)} req/s, p50 ${ms(su.load.p50Ms)} ms, p99 ${ms(su.load.p99Ms)} ms (idle just before: ${fmt(su.idle.rps)} req/s, p99 ${ms(su.idle.p99Ms)} ms)`) : "not measured"} |`,
     "",
     "### Targets",
