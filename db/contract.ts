@@ -115,7 +115,7 @@ export const RATE = {
 } as const;
 
 /**
- * Access bookkeeping docs/api.md leaves to the implementation (README "Plans, trials and limits").
+ * Access bookkeeping docs/api.md leaves to the implementation (docs/api.md, Plans and access).
  */
 export const ACCESS = {
   /** A row reservation not settled by then is void, so a crashed request cannot hold rows forever. */

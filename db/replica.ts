@@ -305,7 +305,7 @@ export function readReplicaStats(db: Db): ReplicaStats {
   };
 }
 
-/** The kinds of upstream a replica can follow: one per replica (README, "Sync and demo data"). */
+/** The kinds of upstream a replica can follow: one per replica (docs/upstream-records.md). */
 export type SourceKind = "ndjson" | "postgres";
 
 /** Where a replica's records come from and how far it has read them. */

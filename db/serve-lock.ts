@@ -1,5 +1,5 @@
 /**
- * One `marquee serve` per ledger (README "Plans, trials and limits"). The meter keeps each
+ * One `marquee serve` per ledger (docs/api.md, Plans and access). The meter keeps each
  * account's counters in the serving process (server/limits/meter.ts), so a second server on the
  * same ledger would grant every key its limits again and write delivered-row totals that clash
  * with the first server's: the first clash left that server answering 503 until it restarted.

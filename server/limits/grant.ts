@@ -3,7 +3,7 @@
  * from its plan, policy, verification and trial. Pure: the caller reads the account and the
  * trial, this decides.
  *
- * Precedence where docs/api.md leaves it open (README "Plans, trials and limits"):
+ * Precedence where docs/api.md leaves it open (docs/api.md, Plans and access):
  * - an active plan checks the policy first: missing, stale or foreign → 403 account_not_provisioned
  *   (docs/api.md 7; permanent). Verification does not matter to a paid plan.
  * - no plan and a prior subscription → 402 subscription_required, verified or not (spec

@@ -4,7 +4,7 @@
  * requests (two ledger commits per request were half of a page's cost).
  *
  * - Decisions are made in memory, so they are exact within the process: one `marquee serve`
- *   per ledger (README "Plans, trials and limits"). The CLI may write accounts and keys beside
+ *   per ledger (docs/api.md, Plans and access). The CLI may write accounts and keys beside
  *   it; those are read through the access cache (server/limits/cache.ts), not here.
  * - Changes are committed in groups, at most `HOT_PATH.meterFlushMs` after the first change, so
  *   concurrent requests share one commit, with synchronous=NORMAL like every per-request
