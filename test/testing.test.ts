@@ -4,7 +4,7 @@
  * behind. Real Bun servers over real HTTP, each on its own port and temporary folder.
  */
 import { spawn } from "node:child_process";
-import { existsSync, mkdtempSync, readdirSync, rmSync } from "node:fs";
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -20,6 +20,16 @@ const refused = (url: string) =>
     () => false,
     () => true,
   );
+
+/** The README's Vitest example, the code block after its marker comment. */
+function readmeExample(readme: string): string | undefined {
+  return /<!-- test\/package\/readme-example\.ts -->\n```ts\n([\s\S]*?)```\n/.exec(readme)?.[1];
+}
+
+it("the README's Vitest example is test/package/readme-example.ts, which `npm run test:package` runs", () => {
+  const root = join(import.meta.dirname, "..");
+  expect(readmeExample(readFileSync(join(root, "README.md"), "utf8"))).toBe(readFileSync(join(root, "test/package/readme-example.ts"), "utf8"));
+});
 
 describe("startMarquee", () => {
   let m: Marquee;

@@ -13,7 +13,7 @@ import { execFileSync } from "node:child_process";
 import { copyFileSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
-import { fileURLToPath } from "node:url";
+import { fileURLToPath, pathToFileURL } from "node:url";
 
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), "..", "..");
 const FORBIDDEN = /(^|\/)(test|tests|__tests__|bench|benchmarks?|fixtures?)(\/|$)|\.(test|spec)\.[cm]?[jt]s$|(^|\/)bunfig\.toml$|(^|\/)\.ci\//;
@@ -76,12 +76,21 @@ try {
   run("npm", ["install", "--offline", "--no-audit", "--no-fund", "--loglevel=error"], app, { stdio: "inherit" });
   console.log(`installed in ${((Date.now() - started) / 1000).toFixed(1)} s`);
 
+  // Which Bun the installed package found (npm may have left the `bun` package's placeholder).
+  const findBunJs = pathToFileURL(join(app, "node_modules/marquee/bin/find-bun.js")).href;
+  const found = run("node", ["--input-type=module", "-e", `import { findBun } from ${JSON.stringify(findBunJs)}; console.log(findBun())`], app).trim();
+  console.log(`Bun found at ${found}`);
+
   step("npx marquee --help");
   const help = run("npx", ["--no-install", "marquee", "--help"], app);
   console.log(help.trimEnd());
   if (!help.includes("usage: marquee <command>")) throw new Error("`npx marquee --help` did not print the usage");
 
   step("the README's Vitest example: type-check and run");
+  const example = readFileSync(join(ROOT, "test/package/readme-example.ts"), "utf8");
+  if (!readFileSync(join(ROOT, "README.md"), "utf8").includes("<!-- test/package/readme-example.ts -->\n```ts\n" + example + "```\n")) {
+    throw new Error("README.md does not show test/package/readme-example.ts verbatim");
+  }
   copyFileSync(join(ROOT, "test/package/readme-example.ts"), join(app, "marquee.test.ts"));
   writeFileSync(
     join(app, "tsconfig.json"),
