@@ -8,8 +8,19 @@ import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from "node
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { startMarquee, type Marquee } from "../testing/index.ts";
+import type { FaultCode as ContractFault, KeyKind as ContractKind, Plan as ContractPlan, PolicyState } from "../db/contract.ts";
+import { startMarquee, type FaultCode, type KeyKind, type KeyOptions, type Marquee, type Plan } from "../testing/index.ts";
 import { eventRecord, venueRecord } from "./records.ts";
+
+// marquee/testing spells its option types out, so its .d.ts stands alone in the package;
+// `tsc` fails here when they drift from the server's constants.
+type Same<A, B> = [A] extends [B] ? ([B] extends [A] ? true : false) : false;
+const typesMatchTheServer: [
+  Same<FaultCode, ContractFault>,
+  Same<Plan, ContractPlan>,
+  Same<KeyKind, ContractKind>,
+  Same<NonNullable<KeyOptions["policy"]>, PolicyState>,
+] = [true, true, true, true];
 
 const get = (m: Marquee, path: string, key?: string) =>
   fetch(m.url + path, { headers: key ? { authorization: `Bearer ${key}` } : {}, redirect: "manual" });

@@ -142,6 +142,8 @@ function spawnServer(bun: string, dir: string, port: number, demo: DemoSetup): P
   return new Promise((resolve, reject) => {
     let stdout = "";
     let stderr = "";
+    const onExit = (code: number | null, signal: string | null) => fail(`exited during start-up (${signal ?? code})`);
+    const onError = (err: Error) => fail(`could not be spawned (${err.message})`);
     const timer = setTimeout(() => fail(`did not start within ${START_TIMEOUT_MS} ms`), START_TIMEOUT_MS);
     const fail = (why: string) => {
       clearTimeout(timer);
@@ -151,18 +153,19 @@ function spawnServer(bun: string, dir: string, port: number, demo: DemoSetup): P
     };
     child.stderr!.setEncoding("utf8").on("data", (d: string) => (stderr += d));
     child.stdout!.setEncoding("utf8").on("data", (d: string) => {
-      if (stdout === undefined) return;
       stdout += d;
-      if (stdout.includes("Marquee listening on")) {
-        clearTimeout(timer);
-        stdout = "";
-        child.stdout!.removeAllListeners("data");
-        child.stdout!.resume();
-        resolve(child);
-      }
+      if (!stdout.includes("Marquee listening on")) return;
+      clearTimeout(timer);
+      child.off("exit", onExit);
+      child.off("error", onError);
+      // From here on its progress lines are dropped (a full pipe would block the server) and its
+      // errors go to the test runner's stderr, where a failing test's output is shown.
+      child.stdout!.removeAllListeners("data").resume();
+      child.stderr!.removeAllListeners("data").on("data", (d: string) => process.stderr.write(d));
+      resolve(child);
     });
-    child.once("error", (err) => fail(`could not be spawned (${err.message})`));
-    child.once("exit", (code, signal) => fail(`exited during start-up (${signal ?? code})`));
+    child.once("error", onError);
+    child.once("exit", onExit);
   });
 }
 
