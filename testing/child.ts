@@ -15,6 +15,8 @@ import { join } from "node:path";
 import { main } from "../server/main.ts";
 import { writeDemoData } from "../sync/demo/generate.ts";
 
+const DEMO_RESYNC_S = 2_000_000;
+
 const [dir, demoEvents, demoAnchor, demoSeed, ...serveFlags] = process.argv.slice(2);
 if (!dir || !demoSeed) {
   console.error("usage: bun testing/child.ts <temp folder> <demo events> <demo anchor day> <demo seed> <serve flags…>");
@@ -51,7 +53,9 @@ if (Number(demoEvents) > 0) {
   } finally {
     closeSync(fd);
   }
-  serveFlags.push("--sync-from", file, "--sync-interval", String(365 * 86_400));
+  // The file never grows, so the periodic re-read is pushed out as far as a timer reaches
+  // (2^31 - 1 ms, about 24.8 days; a longer delay would fire every millisecond).
+  serveFlags.push("--sync-from", file, "--sync-interval", String(DEMO_RESYNC_S));
 }
 
 const code = await main(["serve", "--test-mode", ...serveFlags]);
