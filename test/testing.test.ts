@@ -7,7 +7,7 @@ import { spawn } from "node:child_process";
 import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import type { FaultCode as ContractFault, KeyKind as ContractKind, Plan as ContractPlan, PolicyState } from "../db/contract.ts";
 import { startMarquee, type FaultCode, type KeyKind, type KeyOptions, type Marquee, type Plan } from "../testing/index.ts";
 import { eventRecord, venueRecord } from "./records.ts";
@@ -124,6 +124,8 @@ describe("startMarquee", () => {
 
 describe("startMarquee options", () => {
   it("demoEvents loads that many demo events anchored on `now`'s day, and records come on top", async () => {
+    // A started server's stderr reaches the runner's: a healthy one writes nothing there.
+    const stderr = vi.spyOn(process.stderr, "write");
     const m = await startMarquee({ demoEvents: 300, now: "2031-07-04T00:00:00Z", records: [venueRecord(1_000_001), eventRecord(1_000_001, 1_000_001, "2031-07-05T20:00:00Z")] });
     try {
       const stats = await health(m);
@@ -134,7 +136,10 @@ describe("startMarquee options", () => {
       expect(page.data.length).toBeGreaterThan(0);
       // The demo data starts around its anchor day, so the frozen "now" sees it as upcoming.
       expect(Date.parse(page.data[0].startDate)).toBeLessThan(Date.parse("2031-07-20T00:00:00Z"));
+      await new Promise((r) => setTimeout(r, 300));
+      expect(stderr.mock.calls.map((c) => String(c[0])).join("")).toBe("");
     } finally {
+      stderr.mockRestore();
       await m.stop();
     }
   });
