@@ -1,10 +1,19 @@
 #!/usr/bin/env node
-// `npx marquee …`: runs the CLI on the Bun that npm installed beside it.
+// `npx marquee …`: runs the CLI on the Bun that npm installed with the package.
 import { spawnSync } from "node:child_process";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
+import { BUN_MISSING, findBun } from "./find-bun.js";
 
 const root = join(dirname(fileURLToPath(import.meta.url)), "..");
-const bun = join(root, "node_modules", ".bin", process.platform === "win32" ? "bun.exe" : "bun");
+const bun = findBun();
+if (!bun) {
+  console.error(BUN_MISSING);
+  process.exit(1);
+}
 const result = spawnSync(bun, [join(root, "server", "main.ts"), ...process.argv.slice(2)], { stdio: "inherit" });
+if (result.error) {
+  console.error(`marquee: cannot run ${bun}: ${result.error.message}`);
+  process.exit(1);
+}
 process.exit(result.status ?? 1);
