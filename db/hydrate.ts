@@ -255,36 +255,17 @@ export function hydratePage(db: Db, keys: readonly PagePosition[], filter: PageF
 }
 
 /**
- * An event as served up to its venue, written by SQLite's json_object in the Event's key order:
- * one string per row instead of a dozen, with no object built in JavaScript. Byte for byte what
- * JSON.stringify writes (tested against it), except the event URL of a slug that needs
- * percent-encoding, which `eventPart` builds in JavaScript instead.
+ * The fields of the events not kept yet. Read as columns and written as JSON in JavaScript: an
+ * SQLite json_object() per row, returning one string, measured slower (test/bench/RESULTS.md,
+ * "Unique traffic").
  */
 const EVENTS_SQL = `
-SELECT e.id, e.start_ms, e.end_ms, e.is_sold_out, e.vendor, e.source, e.venue_id, e.slug,
-  json_object(
-    'id', e.id, 'title', e.title, 'slug', e.slug, 'eventUrl', $base || '/events/' || e.id || '/' || e.slug,
-    'startDate', e.start_date, 'endDate', e.end_date, 'cost', e.cost,
-    'isFree', CASE e.is_free WHEN 1 THEN json('true') WHEN 0 THEN json('false') END,
-    'isSoldOut', json(CASE e.is_sold_out WHEN 1 THEN 'true' ELSE 'false' END),
-    'isLowTickets', json(CASE e.is_low_tickets WHEN 1 THEN 'true' ELSE 'false' END),
-    'age', e.age, 'ticketUrl', CASE WHEN e.ticket_destination IS NULL THEN NULL ELSE $base || '/t/' || e.id END,
-    'website', e.website, 'ticketLinkStatus', e.ticket_link_status, 'imageUrl', e.image_url,
-    'categories', json(e.categories)
-  ) AS json
-FROM json_each($ids) j
-JOIN events e ON e.id = j.value
-WHERE ${EVENT_SERVABLE_SQL}`;
-
-/** The full row, for an event whose slug needs percent-encoding in its URL. */
-const EVENT_ROW_SQL = `
 SELECT e.id, e.title, e.slug, e.start_date, e.start_ms, e.end_date, e.end_ms, e.cost, e.is_free, e.is_sold_out,
        e.is_low_tickets, e.age, e.ticket_destination, e.website, e.ticket_link_status, e.image_url, e.categories,
        e.source, e.vendor, e.venue_id
-FROM events e WHERE e.id = $id`;
-
-/** Characters encodeURIComponent leaves as they are. */
-const URI_SAFE = /^[A-Za-z0-9\-_.!~*'()]*$/;
+FROM json_each($ids) j
+JOIN events e ON e.id = j.value
+WHERE ${EVENT_SERVABLE_SQL}`;
 
 const VENUES_SQL = `
 SELECT v.id, v.name, v.city, v.state, v.timezone, v.latitude, v.longitude, v.geocode_precision, v.visible
@@ -292,17 +273,7 @@ FROM json_each($ids) j
 JOIN venues v ON v.id = j.value`;
 
 type EventRow = Omit<Row, "venue_name" | "city" | "state" | "timezone" | "latitude" | "longitude" | "geocode_precision">;
-interface EventJsonRow {
-  id: number;
-  start_ms: number;
-  end_ms: number | null;
-  is_sold_out: number;
-  vendor: string;
-  source: string;
-  venue_id: number;
-  slug: string;
-  json: string;
-}
+
 interface VenueRow {
   id: number;
   name: string;
@@ -315,16 +286,22 @@ interface VenueRow {
   visible: number;
 }
 
-/** The Event's JSON up to `"venue":`: SQLite's, or for a slug that needs encoding, JavaScript's. */
-function eventPart(db: Db, r: EventJsonRow, baseUrl: string): string {
-  if (URI_SAFE.test(r.slug)) return `${r.json.slice(0, -1)},"venue":`;
-  return eventPartOf(db.prepare<EventRow>(EVENT_ROW_SQL).get({ id: r.id })!, baseUrl);
-}
+const q = JSON.stringify;
 
-/** What JSON.stringify writes of the Event before its last key, `venue`. */
+/**
+ * What JSON.stringify writes of the Event before its last key, `venue`: the same keys in the same
+ * order as `toEvent`, written directly (tested byte for byte against JSON.stringify of `toEvent`).
+ */
 function eventPartOf(r: EventRow, baseUrl: string): string {
-  const { venue: _, ...fields } = toEvent({ ...r, venue_name: "", city: "", state: "", timezone: null, latitude: null, longitude: null, geocode_precision: null }, { baseUrl, distanceMiles: null });
-  return `${JSON.stringify(fields).slice(0, -1)},"venue":`;
+  const isFree = r.is_free === null ? "null" : r.is_free === 1;
+  const ticketUrl = r.ticket_destination === null ? "null" : q(ticketUrlFor(baseUrl, r.id));
+  return (
+    `{"id":${r.id},"title":${q(r.title)},"slug":${q(r.slug)},"eventUrl":${q(eventUrlFor(baseUrl, r))},` +
+    `"startDate":${q(r.start_date)},"endDate":${q(r.end_date)},"cost":${q(r.cost)},"isFree":${isFree},` +
+    `"isSoldOut":${r.is_sold_out === 1},"isLowTickets":${r.is_low_tickets === 1},"age":${q(r.age)},"ticketUrl":${ticketUrl},` +
+    `"website":${q(r.website)},"ticketLinkStatus":${q(r.ticket_link_status)},"imageUrl":${q(r.image_url)},` +
+    `"categories":${q(JSON.parse(r.categories))},"venue":`
+  );
 }
 
 function keptVenue(v: VenueRow): KeptVenue {
@@ -349,13 +326,13 @@ function keptRows(db: Db, events: HydratedEvents, state: string, keys: readonly 
   const missing = keys.filter((_, i) => found[i] === undefined).map((k) => k.id);
   if (missing.length > 0) {
     // Placing rows by id is cheaper than sorting in SQL.
-    const byId = new Map<number, EventJsonRow>();
-    for (const r of db.prepare<EventJsonRow>(EVENTS_SQL).all({ ids: JSON.stringify(missing), base: events.baseUrl })) byId.set(r.id, r);
+    const byId = new Map<number, EventRow>();
+    for (const r of db.prepare<EventRow>(EVENTS_SQL).all({ ids: JSON.stringify(missing) })) byId.set(r.id, r);
     for (let i = 0; i < keys.length; i++) {
       if (found[i] !== undefined) continue;
       const r = byId.get(keys[i].id);
       found[i] = r
-        ? { part: eventPart(db, r, events.baseUrl), startMs: r.start_ms, endMs: r.end_ms, soldOut: r.is_sold_out === 1, vendor: r.vendor, source: r.source, venueId: r.venue_id }
+        ? { part: eventPartOf(r, events.baseUrl), startMs: r.start_ms, endMs: r.end_ms, soldOut: r.is_sold_out === 1, vendor: r.vendor, source: r.source, venueId: r.venue_id }
         : false;
       kept.events.set(keys[i].id, found[i]);
     }
