@@ -1,7 +1,7 @@
 /**
  * Accounts and keys in the ledger. Keys are stored only as SHA-256 digests.
  */
-import { PORTAL, type KeyKind, type Plan, type PolicyState } from "./contract.ts";
+import { type KeyKind, type Plan, PORTAL, type PolicyState } from "./contract.ts";
 import type { Db } from "./driver.ts";
 
 export interface AccountFields {
@@ -74,7 +74,8 @@ const toRow = (f: AccountFields) => ({
  * (server/limits/cache.ts). Other writes on the connection move it too, which only costs that
  * cache an extra look at the ledger's access epoch.
  */
-export const connectionChanges = (db: Db): number => Number(db.prepare<{ n: number }>("SELECT total_changes() AS n").get()!.n);
+export const connectionChanges = (db: Db): number =>
+  Number(db.prepare<{ n: number }>("SELECT total_changes() AS n").get()!.n);
 
 export function createAccount(db: Db, fields: Partial<AccountFields>, nowMs: number): number {
   const f = { ...ACCOUNT_DEFAULTS, ...fields };
@@ -90,9 +91,11 @@ export function createAccount(db: Db, fields: Partial<AccountFields>, nowMs: num
 }
 
 export function readAccount(db: Db, id: number): Account | undefined {
-  const row = db.prepare<Omit<Account, "verified" | "hadSubscription"> & { verified: number; hadSubscription: number }>(
-    `SELECT ${ACCOUNT_COLUMNS} FROM accounts WHERE id = $id`,
-  ).get({ id });
+  const row = db
+    .prepare<Omit<Account, "verified" | "hadSubscription"> & { verified: number; hadSubscription: number }>(
+      `SELECT ${ACCOUNT_COLUMNS} FROM accounts WHERE id = $id`,
+    )
+    .get({ id });
   return row && { ...row, verified: Boolean(row.verified), hadSubscription: Boolean(row.hadSubscription) };
 }
 
@@ -132,7 +135,15 @@ export function insertKey(
       `INSERT INTO api_keys(account_id, kind, digest, prefix, created_ms, label, issued_by)
        VALUES ($accountId, $kind, $digest, $prefix, $now, $label, $issuedBy)`,
     )
-    .run({ accountId, kind, digest, prefix, now: nowMs, label: origin.label ?? null, issuedBy: origin.issuedBy ?? "operator" });
+    .run({
+      accountId,
+      kind,
+      digest,
+      prefix,
+      now: nowMs,
+      label: origin.label ?? null,
+      issuedBy: origin.issuedBy ?? "operator",
+    });
   return Number(lastInsertRowid);
 }
 
@@ -148,7 +159,9 @@ const KEY_COLUMNS = "id, account_id AS accountId, kind, prefix, created_ms AS cr
 
 export function listKeys(db: Db, accountId: number): KeyListing[] {
   return db
-    .prepare<KeyListing>(`SELECT ${KEY_COLUMNS}, label, issued_by AS issuedBy FROM api_keys WHERE account_id = $accountId ORDER BY id`)
+    .prepare<KeyListing>(
+      `SELECT ${KEY_COLUMNS}, label, issued_by AS issuedBy FROM api_keys WHERE account_id = $accountId ORDER BY id`,
+    )
     .all({ accountId });
 }
 

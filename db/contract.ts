@@ -31,21 +31,94 @@ export const UNSUPPORTED_PAGINATION_PARAMS = ["page", "offset", "next_cursor", "
 
 /** The 50 states plus DC. */
 export const US_STATES = [
-  "AL", "AK", "AZ", "AR", "CA", "CO", "CT", "DE", "DC", "FL", "GA", "HI", "ID", "IL", "IN", "IA", "KS",
-  "KY", "LA", "ME", "MD", "MA", "MI", "MN", "MS", "MO", "MT", "NE", "NV", "NH", "NJ", "NM", "NY", "NC",
-  "ND", "OH", "OK", "OR", "PA", "RI", "SC", "SD", "TN", "TX", "UT", "VT", "VA", "WA", "WV", "WI", "WY",
+  "AL",
+  "AK",
+  "AZ",
+  "AR",
+  "CA",
+  "CO",
+  "CT",
+  "DE",
+  "DC",
+  "FL",
+  "GA",
+  "HI",
+  "ID",
+  "IL",
+  "IN",
+  "IA",
+  "KS",
+  "KY",
+  "LA",
+  "ME",
+  "MD",
+  "MA",
+  "MI",
+  "MN",
+  "MS",
+  "MO",
+  "MT",
+  "NE",
+  "NV",
+  "NH",
+  "NJ",
+  "NM",
+  "NY",
+  "NC",
+  "ND",
+  "OH",
+  "OK",
+  "OR",
+  "PA",
+  "RI",
+  "SC",
+  "SD",
+  "TN",
+  "TX",
+  "UT",
+  "VT",
+  "VA",
+  "WA",
+  "WV",
+  "WI",
+  "WY",
 ] as const;
 
 /** docs/upstream-records.md: the 21-category taxonomy, in display order. */
 export const CATEGORIES = [
-  "Music", "Comedy", "Theater", "Dance", "Festivals", "Sports", "Food & Drink", "Arts", "Film", "Family",
-  "Community", "Nightlife", "Classes & Workshops", "Literature", "Fitness", "Outdoors", "Tours", "Charity",
-  "Business & Networking", "Holiday", "Other",
+  "Music",
+  "Comedy",
+  "Theater",
+  "Dance",
+  "Festivals",
+  "Sports",
+  "Food & Drink",
+  "Arts",
+  "Film",
+  "Family",
+  "Community",
+  "Nightlife",
+  "Classes & Workshops",
+  "Literature",
+  "Fitness",
+  "Outdoors",
+  "Tours",
+  "Charity",
+  "Business & Networking",
+  "Holiday",
+  "Other",
 ] as const;
 
 /** docs/upstream-records.md: vendors that `exclude_aggregators=true` omits. */
 export const AGGREGATOR_VENDORS = [
-  "ticketmaster", "livenation", "axs", "eventbrite", "seatgeek", "stubhub", "vividseats", "gametime",
+  "ticketmaster",
+  "livenation",
+  "axs",
+  "eventbrite",
+  "seatgeek",
+  "stubhub",
+  "vividseats",
+  "gametime",
 ] as const;
 
 /** docs/upstream-records.md: sellers a ticket handoff may send a user to. */
@@ -236,7 +309,11 @@ export const FAULT_CODES = [
 export type FaultCode = (typeof FAULT_CODES)[number];
 
 /** Retry-After seconds for 503s of the list endpoint. */
-export const UNAVAILABLE_RETRY_AFTER_S = { rate_limit_unavailable: 1, policy_unavailable: 1, trial_unavailable: 5 } as const;
+export const UNAVAILABLE_RETRY_AFTER_S = {
+  rate_limit_unavailable: 1,
+  policy_unavailable: 1,
+  trial_unavailable: 5,
+} as const;
 
 // ---- Sync and demo data (docs/operations.md, The program; docs/upstream-records.md) ----------------------------------------------------
 

@@ -1,6 +1,6 @@
 // bun:sqlite adapter. Runtime-specific on purpose: only Bun loads this file.
 import { Database, type SQLQueryBindings } from "bun:sqlite";
-import { createDb, type BindParams, type Db, type OpenOptions } from "./sqlite-connection.ts";
+import { type BindParams, createDb, type Db, type OpenOptions } from "./sqlite-connection.ts";
 
 export function open(path: string, options: OpenOptions): Db {
   const raw = new Database(path, { strict: true, readonly: options.readonly, create: !options.readonly });

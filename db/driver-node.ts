@@ -1,7 +1,7 @@
 // better-sqlite3 adapter. Runtime-specific on purpose: only Node loads this file.
 import { createRequire } from "node:module";
 import type BetterSqlite3 from "better-sqlite3";
-import { createDb, type BindParams, type Db, type OpenOptions } from "./sqlite-connection.ts";
+import { type BindParams, createDb, type Db, type OpenOptions } from "./sqlite-connection.ts";
 
 const require = createRequire(import.meta.url);
 const Database = require("better-sqlite3") as typeof BetterSqlite3;

@@ -11,7 +11,8 @@ import { CATEGORIES, GEOCODE_PRECISIONS } from "./contract.ts";
 
 export const id = v.pipe(v.number(), v.integer(), v.minValue(1));
 export const utc = (description: string) => v.pipe(v.string(), v.isoTimestamp(), v.description(description));
-const nullableUri = (description: string) => v.pipe(v.nullable(v.pipe(v.string(), v.url())), v.description(description));
+const nullableUri = (description: string) =>
+  v.pipe(v.nullable(v.pipe(v.string(), v.url())), v.description(description));
 
 /** docs/api.md, The Event object: ticketLinkStatus values. */
 export const TICKET_LINK_STATUSES = ["available", "unavailable", "missing"] as const;
@@ -52,12 +53,18 @@ export const Event = v.pipe(
     id,
     title: v.string(),
     slug: v.string(),
-    eventUrl: v.pipe(v.string(), v.url(), v.description("Canonical event page on the service. Use it for citing and sharing.")),
+    eventUrl: v.pipe(
+      v.string(),
+      v.url(),
+      v.description("Canonical event page on the service. Use it for citing and sharing."),
+    ),
     startDate: utc("UTC start."),
     endDate: v.pipe(v.nullable(v.pipe(v.string(), v.isoTimestamp())), v.description("UTC end, or null.")),
     cost: v.pipe(
       v.nullable(v.string()),
-      v.description("Resolved display cost: `Free` when admission resolves to free. null does NOT imply free admission."),
+      v.description(
+        "Resolved display cost: `Free` when admission resolves to free. null does NOT imply free admission.",
+      ),
     ),
     isFree: v.pipe(
       v.nullable(v.boolean()),
@@ -66,14 +73,21 @@ export const Event = v.pipe(
     isSoldOut: v.pipe(v.boolean(), v.description("True when the source reports sold out.")),
     isLowTickets: v.pipe(v.boolean(), v.description("True when the source reports limited remaining tickets.")),
     age: v.pipe(v.nullable(v.string()), v.description("Free text.")),
-    ticketUrl: nullableUri("Service-issued ticket redirect; null when no safe destination exists or the event is not ticketed."),
+    ticketUrl: nullableUri(
+      "Service-issued ticket redirect; null when no safe destination exists or the event is not ticketed.",
+    ),
     website: nullableUri("Sanitized external event website, with confirmed-broken links removed."),
     ticketLinkStatus: v.pipe(
       v.picklist(TICKET_LINK_STATUSES),
-      v.description("`available` (a safe destination can be served), `unavailable` (stored candidates unusable), `missing` (none supplied)."),
+      v.description(
+        "`available` (a safe destination can be served), `unavailable` (stored candidates unusable), `missing` (none supplied).",
+      ),
     ),
     imageUrl: v.nullable(v.string()),
-    categories: v.pipe(v.array(v.picklist(CATEGORIES)), v.description("Zero or more values of the 21-category taxonomy.")),
+    categories: v.pipe(
+      v.array(v.picklist(CATEGORIES)),
+      v.description("Zero or more values of the 21-category taxonomy."),
+    ),
     venue: v.pipe(v.nullable(Venue), v.description("Always an object on /v1/events.")),
   }),
   v.title("Event"),

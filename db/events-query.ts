@@ -25,7 +25,7 @@
  */
 import { LONG_EVENT_MS } from "./contract.ts";
 import type { Db, SqlValue } from "./driver.ts";
-import { readMatchingSources, sourceGlob, type SnapshotEstimates, type SnapshotStats } from "./snapshot-stats.ts";
+import { readMatchingSources, type SnapshotEstimates, type SnapshotStats, sourceGlob } from "./snapshot-stats.ts";
 
 export interface PagePosition {
   startMs: number;
@@ -114,10 +114,10 @@ export function buildHalfQuery(
   const col = (name: string) => (PLAN_COLUMNS[plan].includes(name) ? name : `+${name}`);
   const terms: string[] = [];
   // One source, or one state, of several read in turn: the caller binds `part` (selectPage).
-  if (plan === "source_each") (terms.push("source = $part"), (params.part = ""));
-  if (plan === "venue_states") (terms.push("state = $part"), (params.part = ""));
-  if (filter.state !== null) (terms.push(`${col("state")} = $state`), (params.state = filter.state));
-  if (filter.city !== null) (terms.push(`${col("city")} = $city`), (params.city = filter.city));
+  if (plan === "source_each") terms.push("source = $part"), (params.part = "");
+  if (plan === "venue_states") terms.push("state = $part"), (params.part = "");
+  if (filter.state !== null) terms.push(`${col("state")} = $state`), (params.state = filter.state);
+  if (filter.city !== null) terms.push(`${col("city")} = $city`), (params.city = filter.city);
   if (plan === "source_each") {
     // The sources were matched already.
   } else if (sourceList !== null) {
@@ -190,7 +190,14 @@ export function venueSetOf(filter: PageFilter): ReadonlySet<number> | null {
 type KeyRow = { start_ms: number; id: number; end_ms: number; venue_id?: number };
 
 /** Up to `want` rows of one half, in order, whose venue is in `venues`: growing chunks. */
-function scanVenues(db: Db, q: HalfQuery, from: PagePosition, want: number, venues: ReadonlySet<number>, firstChunk: number): KeyRow[] {
+function scanVenues(
+  db: Db,
+  q: HalfQuery,
+  from: PagePosition,
+  want: number,
+  venues: ReadonlySet<number>,
+  firstChunk: number,
+): KeyRow[] {
   const out: KeyRow[] = [];
   const stmt = db.prepare<KeyRow>(q.sql);
   let pos = from;
@@ -215,7 +222,13 @@ export interface SnapshotView {
  * Selects one page. Call inside `readConsistently` so the counts, the long-event bound and the
  * rows all come from one snapshot (`view.stats` read in the same transaction).
  */
-export function selectPage(db: Db, view: SnapshotView, filter: PageFilter, position: PagePosition | null, limit: number): PageSelection {
+export function selectPage(
+  db: Db,
+  view: SnapshotView,
+  filter: PageFilter,
+  position: PagePosition | null,
+  limit: number,
+): PageSelection {
   const empty: PageSelection = { keys: [], hasMore: false, plan: null, earliestEndMs: Infinity };
   if (filter.venueIds?.length === 0) return empty;
   const { stats, estimates } = view;
@@ -226,8 +239,16 @@ export function selectPage(db: Db, view: SnapshotView, filter: PageFilter, posit
   if (sourceList?.length === 0) return empty;
   const sourceRows = filter.sources ? estimates.sourceRows(db, stats, filter.sources) : null;
   const venueRows = filter.venueIds ? estimates.venueRows(db, stats, filter.venueIds) : null;
-  const venueStateRows = filter.venueIds && filter.venueStates ? estimates.stateRows(db, stats, filter.venueStates) : null;
-  const plan = choosePlan(filter, { sourceRows, sourceCount: sourceList?.length ?? null, venueRows, venueStateRows, threshold, want });
+  const venueStateRows =
+    filter.venueIds && filter.venueStates ? estimates.stateRows(db, stats, filter.venueStates) : null;
+  const plan = choosePlan(filter, {
+    sourceRows,
+    sourceCount: sourceList?.length ?? null,
+    venueRows,
+    venueStateRows,
+    threshold,
+    want,
+  });
 
   const from = position ?? FIRST_POSITION;
   const longest = estimates.longestLongEventMs(db, stats) ?? LONG_EVENT_MS;

@@ -59,7 +59,7 @@ export function greatCircleMiles(aLat: number, aLng: number, bLat: number, bLng:
   // without the two coordinate arrays and the unit lookup it costs per call.
   const dLat = radians(bLat - aLat);
   const dLon = radians(bLng - aLng);
-  const a = Math.pow(Math.sin(dLat / 2), 2) + Math.pow(Math.sin(dLon / 2), 2) * Math.cos(radians(aLat)) * Math.cos(radians(bLat));
+  const a = Math.sin(dLat / 2) ** 2 + Math.sin(dLon / 2) ** 2 * Math.cos(radians(aLat)) * Math.cos(radians(bLat));
   return 2 * Math.atan2(Math.sqrt(a), Math.sqrt(1 - a)) * MILES_PER_RADIAN;
 }
 
@@ -77,7 +77,10 @@ export function ringDiagonalMiles(ring: ReadonlyArray<readonly [number, number]>
 }
 
 export function ringBox(ring: ReadonlyArray<readonly [number, number]>): Box {
-  let minLat = Infinity, maxLat = -Infinity, minLng = Infinity, maxLng = -Infinity;
+  let minLat = Infinity,
+    maxLat = -Infinity,
+    minLng = Infinity,
+    maxLng = -Infinity;
   for (const [lat, lng] of ring) {
     if (lat < minLat) minLat = lat;
     if (lat > maxLat) maxLat = lat;
@@ -104,10 +107,16 @@ export function circleBoxes(lat: number, lng: number, radiusMiles: number): Box[
   const west = lng - dLng;
   const east = lng + dLng;
   if (west < -180) {
-    return [{ minLat, maxLat, minLng: -180, maxLng: east }, { minLat, maxLat, minLng: west + 360, maxLng: 180 }];
+    return [
+      { minLat, maxLat, minLng: -180, maxLng: east },
+      { minLat, maxLat, minLng: west + 360, maxLng: 180 },
+    ];
   }
   if (east > 180) {
-    return [{ minLat, maxLat, minLng: west, maxLng: 180 }, { minLat, maxLat, minLng: -180, maxLng: east - 360 }];
+    return [
+      { minLat, maxLat, minLng: west, maxLng: 180 },
+      { minLat, maxLat, minLng: -180, maxLng: east - 360 },
+    ];
   }
   return [{ minLat, maxLat, minLng: west, maxLng: east }];
 }
@@ -222,7 +231,11 @@ function nearest(idx: number[], dist: Float64Array, ids: number[], cap: number):
 /** Venue ids of the kept entries in ascending order, so results are deterministic. */
 const ascendingIds = (kept: number[], ids: number[]) => Array.from(Float64Array.from(kept, (i) => ids[i]).sort());
 
-function searchCircle(table: VenueTable, f: Extract<GeoFilter, { kind: "circle" }>, includeCentroids: boolean): GeoCandidates {
+function searchCircle(
+  table: VenueTable,
+  f: Extract<GeoFilter, { kind: "circle" }>,
+  includeCentroids: boolean,
+): GeoCandidates {
   const found: Found = { ids: [], slots: [] };
   for (const box of circleBoxes(f.lat, f.lng, f.radiusMiles)) admittedInBox(table, box, includeCentroids, found);
   const dist = new Float64Array(found.ids.length);
@@ -238,7 +251,11 @@ function searchCircle(table: VenueTable, f: Extract<GeoFilter, { kind: "circle" 
   return { venueIds, venueSet: new Set(venueIds), states: statesOf(table, kept, found), distanceMiles };
 }
 
-function searchPolygon(table: VenueTable, f: Extract<GeoFilter, { kind: "polygon" }>, includeCentroids: boolean): GeoCandidates {
+function searchPolygon(
+  table: VenueTable,
+  f: Extract<GeoFilter, { kind: "polygon" }>,
+  includeCentroids: boolean,
+): GeoCandidates {
   const box = ringBox(f.ring);
   const centreLat = (box.minLat + box.maxLat) / 2;
   const centreLng = (box.minLng + box.maxLng) / 2;
@@ -297,7 +314,11 @@ export class GeoIndex {
     maxBytes = 1 << 30,
   ) {
     // About 100 bytes a candidate: its id in the array, the Set and the distance Map.
-    this.#results = new LRUCache({ max: maxResults, maxSize: maxBytes, sizeCalculation: (r) => 256 + 100 * r.venueIds.length });
+    this.#results = new LRUCache({
+      max: maxResults,
+      maxSize: maxBytes,
+      sizeCalculation: (r) => 256 + 100 * r.venueIds.length,
+    });
   }
 
   /**

@@ -41,7 +41,9 @@ export function admitHandoffAttempt(ledger: Db, accountId: number, nowMs: number
       .prepare<{ n: number }>("SELECT count(*) AS n FROM handoff_attempts WHERE account_id = $accountId")
       .get({ accountId });
     if (Number(row?.n ?? 0) >= HANDOFF.creationsPerMinute) return false;
-    ledger.prepare("INSERT INTO handoff_attempts(account_id, at_ms) VALUES ($accountId, $nowMs)").run({ accountId, nowMs });
+    ledger
+      .prepare("INSERT INTO handoff_attempts(account_id, at_ms) VALUES ($accountId, $nowMs)")
+      .run({ accountId, nowMs });
     return true;
   });
 }
@@ -74,7 +76,9 @@ export type Redemption =
 export function redeemHandoff(ledger: Db, id: string, nowMs: number): Redemption {
   return ledger.transaction(() => {
     const { changes } = ledger
-      .prepare("UPDATE handoffs SET redeemed_ms = $nowMs WHERE id = $id AND redeemed_ms IS NULL AND expires_ms > $nowMs")
+      .prepare(
+        "UPDATE handoffs SET redeemed_ms = $nowMs WHERE id = $id AND redeemed_ms IS NULL AND expires_ms > $nowMs",
+      )
       .run({ id, nowMs });
     const handoff = readHandoff(ledger, id);
     if (!handoff) return { outcome: "missing" } as const;
@@ -84,8 +88,15 @@ export function redeemHandoff(ledger: Db, id: string, nowMs: number): Redemption
           `INSERT INTO handoff_clicks(handoff_id, account_id, key_id, event_id, seller, seller_url, clicked_ms)
            VALUES ($id, $accountId, $keyId, $eventId, $seller, $sellerUrl, $nowMs)`,
         )
-        .run({ id, accountId: handoff.accountId, keyId: handoff.keyId, eventId: handoff.eventId, seller: handoff.seller,
-          sellerUrl: handoff.sellerUrl, nowMs });
+        .run({
+          id,
+          accountId: handoff.accountId,
+          keyId: handoff.keyId,
+          eventId: handoff.eventId,
+          seller: handoff.seller,
+          sellerUrl: handoff.sellerUrl,
+          nowMs,
+        });
       return { outcome: "redeemed", handoff };
     }
     return { outcome: handoff.redeemedMs !== null ? "already_redeemed" : "expired", handoff };
@@ -93,7 +104,9 @@ export function redeemHandoff(ledger: Db, id: string, nowMs: number): Redemption
 }
 
 export function countHandoffClicks(ledger: Db, id: string): number {
-  const row = ledger.prepare<{ n: number }>("SELECT count(*) AS n FROM handoff_clicks WHERE handoff_id = $id").get({ id });
+  const row = ledger
+    .prepare<{ n: number }>("SELECT count(*) AS n FROM handoff_clicks WHERE handoff_id = $id")
+    .get({ id });
   return Number(row?.n ?? 0);
 }
 
@@ -101,7 +114,11 @@ export function countHandoffClicks(ledger: Db, id: string): number {
 export function isLedgerBusy(err: unknown): boolean {
   const e = err as { code?: unknown; message?: unknown } | null;
   const code = typeof e?.code === "string" ? e.code : "";
-  return code.startsWith("SQLITE_BUSY") || code.startsWith("SQLITE_LOCKED") || /database is locked/i.test(String(e?.message ?? ""));
+  return (
+    code.startsWith("SQLITE_BUSY") ||
+    code.startsWith("SQLITE_LOCKED") ||
+    /database is locked/i.test(String(e?.message ?? ""))
+  );
 }
 
 // ---- Live rows (not the snapshot): what a handoff or a page may show right now --------------
@@ -133,10 +150,27 @@ export interface ServableEvent {
 }
 
 interface EventRow {
-  id: number; title: string; slug: string; startDate: string; startMs: number; endDate: string | null;
-  endMs: number | null; cost: string | null; isSoldOut: number; isLowTickets: number; age: string | null;
-  website: string | null; categories: string; ticketed: number; ticketDestination: string | null;
-  ticketLinks: string | null; venueId: number; venueName: string; city: string; state: string; timezone: string | null;
+  id: number;
+  title: string;
+  slug: string;
+  startDate: string;
+  startMs: number;
+  endDate: string | null;
+  endMs: number | null;
+  cost: string | null;
+  isSoldOut: number;
+  isLowTickets: number;
+  age: string | null;
+  website: string | null;
+  categories: string;
+  ticketed: number;
+  ticketDestination: string | null;
+  ticketLinks: string | null;
+  venueId: number;
+  venueName: string;
+  city: string;
+  state: string;
+  timezone: string | null;
 }
 
 /** The event when it is servable now (docs/upstream-records.md: active, not a duplicate, visible venue). */
@@ -156,10 +190,20 @@ export function readServableEvent(replica: Db, id: number): ServableEvent | unde
   // Stored as validated upstream (replica v6): [{url, seller, broken}] in order, NULL for none.
   const links = JSON.parse(row.ticketLinks ?? "[]") as Array<{ url: string; seller: string | null; broken: boolean }>;
   return {
-    id: row.id, title: row.title, slug: row.slug, startDate: row.startDate, startMs: row.startMs,
-    endDate: row.endDate, endMs: row.endMs, cost: row.cost, isSoldOut: row.isSoldOut === 1,
-    isLowTickets: row.isLowTickets === 1, age: row.age, website: row.website,
-    categories: JSON.parse(row.categories) as string[], ticketed: row.ticketed === 1,
+    id: row.id,
+    title: row.title,
+    slug: row.slug,
+    startDate: row.startDate,
+    startMs: row.startMs,
+    endDate: row.endDate,
+    endMs: row.endMs,
+    cost: row.cost,
+    isSoldOut: row.isSoldOut === 1,
+    isLowTickets: row.isLowTickets === 1,
+    age: row.age,
+    website: row.website,
+    categories: JSON.parse(row.categories) as string[],
+    ticketed: row.ticketed === 1,
     ticketDestination: row.ticketDestination,
     venue: { id: row.venueId, name: row.venueName, city: row.city, state: row.state, timezone: row.timezone },
     ticketLinks: links.map((l) => ({ url: l.url, seller: l.seller, broken: l.broken })),

@@ -20,7 +20,7 @@ import { LRUCache } from "lru-cache";
 import { AGGREGATOR_VENDORS, eventUrlFor, ticketUrlFor } from "./contract.ts";
 import type { Db } from "./driver.ts";
 import type { Event, Venue } from "./event.ts";
-import { venueSetOf, type PageFilter, type PagePosition } from "./events-query.ts";
+import { type PageFilter, type PagePosition, venueSetOf } from "./events-query.ts";
 import { EVENT_SERVABLE_SQL, SERVABLE_SQL } from "./snapshot.ts";
 
 export type { Event, Venue } from "./event.ts";
@@ -74,7 +74,12 @@ export function sourceMatcher(tokens: readonly string[]): (source: string) => bo
   return (source) => re.test(source);
 }
 
-function stillMatches(r: Row, f: PageFilter, venues: ReadonlySet<number> | null, source: ((s: string) => boolean) | null): boolean {
+function stillMatches(
+  r: Row,
+  f: PageFilter,
+  venues: ReadonlySet<number> | null,
+  source: ((s: string) => boolean) | null,
+): boolean {
   const end = Math.max(r.end_ms ?? r.start_ms, r.start_ms);
   return (
     end >= f.afterMs &&
@@ -132,7 +137,15 @@ function toEvent(r: Row, h: Hydration): Event {
  * `false`: not servable now (cancelled, spam, a duplicate, deleted).
  */
 type KeptEvent =
-  | { part: string; startMs: number; endMs: number | null; soldOut: boolean; vendor: string; source: string; venueId: number }
+  | {
+      part: string;
+      startMs: number;
+      endMs: number | null;
+      soldOut: boolean;
+      vendor: string;
+      source: string;
+      venueId: number;
+    }
   | false;
 
 /** A kept venue: its JSON with `distanceMiles` null, and what servability and the re-check read. `false`: gone. */
@@ -160,8 +173,14 @@ export class HydratedEvents {
     readonly baseUrl: string,
     maxBytes: number,
   ) {
-    this.#events = new LRUCache<number, KeptEvent>({ maxSize: Math.floor(maxBytes * 0.85), sizeCalculation: eventBytes });
-    this.#venues = new LRUCache<number, KeptVenue>({ maxSize: Math.floor(maxBytes * 0.15), sizeCalculation: venueBytes });
+    this.#events = new LRUCache<number, KeptEvent>({
+      maxSize: Math.floor(maxBytes * 0.85),
+      sizeCalculation: eventBytes,
+    });
+    this.#venues = new LRUCache<number, KeptVenue>({
+      maxSize: Math.floor(maxBytes * 0.15),
+      sizeCalculation: venueBytes,
+    });
   }
 
   forState(state: string): { events: LRUCache<number, KeptEvent>; venues: LRUCache<number, KeptVenue> } {
@@ -218,7 +237,8 @@ export class RecentReplicaState {
 
   read(): string {
     const now = performance.now();
-    if (!this.#recent || now - this.#recent.atMs >= this.maxLagMs) this.#recent = { state: readReplicaState(this.db), atMs: now };
+    if (!this.#recent || now - this.#recent.atMs >= this.maxLagMs)
+      this.#recent = { state: readReplicaState(this.db), atMs: now };
     return this.#recent.state;
   }
 
@@ -272,7 +292,10 @@ SELECT v.id, v.name, v.city, v.state, v.timezone, v.latitude, v.longitude, v.geo
 FROM json_each($ids) j
 JOIN venues v ON v.id = j.value`;
 
-type EventRow = Omit<Row, "venue_name" | "city" | "state" | "timezone" | "latitude" | "longitude" | "geocode_precision">;
+type EventRow = Omit<
+  Row,
+  "venue_name" | "city" | "state" | "timezone" | "latitude" | "longitude" | "geocode_precision"
+>;
 
 interface VenueRow {
   id: number;
@@ -320,7 +343,12 @@ function keptVenue(v: VenueRow): KeptVenue {
 }
 
 /** The page's kept events and venues, reading the ones not kept: one query for events, one for venues. */
-function keptRows(db: Db, events: HydratedEvents, state: string, keys: readonly PagePosition[]): Array<[KeptEvent, KeptVenue]> {
+function keptRows(
+  db: Db,
+  events: HydratedEvents,
+  state: string,
+  keys: readonly PagePosition[],
+): Array<[KeptEvent, KeptVenue]> {
   const kept = events.forState(state);
   const found: KeptEvent[] = keys.map((k) => kept.events.get(k.id) ?? (undefined as unknown as KeptEvent));
   const missing = keys.filter((_, i) => found[i] === undefined).map((k) => k.id);
@@ -332,7 +360,15 @@ function keptRows(db: Db, events: HydratedEvents, state: string, keys: readonly 
       if (found[i] !== undefined) continue;
       const r = byId.get(keys[i].id);
       found[i] = r
-        ? { part: eventPartOf(r, events.baseUrl), startMs: r.start_ms, endMs: r.end_ms, soldOut: r.is_sold_out === 1, vendor: r.vendor, source: r.source, venueId: r.venue_id }
+        ? {
+            part: eventPartOf(r, events.baseUrl),
+            startMs: r.start_ms,
+            endMs: r.end_ms,
+            soldOut: r.is_sold_out === 1,
+            vendor: r.vendor,
+            source: r.source,
+            venueId: r.venue_id,
+          }
         : false;
       kept.events.set(keys[i].id, found[i]);
     }
@@ -348,7 +384,11 @@ function keptRows(db: Db, events: HydratedEvents, state: string, keys: readonly 
 }
 
 function keptMatches(
-  e: Exclude<KeptEvent, false>, v: Exclude<KeptVenue, false>, f: PageFilter, venues: ReadonlySet<number> | null, source: ((s: string) => boolean) | null,
+  e: Exclude<KeptEvent, false>,
+  v: Exclude<KeptVenue, false>,
+  f: PageFilter,
+  venues: ReadonlySet<number> | null,
+  source: ((s: string) => boolean) | null,
 ): boolean {
   const end = Math.max(e.endMs ?? e.startMs, e.startMs);
   return (
@@ -370,7 +410,13 @@ function keptMatches(
  * key, so a circle query's distance replaces the venue JSON's closing `null}`.
  */
 export function hydratePageJson(
-  db: Db, events: HydratedEvents, state: string, keys: readonly PagePosition[], filter: PageFilter, h: Hydration, bounds?: LiveBounds,
+  db: Db,
+  events: HydratedEvents,
+  state: string,
+  keys: readonly PagePosition[],
+  filter: PageFilter,
+  h: Hydration,
+  bounds?: LiveBounds,
 ): string[] {
   if (keys.length === 0) return [];
   const venues = venueSetOf(filter);

@@ -22,7 +22,12 @@ function parseCanonicalInstant(s: string): number | null | undefined {
     }
     return n;
   };
-  const y = num(0, 4), mo = num(5, 7), d = num(8, 10), h = num(11, 13), mi = num(14, 16), sec = num(17, 19);
+  const y = num(0, 4),
+    mo = num(5, 7),
+    d = num(8, 10),
+    h = num(11, 13),
+    mi = num(14, 16),
+    sec = num(17, 19);
   if (y < 1000 || mo < 1 || mo > 12 || d < 1 || h < 0 || h > 23 || mi < 0 || mi > 59 || sec < 0 || sec > 59) {
     return y < 1000 ? undefined : null;
   }

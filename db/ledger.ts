@@ -3,11 +3,11 @@
  * It cannot be rebuilt from upstream, so it runs with synchronous=FULL. It lives beside the
  * replica file under a derived name (`ledgerPathFor`).
  */
-import { openDb, type Db } from "./driver.ts";
+import { type Db, openDb } from "./driver.ts";
 import { ACCESS_MIGRATIONS } from "./ledger-access.ts";
 import { HANDOFF_MIGRATIONS } from "./ledger-handoffs.ts";
 import { PORTAL_MIGRATIONS } from "./ledger-portal.ts";
-import { migrate, type Migration } from "./migrate.ts";
+import { type Migration, migrate } from "./migrate.ts";
 
 const CORE_MIGRATIONS: Migration[] = [
   {
@@ -45,12 +45,17 @@ CREATE TABLE settings (
 ];
 
 /** Core (1–9), access (10–19), handoff (20–29) and portal (30–39) migrations, applied in version order. */
-export const LEDGER_MIGRATIONS: Migration[] = [...CORE_MIGRATIONS, ...ACCESS_MIGRATIONS, ...HANDOFF_MIGRATIONS, ...PORTAL_MIGRATIONS];
+export const LEDGER_MIGRATIONS: Migration[] = [
+  ...CORE_MIGRATIONS,
+  ...ACCESS_MIGRATIONS,
+  ...HANDOFF_MIGRATIONS,
+  ...PORTAL_MIGRATIONS,
+];
 
 /** `data/marquee.db` → `data/marquee.ledger.db`. */
 export function ledgerPathFor(replicaPath: string): string {
   if (replicaPath === ":memory:") return ":memory:";
-  return replicaPath.endsWith(".db") ? replicaPath.slice(0, -3) + ".ledger.db" : replicaPath + ".ledger";
+  return replicaPath.endsWith(".db") ? `${replicaPath.slice(0, -3)}.ledger.db` : `${replicaPath}.ledger`;
 }
 
 export async function openLedger(path: string): Promise<Db> {

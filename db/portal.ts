@@ -70,7 +70,11 @@ export function countActiveKeys(db: Db, accountId: number): number {
 }
 
 /** Keys the owner created after `sinceMs` (exclusive), and when the oldest of them was created. */
-export function readOwnerIssuance(db: Db, accountId: number, sinceMs: number): { count: number; oldestMs: number | null } {
+export function readOwnerIssuance(
+  db: Db,
+  accountId: number,
+  sinceMs: number,
+): { count: number; oldestMs: number | null } {
   return db
     .prepare<{ count: number; oldestMs: number | null }>(
       `SELECT count(*) AS count, min(created_ms) AS oldestMs FROM api_keys

@@ -34,7 +34,10 @@ export interface BucketVerdict {
  * bucket's new state, or null when nothing changed.
  */
 export function spendTokens(
-  state: BucketState | undefined, spec: BucketSpec, cost: number, nowMs: number,
+  state: BucketState | undefined,
+  spec: BucketSpec,
+  cost: number,
+  nowMs: number,
 ): { verdict: BucketVerdict; next: BucketState | null } {
   const elapsedS = state ? Math.max(0, nowMs - state.updatedMs) / 1000 : Infinity;
   const before = Math.min(spec.capacity, (state?.tokens ?? spec.capacity) + elapsedS * spec.refillPerSecond);
@@ -44,7 +47,12 @@ export function spendTokens(
   const tokens = admitted ? before - price : before;
   const msFor = (units: number) => Math.ceil((units / spec.refillPerSecond) * 1000);
   return {
-    verdict: { admitted, tokens, retryAfterMs: admitted ? 0 : msFor(price - tokens), fullAtMs: nowMs + msFor(spec.capacity - tokens) },
+    verdict: {
+      admitted,
+      tokens,
+      retryAfterMs: admitted ? 0 : msFor(price - tokens),
+      fullAtMs: nowMs + msFor(spec.capacity - tokens),
+    },
     next: admitted ? { tokens, updatedMs: nowMs } : null,
   };
 }

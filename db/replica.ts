@@ -3,8 +3,8 @@
  * coordinates and the sync watermark. Everything here can be rebuilt from upstream records,
  * so it runs with synchronous=NORMAL.
  */
-import { openDb, type Db } from "./driver.ts";
-import { migrate, type Migration } from "./migrate.ts";
+import { type Db, openDb } from "./driver.ts";
+import { type Migration, migrate } from "./migrate.ts";
 
 export const REPLICA_MIGRATIONS: Migration[] = [
   {

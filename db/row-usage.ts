@@ -38,7 +38,10 @@ export function readUsageLog(db: Db, accountId: number): UsageEntry[] {
 }
 
 /** Appends deliveries (ascending per account), for any number of accounts at once. */
-export function appendUsage(db: Db, deliveries: ReadonlyArray<readonly [accountId: number, entries: readonly UsageEntry[]]>): void {
+export function appendUsage(
+  db: Db,
+  deliveries: ReadonlyArray<readonly [accountId: number, entries: readonly UsageEntry[]]>,
+): void {
   writeRows(
     db,
     (values) => `INSERT INTO row_usage(account_id, total_rows, at_ms) VALUES ${values}`,
@@ -60,7 +63,10 @@ export function pruneUsage(db: Db, accountId: number, windowMs: number, nowMs: n
          ORDER BY at_ms DESC, total_rows DESC LIMIT 1`,
       )
       .get({ accountId, from })?.total ?? 0;
-  db.prepare("DELETE FROM row_usage WHERE account_id = $accountId AND total_rows < $baseline").run({ accountId, baseline });
+  db.prepare("DELETE FROM row_usage WHERE account_id = $accountId AND total_rows < $baseline").run({
+    accountId,
+    baseline,
+  });
 }
 
 // ---- the same log in memory -----------------------------------------------------------------

@@ -11,7 +11,7 @@
  */
 import { mkdirSync } from "node:fs";
 import { dirname } from "node:path";
-import { openDb, type Db } from "./driver.ts";
+import { type Db, openDb } from "./driver.ts";
 import { isLedgerBusy } from "./handoffs.ts";
 
 /**

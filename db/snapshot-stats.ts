@@ -15,7 +15,12 @@ export interface SnapshotStats {
 }
 
 export function readSnapshotStats(db: Db): SnapshotStats {
-  return db.prepare<SnapshotStats>("SELECT generation, events FROM snapshot_stats WHERE id = 1").get() ?? { generation: -1, events: 0 };
+  return (
+    db.prepare<SnapshotStats>("SELECT generation, events FROM snapshot_stats WHERE id = 1").get() ?? {
+      generation: -1,
+      events: 0,
+    }
+  );
 }
 
 /** `scraper:fill_more` → GLOB `scraper:fill?more*` plus the literal range before the first `_`. */
@@ -65,7 +70,9 @@ export class SnapshotEstimates {
   venueRows(db: Db, stats: SnapshotStats, venueIds: readonly number[]): number {
     if (this.#venueRows?.generation !== stats.generation) {
       const counts = new Map<number, number>();
-      for (const r of db.prepare<{ venue_id: number; events: number }>("SELECT venue_id, events FROM snapshot_venue_events").all()) {
+      for (const r of db
+        .prepare<{ venue_id: number; events: number }>("SELECT venue_id, events FROM snapshot_venue_events")
+        .all()) {
         counts.set(r.venue_id, r.events);
       }
       this.#venueRows = { generation: stats.generation, counts };
@@ -77,13 +84,18 @@ export class SnapshotEstimates {
 
   /** Snapshot rows in the given states (each counted once per generation). */
   stateRows(db: Db, stats: SnapshotStats, states: readonly string[]): number {
-    if (this.#stateRows?.generation !== stats.generation) this.#stateRows = { generation: stats.generation, counts: new Map() };
+    if (this.#stateRows?.generation !== stats.generation)
+      this.#stateRows = { generation: stats.generation, counts: new Map() };
     const counts = this.#stateRows.counts;
     let total = 0;
     for (const state of states) {
       let n = counts.get(state);
       if (n === undefined) {
-        n = Number(db.prepare<{ n: number }>("SELECT count(*) AS n FROM snapshot INDEXED BY snapshot_state WHERE state = $state").get({ state })?.n ?? 0);
+        n = Number(
+          db
+            .prepare<{ n: number }>("SELECT count(*) AS n FROM snapshot INDEXED BY snapshot_state WHERE state = $state")
+            .get({ state })?.n ?? 0,
+        );
         counts.set(state, n);
       }
       total += n;
@@ -93,7 +105,8 @@ export class SnapshotEstimates {
 
   /** `readLongestLongEventMs`, read once per snapshot generation. */
   longestLongEventMs(db: Db, stats: SnapshotStats): number | null {
-    if (this.#longest?.generation !== stats.generation) this.#longest = { generation: stats.generation, ms: readLongestLongEventMs(db) };
+    if (this.#longest?.generation !== stats.generation)
+      this.#longest = { generation: stats.generation, ms: readLongestLongEventMs(db) };
     return this.#longest.ms;
   }
 
@@ -118,7 +131,9 @@ export function readMatchingSources(db: Db, tokens: readonly string[]): string[]
 /** The longest long event (end - start) in the snapshot, from the partial span index. */
 export function readLongestLongEventMs(db: Db): number | null {
   const row = db
-    .prepare<{ span: number | null }>("SELECT max(end_ms - start_ms) AS span FROM snapshot INDEXED BY snapshot_span WHERE long = 1")
+    .prepare<{ span: number | null }>(
+      "SELECT max(end_ms - start_ms) AS span FROM snapshot INDEXED BY snapshot_span WHERE long = 1",
+    )
     .get();
   return row?.span ?? null;
 }

@@ -89,7 +89,9 @@ function dirtyEvents(db: Db): number {
 function countSources(db: Db): void {
   db.exec("DELETE FROM snapshot_sources");
   // In snapshot_source's order (replica v7: source leads it), so the count needs no sort.
-  db.exec("INSERT INTO snapshot_sources(source, events) SELECT source, count(*) FROM snapshot INDEXED BY snapshot_source GROUP BY source");
+  db.exec(
+    "INSERT INTO snapshot_sources(source, events) SELECT source, count(*) FROM snapshot INDEXED BY snapshot_source GROUP BY source",
+  );
 }
 
 /** Full rebuild with the snapshot's indexes recreated afterwards under the same names and definitions. */
@@ -101,10 +103,13 @@ function rebuild(db: Db): number {
     .all();
   for (const { name } of indexes) db.exec(`DROP INDEX "${name.replaceAll('"', '""')}"`);
   db.exec("DELETE FROM snapshot");
-  const changes = withSorterMemory(db, SORTER_KIB.insert, () =>
-    db
-      .prepare(`INSERT INTO snapshot(${SNAPSHOT_COLUMNS}) ${SNAPSHOT_SELECT} WHERE ${SERVABLE_SQL} ORDER BY 1, 2, 3`)
-      .run({ longMs: LONG_EVENT_MS }).changes,
+  const changes = withSorterMemory(
+    db,
+    SORTER_KIB.insert,
+    () =>
+      db
+        .prepare(`INSERT INTO snapshot(${SNAPSHOT_COLUMNS}) ${SNAPSHOT_SELECT} WHERE ${SERVABLE_SQL} ORDER BY 1, 2, 3`)
+        .run({ longMs: LONG_EVENT_MS }).changes,
   );
   withSorterMemory(db, SORTER_KIB.index, () => {
     for (const { sql } of indexes) db.exec(sql);
@@ -125,7 +130,9 @@ function withSorterMemory<T>(db: Db, kib: number, sort: () => T): T {
 }
 
 /** Columns compared to tell an unchanged snapshot row from a changed one. */
-const SAME_ROW = SNAPSHOT_COLUMNS.split(", ").map((c) => `n.${c} = snapshot.${c}`).join(" AND ");
+const SAME_ROW = SNAPSHOT_COLUMNS.split(", ")
+  .map((c) => `n.${c} = snapshot.${c}`)
+  .join(" AND ");
 
 /**
  * Replaces the rows of changed events and of every event at a changed venue (its visibility,
@@ -143,7 +150,9 @@ function refreshChanged(db: Db): number {
     db.exec("DELETE FROM temp.snapshot_next");
     const fill = (where: string) =>
       db
-        .prepare(`INSERT OR IGNORE INTO temp.snapshot_next(${SNAPSHOT_COLUMNS}) ${SNAPSHOT_SELECT} WHERE ${where} AND ${SERVABLE_SQL}`)
+        .prepare(
+          `INSERT OR IGNORE INTO temp.snapshot_next(${SNAPSHOT_COLUMNS}) ${SNAPSHOT_SELECT} WHERE ${where} AND ${SERVABLE_SQL}`,
+        )
         .run({ longMs: LONG_EVENT_MS });
     if (eventsChanged) fill("e.id IN (SELECT id FROM snapshot_dirty_events)");
     if (venuesChanged) fill("e.venue_id IN (SELECT id FROM snapshot_dirty_venues)");
@@ -153,7 +162,9 @@ function refreshChanged(db: Db): number {
          AND NOT EXISTS (SELECT 1 FROM temp.snapshot_next n WHERE n.id = snapshot.id AND ${SAME_ROW})`,
     );
     // Unchanged rows are still there and conflict on the key: IGNORE skips exactly those.
-    db.exec(`INSERT OR IGNORE INTO snapshot(${SNAPSHOT_COLUMNS}) SELECT ${SNAPSHOT_COLUMNS} FROM temp.snapshot_next ORDER BY 1, 2, 3`);
+    db.exec(
+      `INSERT OR IGNORE INTO snapshot(${SNAPSHOT_COLUMNS}) SELECT ${SNAPSHOT_COLUMNS} FROM temp.snapshot_next ORDER BY 1, 2, 3`,
+    );
     db.exec("DELETE FROM temp.snapshot_next");
     countSources(db);
   }

@@ -36,7 +36,12 @@ export function readTrial(db: Db, accountId: number): Trial | undefined {
 }
 
 /** A trial that starts now. */
-export const newTrial = (accountId: number, nowMs: number): Trial => ({ accountId, startedMs: nowMs, rowsUsed: 0, exhaustedMs: null });
+export const newTrial = (accountId: number, nowMs: number): Trial => ({
+  accountId,
+  startedMs: nowMs,
+  rowsUsed: 0,
+  exhaustedMs: null,
+});
 
 /** The trial after `rows` more delivered rows; marks the moment the total reaches the trial's rows. */
 export function withRowsAdded(trial: Trial, rows: number, nowMs: number): Trial {

@@ -22,20 +22,20 @@
  */
 import type { Account, KeyRow } from "../db/accounts.ts";
 import type { KeyKind } from "../db/contract.ts";
-import type { BucketSpec, BucketVerdict } from "../db/rate-buckets.ts";
 import type { Db } from "../db/driver.ts";
+import type { BucketSpec, BucketVerdict } from "../db/rate-buckets.ts";
 import type { Clock } from "./clock.ts";
-import type { Faults } from "./faults.ts";
-import type { Meter } from "./limits/meter.ts";
 import { ApiError } from "./errors.ts";
+import type { Faults } from "./faults.ts";
 import type { RequestScope } from "./handle.ts";
 import { bearerToken, digestKey, parseKey } from "./keys.ts";
-import { budgetAllowance, recordDelivery, trialAllowance, type Hold, type RowAllowance } from "./limits/allowances.ts";
-import { createAccessCache, type AccessCache } from "./limits/cache.ts";
-import { resolveGrant, type AccessTier, type Grant } from "./limits/grant.ts";
+import { budgetAllowance, type Hold, type RowAllowance, recordDelivery, trialAllowance } from "./limits/allowances.ts";
+import { type AccessCache, createAccessCache } from "./limits/cache.ts";
+import { type AccessTier, type Grant, resolveGrant } from "./limits/grant.ts";
 import { H, PUBLISHED_RATE_LIMIT } from "./limits/headers.ts";
-import { bucketFor, rateLimited, requestCost, setRateCounters } from "./limits/rate.ts";
 import { ledgerFailure, unavailable, withLedger } from "./limits/ledger.ts";
+import type { Meter } from "./limits/meter.ts";
+import { bucketFor, rateLimited, requestCost, setRateCounters } from "./limits/rate.ts";
 
 export interface ListAccess {
   accountId: number;
@@ -153,11 +153,15 @@ export class Access {
       throw ledgerFailure("policy_unavailable", err);
     }
     if (!account) throw new ApiError("account_not_provisioned", "This key's account has no usable access policy.");
-    const trialRow = account.plan === "none" ? withLedger("trial_unavailable", () => meter.readTrial(account.id)) : undefined;
+    const trialRow =
+      account.plan === "none" ? withLedger("trial_unavailable", () => meter.readTrial(account.id)) : undefined;
     const terms = this.termsOf(key, account);
     headers[H.rateLimit] = terms.limitHeader;
     // A paid plan's refusals (resolveGrant throws them) are never kept: they are re-decided each time.
-    const grant = account.plan === "none" ? resolveGrant(account, trialRow, clock.now()) : (terms.grant ??= resolveGrant(account, undefined, 0));
+    const grant =
+      account.plan === "none"
+        ? resolveGrant(account, trialRow, clock.now())
+        : (terms.grant ??= resolveGrant(account, undefined, 0));
 
     // Stage 3: request rate, then the row budget or the trial's capacity.
     const allowance: RowAllowance | null =

@@ -24,7 +24,9 @@ export const AccountInput = v.strictObject({
 export type AccountInput = v.InferOutput<typeof AccountInput>;
 
 /** Returns the parsed fields or a one-line message naming the first bad field. */
-export function parseAccountInput(input: unknown): { ok: true; fields: Partial<AccountFields> } | { ok: false; message: string } {
+export function parseAccountInput(
+  input: unknown,
+): { ok: true; fields: Partial<AccountFields> } | { ok: false; message: string } {
   const r = v.safeParse(AccountInput, input);
   if (!r.success) {
     const issue = r.issues[0];
@@ -32,7 +34,10 @@ export function parseAccountInput(input: unknown): { ok: true; fields: Partial<A
     return { ok: false, message: path ? `${path}: ${issue.message}` : issue.message };
   }
   const f = r.output;
-  if ((f.rateSustained == null) !== (f.rateBurst == null) && (f.rateSustained !== undefined || f.rateBurst !== undefined)) {
+  if (
+    (f.rateSustained == null) !== (f.rateBurst == null) &&
+    (f.rateSustained !== undefined || f.rateBurst !== undefined)
+  ) {
     return { ok: false, message: "rateSustained and rateBurst are given together" };
   }
   return { ok: true, fields: f };

@@ -5,7 +5,7 @@
 import { H3 } from "h3";
 import type { AppContext } from "./context.ts";
 import { ApiError, renderError } from "./errors.ts";
-import { h3Handler, newRequestId, type H3Scope, type RouteHandler } from "./handle.ts";
+import { type H3Scope, h3Handler, newRequestId, type RouteHandler } from "./handle.ts";
 import { RouteTable } from "./route-table.ts";
 import { developerRoutes } from "./routes/developers.ts";
 import { eventsRoutes } from "./routes/events.ts";

@@ -3,25 +3,35 @@
  * and demo keys on first start (`--demo`), sync from `--sync-from` at start and every
  * `--sync-interval` seconds (a PostgreSQL source streams instead), and the periodic snapshot refresh.
  */
-import { createAccount, type AccountFields } from "../db/accounts.ts";
+import { type AccountFields, createAccount } from "../db/accounts.ts";
 import type { KeyKind } from "../db/contract.ts";
 import { DEMO, HOT_PATH } from "../db/contract.ts";
 import { assertSourceKind, readReplicaStats } from "../db/replica.ts";
 import { demoChunks } from "../sync/demo/generate.ts";
-import { formatSummary } from "../sync/progress.ts";
 import { startPostgresFollower } from "../sync/postgres/follower.ts";
 import { isPostgresUrl } from "../sync/postgres/schema.ts";
-import { openSource, streamSource, type SourcePosition } from "../sync/source.ts";
+import { formatSummary } from "../sync/progress.ts";
+import { openSource, type SourcePosition, streamSource } from "../sync/source.ts";
 import { refreshSnapshotIfStale, SyncError, syncFrom } from "../sync/worker.ts";
-import { notifyReplicaChange, type AppContext } from "./context.ts";
+import { type AppContext, notifyReplicaChange } from "./context.ts";
 import { issueKey } from "./keys.ts";
 
 /** The demo accounts `serve --demo` creates: one per kind of access a user may want to try. */
 const DEMO_ACCOUNTS: Array<{ label: string; kind: KeyKind; fields: Partial<AccountFields>; note: string }> = [
-  { label: "business", kind: "live", fields: { plan: "business" }, note: "90-day lookahead, polygons, 500,000 rows/24 h" },
+  {
+    label: "business",
+    kind: "live",
+    fields: { plan: "business" },
+    note: "90-day lookahead, polygons, 500,000 rows/24 h",
+  },
   { label: "basic", kind: "live", fields: { plan: "basic" }, note: "30-day lookahead, no polygons, 100,000 rows/24 h" },
   { label: "enterprise", kind: "live", fields: { plan: "enterprise" }, note: "no lookahead cap, no row budget" },
-  { label: "trial", kind: "live", fields: { plan: "none", verified: true, hadSubscription: false }, note: "no plan: a 7-day, 1,000-row trial starts on first use" },
+  {
+    label: "trial",
+    kind: "live",
+    fields: { plan: "none", verified: true, hadSubscription: false },
+    note: "no plan: a 7-day, 1,000-row trial starts on first use",
+  },
   { label: "builder", kind: "builder", fields: { plan: "business" }, note: "Builder key for POST /v1/ticket-handoffs" },
   { label: "legacy", kind: "legacy", fields: { plan: "legacy" }, note: "legacy key: /v1/events only" },
 ];

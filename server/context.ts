@@ -8,10 +8,10 @@ import { ACCESS, HOT_PATH } from "../db/contract.ts";
 import type { Db } from "../db/driver.ts";
 import { ensureSetting, ledgerPathFor, openLedger } from "../db/ledger.ts";
 import { openReplica } from "../db/replica.ts";
-import { createClock, type Clock } from "./clock.ts";
+import { Access } from "./access.ts";
+import { type Clock, createClock } from "./clock.ts";
 import type { Config } from "./config.ts";
 import { createFaults, type Faults } from "./faults.ts";
-import { Access } from "./access.ts";
 import { createMeter, type Meter } from "./limits/meter.ts";
 import { ListService } from "./list/service.ts";
 

@@ -28,17 +28,26 @@ export interface PinnedWindow {
 const DIGEST_CHARS = 22; // 16 bytes in base64url
 const INT = "(-?\\d{1,16})";
 const V1 = new RegExp(`^v1:${INT}:(\\d{1,16})$`);
-const V2 = new RegExp(`^v2:${INT}:(\\d{1,16}):${INT}:${INT}:([A-Za-z0-9_-]{${DIGEST_CHARS}}):([A-Za-z0-9_-]{${DIGEST_CHARS}})$`);
+const V2 = new RegExp(
+  `^v2:${INT}:(\\d{1,16}):${INT}:${INT}:([A-Za-z0-9_-]{${DIGEST_CHARS}}):([A-Za-z0-9_-]{${DIGEST_CHARS}})$`,
+);
 const BASE64URL = /^[A-Za-z0-9_-]+$/;
 
 const invalid = () =>
-  new ApiError("invalid_cursor", "The cursor is not valid. Send `page.nextCursor` unchanged, or omit `cursor` to start again.");
+  new ApiError(
+    "invalid_cursor",
+    "The cursor is not valid. Send `page.nextCursor` unchanged, or omit `cursor` to start again.",
+  );
 
 const digest = (text: string) => createHash("sha256").update(text).digest("base64url").slice(0, DIGEST_CHARS);
 
 function sign(secret: string, body: string): string {
   // Domain-separated from the handoff signatures that share the secret.
-  return createHmac("sha256", secret).update("marquee.cursor\n").update(body).digest("base64url").slice(0, DIGEST_CHARS);
+  return createHmac("sha256", secret)
+    .update("marquee.cursor\n")
+    .update(body)
+    .digest("base64url")
+    .slice(0, DIGEST_CHARS);
 }
 
 /** A digest of every fingerprinted parameter as sent: absent ≠ empty, order of repeats kept. */

@@ -8,7 +8,13 @@
  * Unexpected errors never leak their message: they render as 500 internal_error.
  */
 import {
-  HANDOFF_ERRORS, LIST_ERRORS, PORTAL_ERRORS, RATE, type HandoffErrorCode, type ListErrorCode, type PortalErrorCode,
+  HANDOFF_ERRORS,
+  type HandoffErrorCode,
+  LIST_ERRORS,
+  type ListErrorCode,
+  PORTAL_ERRORS,
+  type PortalErrorCode,
+  RATE,
 } from "../db/contract.ts";
 
 export type Envelope = "list" | "handoff" | "portal";
@@ -67,7 +73,11 @@ export function renderError(err: unknown, requestId: string, envelope: Envelope 
   if (e.status === 401 && e.envelope !== "portal") headers.set("www-authenticate", "Bearer");
   const body =
     e.envelope === "handoff"
-      ? { error: { code: e.code, message: e.message }, request_id: requestId, ...(e.eventUrl ? { event_url: e.eventUrl } : {}) }
+      ? {
+          error: { code: e.code, message: e.message },
+          request_id: requestId,
+          ...(e.eventUrl ? { event_url: e.eventUrl } : {}),
+        }
       : { error: { code: e.code, message: e.message, requestId } };
   return new Response(JSON.stringify(body), { status: e.status, headers });
 }

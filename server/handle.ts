@@ -8,7 +8,7 @@
  * layers, about an eighth of a cached page's cost (test/bench/RESULTS.md).
  */
 import { defineHandler, type H3Event } from "h3";
-import { isApiError, renderError, type Envelope } from "./errors.ts";
+import { type Envelope, isApiError, renderError } from "./errors.ts";
 
 export interface RequestScope {
   /** h3's event; null when Bun's router called the route directly. */
@@ -44,7 +44,11 @@ export interface RouteHandler<S extends RequestScope = H3Scope> {
 }
 
 /** Describes a route for the route table: the function, its error envelope and options. */
-export function handle<S extends RequestScope = H3Scope>(run: Route<S>, envelope: Envelope = "list", options: RouteOptions = {}): RouteHandler<S> {
+export function handle<S extends RequestScope = H3Scope>(
+  run: Route<S>,
+  envelope: Envelope = "list",
+  options: RouteOptions = {},
+): RouteHandler<S> {
   return { run, envelope, options };
 }
 
@@ -91,7 +95,12 @@ export function direct(route: RouteHandler<RequestScope>): (req: Request) => Res
   return (req) => run(new DirectScope(req, req.url), fn, envelope, options);
 }
 
-function run<S extends RequestScope>(scope: S, fn: Route<S>, envelope: Envelope, options: RouteOptions): Response | Promise<Response> {
+function run<S extends RequestScope>(
+  scope: S,
+  fn: Route<S>,
+  envelope: Envelope,
+  options: RouteOptions,
+): Response | Promise<Response> {
   let res: Response | Promise<Response>;
   try {
     res = fn(scope);
@@ -99,7 +108,11 @@ function run<S extends RequestScope>(scope: S, fn: Route<S>, envelope: Envelope,
     return failed(scope, envelope, err);
   }
   // A route that answers synchronously (the list endpoint) is finished without a promise.
-  if (res instanceof Promise) return res.then((r) => done(scope, options, r), (err) => failed(scope, envelope, err));
+  if (res instanceof Promise)
+    return res.then(
+      (r) => done(scope, options, r),
+      (err) => failed(scope, envelope, err),
+    );
   return done(scope, options, res);
 }
 
@@ -119,7 +132,10 @@ function failed(scope: RequestScope, envelope: Envelope, err: unknown): Response
 
 function logUnexpected(scope: RequestScope, err: unknown): void {
   // The path only: query strings and headers may carry keys.
-  console.error(`[${scope.requestId}] ${scope.req.method} ${scope.url.pathname}:`, err instanceof Error ? err.stack : err);
+  console.error(
+    `[${scope.requestId}] ${scope.req.method} ${scope.url.pathname}:`,
+    err instanceof Error ? err.stack : err,
+  );
 }
 
 export function json(body: unknown, status = 200, headers: Record<string, string> = {}): Response {

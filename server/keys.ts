@@ -12,7 +12,9 @@ import { onBun } from "../db/runtime.ts";
 const BASE62 = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz";
 const RANDOM_CHARS = 32;
 const CHECK_CHARS = 6;
-const KEY_PATTERN = new RegExp(`^mq_(${KEY_KINDS.join("|")})_([0-9A-Za-z]{${RANDOM_CHARS}})([0-9A-Za-z]{${CHECK_CHARS}})$`);
+const KEY_PATTERN = new RegExp(
+  `^mq_(${KEY_KINDS.join("|")})_([0-9A-Za-z]{${RANDOM_CHARS}})([0-9A-Za-z]{${CHECK_CHARS}})$`,
+);
 
 function base62(bytes: Uint8Array, length: number): string {
   let out = "";
@@ -50,10 +52,9 @@ export function parseKey(key: string): KeyKind | null {
 }
 
 /** Bun's own SHA-256 where it runs: no hash object per call, which every request would make. */
-const sha256Hex: (text: string) => string =
-  onBun
-    ? (text) => Bun.SHA256.hash(text, "hex")
-    : (text) => createHash("sha256").update(text).digest("hex");
+const sha256Hex: (text: string) => string = onBun
+  ? (text) => Bun.SHA256.hash(text, "hex")
+  : (text) => createHash("sha256").update(text).digest("hex");
 
 export function digestKey(key: string): string {
   return sha256Hex(key);
@@ -71,7 +72,13 @@ export function bearerToken(req: Request): string | null {
   if (!header) return null;
   // The common case without a regular expression: "Bearer <token>", one space, no trailing space.
   const space = header.indexOf(" ");
-  if (space === 6 && header.startsWith("Bearer") && header.indexOf(" ", 7) === -1 && header.length > 7 && !/\s/.test(header[7])) {
+  if (
+    space === 6 &&
+    header.startsWith("Bearer") &&
+    header.indexOf(" ", 7) === -1 &&
+    header.length > 7 &&
+    !/\s/.test(header[7])
+  ) {
     return header.slice(7);
   }
   const m = /^Bearer[ ]+(\S+)\s*$/i.exec(header);

@@ -5,7 +5,7 @@
  * fast routes (server/route-table.ts), the same handlers without h3 in between; every other path
  * and method still goes to the app. Elsewhere (Node), h3's `serve`.
  */
-import { serve, type H3 } from "h3";
+import { type H3, serve } from "h3";
 import { onBun } from "../db/runtime.ts";
 import { direct } from "./handle.ts";
 import type { RouteTable } from "./route-table.ts";
@@ -25,7 +25,11 @@ export function bunRoutes(routes: RouteTable): BunRoutes {
   return out;
 }
 
-export async function listen(app: H3, routes: RouteTable, options: { port: number; hostname: string }): Promise<Listener> {
+export async function listen(
+  app: H3,
+  routes: RouteTable,
+  options: { port: number; hostname: string },
+): Promise<Listener> {
   if (onBun) {
     // development: false — whatever NODE_ENV says, never Bun's error page with a stack trace.
     const server = Bun.serve({

@@ -2,9 +2,9 @@
 /**
  * `marquee` CLI entry (docs/operations.md, The program). Each command lives in server/cli/.
  */
-import { UsageError, type Command } from "./cli/args.ts";
-import { serveCommand } from "./cli/serve.ts";
+import { type Command, UsageError } from "./cli/args.ts";
 import { extraCommands } from "./cli/commands.ts";
+import { serveCommand } from "./cli/serve.ts";
 
 const commands: Record<string, Command> = { serve: serveCommand, ...extraCommands };
 

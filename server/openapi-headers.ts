@@ -15,7 +15,10 @@ export interface HeaderObject {
 const int = { type: "integer", minimum: 0 } as const;
 
 export const HEADERS = {
-  "x-request-id": { description: "Identifies the request; equals `requestId` in error bodies.", schema: { type: "string", minLength: 1 } },
+  "x-request-id": {
+    description: "Identifies the request; equals `requestId` in error bodies.",
+    schema: { type: "string", minLength: 1 },
+  },
   "Cache-Control": { description: "Never cache list pages.", schema: { type: "string", enum: ["private, no-store"] } },
   "X-RateLimit-Limit": {
     description: `Request-rate capacity of the bucket that admitted the request; 401, 402 and 500 report the published ${RATE.publishedLimit}.`,
@@ -43,7 +46,12 @@ export const DOCUMENTED_HEADER_FAMILY = Object.keys(HEADERS)
   .filter((h) => h !== "Cache-Control")
   .map((h) => h.toLowerCase());
 
-const TRIAL_HEADERS = ["X-DataApi-Access", "X-Trial-RowBudget-Limit", "X-Trial-RowBudget-Remaining", "X-Trial-Expires-At"] as const;
+const TRIAL_HEADERS = [
+  "X-DataApi-Access",
+  "X-Trial-RowBudget-Limit",
+  "X-Trial-RowBudget-Remaining",
+  "X-Trial-Expires-At",
+] as const;
 
 function pick(required: readonly HeaderName[], optional: readonly HeaderName[]): Record<string, HeaderObject> {
   const out: Record<string, HeaderObject> = {};
@@ -60,12 +68,18 @@ export function listResponseHeaders(status: number): Record<string, HeaderObject
   const trial = status === 401 ? [] : TRIAL_HEADERS;
   switch (status) {
     case 200:
-      return pick([...always, "Cache-Control"], ["X-RateLimit-Remaining", "X-RateLimit-Reset", "X-RowBudget-Limit", "X-RowBudget-Remaining", ...trial]);
+      return pick(
+        [...always, "Cache-Control"],
+        ["X-RateLimit-Remaining", "X-RateLimit-Reset", "X-RowBudget-Limit", "X-RowBudget-Remaining", ...trial],
+      );
     case 401:
       return pick([...always, "WWW-Authenticate"], []);
     case 429:
       // rate_limited: rate counters; row_budget_exhausted: X-RowBudget-*; trial_capacity_reserved: X-Trial-*.
-      return pick([...always, "Retry-After"], ["X-RateLimit-Remaining", "X-RateLimit-Reset", "X-RowBudget-Limit", "X-RowBudget-Remaining", ...trial]);
+      return pick(
+        [...always, "Retry-After"],
+        ["X-RateLimit-Remaining", "X-RateLimit-Reset", "X-RowBudget-Limit", "X-RowBudget-Remaining", ...trial],
+      );
     case 503:
       return pick([...always, "Retry-After"], trial);
     default:
@@ -75,7 +89,10 @@ export function listResponseHeaders(status: number): Record<string, HeaderObject
 
 /** `POST /v1/ticket-handoffs`, by status. */
 export function handoffResponseHeaders(status: number): Record<string, HeaderObject> {
-  const retry = { ...HEADERS["Retry-After"], description: `Seconds until a retry can succeed (${HANDOFF.retryAfterS}).` };
+  const retry = {
+    ...HEADERS["Retry-After"],
+    description: `Seconds until a retry can succeed (${HANDOFF.retryAfterS}).`,
+  };
   switch (status) {
     case 401:
       return pick(["x-request-id", "WWW-Authenticate"], []);

@@ -16,7 +16,14 @@ import { LIST_PARAMETERS, type ListParameter } from "./params.ts";
 export type JsonSchema = Record<string, unknown>;
 
 type AnySchema = v.GenericSchema & { pipe?: readonly PipeItem[] };
-type PipeItem = { kind: string; type: string; requirement?: unknown; options?: unknown; description?: string; metadata?: unknown };
+type PipeItem = {
+  kind: string;
+  type: string;
+  requirement?: unknown;
+  options?: unknown;
+  description?: string;
+  metadata?: unknown;
+};
 
 /** One published query parameter. */
 export interface QueryParameter {
@@ -36,7 +43,10 @@ function flatten(node: AnySchema | PipeItem): PipeItem[] {
   if (n.pipe) return [...flatten(n.pipe[0] as PipeItem), ...n.pipe.slice(1).flatMap((p) => flatten(p))];
   if (n.wrapped) {
     const hasDefault = n.default !== undefined && typeof n.default !== "function";
-    return [...(hasDefault ? [{ kind: "default", type: "default", requirement: n.default }] : []), ...flatten(n.wrapped)];
+    return [
+      ...(hasDefault ? [{ kind: "default", type: "default", requirement: n.default }] : []),
+      ...flatten(n.wrapped),
+    ];
   }
   return [n];
 }
@@ -58,19 +68,44 @@ export function describeQueryValue(schema: v.GenericSchema): JsonSchema {
       if (item.type === "transform") converted = true;
     } else if (item.kind === "metadata") {
       if (item.type === "description") out.description = item.description;
-      if (item.type === "metadata") Object.assign(out, (item.metadata as { openapi?: object } | undefined)?.openapi ?? {});
+      if (item.type === "metadata")
+        Object.assign(out, (item.metadata as { openapi?: object } | undefined)?.openapi ?? {});
     } else if (item.kind === "validation") {
       switch (item.type) {
-        case "min_value": numeric = true; out.minimum = req; break;
-        case "max_value": numeric = true; out.maximum = req; break;
-        case "gt_value": numeric = true; out.exclusiveMinimum = req; break;
-        case "lt_value": numeric = true; out.exclusiveMaximum = req; break;
-        case "finite": numeric = true; break;
-        case "integer": case "safe_integer": numeric = true; out.type = "integer"; break;
+        case "min_value":
+          numeric = true;
+          out.minimum = req;
+          break;
+        case "max_value":
+          numeric = true;
+          out.maximum = req;
+          break;
+        case "gt_value":
+          numeric = true;
+          out.exclusiveMinimum = req;
+          break;
+        case "lt_value":
+          numeric = true;
+          out.exclusiveMaximum = req;
+          break;
+        case "finite":
+          numeric = true;
+          break;
+        case "integer":
+        case "safe_integer":
+          numeric = true;
+          out.type = "integer";
+          break;
         // Raw-string rules describe the value only until it is converted.
-        case "regex": if (!converted) out.pattern = (req as RegExp).source; break;
-        case "max_length": if (!converted) out.maxLength = req; break;
-        case "min_length": if (!converted) out.minLength = req; break;
+        case "regex":
+          if (!converted) out.pattern = (req as RegExp).source;
+          break;
+        case "max_length":
+          if (!converted) out.maxLength = req;
+          break;
+        case "min_length":
+          if (!converted) out.minLength = req;
+          break;
       }
     }
   }
@@ -96,9 +131,13 @@ export function toQueryParameter(source: ListParameter): QueryParameter {
   if (source.default !== undefined) value.default = source.default;
   if (source.repeatable) {
     return {
-      name: source.name, in: "query", required: false, description,
+      name: source.name,
+      in: "query",
+      required: false,
+      description,
       schema: { type: "array", items: value },
-      style: "form", explode: true,
+      style: "form",
+      explode: true,
     };
   }
   return { name: source.name, in: "query", required: false, description, schema: value };

@@ -15,7 +15,11 @@ import * as portal from "./portal/schemas.ts";
 import { listErrorSchema } from "./schemas.ts";
 
 // `errorMode: "ignore"`: the label's trim is what the server does to it, not a rule a schema states.
-const CONVERT = { target: "draft-2020-12", errorMode: "ignore", overrideRef: (c: { referenceId: string }) => ref(c.referenceId) } as const;
+const CONVERT = {
+  target: "draft-2020-12",
+  errorMode: "ignore",
+  overrideRef: (c: { referenceId: string }) => ref(c.referenceId),
+} as const;
 const ref = (name: string) => `#/components/schemas/${name}`;
 
 const RESOURCES = {
@@ -33,14 +37,18 @@ const minutes = (ms: number) => ms / 60_000;
 const HTML = { "text/html": { schema: { type: "string" } } };
 const requestId = { "x-request-id": { ...HEADERS["x-request-id"], required: true } };
 const retryAfter = {
-  "Retry-After": { ...HEADERS["Retry-After"], description: "Seconds until the oldest creation of the last hour leaves the window.", required: true },
+  "Retry-After": {
+    ...HEADERS["Retry-After"],
+    description: "Seconds until the oldest creation of the last hour leaves the window.",
+    required: true,
+  },
 };
 const setCookie: Record<string, HeaderObject> = {
   "Set-Cookie": { description: `Clears \`${PORTAL.sessionCookie}\`.`, required: true, schema: { type: "string" } },
 };
 
 const MEANING: Record<PortalErrorCode, string> = {
-  invalid_request: "The body is not JSON or a form, or `label` is not a string of at most " + `${PORTAL.maxLabelLength} characters.`,
+  invalid_request: `The body is not JSON or a form, or \`label\` is not a string of at most ${PORTAL.maxLabelLength} characters.`,
   invalid_session: "No live session: sign in with a one-time link.",
   invalid_csrf_token: "A cross-site `Origin`, or the session's CSRF token missing or wrong. Nothing changed.",
   not_found: "The account has no key with this id (another account's keys are not found either).",
@@ -60,9 +68,17 @@ export function buildPortalOpenApi(): PortalOpenApi {
   const schemas = toJsonSchemaDefs(RESOURCES, CONVERT) as unknown as Record<string, JsonSchema>;
 
   /** One error status: the list envelope limited to its codes, and a page for browsers. */
-  const error = (status: number, codes: PortalErrorCode[], headers: Record<string, HeaderObject> = {}, page = true): ResponseObject => {
+  const error = (
+    status: number,
+    codes: PortalErrorCode[],
+    headers: Record<string, HeaderObject> = {},
+    page = true,
+  ): ResponseObject => {
     const name = `PortalError${status}`;
-    const { $schema: _, ...schema } = toJsonSchema(listErrorSchema(codes as [string, ...string[]]), CONVERT) as Record<string, unknown>;
+    const { $schema: _, ...schema } = toJsonSchema(listErrorSchema(codes as [string, ...string[]]), CONVERT) as Record<
+      string,
+      unknown
+    >;
     schemas[name] = { ...schema, title: name } as JsonSchema;
     return {
       description: codes.map((c) => `\`${c}\`: ${MEANING[c]}`).join(" "),
@@ -87,10 +103,17 @@ export function buildPortalOpenApi(): PortalOpenApi {
     name: "X-CSRF-Token",
     in: "header",
     required: false,
-    description: "The session's CSRF token (`csrfToken` of `GET /developers/keys`). HTML forms send it as the `csrf_token` field instead.",
+    description:
+      "The session's CSRF token (`csrfToken` of `GET /developers/keys`). HTML forms send it as the `csrf_token` field instead.",
     schema: { type: "string" },
   };
-  const keyId = { name: "id", in: "path", required: true, description: "The key's id.", schema: { type: "integer", minimum: 1 } };
+  const keyId = {
+    name: "id",
+    in: "path",
+    required: true,
+    description: "The key's id.",
+    schema: { type: "integer", minimum: 1 },
+  };
   const tag = "Developers";
 
   const paths: PortalOpenApi["paths"] = {
@@ -124,7 +147,12 @@ export function buildPortalOpenApi(): PortalOpenApi {
         },
         responses: {
           201: ok("The new key, shown this once.", "CreatedDeveloperKey"),
-          400: e400, 401: e401, 403: e403, 409: e409, 429: e429, 500: e500,
+          400: e400,
+          401: e401,
+          403: e403,
+          409: e409,
+          429: e429,
+          500: e500,
         },
       },
     },
@@ -142,7 +170,10 @@ export function buildPortalOpenApi(): PortalOpenApi {
         responses: {
           200: ok("JSON: the key is revoked. HTML: the confirmation step; nothing changed yet.", "RevokedDeveloperKey"),
           303: { description: "HTML, confirmed: revoked; see the keys page.", headers: requestId },
-          401: e401, 403: e403, 404: e404, 500: e500,
+          401: e401,
+          403: e403,
+          404: e404,
+          500: e500,
         },
       },
     },
@@ -167,7 +198,11 @@ export function buildPortalOpenApi(): PortalOpenApi {
   return {
     tag: {
       name: tag,
-      description: `The developer portal, where account owners create and revoke their own keys (session cookie, CSRF token). Error codes: ${Object.keys(PORTAL_ERRORS).map((c) => `\`${c}\``).join(", ")}.`,
+      description: `The developer portal, where account owners create and revoke their own keys (session cookie, CSRF token). Error codes: ${Object.keys(
+        PORTAL_ERRORS,
+      )
+        .map((c) => `\`${c}\``)
+        .join(", ")}.`,
     },
     paths,
     schemas,

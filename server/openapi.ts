@@ -7,8 +7,13 @@
 import { toJsonSchema, toJsonSchemaDefs } from "@valibot/to-json-schema";
 import type * as v from "valibot";
 import { HANDOFF, HANDOFF_ERRORS, LIST_ERRORS, SPEC_VERSION } from "../db/contract.ts";
-import { handoffResponseHeaders, listResponseHeaders, publicResponseHeaders, type HeaderObject } from "./openapi-headers.ts";
-import { listParameters, type JsonSchema } from "./openapi-params.ts";
+import {
+  type HeaderObject,
+  handoffResponseHeaders,
+  listResponseHeaders,
+  publicResponseHeaders,
+} from "./openapi-headers.ts";
+import { type JsonSchema, listParameters } from "./openapi-params.ts";
 import { buildPortalOpenApi } from "./openapi-portal.ts";
 import type { OpenApiDocument, Operation, ResponseObject } from "./openapi-types.ts";
 import * as schemas from "./schemas.ts";
@@ -47,9 +52,16 @@ function groupByStatus(entries: Array<[string, number]>): Map<number, string[]> 
 }
 
 const STATUS_TEXT: Record<number, string> = {
-  400: "Bad request", 401: "Missing or invalid API key", 402: "Payment required", 403: "Forbidden by plan or account",
-  404: "Event not available", 409: "Conflict", 413: "Request body too large", 429: "Too many requests",
-  500: "Unexpected error", 503: "Temporarily unavailable",
+  400: "Bad request",
+  401: "Missing or invalid API key",
+  402: "Payment required",
+  403: "Forbidden by plan or account",
+  404: "Event not available",
+  409: "Conflict",
+  413: "Request body too large",
+  429: "Too many requests",
+  500: "Unexpected error",
+  503: "Temporarily unavailable",
 };
 
 export function buildOpenApiDocument(options: { baseUrl: string }): OpenApiDocument {
@@ -64,7 +76,7 @@ export function buildOpenApiDocument(options: { baseUrl: string }): OpenApiDocum
     errorSchemas[name] = { ...(toJsonSchema(schema, CONVERT) as JsonSchema), title: name };
     delete errorSchemas[name].$schema;
     return {
-      description: `${STATUS_TEXT[status] ?? "Error"}: ${codes.map((c) => "`" + c + "`").join(", ")}.`,
+      description: `${STATUS_TEXT[status] ?? "Error"}: ${codes.map((c) => `\`${c}\``).join(", ")}.`,
       headers,
       content: { "application/json": { schema: { $ref: ref(name) } } },
     };
@@ -92,7 +104,13 @@ export function buildOpenApiDocument(options: { baseUrl: string }): OpenApiDocum
   for (const [status, codes] of handoffErrorCodesByStatus()) {
     // Spec: `event_url` is present for ticket_link_unavailable (the only 409).
     const schema = schemas.handoffErrorSchema(codes as [string, ...string[]], status === 409);
-    handoffResponses[status] = errorResponse(`HandoffError${status}`, status, codes, schema, handoffResponseHeaders(status));
+    handoffResponses[status] = errorResponse(
+      `HandoffError${status}`,
+      status,
+      codes,
+      schema,
+      handoffResponseHeaders(status),
+    );
   }
 
   const developers = buildPortalOpenApi();
@@ -163,7 +181,11 @@ export function buildOpenApiDocument(options: { baseUrl: string }): OpenApiDocum
           tags: ["Contract"],
           security: [],
           responses: {
-            200: { description: "The reference page.", headers: publicResponseHeaders(), content: { "text/html": { schema: { type: "string" } } } },
+            200: {
+              description: "The reference page.",
+              headers: publicResponseHeaders(),
+              content: { "text/html": { schema: { type: "string" } } },
+            },
           },
         },
       },
@@ -176,7 +198,8 @@ export function buildOpenApiDocument(options: { baseUrl: string }): OpenApiDocum
         bearerAuth: {
           type: "http",
           scheme: "bearer",
-          description: "`Authorization: Bearer <API_KEY>`. Keys are shown once at creation; only a SHA-256 digest is stored.",
+          description:
+            "`Authorization: Bearer <API_KEY>`. Keys are shown once at creation; only a SHA-256 digest is stored.",
         },
         ...developers.securitySchemes,
       },
@@ -189,7 +212,10 @@ export function buildOpenApiDocument(options: { baseUrl: string }): OpenApiDocum
  * specification, not here); what this document fixes is the key and the 401 it shares with REST.
  */
 function mcpOperation(unauthorized: ResponseObject): Operation {
-  const rpc = { type: ["object", "array"], description: "A JSON-RPC 2.0 message or batch (MCP Streamable HTTP, stateless)." };
+  const rpc = {
+    type: ["object", "array"],
+    description: "A JSON-RPC 2.0 message or batch (MCP Streamable HTTP, stateless).",
+  };
   return {
     operationId: "postMcpMessage",
     summary: "MCP tools: search_events, create_ticket_handoff",
@@ -198,11 +224,16 @@ function mcpOperation(unauthorized: ResponseObject): Operation {
     security: [{ bearerAuth: [] }],
     requestBody: { required: true, content: { "application/json": { schema: rpc } } },
     responses: {
-      200: { description: "JSON-RPC response(s).", headers: publicResponseHeaders(), content: { "application/json": { schema: rpc } } },
+      200: {
+        description: "JSON-RPC response(s).",
+        headers: publicResponseHeaders(),
+        content: { "application/json": { schema: rpc } },
+      },
       202: { description: "Notifications only: accepted, no body.", headers: publicResponseHeaders() },
       401: unauthorized,
       "4XX": {
-        description: "A request the transport refuses (malformed JSON-RPC, wrong Accept or Content-Type, GET or DELETE).",
+        description:
+          "A request the transport refuses (malformed JSON-RPC, wrong Accept or Content-Type, GET or DELETE).",
         headers: publicResponseHeaders(),
         content: { "application/json": { schema: rpc } },
       },

@@ -59,7 +59,11 @@ export const RadiusParam = v.pipe(
 );
 
 /** The single value of a parameter, or undefined when absent; a repeated one is invalid (docs/api.md, Listing events). */
-function single(query: URLSearchParams, name: string, code: "invalid_coordinates" | "invalid_radius" | "invalid_polygon"): string | undefined {
+function single(
+  query: URLSearchParams,
+  name: string,
+  code: "invalid_coordinates" | "invalid_radius" | "invalid_polygon",
+): string | undefined {
   const all = query.getAll(name);
   if (all.length > 1) throw new ApiError(code, `\`${name}\` may be given only once.`);
   return all[0];
@@ -82,13 +86,15 @@ function parseCircle(query: URLSearchParams): GeoFilter {
   }
   const radius = v.safeParse(RadiusParam, radiusText);
   if (!radius.success) {
-    throw new ApiError("invalid_radius", `\`radius_miles\` must be a number greater than 0 and at most ${LIST.maxRadiusMiles}.`);
+    throw new ApiError(
+      "invalid_radius",
+      `\`radius_miles\` must be a number greater than 0 and at most ${LIST.maxRadiusMiles}.`,
+    );
   }
   return { kind: "circle", lat: lat.output, lng: lng.output, radiusMiles: radius.output };
 }
 
-const POLYGON_SHAPE =
-  `\`polygon\` must be ${LIST.minPolygonVertices} to ${LIST.maxPolygonVertices} \`lat,lng\` vertices separated by \`;\` (latitude first).`;
+const POLYGON_SHAPE = `\`polygon\` must be ${LIST.minPolygonVertices} to ${LIST.maxPolygonVertices} \`lat,lng\` vertices separated by \`;\` (latitude first).`;
 
 /**
  * Parses a ring: `lat,lng;lat,lng;…`. A last vertex equal to the first closes the ring and is

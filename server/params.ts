@@ -17,7 +17,12 @@ import { LatitudeParam, LongitudeParam, PolygonParam, RadiusParam } from "./para
 /** docs/api.md, Listing events: booleans are exactly `true` or `false`. */
 const booleanParam = (code: string, description: string) =>
   v.message(
-    v.pipe(v.picklist(["true", "false"]), v.transform((s) => s === "true"), v.boolean(), v.description(description)),
+    v.pipe(
+      v.picklist(["true", "false"]),
+      v.transform((s) => s === "true"),
+      v.boolean(),
+      v.description(description),
+    ),
     code,
   );
 
@@ -101,7 +106,10 @@ export const ExcludeAggregatorsParam = booleanParam(
     `(${AGGREGATOR_VENDORS.join(", ")}).`,
 );
 
-export const ExcludeSoldOutParam = booleanParam("invalid_exclude_sold_out", "When true, omits events flagged `isSoldOut`.");
+export const ExcludeSoldOutParam = booleanParam(
+  "invalid_exclude_sold_out",
+  "When true, omits events flagged `isSoldOut`.",
+);
 
 export const LimitParam = v.message(
   v.pipe(

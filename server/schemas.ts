@@ -10,9 +10,9 @@
 import * as v from "valibot";
 import { HANDOFF } from "../db/contract.ts";
 
-export { Event, TICKET_LINK_STATUSES, Venue, type Event as EventShape } from "../db/event.ts";
-import { Event, utc } from "../db/event.ts";
+export { Event, type Event as EventShape, TICKET_LINK_STATUSES, Venue } from "../db/event.ts";
 
+import { Event, utc } from "../db/event.ts";
 
 /** Spec "Page (envelope)". */
 export const PageInfo = v.pipe(
@@ -21,8 +21,16 @@ export const PageInfo = v.pipe(
       v.nullable(v.string()),
       v.description("Opaque token continuing from the last snapshot row of the page (not the last delivered row)."),
     ),
-    hasMore: v.pipe(v.boolean(), v.description("False when the window is exhausted. Page on this, never on data.length.")),
-    count: v.pipe(v.number(), v.integer(), v.minValue(0), v.description("Rows delivered on this page; not a total match count.")),
+    hasMore: v.pipe(
+      v.boolean(),
+      v.description("False when the window is exhausted. Page on this, never on data.length."),
+    ),
+    count: v.pipe(
+      v.number(),
+      v.integer(),
+      v.minValue(0),
+      v.description("Rows delivered on this page; not a total match count."),
+    ),
   }),
   v.title("PageInfo"),
 );

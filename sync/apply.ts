@@ -7,7 +7,7 @@ import type { Db } from "../db/driver.ts";
 import { readWatermark } from "../db/replica.ts";
 import { snapshotTracked, stopTracking, trackingLimit } from "../db/snapshot.ts";
 import type { UpstreamRecord } from "./records.ts";
-import { encodeRecords, RowDecoder, RowKind, type RowBatch } from "./rows.ts";
+import { encodeRecords, type RowBatch, RowDecoder, RowKind } from "./rows.ts";
 
 export interface ApplyResult {
   applied: number;
@@ -40,7 +40,9 @@ function statements(db: Db) {
     setWatermark: db.prepare("UPDATE sync_state SET value = $seq WHERE key = 'watermark'"),
     markEvent: db.prepare("INSERT OR IGNORE INTO snapshot_dirty_events(id) VALUES ($id)"),
     markVenue: db.prepare("INSERT OR IGNORE INTO snapshot_dirty_venues(id) VALUES ($id)"),
-    venueRow: db.prepare<{ city: string; state: string; visible: number }>("SELECT city, state, visible FROM venues WHERE id = $id"),
+    venueRow: db.prepare<{ city: string; state: string; visible: number }>(
+      "SELECT city, state, visible FROM venues WHERE id = $id",
+    ),
     // The event fields a snapshot row is made of (db/snapshot.ts SNAPSHOT_SELECT, SERVABLE_SQL).
     eventRow: db.prepare<EventSnapshotFields>(
       "SELECT venue_id, start_ms, end_ms, is_sold_out, duplicate_of, source, status FROM events WHERE id = $id",
@@ -73,7 +75,8 @@ function mark(s: Statements, r: Row): void {
   else if (r.kind === RowKind.DeleteVenue) s.markVenue.run({ id: r.id });
   else {
     const old = s.venueRow.get({ id: r.id });
-    if (!old || old.city !== r.city || old.state !== r.state || old.visible !== r.visible) s.markVenue.run({ id: r.id });
+    if (!old || old.city !== r.city || old.state !== r.state || old.visible !== r.visible)
+      s.markVenue.run({ id: r.id });
   }
 }
 
@@ -84,8 +87,14 @@ interface BatchState {
 
 /** Reads the rest of a venue row (after seq and id) and writes it. */
 function applyVenue(s: Statements, d: RowDecoder, r: Row, state: BatchState): void {
-  const latitude = d.num(), longitude = d.num(), visible = d.int();
-  const name = d.text(), city = d.text(), st = d.text(), timezone = d.str(), precision = d.str();
+  const latitude = d.num(),
+    longitude = d.num(),
+    visible = d.int();
+  const name = d.text(),
+    city = d.text(),
+    st = d.text(),
+    timezone = d.str(),
+    precision = d.str();
   if (state.track) mark(s, { ...r, city, state: st, visible });
   s.upsertVenue.run({ id: r.id, name, city, state: st, timezone, latitude, longitude, precision, visible, seq: r.seq });
   s.deleteRtree.run({ id: r.id });
@@ -112,16 +121,45 @@ interface EventSnapshotFields {
  */
 function applyEvent(s: Statements, d: RowDecoder, r: Row, state: BatchState): void {
   const v = [
-    d.int(), d.int(), d.num(), d.num(), d.int(), d.int(), d.int(), d.num(), d.int(),
-    d.text(), d.text(), d.text(), d.str(), d.str(), d.str(), d.str(), d.str(), d.text(), d.text(), d.text(), d.text(),
-    d.str(), d.str(), d.text(), d.str(), d.str(),
+    d.int(),
+    d.int(),
+    d.num(),
+    d.num(),
+    d.int(),
+    d.int(),
+    d.int(),
+    d.num(),
+    d.int(),
+    d.text(),
+    d.text(),
+    d.text(),
+    d.str(),
+    d.str(),
+    d.str(),
+    d.str(),
+    d.str(),
+    d.text(),
+    d.text(),
+    d.text(),
+    d.text(),
+    d.str(),
+    d.str(),
+    d.text(),
+    d.str(),
+    d.str(),
   ] as const;
   if (state.track) {
     const old = s.eventRow.get({ id: r.id });
     // Positions in `v`: venue_id 0, start_ms 1, end_ms 2, is_sold_out 4, duplicate_of 7, source 18, status 20.
     const same =
-      old !== undefined && old.venue_id === v[0] && old.start_ms === v[1] && (old.end_ms ?? null) === (v[2] ?? null) &&
-      old.is_sold_out === v[4] && (old.duplicate_of ?? null) === (v[7] ?? null) && old.source === v[18] && old.status === v[20];
+      old !== undefined &&
+      old.venue_id === v[0] &&
+      old.start_ms === v[1] &&
+      (old.end_ms ?? null) === (v[2] ?? null) &&
+      old.is_sold_out === v[4] &&
+      (old.duplicate_of ?? null) === (v[7] ?? null) &&
+      old.source === v[18] &&
+      old.status === v[20];
     if (!same) mark(s, r);
   }
   s.upsertEvent.run(r.id, r.seq, ...v);

@@ -79,9 +79,18 @@ function event(seq: number, x: unknown, isInstant: (s: string) => boolean): Upst
   const ticketed = opt<boolean>(x.ticketed, isBool, true);
   const links = ticketLinks(x.ticketLinks);
   if (
-    costText === FAIL || isFree === FAIL || isSoldOut === FAIL || isLowTickets === FAIL || age === FAIL ||
-    website === FAIL || websiteBroken === FAIL || imageUrl === FAIL || categories === FAIL || duplicateOf === FAIL ||
-    ticketed === FAIL || links === undefined
+    costText === FAIL ||
+    isFree === FAIL ||
+    isSoldOut === FAIL ||
+    isLowTickets === FAIL ||
+    age === FAIL ||
+    website === FAIL ||
+    websiteBroken === FAIL ||
+    imageUrl === FAIL ||
+    categories === FAIL ||
+    duplicateOf === FAIL ||
+    ticketed === FAIL ||
+    links === undefined
   ) {
     return undefined;
   }
@@ -89,8 +98,25 @@ function event(seq: number, x: unknown, isInstant: (s: string) => boolean): Upst
     type: "event",
     seq,
     event: {
-      id, venueId, title, slug, startDate, endDate, costText, isFree, isSoldOut, isLowTickets, age, website,
-      websiteBroken, imageUrl, categories: [...categories], source, status: status as never, duplicateOf, ticketed,
+      id,
+      venueId,
+      title,
+      slug,
+      startDate,
+      endDate,
+      costText,
+      isFree,
+      isSoldOut,
+      isLowTickets,
+      age,
+      website,
+      websiteBroken,
+      imageUrl,
+      categories: [...categories],
+      source,
+      status: status as never,
+      duplicateOf,
+      ticketed,
       ticketLinks: links,
     },
   };

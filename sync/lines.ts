@@ -6,7 +6,7 @@
  * same checks run on either side (parseNextRecord), and a batch with a bad line is not applied.
  */
 import type { Db } from "../db/driver.ts";
-import { applyRows, type ApplyResult } from "./apply.ts";
+import { type ApplyResult, applyRows } from "./apply.ts";
 import { parseNextRecord } from "./records.ts";
 import { Latin1Text, latin1String, RowEncoder } from "./rows.ts";
 
@@ -65,7 +65,8 @@ export class LineCollector {
   /** The last record's line, with its number (the reading thread parses it to learn its seq). */
   last(): { text: string; line: number } {
     const i = this.parts.length - 1;
-    const wide = this.wide.length > 0 && this.wide[this.wide.length - 1][0] === i ? this.wide[this.wide.length - 1][1] : undefined;
+    const wide =
+      this.wide.length > 0 && this.wide[this.wide.length - 1][0] === i ? this.wide[this.wide.length - 1][1] : undefined;
     return { text: wide ?? this.parts[i], line: this.firstLine + i };
   }
 
@@ -81,7 +82,13 @@ export class LineCollector {
   /** The batch, and the lines it holds as this thread keeps them (a wide line as ""), to report a bad one. */
   finish(previousSeq: number): { batch: LineBatch; parts: readonly string[] } {
     const textBytes = this.text.length;
-    const batch: LineBatch = { firstLine: this.firstLine, text: this.text.take(), textBytes, wide: this.wide, previousSeq };
+    const batch: LineBatch = {
+      firstLine: this.firstLine,
+      text: this.text.take(),
+      textBytes,
+      wide: this.wide,
+      previousSeq,
+    };
     const parts = this.parts;
     this.clear();
     return { batch, parts };

@@ -9,7 +9,7 @@
  * transaction starts (docs/upstream-records.md), with the same message.
  */
 import type { ApplyResult } from "./apply.ts";
-import { LineCollector, type LineBatch } from "./lines.ts";
+import { type LineBatch, LineCollector } from "./lines.ts";
 import { parseNextRecord, parseRecordLine, RecordError } from "./records.ts";
 import { RowEncoder } from "./rows.ts";
 import type { BatchWriter, Written } from "./writer.ts";
@@ -134,7 +134,10 @@ export class BatchPipeline {
     } catch (err) {
       if (!(err instanceof RecordError)) throw err;
     }
-    if (seq === undefined) return this.parseCollected(); // it holds a bad line: find the first one here
+    if (seq === undefined) {
+      this.parseCollected(); // it holds a bad line: find the first one here
+      return;
+    }
     const recordsBefore = this.counts.records - this.lines.records;
     const { batch, parts } = this.lines.finish(this.lastSeq);
     this.lastSeq = seq;
@@ -155,10 +158,12 @@ export class BatchPipeline {
   }
 
   private sendRows(): void {
-    this.track(this.writer.write(this.rows.finish()).then((written: Written) => {
-      if (written.rows) this.rows.recycle(written.rows);
-      return written.result;
-    }));
+    this.track(
+      this.writer.write(this.rows.finish()).then((written: Written) => {
+        if (written.rows) this.rows.recycle(written.rows);
+        return written.result;
+      }),
+    );
   }
 
   private track(written: Promise<ApplyResult>, rejected?: (error: RecordError) => LinesRejected): void {

@@ -44,7 +44,9 @@ async function schedIdle(): Promise<((tid: number) => boolean) | null> {
   const param = new Int32Array(1); // struct sched_param { int sched_priority = 0 }
   for (const libc of ["libc.so.6", "libc.so"]) {
     try {
-      const { symbols } = dlopen(libc, { sched_setscheduler: { args: [FFIType.i32, FFIType.i32, FFIType.ptr], returns: FFIType.i32 } });
+      const { symbols } = dlopen(libc, {
+        sched_setscheduler: { args: [FFIType.i32, FFIType.i32, FFIType.ptr], returns: FFIType.i32 },
+      });
       return (tid) => symbols.sched_setscheduler(tid, SCHED_IDLE, ptr(param)) === 0;
     } catch {
       // not this libc; try the next name

@@ -45,6 +45,7 @@ export function parseRecordLine(text: string, line: number): UpstreamRecord {
 /** parseRecordLine, plus the stream's order (docs/upstream-records.md, The stream): each seq above the one before it. */
 export function parseNextRecord(text: string, line: number, previousSeq: number): UpstreamRecord {
   const record = parseRecordLine(text, line);
-  if (record.seq <= previousSeq) throw new RecordError(line, `seq ${record.seq} does not increase (previous ${previousSeq})`);
+  if (record.seq <= previousSeq)
+    throw new RecordError(line, `seq ${record.seq} does not increase (previous ${previousSeq})`);
   return record;
 }

@@ -47,7 +47,8 @@ type Latin1Buffer = Buffer & { latin1Write(s: string, offset: number, length: nu
 const latin1View = (bytes: Uint8Array) => Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength) as Latin1Buffer;
 
 /** The first `length` bytes of an array Latin1Text wrote, as one string (one copy). */
-export const latin1String = (bytes: Uint8Array, length: number): string => latin1View(bytes).toString("latin1", 0, length);
+export const latin1String = (bytes: Uint8Array, length: number): string =>
+  latin1View(bytes).toString("latin1", 0, length);
 
 /** A copy of `used` elements of `array` in an array of at least `need`, doubling its length. */
 function grown<T extends Uint8Array | Float64Array | Int32Array>(array: T, used: number, need: number): T {
@@ -139,7 +140,8 @@ export class RowEncoder {
   }
 
   private str(s: string | null): void {
-    if (this.stringCount === this.lengths.length) this.lengths = grown(this.lengths, this.stringCount, this.stringCount + 1);
+    if (this.stringCount === this.lengths.length)
+      this.lengths = grown(this.lengths, this.stringCount, this.stringCount + 1);
     if (s === null) {
       this.lengths[this.stringCount++] = -1;
       return;
@@ -178,7 +180,10 @@ export class RowEncoder {
         // website_raw only where it differs from the served website (db/replica.ts): usually it is the same URL.
         this.str(e.age), this.str(e.website === website ? null : e.website), this.str(e.imageUrl);
         this.str(JSON.stringify(deriveCategories(e.categories)));
-        this.str(e.source), this.str(vendorOf(e.source)), this.str(e.status), this.str(deriveCost(e.costText, e.isFree));
+        this.str(e.source),
+          this.str(vendorOf(e.source)),
+          this.str(e.status),
+          this.str(deriveCost(e.costText, e.isFree));
         this.str(website), this.str(ticketing.status), this.str(ticketing.destination);
         this.str(e.ticketLinks.length === 0 ? null : JSON.stringify(e.ticketLinks)); // {url, seller, broken}, as validated
         return;
@@ -217,7 +222,8 @@ export class RowEncoder {
   recycle(batch: RowBatch): void {
     const { kinds, nums, lengths } = batch;
     this.text.recycle(batch.text);
-    if (kinds.length > 0 && nums.length > 0 && lengths.length > 0 && this.spares.length < 2) this.spares.push({ kinds, nums, lengths });
+    if (kinds.length > 0 && nums.length > 0 && lengths.length > 0 && this.spares.length < 2)
+      this.spares.push({ kinds, nums, lengths });
   }
 }
 

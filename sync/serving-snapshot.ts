@@ -10,7 +10,9 @@ const SNAPSHOT_WATERMARK = "snapshot_watermark";
 
 /** The snapshot lags the live rows when the watermark moved since the last refresh by a sync. */
 export function snapshotLags(db: Db): boolean {
-  const row = db.prepare<{ value: number | null }>("SELECT value FROM sync_state WHERE key = $key").get({ key: SNAPSHOT_WATERMARK });
+  const row = db
+    .prepare<{ value: number | null }>("SELECT value FROM sync_state WHERE key = $key")
+    .get({ key: SNAPSHOT_WATERMARK });
   return row?.value == null || Number(row.value) !== readWatermark(db);
 }
 
@@ -32,4 +34,3 @@ export function refreshServingSnapshot(db: Db, nowMs: number): number {
 export function refreshSnapshotIfStale(db: Db, nowMs: number): number | null {
   return snapshotLags(db) ? refreshServingSnapshot(db, nowMs) : null;
 }
-

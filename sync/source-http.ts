@@ -7,7 +7,7 @@
  * stopped. `--follow` asks again every few seconds for what was appended.
  */
 import { SYNC } from "../db/contract.ts";
-import { sleep, splitLines, type RecordSource, type SourceOptions } from "./source-lines.ts";
+import { type RecordSource, type SourceOptions, sleep, splitLines } from "./source-lines.ts";
 
 export class HttpSourceError extends Error {}
 

@@ -9,12 +9,12 @@ import { closeSync, fstatSync, openSync, readSync, statSync } from "node:fs";
 import { SYNC } from "../db/contract.ts";
 import { httpSource } from "./source-http.ts";
 import {
-  sleep,
-  splitLines,
   type LineChunk,
   type RecordSource,
   type SourceOptions,
   type SourcePosition,
+  sleep,
+  splitLines,
 } from "./source-lines.ts";
 
 export type { LineChunk, RecordSource, SourceOptions, SourcePosition };

@@ -13,11 +13,11 @@
 import { SYNC } from "../db/contract.ts";
 import type { Db } from "../db/driver.ts";
 import { readWatermark } from "../db/replica.ts";
-import { BatchPipeline, type BatchCounts, type HandOff } from "./pipeline.ts";
+import { type BatchCounts, BatchPipeline, type HandOff } from "./pipeline.ts";
 import { RecordError } from "./records.ts";
-import type { RecordSource, SourcePosition } from "./source.ts";
 import { snapshotLags } from "./serving-snapshot.ts";
-import { applyBulkSettings, openWriter, type BatchWriter } from "./writer.ts";
+import type { RecordSource, SourcePosition } from "./source.ts";
+import { applyBulkSettings, type BatchWriter, openWriter } from "./writer.ts";
 
 export interface SyncProgress {
   /** What the run is doing: reading and applying records, or rebuilding the snapshot. */
@@ -91,19 +91,39 @@ async function run(db: Db, source: RecordSource, writer: BatchWriter, options: S
   const now = options.now ?? Date.now;
   const started = performance.now();
   const summary: SyncSummary = {
-    source: source.name, lines: 0, records: 0, applied: 0, skipped: 0, batches: 0,
-    watermark: readWatermark(db), snapshotEvents: null, snapshotMs: 0, bytes: 0, elapsedMs: 0, position: { offset: 0, line: 0 },
+    source: source.name,
+    lines: 0,
+    records: 0,
+    applied: 0,
+    skipped: 0,
+    batches: 0,
+    watermark: readWatermark(db),
+    snapshotEvents: null,
+    snapshotMs: 0,
+    bytes: 0,
+    elapsedMs: 0,
+    position: { offset: 0, line: 0 },
     writerThread: writer.threaded,
   };
-  const batches = new BatchPipeline(writer, summary, options.batchSize ?? SYNC.batchSize, summary.watermark, options.handOff ?? "balance");
+  const batches = new BatchPipeline(
+    writer,
+    summary,
+    options.batchSize ?? SYNC.batchSize,
+    summary.watermark,
+    options.handOff ?? "balance",
+  );
   let lastRefresh = 0;
 
   const progress = (phase: SyncProgress["phase"] = "apply") => {
     summary.elapsedMs = performance.now() - started;
     options.onProgress?.({
       phase,
-      bytes: summary.bytes, totalBytes: source.size, lines: summary.lines, applied: summary.applied,
-      skipped: summary.skipped, elapsedMs: summary.elapsedMs,
+      bytes: summary.bytes,
+      totalBytes: source.size,
+      lines: summary.lines,
+      applied: summary.applied,
+      skipped: summary.skipped,
+      elapsedMs: summary.elapsedMs,
     });
   };
   /**
@@ -116,7 +136,8 @@ async function run(db: Db, source: RecordSource, writer: BatchWriter, options: S
     await batches.drain();
     if (!(cause instanceof RecordError)) return cause;
     summary.elapsedMs = performance.now() - started;
-    const kept = summary.applied > 0 ? `; ${summary.applied} records before it stay applied (watermark ${summary.watermark})` : "";
+    const kept =
+      summary.applied > 0 ? `; ${summary.applied} records before it stay applied (watermark ${summary.watermark})` : "";
     return new SyncError(cause.line, `${cause.message}${kept}`, summary);
   };
   /** Everything read so far, committed. */

@@ -6,12 +6,12 @@
  * first failed batch. Bun only (a Bun Worker); everything it runs is the same code as the
  * in-thread path.
  */
-import { openDb, type Db } from "../db/driver.ts";
+import { type Db, openDb } from "../db/driver.ts";
 import { applyRows } from "./apply.ts";
 import { applyLines } from "./lines.ts";
 import { RecordError } from "./records.ts";
 import { refreshServingSnapshot } from "./serving-snapshot.ts";
-import { applyBulkSettings, lineBuffers, rowBuffers, type FromWriter, type ToWriter } from "./writer.ts";
+import { applyBulkSettings, type FromWriter, lineBuffers, rowBuffers, type ToWriter } from "./writer.ts";
 
 declare const self: Worker;
 

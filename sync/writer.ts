@@ -10,7 +10,7 @@
 import { SYNC } from "../db/contract.ts";
 import type { Db } from "../db/driver.ts";
 import { onBun } from "../db/runtime.ts";
-import { applyRows, type ApplyResult } from "./apply.ts";
+import { type ApplyResult, applyRows } from "./apply.ts";
 import { applyLines, type LineBatch } from "./lines.ts";
 import { RecordError } from "./records.ts";
 import type { RowBatch } from "./rows.ts";
@@ -112,8 +112,7 @@ export function inThreadWriter(db: Db): BatchWriter {
 
 /** The writer for a run: a thread when the runtime, the replica and the input size make it pay. */
 export async function openWriter(db: Db, inputBytes: number | undefined): Promise<BatchWriter> {
-  const threaded =
-    onBun && db.path !== ":memory:" && db.path !== "" && (inputBytes ?? Infinity) >= THREAD_MIN_BYTES;
+  const threaded = onBun && db.path !== ":memory:" && db.path !== "" && (inputBytes ?? Infinity) >= THREAD_MIN_BYTES;
   if (!threaded) return inThreadWriter(db);
   return (await startThread(db)) ?? inThreadWriter(db);
 }

@@ -3,8 +3,9 @@
  * events inside every horizon, list helpers, and a direct handle on a target's ledger file for
  * the few things HTTP cannot stage (another process holding rows or the write lock).
  */
-import Database from "better-sqlite3";
+
 import { join } from "node:path";
+import Database from "better-sqlite3";
 import { beforeAll, beforeEach, expect } from "vitest";
 import { HOT_PATH } from "../db/contract.ts";
 import type { Client } from "./harness.ts";
@@ -22,7 +23,9 @@ let venues = 9000;
 /** 120 events 10 to 15 days out (inside every horizon even after the clock moves a week). */
 export async function seedEvents(c: Client): Promise<void> {
   const venue = ++venues;
-  const records: object[] = [venueRecord(venue, { latitude: 40.7128, longitude: -74.006, city: "New York", state: "NY" })];
+  const records: object[] = [
+    venueRecord(venue, { latitude: 40.7128, longitude: -74.006, city: "New York", state: "NY" }),
+  ];
   for (let i = 0; i < EVENTS; i++) {
     records.push(eventRecord(900_000 + venue * 1000 + i, venue, iso(NOW_MS + 10 * DAY_S * 1000 + i * 3_600_000)));
   }
@@ -90,5 +93,8 @@ export function withTargetLedger<T>(c: Client, fn: (db: Database.Database) => T)
 /** The trial's rows as the ledger holds them, once the server's counters reached it (server/limits/meter.ts). */
 export async function trialRowsUsed(c: Client, accountId: number): Promise<number | undefined> {
   await new Promise((resolve) => setTimeout(resolve, HOT_PATH.meterFlushMs + 60));
-  return withTargetLedger(c, (db) => (db.prepare("SELECT rows_used AS n FROM trials WHERE account_id = ?").get(accountId) as any)?.n);
+  return withTargetLedger(
+    c,
+    (db) => (db.prepare("SELECT rows_used AS n FROM trials WHERE account_id = ?").get(accountId) as any)?.n,
+  );
 }

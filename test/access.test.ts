@@ -4,9 +4,10 @@
  * fault injection and real ledger failures answering 503 without rows.
  */
 import { expect, it } from "vitest";
+import { ACCESS, HOT_PATH } from "../db/contract.ts";
 import {
-  DAY_S,
   after,
+  DAY_S,
   expectError,
   expectRows,
   list,
@@ -15,7 +16,6 @@ import {
   trialRowsUsed,
   withTargetLedger,
 } from "./access-fixtures.ts";
-import { ACCESS, HOT_PATH } from "../db/contract.ts";
 import { describeMatrix } from "./harness.ts";
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
@@ -57,8 +57,22 @@ describeMatrix("access", (use) => {
     // The names each kind of page carries beyond the fixed ones (docs/api.md).
     const own = {
       legacy: ["x-ratelimit-limit", "x-ratelimit-remaining", "x-ratelimit-reset"],
-      basic: ["x-ratelimit-limit", "x-ratelimit-remaining", "x-ratelimit-reset", "x-rowbudget-limit", "x-rowbudget-remaining"],
-      trial: ["x-dataapi-access", "x-ratelimit-limit", "x-ratelimit-remaining", "x-ratelimit-reset", "x-trial-expires-at", "x-trial-rowbudget-limit", "x-trial-rowbudget-remaining"],
+      basic: [
+        "x-ratelimit-limit",
+        "x-ratelimit-remaining",
+        "x-ratelimit-reset",
+        "x-rowbudget-limit",
+        "x-rowbudget-remaining",
+      ],
+      trial: [
+        "x-dataapi-access",
+        "x-ratelimit-limit",
+        "x-ratelimit-remaining",
+        "x-ratelimit-reset",
+        "x-trial-expires-at",
+        "x-trial-rowbudget-limit",
+        "x-trial-rowbudget-remaining",
+      ],
     };
     const ids = new Set<string>();
     for (let round = 1; round <= 2; round++) {
@@ -98,11 +112,23 @@ describeMatrix("access", (use) => {
     expect(trial.header("x-dataapi-access")).toBe("trial");
     // 402 reports the published limit; 403 the account's own.
     const negotiated = { rateSustained: 600, rateBurst: 20 };
-    const r402 = await expectError(list(c, await c.keyFor({ plan: "none", hadSubscription: true, ...negotiated })), 402, "subscription_required");
+    const r402 = await expectError(
+      list(c, await c.keyFor({ plan: "none", hadSubscription: true, ...negotiated })),
+      402,
+      "subscription_required",
+    );
     expect(r402.header("x-ratelimit-limit")).toBe("60");
-    const r403 = await expectError(list(c, await c.keyFor({ plan: "basic", policy: "stale", ...negotiated })), 403, "account_not_provisioned");
+    const r403 = await expectError(
+      list(c, await c.keyFor({ plan: "basic", policy: "stale", ...negotiated })),
+      403,
+      "account_not_provisioned",
+    );
     expect(r403.header("x-ratelimit-limit")).toBe("20");
-    const r400 = await expectError(list(c, await c.keyFor({ plan: "basic", ...negotiated }), "?limit=0"), 400, "invalid_limit");
+    const r400 = await expectError(
+      list(c, await c.keyFor({ plan: "basic", ...negotiated }), "?limit=0"),
+      400,
+      "invalid_limit",
+    );
     expect(r400.header("x-ratelimit-limit")).toBe("20");
   });
 
@@ -198,7 +224,11 @@ describeMatrix("access", (use) => {
     expect(again.header("x-rowbudget-remaining")).toBe(String(500_000 - 3));
     // What waited in memory reached the ledger once the lock was gone.
     await sleep(HOT_PATH.meterFlushMs + 100);
-    const total = withTargetLedger(c, (db) => db.prepare("SELECT max(total_rows) AS n FROM row_usage WHERE account_id = ?").get(account) as { n: number });
+    const total = withTargetLedger(
+      c,
+      (db) =>
+        db.prepare("SELECT max(total_rows) AS n FROM row_usage WHERE account_id = ?").get(account) as { n: number },
+    );
     expect(total.n).toBe(3);
   });
 });

@@ -23,7 +23,7 @@ const seen = new Map<string, number>();
 
 beforeAll(async () => {
   dir = mkdtempSync(join(tmpdir(), "marquee-rotation-"));
-  writeFileSync(join(dir, "keys.txt"), Array.from({ length: KEYS }, (_, i) => `k${i}`).join("\n") + "\n");
+  writeFileSync(join(dir, "keys.txt"), `${Array.from({ length: KEYS }, (_, i) => `k${i}`).join("\n")}\n`);
   server = createServer((req, res) => {
     const key = (req.headers.authorization ?? "").slice("Bearer ".length);
     seen.set(key, (seen.get(key) ?? 0) + 1);

@@ -10,8 +10,18 @@ function sliceOf(samples: number[], seconds: number, extra: Partial<Slice> = {})
   const histogram = new Map<number, number>();
   for (const us of samples) histogram.set(us, (histogram.get(us) ?? 0) + 1);
   return {
-    requests: samples.length, seconds, rps: samples.length / seconds, p50Ms: 0, p90Ms: 0, p99Ms: 0,
-    maxMs: Math.max(...samples) / 1000, bytesPerAnswer: 100, non2xx: 0, socketErrors: 0, histogram, ...extra,
+    requests: samples.length,
+    seconds,
+    rps: samples.length / seconds,
+    p50Ms: 0,
+    p90Ms: 0,
+    p99Ms: 0,
+    maxMs: Math.max(...samples) / 1000,
+    bytesPerAnswer: 100,
+    non2xx: 0,
+    socketErrors: 0,
+    histogram,
+    ...extra,
   };
 }
 

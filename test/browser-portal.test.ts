@@ -7,11 +7,12 @@
  *
  * A missing Chromium fails this suite with a clear message; it never skips.
  */
-import AxeBuilder from "@axe-core/playwright";
+
 import { existsSync, mkdirSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { chromium, type BrowserContext, type Page } from "playwright-core";
+import AxeBuilder from "@axe-core/playwright";
+import { type BrowserContext, chromium, type Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { Client, ROOT, startBunServer } from "./harness.ts";
 import { listStatus, signInLink } from "./portal-client.ts";
@@ -20,8 +21,14 @@ import { eventRecord, venueRecord } from "./records.ts";
 const CHROMIUM = "/usr/bin/chromium";
 const ARTIFACTS = join(ROOT, "test-artifacts");
 const ARGS = [
-  "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-  "--disable-background-networking", "--disable-component-update", "--disable-sync",
+  "--headless",
+  "--no-sandbox",
+  "--disable-gpu",
+  "--disable-quic",
+  "--no-first-run",
+  "--disable-background-networking",
+  "--disable-component-update",
+  "--disable-sync",
 ];
 const PHONE = { width: 375, height: 812 };
 
@@ -34,14 +41,21 @@ describe("developer portal in headless Chromium", () => {
 
   beforeAll(async () => {
     if (!existsSync(CHROMIUM)) {
-      throw new Error(`Chromium is missing at ${CHROMIUM}. Install it with 'apt-get install -y chromium'; the browser tests need it.`);
+      throw new Error(
+        `Chromium is missing at ${CHROMIUM}. Install it with 'apt-get install -y chromium'; the browser tests need it.`,
+      );
     }
     mkdirSync(ARTIFACTS, { recursive: true });
     target = await startBunServer();
     c = new Client(target);
     await c.setClock("2030-01-01T00:00:00Z");
     userDataDir = mkdtempSync(join(tmpdir(), "marquee-chromium-"));
-    context = await chromium.launchPersistentContext(userDataDir, { executablePath: CHROMIUM, headless: true, args: ARGS, viewport: PHONE });
+    context = await chromium.launchPersistentContext(userDataDir, {
+      executablePath: CHROMIUM,
+      headless: true,
+      args: ARGS,
+      viewport: PHONE,
+    });
     await context.grantPermissions(["clipboard-read", "clipboard-write"], { origin: target.baseUrl });
   });
 
@@ -139,7 +153,11 @@ describe("developer portal in headless Chromium", () => {
         ticketLinks: [{ url: "https://www.tixr.com/checkout/700", seller: "tixr", broken: false }],
       }),
     ]);
-    const created = await c.postJson("/v1/ticket-handoffs", { event_id: 700 }, { authorization: `Bearer ${await c.keyFor()}` });
+    const created = await c.postJson(
+      "/v1/ticket-handoffs",
+      { event_id: 700 },
+      { authorization: `Bearer ${await c.keyFor()}` },
+    );
     expect(created.status).toBe(201);
     const handoffUrl = ((await created.json()) as { handoff_url: string }).handoff_url;
     const base = target!.baseUrl;
@@ -153,7 +171,9 @@ describe("developer portal in headless Chromium", () => {
         const { violations } = await new AxeBuilder({ page }).analyze();
         for (const v of violations) {
           if (v.impact === "serious" || v.impact === "critical") {
-            report.push(`${name} @${width}px: ${v.id} (${v.impact}) ${v.nodes.map((n) => n.target.join(" ")).join(", ")}`);
+            report.push(
+              `${name} @${width}px: ${v.id} (${v.impact}) ${v.nodes.map((n) => n.target.join(" ")).join(", ")}`,
+            );
           }
         }
       }

@@ -10,7 +10,7 @@ import { existsSync, mkdirSync, mkdtempSync, rmSync } from "node:fs";
 import { createServer, type Server } from "node:http";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { chromium, type BrowserContext, type Page } from "playwright-core";
+import { type BrowserContext, chromium, type Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { Client, ROOT, startBunServer } from "./harness.ts";
 import { eventRecord, venueRecord } from "./records.ts";
@@ -18,8 +18,14 @@ import { eventRecord, venueRecord } from "./records.ts";
 const CHROMIUM = "/usr/bin/chromium";
 const ARTIFACTS = join(ROOT, "test-artifacts");
 const ARGS = [
-  "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-  "--disable-background-networking", "--disable-component-update", "--disable-sync",
+  "--headless",
+  "--no-sandbox",
+  "--disable-gpu",
+  "--disable-quic",
+  "--no-first-run",
+  "--disable-background-networking",
+  "--disable-component-update",
+  "--disable-sync",
 ];
 
 describe("pages in headless Chromium", () => {
@@ -33,7 +39,9 @@ describe("pages in headless Chromium", () => {
 
   beforeAll(async () => {
     if (!existsSync(CHROMIUM)) {
-      throw new Error(`Chromium is missing at ${CHROMIUM}. Install it with 'apt-get install -y chromium'; the browser tests need it.`);
+      throw new Error(
+        `Chromium is missing at ${CHROMIUM}. Install it with 'apt-get install -y chromium'; the browser tests need it.`,
+      );
     }
     mkdirSync(ARTIFACTS, { recursive: true });
     seller = createServer((req, res) => {
@@ -45,7 +53,11 @@ describe("pages in headless Chromium", () => {
     sellerOrigin = `http://127.0.0.1:${(seller.address() as { port: number }).port}`;
     target = await startBunServer();
     userDataDir = mkdtempSync(join(tmpdir(), "marquee-chromium-"));
-    context = await chromium.launchPersistentContext(userDataDir, { executablePath: CHROMIUM, headless: true, args: ARGS });
+    context = await chromium.launchPersistentContext(userDataDir, {
+      executablePath: CHROMIUM,
+      headless: true,
+      args: ARGS,
+    });
   });
 
   afterAll(async () => {
@@ -124,7 +136,8 @@ describe("pages in headless Chromium", () => {
     expect(facts).toContain("expires in 15 minutes");
     expect(await lowestContrast(confirm)).toBeGreaterThanOrEqual(4.5);
     await confirm.screenshot({ path: join(ARTIFACTS, "handoff-page.png"), fullPage: true });
-    const stored = async () => (await (await c.get(`/_test/handoffs/${handoff.handoff_id}`)).json()) as { clicks: number };
+    const stored = async () =>
+      (await (await c.get(`/_test/handoffs/${handoff.handoff_id}`)).json()) as { clicks: number };
     expect((await stored()).clicks).toBe(0);
 
     // Continue: lands on the seller's checkout.
@@ -141,8 +154,12 @@ describe("pages in headless Chromium", () => {
     ]);
     expect(again.status()).toBe(409);
     await second.page.waitForLoadState();
-    expect(await second.page.getByRole("heading", { level: 1 }).innerText()).toBe("You already continued to the seller");
-    expect(await second.page.getByRole("link", { name: "Go to the event page" }).getAttribute("href")).toContain("/events/600/");
+    expect(await second.page.getByRole("heading", { level: 1 }).innerText()).toBe(
+      "You already continued to the seller",
+    );
+    expect(await second.page.getByRole("link", { name: "Go to the event page" }).getAttribute("href")).toContain(
+      "/events/600/",
+    );
     await second.page.screenshot({ path: join(ARTIFACTS, "handoff-409.png"), fullPage: true });
     expect(sellerHits).toHaveLength(2);
     expect((await stored()).clicks).toBe(1);
@@ -160,11 +177,29 @@ describe("pages in headless Chromium", () => {
     expect(await page.getByRole("heading", { level: 1 }).count()).toBe(1);
     expect(await page.locator("#version").innerText()).toBe("1.7.1");
     // Every list parameter and the list errors a client branches on are on the page.
-    for (const name of ["state", "city", "starts_after", "starts_before", "source", "limit", "cursor", "lat", "lng", "radius_miles", "polygon", "include_centroids"]) {
+    for (const name of [
+      "state",
+      "city",
+      "starts_after",
+      "starts_before",
+      "source",
+      "limit",
+      "cursor",
+      "lat",
+      "lng",
+      "radius_miles",
+      "polygon",
+      "include_centroids",
+    ]) {
       expect(await page.locator(`#op-listEvents-param-${name}`).count(), name).toBe(1);
     }
     const text = await page.locator("main").innerText();
-    for (const code of ["invalid_cursor", "trial_capacity_reserved", "row_budget_exhausted", "ticket_link_unavailable"]) {
+    for (const code of [
+      "invalid_cursor",
+      "trial_capacity_reserved",
+      "row_budget_exhausted",
+      "ticket_link_unavailable",
+    ]) {
       expect(text).toContain(code);
     }
     expect(await page.locator("#mcp").innerText()).toContain("search_events");

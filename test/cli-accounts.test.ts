@@ -4,12 +4,12 @@
  * made from this separate process reaching a running Bun server within one second.
  */
 import { execFile, spawnSync } from "node:child_process";
-import { mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
 import { createHash } from "node:crypto";
+import { mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { NOW, expectError, expectRows, list, seedEvents } from "./access-fixtures.ts";
+import { expectError, expectRows, list, NOW, seedEvents } from "./access-fixtures.ts";
 import { BUN, Client, ROOT, startBunServer } from "./harness.ts";
 
 interface Run {
@@ -30,8 +30,13 @@ function marquee(db: string, ...args: string[]): Run {
 /** The same, without waiting: independent runs go in parallel. */
 function marqueeAsync(db: string, ...args: string[]): Promise<Run> {
   return new Promise((resolve) => {
-    const child = execFile(BUN, [join(ROOT, "server/main.ts"), ...args, "--db", db], { cwd: ROOT, env: { ...process.env, MARQUEE_DB: "" } },
-      (_err, stdout, stderr) => resolve({ status: child.exitCode, stdout: String(stdout).trim(), stderr: String(stderr).trim() }));
+    const child = execFile(
+      BUN,
+      [join(ROOT, "server/main.ts"), ...args, "--db", db],
+      { cwd: ROOT, env: { ...process.env, MARQUEE_DB: "" } },
+      (_err, stdout, stderr) =>
+        resolve({ status: child.exitCode, stdout: String(stdout).trim(), stderr: String(stderr).trim() }),
+    );
   });
 }
 
@@ -52,16 +57,58 @@ describe("marquee accounts / keys", () => {
   it("creates and updates accounts, issues, lists and revokes keys; the ledger holds digests only", () => {
     const id = ok(marquee(db, "accounts", "create", "--email", "dev@example.com", "--plan", "basic"));
     expect(id).toMatch(/^\d+$/);
-    const created = JSON.parse(ok(marquee(db, "accounts", "create", "--email", "t@example.com", "--unverified", "--json")));
+    const created = JSON.parse(
+      ok(marquee(db, "accounts", "create", "--email", "t@example.com", "--unverified", "--json")),
+    );
     expect(created).toMatchObject({ plan: "none", verified: false, hadSubscription: false, policy: "ok" });
 
     const updated = JSON.parse(
-      ok(marquee(db, "accounts", "update", id, "--plan", "enterprise", "--row-budget", "5000", "--rate-sustained", "120",
-        "--rate-burst", "30", "--policy", "stale", "--json")),
+      ok(
+        marquee(
+          db,
+          "accounts",
+          "update",
+          id,
+          "--plan",
+          "enterprise",
+          "--row-budget",
+          "5000",
+          "--rate-sustained",
+          "120",
+          "--rate-burst",
+          "30",
+          "--policy",
+          "stale",
+          "--json",
+        ),
+      ),
     );
-    expect(updated).toMatchObject({ id: Number(id), plan: "enterprise", rowBudget: 5000, rateSustained: 120, rateBurst: 30, policy: "stale" });
-    expect(ok(marquee(db, "accounts", "update", id, "--row-budget", "none", "--rate-sustained", "none", "--rate-burst", "none",
-      "--policy", "ok"))).toBe(`account ${id} <dev@example.com>, plan enterprise, verified, policy ok`);
+    expect(updated).toMatchObject({
+      id: Number(id),
+      plan: "enterprise",
+      rowBudget: 5000,
+      rateSustained: 120,
+      rateBurst: 30,
+      policy: "stale",
+    });
+    expect(
+      ok(
+        marquee(
+          db,
+          "accounts",
+          "update",
+          id,
+          "--row-budget",
+          "none",
+          "--rate-sustained",
+          "none",
+          "--rate-burst",
+          "none",
+          "--policy",
+          "ok",
+        ),
+      ),
+    ).toBe(`account ${id} <dev@example.com>, plan enterprise, verified, policy ok`);
     const ended = JSON.parse(ok(marquee(db, "accounts", "update", id, "--plan", "none", "--json")));
     expect(ended.hadSubscription).toBe(true); // ending a plan leaves a prior subscription
 

@@ -5,7 +5,7 @@
  */
 import fc from "fast-check";
 import { beforeAll, expect, it } from "vitest";
-import { describeMatrix, type Client } from "./harness.ts";
+import { type Client, describeMatrix } from "./harness.ts";
 import { eventRecord, venueRecord } from "./records.ts";
 
 const NOW_MS = Date.parse("2030-03-01T00:00:00Z");
@@ -37,14 +37,43 @@ function dataSet(): Spec[] {
     // Every 7th event lasts days: a long snapshot row sharing its start time with short ones.
     const endMs = i % 7 === 0 ? startMs + (2 + rand(5)) * DAY : i % 3 === 0 ? startMs + 3 * HOUR : null;
     out.push({
-      id: 1000 + ((i * 7919) % 3000), venue: 1 + rand(3), startMs, endMs, soldOut: rand(5) === 0,
-      source: SOURCES[rand(SOURCES.length)], status: rand(20) === 0 ? "cancelled" : "active",
+      id: 1000 + ((i * 7919) % 3000),
+      venue: 1 + rand(3),
+      startMs,
+      endMs,
+      soldOut: rand(5) === 0,
+      source: SOURCES[rand(SOURCES.length)],
+      status: rand(20) === 0 ? "cancelled" : "active",
     });
   }
   // Long events that started before now: two still running, one over.
-  out.push({ id: 50, venue: 1, startMs: NOW_MS - 4 * DAY, endMs: NOW_MS + DAY, soldOut: false, source: "songkick", status: "active" });
-  out.push({ id: 51, venue: 2, startMs: NOW_MS - 10 * DAY, endMs: NOW_MS + 2 * DAY, soldOut: true, source: "axs", status: "active" });
-  out.push({ id: 52, venue: 3, startMs: NOW_MS - 10 * DAY, endMs: NOW_MS - DAY, soldOut: false, source: "axs", status: "active" });
+  out.push({
+    id: 50,
+    venue: 1,
+    startMs: NOW_MS - 4 * DAY,
+    endMs: NOW_MS + DAY,
+    soldOut: false,
+    source: "songkick",
+    status: "active",
+  });
+  out.push({
+    id: 51,
+    venue: 2,
+    startMs: NOW_MS - 10 * DAY,
+    endMs: NOW_MS + 2 * DAY,
+    soldOut: true,
+    source: "axs",
+    status: "active",
+  });
+  out.push({
+    id: 52,
+    venue: 3,
+    startMs: NOW_MS - 10 * DAY,
+    endMs: NOW_MS - DAY,
+    soldOut: false,
+    source: "axs",
+    status: "active",
+  });
   return out;
 }
 
@@ -100,7 +129,10 @@ describeMatrix("cursor traversal", (use) => {
       ...Object.entries(STATES).map(([id, state]) => venueRecord(Number(id), { state, city: `City ${id}` })),
       ...specs.map((s) =>
         eventRecord(s.id, s.venue, iso(s.startMs), {
-          endDate: s.endMs === null ? null : iso(s.endMs), isSoldOut: s.soldOut, source: s.source, status: s.status,
+          endDate: s.endMs === null ? null : iso(s.endMs),
+          isSoldOut: s.soldOut,
+          source: s.source,
+          status: s.status,
         }),
       ),
     ]);
@@ -150,14 +182,26 @@ describeMatrix("cursor traversal", (use) => {
     const next = await page(c, key, `${base}&limit=50&cursor=${cursor}&unknown=1`);
     expect(next.data[0].id).toBe(expected(specs, { state: "CA" })[3]);
     for (const changed of [
-      "state=ca&exclude_sold_out=false", "exclude_sold_out=false", "state=CA", "state=CA&exclude_sold_out=true",
-      `${base}&city=`, `${base}&city=City%201`, `${base}&source=ticketmaster`, `${base}&exclude_aggregators=false`,
-      `${base}&include_centroids=false`, `${base}&starts_after=2030-03-01`, `${base}&starts_before=2030-05-01`,
+      "state=ca&exclude_sold_out=false",
+      "exclude_sold_out=false",
+      "state=CA",
+      "state=CA&exclude_sold_out=true",
+      `${base}&city=`,
+      `${base}&city=City%201`,
+      `${base}&source=ticketmaster`,
+      `${base}&exclude_aggregators=false`,
+      `${base}&include_centroids=false`,
+      `${base}&starts_after=2030-03-01`,
+      `${base}&starts_before=2030-05-01`,
       `${base}&lat=37.78&lng=-122.43&radius_miles=5`,
     ]) {
       const res = await c.get(`/v1/events?${changed}&cursor=${cursor}`, key);
       const body = (await res.json()) as { error?: { code: string } };
-      expect({ changed, status: res.status, code: body.error?.code }).toEqual({ changed, status: 400, code: "invalid_cursor" });
+      expect({ changed, status: res.status, code: body.error?.code }).toEqual({
+        changed,
+        status: 400,
+        code: "invalid_cursor",
+      });
     }
   });
 });

@@ -8,7 +8,11 @@ import { decodeCursor, encodeCursor, encodeLegacyCursor, filterFingerprint } fro
 import { ApiError } from "../server/errors.ts";
 
 const SECRET = "test-secret";
-const pinned = { afterMs: 1_893_456_000_000, beforeMs: 1_901_232_000_000, fingerprint: filterFingerprint(new URLSearchParams("state=CA")) };
+const pinned = {
+  afterMs: 1_893_456_000_000,
+  beforeMs: 1_901_232_000_000,
+  fingerprint: filterFingerprint(new URLSearchParams("state=CA")),
+};
 const position = { startMs: 1_893_528_000_000, id: 4242 };
 
 function codeOf(fn: () => unknown): string | null {
@@ -59,9 +63,9 @@ describe("cursor tokens", () => {
       }),
       { numRuns: 400 },
     );
-    expect(codeOf(() => decodeCursor(SECRET, token + "A"))).toBe("invalid_cursor");
+    expect(codeOf(() => decodeCursor(SECRET, `${token}A`))).toBe("invalid_cursor");
     expect(codeOf(() => decodeCursor(SECRET, token.slice(0, -1)))).toBe("invalid_cursor");
-    expect(codeOf(() => decodeCursor(SECRET, token + "="))).toBe("invalid_cursor");
+    expect(codeOf(() => decodeCursor(SECRET, `${token}=`))).toBe("invalid_cursor");
   });
 
   it("refuses a forged payload whose fields were changed and re-encoded", () => {
@@ -78,14 +82,24 @@ describe("cursor tokens", () => {
     // Earlier encoders may have padded.
     const padded = Buffer.from("v1:1:12").toString("base64");
     expect(padded.endsWith("=")).toBe(true);
-    expect(decodeCursor(SECRET, padded.replace(/\+/g, "-").replace(/\//g, "_"))).toEqual({ version: 1, position: { startMs: 1, id: 12 } });
+    expect(decodeCursor(SECRET, padded.replace(/\+/g, "-").replace(/\//g, "_"))).toEqual({
+      version: 1,
+      position: { startMs: 1, id: 12 },
+    });
   });
 
   it.each([
-    ["empty", ""], ["not base64url", "a+b/c"], ["junk", b64("hello")], ["v1 without id", b64("v1:1")],
-    ["v1 non-numeric", b64("v1:abc:1")], ["v1 negative id", b64("v1:1:-2")], ["v1 trailing", b64("v1:1:2:3")],
-    ["v1 unsafe integer", b64("v1:99999999999999999:1")], ["v3", b64("v3:1:2")], ["v2 unsigned", b64("v2:1:2")],
-    ["non-canonical base64 (same bytes, other padding bits)", b64("v1:1:12").slice(0, -1) + "h"],
+    ["empty", ""],
+    ["not base64url", "a+b/c"],
+    ["junk", b64("hello")],
+    ["v1 without id", b64("v1:1")],
+    ["v1 non-numeric", b64("v1:abc:1")],
+    ["v1 negative id", b64("v1:1:-2")],
+    ["v1 trailing", b64("v1:1:2:3")],
+    ["v1 unsafe integer", b64("v1:99999999999999999:1")],
+    ["v3", b64("v3:1:2")],
+    ["v2 unsigned", b64("v2:1:2")],
+    ["non-canonical base64 (same bytes, other padding bits)", `${b64("v1:1:12").slice(0, -1)}h`],
   ])("refuses %s", (_name, token) => {
     expect(codeOf(() => decodeCursor(SECRET, token))).toBe("invalid_cursor");
   });
@@ -99,11 +113,19 @@ describe("filter fingerprint", () => {
     expect(fp("source=a,b&state=CA")).toBe(base);
     expect(fp("state=CA&source=a,b&limit=5&cursor=x&foo=1")).toBe(base);
     for (const changed of [
-      "state=ca&source=a,b", "state=CA&source=b,a", "state=CA&source=a&source=b", "state=CA&source=a,b&city=",
-      "state=CA&source=a,b&include_centroids=false", "state=CA&source=a,b&exclude_sold_out=false",
-      "state=CA&source=a,b&exclude_aggregators=false", "state=CA&source=a,b&starts_after=2030-01-01",
-      "state=CA&source=a,b&starts_before=2030-01-01", "state=CA&source=a,b&lat=1&lng=1&radius_miles=1",
-      "state=CA&source=a,b&polygon=1,1;1,2;2,2", "state=CA", "state=CA&source=a,b&source=",
+      "state=ca&source=a,b",
+      "state=CA&source=b,a",
+      "state=CA&source=a&source=b",
+      "state=CA&source=a,b&city=",
+      "state=CA&source=a,b&include_centroids=false",
+      "state=CA&source=a,b&exclude_sold_out=false",
+      "state=CA&source=a,b&exclude_aggregators=false",
+      "state=CA&source=a,b&starts_after=2030-01-01",
+      "state=CA&source=a,b&starts_before=2030-01-01",
+      "state=CA&source=a,b&lat=1&lng=1&radius_miles=1",
+      "state=CA&source=a,b&polygon=1,1;1,2;2,2",
+      "state=CA",
+      "state=CA&source=a,b&source=",
     ]) {
       expect(fp(changed), changed).not.toBe(base);
     }

@@ -7,10 +7,10 @@ import { createHash } from "node:crypto";
 import distance from "@turf/distance";
 import { beforeAll, describe, expect, it } from "vitest";
 import { AGGREGATOR_VENDORS, CATEGORIES, DEMO, GEOCODE_PRECISIONS, US_STATES } from "../db/contract.ts";
-import { deriveCost, vendorOf } from "../sync/derive.ts";
+import { parseIsoInstant } from "../db/instant.ts";
 import { demoChunks, demoRecords } from "../sync/demo/generate.ts";
 import { KNOWN_ZONES, localToUtcMs, PLACES } from "../sync/demo/places.ts";
-import { parseIsoInstant } from "../db/instant.ts";
+import { deriveCost, vendorOf } from "../sync/derive.ts";
 import { parseRecordLine } from "../sync/records.ts";
 import { BUN, ROOT } from "./harness.ts";
 
@@ -31,19 +31,32 @@ describe("demo data determinism", () => {
   });
 
   it("the Bun CLI writes exactly the bytes Node generates", () => {
-    const r = spawnSync(BUN, ["server/main.ts", "demo-data", "--events", "3000", "--seed", "marquee"], { cwd: ROOT, maxBuffer: 64 << 20 });
+    const r = spawnSync(BUN, ["server/main.ts", "demo-data", "--events", "3000", "--seed", "marquee"], {
+      cwd: ROOT,
+      maxBuffer: 64 << 20,
+    });
     expect(r.status).toBe(0);
     expect(createHash("sha256").update(r.stdout).digest("hex")).toBe(digest(base));
   });
 
   it("local times follow the US daylight-saving rule in every zone it uses (checked against Intl)", () => {
     for (const zone of KNOWN_ZONES) {
-      const fmt = new Intl.DateTimeFormat("en-US", { timeZone: zone, hourCycle: "h23", year: "numeric", month: "2-digit", day: "2-digit", hour: "2-digit", minute: "2-digit" });
+      const fmt = new Intl.DateTimeFormat("en-US", {
+        timeZone: zone,
+        hourCycle: "h23",
+        year: "numeric",
+        month: "2-digit",
+        day: "2-digit",
+        hour: "2-digit",
+        minute: "2-digit",
+      });
       for (let day = 0; day < 3 * 366; day += 3) {
         const ms = localToUtcMs(zone, 2026, 0, 1 + day, 20, 0);
         const parts = Object.fromEntries(fmt.formatToParts(new Date(ms)).map((p) => [p.type, p.value]));
         const expected = new Date(Date.UTC(2026, 0, 1 + day));
-        expect(`${parts.year}-${parts.month}-${parts.day} ${parts.hour}:${parts.minute}`).toBe(`${expected.toISOString().slice(0, 10)} 20:00`);
+        expect(`${parts.year}-${parts.month}-${parts.day} ${parts.hour}:${parts.minute}`).toBe(
+          `${expected.toISOString().slice(0, 10)} 20:00`,
+        );
       }
     }
     expect(new Set(PLACES.map((p) => p.timezone)).size).toBeLessThanOrEqual(KNOWN_ZONES.length);
@@ -52,7 +65,16 @@ describe("demo data determinism", () => {
 });
 
 describe("the default demo stream", () => {
-  type Venue = { id: number; city: string; state: string; timezone: string | null; latitude: number | null; longitude: number | null; geocodePrecision: string | null; visible: boolean };
+  type Venue = {
+    id: number;
+    city: string;
+    state: string;
+    timezone: string | null;
+    latitude: number | null;
+    longitude: number | null;
+    geocodePrecision: string | null;
+    visible: boolean;
+  };
   type Event = ReturnType<typeof parseRecordLine> & { type: "event" } extends { event: infer E } ? E : never;
   const venues = new Map<number, Venue>();
   const venueRecords: Venue[] = [];
@@ -100,7 +122,8 @@ describe("the default demo stream", () => {
 
   it("covers every geocode precision including null, venues without coordinates, hidden, updated and deleted venues", () => {
     const all = [...venues.values()];
-    for (const p of [...GEOCODE_PRECISIONS, null]) expect(all.some((v) => v.geocodePrecision === p && v.latitude !== null)).toBe(true);
+    for (const p of [...GEOCODE_PRECISIONS, null])
+      expect(all.some((v) => v.geocodePrecision === p && v.latitude !== null)).toBe(true);
     expect(all.some((v) => v.latitude === null && v.longitude === null)).toBe(true);
     expect(all.some((v) => !v.visible)).toBe(true);
     expect(venueRecords.length).toBeGreaterThan(venues.size); // updates
@@ -135,7 +158,12 @@ describe("the default demo stream", () => {
 
   it("covers cost cases: free, explicitly non-free with stale free text, unknown", () => {
     expect(count((e) => e.isFree === true && deriveCost(e.costText, e.isFree) === "Free")).toBeGreaterThan(100);
-    expect(count((e) => e.isFree === false && e.costText !== null && /^(free|free admission|no cover|\$0)$/i.test(e.costText.trim()))).toBeGreaterThan(100);
+    expect(
+      count(
+        (e) =>
+          e.isFree === false && e.costText !== null && /^(free|free admission|no cover|\$0)$/i.test(e.costText.trim()),
+      ),
+    ).toBeGreaterThan(100);
     expect(count((e) => e.isFree === null && e.costText === null)).toBeGreaterThan(100);
     expect(count((e) => e.isFree === null && deriveCost(e.costText, e.isFree) === "Free")).toBeGreaterThan(100);
   });
@@ -143,7 +171,8 @@ describe("the default demo stream", () => {
   it("covers sold out, low tickets, statuses, duplicates, and updates that change them", () => {
     expect(count((e) => e.isSoldOut)).toBeGreaterThan(100);
     expect(count((e) => e.isLowTickets)).toBeGreaterThan(100);
-    for (const s of ["active", "cancelled", "spam", "inactive"]) expect(count((e) => e.status === s)).toBeGreaterThan(10);
+    for (const s of ["active", "cancelled", "spam", "inactive"])
+      expect(count((e) => e.status === s)).toBeGreaterThan(10);
     expect(count((e) => e.duplicateOf !== null && firstEvents.has(e.duplicateOf))).toBeGreaterThan(100);
     expect(eventRecords.length - firstEvents.size).toBeGreaterThan(500);
     expect(deletes.filter((d) => d.entity === "event").length).toBeGreaterThan(50);
@@ -152,7 +181,9 @@ describe("the default demo stream", () => {
   it("covers ticketing: broken, unusable and missing links, non-ticketed events", () => {
     expect(count((e) => e.ticketLinks.length === 0)).toBeGreaterThan(100);
     expect(count((e) => e.ticketLinks.length > 0 && e.ticketLinks.every((l) => l.broken))).toBeGreaterThan(100);
-    expect(count((e) => e.ticketLinks.some((l) => !/^https?:\/\//.test(l.url) || l.url.includes("@")))).toBeGreaterThan(20);
+    expect(count((e) => e.ticketLinks.some((l) => !/^https?:\/\//.test(l.url) || l.url.includes("@")))).toBeGreaterThan(
+      20,
+    );
     expect(count((e) => !e.ticketed)).toBeGreaterThan(100);
     expect(count((e) => e.websiteBroken)).toBeGreaterThan(100);
   });
@@ -160,11 +191,19 @@ describe("the default demo stream", () => {
   it("covers dates: null endDate, festivals running at the anchor, past events, offset notation, heavy ties", () => {
     const anchorMs = Date.parse(`${DEMO.anchor}T00:00:00Z`);
     expect(count((e) => e.endDate === null)).toBeGreaterThan(1000);
-    expect(count((e) => e.categories[0] === "Festivals" && parseIsoInstant(e.startDate)! < anchorMs && parseIsoInstant(e.endDate ?? e.startDate)! > anchorMs + 86_400_000)).toBeGreaterThan(10);
+    expect(
+      count(
+        (e) =>
+          e.categories[0] === "Festivals" &&
+          parseIsoInstant(e.startDate)! < anchorMs &&
+          parseIsoInstant(e.endDate ?? e.startDate)! > anchorMs + 86_400_000,
+      ),
+    ).toBeGreaterThan(10);
     expect(count((e) => parseIsoInstant(e.endDate ?? e.startDate)! < anchorMs)).toBeGreaterThan(100);
     expect(count((e) => /[+-]\d{2}:\d{2}$/.test(e.startDate))).toBeGreaterThan(100);
     const ties = new Map<number, number>();
-    for (const e of events()) ties.set(parseIsoInstant(e.startDate)!, (ties.get(parseIsoInstant(e.startDate)!) ?? 0) + 1);
+    for (const e of events())
+      ties.set(parseIsoInstant(e.startDate)!, (ties.get(parseIsoInstant(e.startDate)!) ?? 0) + 1);
     expect(Math.max(...ties.values())).toBeGreaterThanOrEqual(50);
   });
 
@@ -174,7 +213,11 @@ describe("the default demo stream", () => {
     for (const e of events().slice(0, 3000)) {
       const zone = zoneOf.get(e.venueId);
       if (!zone) continue;
-      const h = Number(new Intl.DateTimeFormat("en-US", { timeZone: zone, hour: "2-digit", hourCycle: "h23" }).format(parseIsoInstant(e.startDate)!));
+      const h = Number(
+        new Intl.DateTimeFormat("en-US", { timeZone: zone, hour: "2-digit", hourCycle: "h23" }).format(
+          parseIsoInstant(e.startDate)!,
+        ),
+      );
       hours.set(h, (hours.get(h) ?? 0) + 1);
     }
     for (const h of hours.keys()) expect(h).toBeGreaterThanOrEqual(9);
@@ -183,7 +226,9 @@ describe("the default demo stream", () => {
   });
 
   it("generates the same records as objects and as text", () => {
-    const objects = [...demoRecords({ events: 50, seed: "x", anchor: DEMO.anchor })].map((r) => JSON.stringify(r) + "\n").join("");
+    const objects = [...demoRecords({ events: 50, seed: "x", anchor: DEMO.anchor })]
+      .map((r) => `${JSON.stringify(r)}\n`)
+      .join("");
     expect([...demoChunks({ events: 50, seed: "x", anchor: DEMO.anchor })].join("")).toBe(objects);
   });
 });

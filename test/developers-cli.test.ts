@@ -39,7 +39,10 @@ describe("marquee accounts --key-limit and sign-in-link", () => {
   afterAll(async () => server?.close());
 
   it("sets the key limit on create and update, and refuses a bad one", () => {
-    const created = JSON.parse(marquee(db, "accounts", "create", "--email", "kl@example.com", "--plan", "basic", "--key-limit", "3", "--json").stdout);
+    const created = JSON.parse(
+      marquee(db, "accounts", "create", "--email", "kl@example.com", "--plan", "basic", "--key-limit", "3", "--json")
+        .stdout,
+    );
     expect(created.keyLimit).toBe(3);
     const defaulted = JSON.parse(marquee(db, "accounts", "create", "--email", "d@example.com", "--json").stdout);
     expect(defaulted.keyLimit).toBe(10);
@@ -53,11 +56,23 @@ describe("marquee accounts --key-limit and sign-in-link", () => {
   });
 
   it("prints a one-time link that the running server honours once; the ledger keeps only digests", async () => {
-    const id = marquee(db, "accounts", "create", "--email", "owner@example.com", "--plan", "business", "--key-limit", "4").stdout;
+    const id = marquee(
+      db,
+      "accounts",
+      "create",
+      "--email",
+      "owner@example.com",
+      "--plan",
+      "business",
+      "--key-limit",
+      "4",
+    ).stdout;
     const text = marquee(db, "accounts", "sign-in-link", id, "--base-url", server.baseUrl);
     expect(text.status, text.stderr).toBe(0);
     expect(text.stdout).toMatch(new RegExp(`^${server.baseUrl}/developers/sign-in\\?token=[0-9A-Za-z]{32}$`));
-    const asJson = JSON.parse(marquee(db, "accounts", "sign-in-link", id, "--json", "--base-url", "https://portal.example").stdout);
+    const asJson = JSON.parse(
+      marquee(db, "accounts", "sign-in-link", id, "--json", "--base-url", "https://portal.example").stdout,
+    );
     expect(asJson.url).toMatch(/^https:\/\/portal\.example\/developers\/sign-in\?token=/);
     expect(Date.parse(asJson.expiresAt) - Date.now()).toBeGreaterThan(14 * 60_000);
     expect(Date.parse(asJson.expiresAt) - Date.now()).toBeLessThanOrEqual(15 * 60_000);
@@ -87,8 +102,14 @@ describe("marquee accounts --key-limit and sign-in-link", () => {
   });
 
   it("names a missing account or argument in one line", () => {
-    expect(marquee(db, "accounts", "sign-in-link", "999999")).toMatchObject({ status: 1, stderr: expect.stringMatching(/no account 999999/) });
-    expect(marquee(db, "accounts", "sign-in-link")).toMatchObject({ status: 2, stderr: expect.stringMatching(/account ID is required/) });
+    expect(marquee(db, "accounts", "sign-in-link", "999999")).toMatchObject({
+      status: 1,
+      stderr: expect.stringMatching(/no account 999999/),
+    });
+    expect(marquee(db, "accounts", "sign-in-link")).toMatchObject({
+      status: 2,
+      stderr: expect.stringMatching(/account ID is required/),
+    });
     expect(marquee(db, "accounts", "--help").stdout).toContain("sign-in-link");
   });
 });
@@ -103,11 +124,16 @@ describe("ledger upgrade", () => {
   it("adds key limits, labels and the portal tables to a ledger made before them, keeping its rows", async () => {
     const path = join(dir, "old.ledger.db");
     const old = await openDb(path);
-    migrate(old, LEDGER_MIGRATIONS.filter((m) => m.version < 30));
+    migrate(
+      old,
+      LEDGER_MIGRATIONS.filter((m) => m.version < 30),
+    );
     expect(Number(old.pragma("user_version"))).toBe(20);
     old.exec(`INSERT INTO accounts(id, email, plan, verified, had_subscription, created_ms, updated_ms)
       VALUES (7, 'old@example.com', 'basic', 1, 0, 1, 1)`);
-    old.exec("INSERT INTO api_keys(account_id, kind, digest, prefix, created_ms) VALUES (7, 'live', 'abc', 'mq_live_AbCd', 2)");
+    old.exec(
+      "INSERT INTO api_keys(account_id, kind, digest, prefix, created_ms) VALUES (7, 'live', 'abc', 'mq_live_AbCd', 2)",
+    );
     old.close();
 
     const ledger = await openLedger(path);
@@ -115,9 +141,22 @@ describe("ledger upgrade", () => {
       expect(Number(ledger.pragma("user_version"))).toBe(30);
       expect(readAccount(ledger, 7)).toMatchObject({ email: "old@example.com", keyLimit: 10 });
       expect(listKeys(ledger, 7)).toEqual([
-        { id: 1, accountId: 7, kind: "live", prefix: "mq_live_AbCd", createdMs: 2, revokedMs: null, label: null, issuedBy: "operator" },
+        {
+          id: 1,
+          accountId: 7,
+          kind: "live",
+          prefix: "mq_live_AbCd",
+          createdMs: 2,
+          revokedMs: null,
+          label: null,
+          issuedBy: "operator",
+        },
       ]);
-      const tables = ledger.prepare<{ name: string }>("SELECT name FROM sqlite_master WHERE type = 'table' AND name LIKE 'portal_%' ORDER BY name").all();
+      const tables = ledger
+        .prepare<{ name: string }>(
+          "SELECT name FROM sqlite_master WHERE type = 'table' AND name LIKE 'portal_%' ORDER BY name",
+        )
+        .all();
       expect(tables.map((t) => t.name)).toEqual(["portal_sessions", "portal_sign_in_links"]);
     } finally {
       ledger.close();

@@ -78,7 +78,11 @@ describeMatrix("developer portal: CSRF and Origin", (use) => {
       body: "label=forged",
     });
     expect(res.status).toBe(403);
-    const noCookie = await c.fetch("/developers/keys", { method: "POST", headers: { ...JSON_ACCEPT, "content-type": "application/json" }, body: "{}" });
+    const noCookie = await c.fetch("/developers/keys", {
+      method: "POST",
+      headers: { ...JSON_ACCEPT, "content-type": "application/json" },
+      body: "{}",
+    });
     expect(noCookie.status).toBe(401);
     expect(errorCodeOf(await noCookie.json())).toBe("invalid_session");
     await unchanged();

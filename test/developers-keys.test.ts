@@ -42,7 +42,9 @@ describeMatrix("developer portal: keys", (use) => {
   it("never creates more keys than the limit, however many requests arrive at once", async () => {
     const c = use();
     const s = await PortalSession.open(c, await c.account({ plan: "business", keyLimit: 3 }));
-    const results = await Promise.all(Array.from({ length: 8 }, (_, i) => s.json("POST", "/developers/keys", { label: `race ${i}` })));
+    const results = await Promise.all(
+      Array.from({ length: 8 }, (_, i) => s.json("POST", "/developers/keys", { label: `race ${i}` })),
+    );
     expect(results.map((r) => r.status).sort()).toEqual([201, 201, 201, 409, 409, 409, 409, 409]);
     expect(await s.keys()).toHaveLength(3);
   });
@@ -71,7 +73,15 @@ describeMatrix("developer portal: keys", (use) => {
     expect(operatorKey).toMatch(/^mq_builder_/);
     const keys = await s.keys();
     expect(keys).toEqual([
-      { id: created.id, kind: "live", label: "ci", prefix: created.prefix, createdAt: NOW, revokedAt: null, status: "active" },
+      {
+        id: created.id,
+        kind: "live",
+        label: "ci",
+        prefix: created.prefix,
+        createdAt: NOW,
+        revokedAt: null,
+        status: "active",
+      },
       expect.objectContaining({ kind: "builder", label: null, status: "active" }),
     ]);
     for (const k of keys) expect(JSON.stringify(k)).not.toMatch(/mq_\w+_[0-9A-Za-z]{38}/);
@@ -85,11 +95,17 @@ describeMatrix("developer portal: keys", (use) => {
     expect(created.kind).toBe("builder");
     expect(created.label).toBeNull();
     const account = ((await s.json("GET", "/developers/keys")).body as { account: Record<string, unknown> }).account;
-    expect(account).toMatchObject({ plan: "none", keyKind: "builder", trial: { state: "not_started", rowsUsed: 0, rowLimit: 1000 }, rowBudget: null });
+    expect(account).toMatchObject({
+      plan: "none",
+      keyKind: "builder",
+      trial: { state: "not_started", rowsUsed: 0, rowLimit: 1000 },
+      rowBudget: null,
+    });
 
     // The first request starts the trial; the page counts its days.
     expect(await listStatus(c, created.key)).toBe(200);
-    const started = ((await s.json("GET", "/developers/keys")).body as { account: { trial: Record<string, unknown> } }).account.trial;
+    const started = ((await s.json("GET", "/developers/keys")).body as { account: { trial: Record<string, unknown> } })
+      .account.trial;
     expect(started).toMatchObject({ state: "active", daysLeft: 7, expiresAt: "2030-05-08T09:00:00.000Z" });
     const page = text(await (await s.page()).text());
     expect(page).toContain("Active: 7 days left");
@@ -224,7 +240,10 @@ describeMatrix("developer portal: keys", (use) => {
     expect(await listStatus(c, kept.key)).toBe(200);
 
     // Again: nothing changes, the same answer.
-    expect((await s.json("POST", `/developers/keys/${created.id}/revoke`)).body).toEqual({ id: created.id, status: "revoked" });
+    expect((await s.json("POST", `/developers/keys/${created.id}/revoke`)).body).toEqual({
+      id: created.id,
+      status: "revoked",
+    });
     const listed = (await s.keys()).find((k) => k.id === created.id)!;
     const { now } = (await (await c.get("/_test/clock")).json()) as { now: string };
     expect(listed).toMatchObject({ status: "revoked", revokedAt: now });

@@ -13,7 +13,8 @@ const doc = buildOpenApiDocument({ baseUrl: "https://events.test" });
 type Json = Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any
 const schemas = doc.components.schemas as Record<string, Json>;
 const codesOf = (response: Json) =>
-  schemas[(response.content["application/json"].schema.$ref as string).split("/").pop()!].properties.error.properties.code.enum as string[];
+  schemas[(response.content["application/json"].schema.$ref as string).split("/").pop()!].properties.error.properties
+    .code.enum as string[];
 
 const OPERATIONS = [
   ["/developers/keys", "get", "listDeveloperKeys"],
@@ -31,7 +32,11 @@ describe("the developer portal in the OpenAPI document", () => {
       expect(op.tags).toEqual(["Developers"]);
       expect(op.security).toEqual([{ sessionCookie: [] }]);
     }
-    expect(doc.components.securitySchemes.sessionCookie).toMatchObject({ type: "apiKey", in: "cookie", name: PORTAL.sessionCookie });
+    expect(doc.components.securitySchemes.sessionCookie).toMatchObject({
+      type: "apiKey",
+      in: "cookie",
+      name: PORTAL.sessionCookie,
+    });
   });
 
   it("lists each portal error code under the status db/contract.ts gives it", () => {

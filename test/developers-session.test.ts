@@ -5,14 +5,16 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { PORTAL } from "../db/contract.ts";
-import { describeMatrix, startBunServer, startInProcess, Client, type Target } from "./harness.ts";
+import { Client, describeMatrix, startBunServer, startInProcess, type Target } from "./harness.ts";
 import { errorCodeOf, HTML_ACCEPT, JSON_ACCEPT, openLink, PortalSession, signInLink } from "./portal-client.ts";
 
 const NOW = "2030-05-01T09:00:00.000Z";
 
 function cookieAttributes(setCookie: string): Record<string, string | true> {
   const [, ...attrs] = setCookie.split(";").map((s) => s.trim());
-  return Object.fromEntries(attrs.map((a) => (a.includes("=") ? [a.split("=")[0].toLowerCase(), a.split("=")[1]] : [a.toLowerCase(), true])));
+  return Object.fromEntries(
+    attrs.map((a) => (a.includes("=") ? [a.split("=")[0].toLowerCase(), a.split("=")[1]] : [a.toLowerCase(), true])),
+  );
 }
 
 function expectPortalPage(res: Response, html: string) {
@@ -37,7 +39,9 @@ describeMatrix("developer portal: sign-in and sessions", (use) => {
     const c = use();
     const id = await c.account({ plan: "business" });
     const url = await signInLink(c, id);
-    expect(url).toMatch(new RegExp(`^${c.target.baseUrl.replace(/[.]/g, "\\.")}/developers/sign-in\\?token=[0-9A-Za-z]{32}$`));
+    expect(url).toMatch(
+      new RegExp(`^${c.target.baseUrl.replace(/[.]/g, "\\.")}/developers/sign-in\\?token=[0-9A-Za-z]{32}$`),
+    );
 
     const res = await openLink(c, url);
     expect(res.status).toBe(303);
@@ -68,7 +72,11 @@ describeMatrix("developer portal: sign-in and sessions", (use) => {
 
     const token = new URL(url).searchParams.get("token")!;
     const forged = token.slice(0, -1) + (token.endsWith("a") ? "b" : "a");
-    for (const path of [`/developers/sign-in?token=${forged}`, "/developers/sign-in?token=short", "/developers/sign-in"]) {
+    for (const path of [
+      `/developers/sign-in?token=${forged}`,
+      "/developers/sign-in?token=short",
+      "/developers/sign-in",
+    ]) {
       expect((await c.fetch(path)).status, path).toBe(410);
     }
 
@@ -90,7 +98,11 @@ describeMatrix("developer portal: sign-in and sessions", (use) => {
     expect(html).toContain("Sign in to manage your API keys");
     expect(html).toContain("one-time link");
 
-    for (const cookie of [undefined, `${PORTAL.sessionCookie}=0123456789abcdefghijABCDEFGHIJ01`, `${PORTAL.sessionCookie}=bogus`]) {
+    for (const cookie of [
+      undefined,
+      `${PORTAL.sessionCookie}=0123456789abcdefghijABCDEFGHIJ01`,
+      `${PORTAL.sessionCookie}=bogus`,
+    ]) {
       const res = await c.fetch("/developers/keys", { headers: { ...JSON_ACCEPT, ...(cookie ? { cookie } : {}) } });
       expect(res.status).toBe(401);
       expect(res.headers.get("cache-control")).toBe("no-store");
@@ -110,7 +122,11 @@ describeMatrix("developer portal: sign-in and sessions", (use) => {
     const outHtml = await out.text();
     expectPortalPage(out, outHtml);
     expect(outHtml).toContain("You are signed out");
-    expect(cookieAttributes(out.headers.get("set-cookie")!)).toMatchObject({ "max-age": "0", httponly: true, path: "/" });
+    expect(cookieAttributes(out.headers.get("set-cookie")!)).toMatchObject({
+      "max-age": "0",
+      httponly: true,
+      path: "/",
+    });
     expect(out.headers.get("set-cookie")).toMatch(new RegExp(`^${PORTAL.sessionCookie}=;`));
     expect((await html.json("GET", "/developers/keys")).status).toBe(401);
 
@@ -190,7 +206,11 @@ describe("developer portal on an https base URL", () => {
       const res = await openLink(c, url);
       expect(res.status, target.kind).toBe(303);
       expect(cookieAttributes(res.headers.get("set-cookie")!), target.kind).toEqual({
-        path: "/", httponly: true, samesite: "Lax", "max-age": "43200", secure: true,
+        path: "/",
+        httponly: true,
+        samesite: "Lax",
+        "max-age": "43200",
+        secure: true,
       });
     }
   });

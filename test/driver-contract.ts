@@ -42,7 +42,10 @@ export function driverContract(t: TestApi, driverName: string, open: Opener): vo
       withDb((db) => {
         db.exec(schema);
         const insert = db.prepare("INSERT INTO t(id, name, score, data, flag) VALUES (?, ?, ?, ?, ?)");
-        expect(insert.run(1, "Zoë 🎸", 1.5, new Uint8Array([0, 255, 7]), 1)).toEqual({ changes: 1, lastInsertRowid: 1 });
+        expect(insert.run(1, "Zoë 🎸", 1.5, new Uint8Array([0, 255, 7]), 1)).toEqual({
+          changes: 1,
+          lastInsertRowid: 1,
+        });
         expect(insert.run(2, null, -0.25, null, 0)).toEqual({ changes: 1, lastInsertRowid: 2 });
         insert.run(3, "big", 2 ** 53 - 1, null, null);
         const rows = db.prepare<Record<string, unknown>>("SELECT id, name, score, data, flag FROM t ORDER BY id").all();
@@ -57,18 +60,27 @@ export function driverContract(t: TestApi, driverName: string, open: Opener): vo
     it("binds named $parameters from an object and positional ones from arguments", () =>
       withDb((db) => {
         db.exec(schema);
-        db.prepare("INSERT INTO t(id, name, score) VALUES ($id, $name, $score)").run({ id: 7, name: "seven", score: 7.5 });
+        db.prepare("INSERT INTO t(id, name, score) VALUES ($id, $name, $score)").run({
+          id: 7,
+          name: "seven",
+          score: 7.5,
+        });
         db.prepare("INSERT INTO t(id, name, score) VALUES (?, ?, ?)").run(8, "eight", 8);
         expect(db.prepare("SELECT name FROM t WHERE id = $id").get({ id: 7 })).toEqual({ name: "seven" });
         expect(db.prepare("SELECT name FROM t WHERE id = ?").get(8)).toEqual({ name: "eight" });
-        expect(db.prepare("SELECT count(*) AS n FROM t WHERE score > $min AND score < $max").get({ min: 7, max: 9 })).toEqual({ n: 2 });
+        expect(
+          db.prepare("SELECT count(*) AS n FROM t WHERE score > $min AND score < $max").get({ min: 7, max: 9 }),
+        ).toEqual({ n: 2 });
       }));
 
     it("binds bigints and returns integers as numbers", () =>
       withDb((db) => {
         db.exec(schema);
         db.prepare("INSERT INTO t(id, flag) VALUES ($id, $flag)").run({ id: 1, flag: 2n ** 40n });
-        expect(db.prepare("SELECT flag, typeof(flag) AS type FROM t").get()).toEqual({ flag: 2 ** 40, type: "integer" });
+        expect(db.prepare("SELECT flag, typeof(flag) AS type FROM t").get()).toEqual({
+          flag: 2 ** 40,
+          type: "integer",
+        });
       }));
 
     it("get returns undefined when there is no row; all returns []", () =>
@@ -86,7 +98,9 @@ export function driverContract(t: TestApi, driverName: string, open: Opener): vo
         expect(db.prepare("DELETE FROM t WHERE flag = 0").run().changes).toBe(2);
         expect(db.prepare("INSERT INTO t(id) VALUES (?)").all(10)).toEqual([]);
         expect(db.prepare("INSERT INTO t(id) VALUES (?)").get(11)).toBe(undefined);
-        expect(db.prepare("SELECT group_concat(id) AS ids FROM (SELECT id FROM t ORDER BY id)").get()).toEqual({ ids: "1,2,3,10,11" });
+        expect(db.prepare("SELECT group_concat(id) AS ids FROM (SELECT id FROM t ORDER BY id)").get()).toEqual({
+          ids: "1,2,3,10,11",
+        });
       }));
 
     it("caches prepared statements by SQL text", () =>
@@ -249,7 +263,10 @@ export function driverContract(t: TestApi, driverName: string, open: Opener): vo
         expect(all.length).toBe(total);
         expect(all.every((r, i) => r.k === i && r.v === `v${i}` && r.n === i / 2)).toBe(true);
         // Existing keys are updated, with nulls bound as nulls.
-        writeRows(db, upsert, [[0, null, 9], [total - 1, "last", null]]);
+        writeRows(db, upsert, [
+          [0, null, 9],
+          [total - 1, "last", null],
+        ]);
         expect(db.prepare("SELECT k, v, n FROM kv WHERE k IN (0, $last) ORDER BY k").all({ last: total - 1 })).toEqual([
           { k: 0, v: null, n: 9 },
           { k: total - 1, v: "last", n: null },

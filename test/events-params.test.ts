@@ -5,7 +5,7 @@
  */
 import fc from "fast-check";
 import { beforeAll, expect, it } from "vitest";
-import { describeMatrix, type Client } from "./harness.ts";
+import { type Client, describeMatrix } from "./harness.ts";
 import { eventRecord, venueRecord } from "./records.ts";
 
 const NOW = "2030-01-01T00:00:00Z";
@@ -33,10 +33,7 @@ describeMatrix("GET /v1/events parameters", (use) => {
     const c = use();
     await c.setClock(NOW);
     key = await c.keyFor({ plan: "enterprise", rateSustained: 100_000, rateBurst: 100_000 });
-    await c.records([
-      venueRecord(1),
-      ...[1, 2, 3].map((i) => eventRecord(200 + i, 1, `2030-01-0${i + 1}T20:00:00Z`)),
-    ]);
+    await c.records([venueRecord(1), ...[1, 2, 3].map((i) => eventRecord(200 + i, 1, `2030-01-0${i + 1}T20:00:00Z`))]);
     const first = await expectOk(c, key, "?limit=1");
     cursor = first.page.nextCursor!;
   });
@@ -53,7 +50,16 @@ describeMatrix("GET /v1/events parameters", (use) => {
 
   it.each([
     ...bad("invalid_state", ["XX", "C", "CAL", "PR", "C A", "ca,ny"]),
-    ...bad("invalid_date", ["", "tomorrow", "2030-13-01", "2030-02-30", "2030-01-01T25:00:00Z", "1893456000", "2030-1-1", "2030-01-01 20:00"]),
+    ...bad("invalid_date", [
+      "",
+      "tomorrow",
+      "2030-13-01",
+      "2030-02-30",
+      "2030-01-01T25:00:00Z",
+      "1893456000",
+      "2030-1-1",
+      "2030-01-01 20:00",
+    ]),
     ...bad("invalid_source", ["Ticketmaster", "-abc", "_abc", "a b", "a".repeat(65), "tm%", "tm*", "é"]),
     ...bad("invalid_exclude_aggregators", ["", "TRUE", "1", "yes", "false "]),
     ...bad("invalid_exclude_sold_out", ["", "True", "0", "no"]),
@@ -62,20 +68,36 @@ describeMatrix("GET /v1/events parameters", (use) => {
     ...bad("invalid_include_centroids", ["", "1", "TRUE"]),
   ])("%s for %j", async (code, value) => {
     const name = {
-      invalid_state: "state", invalid_date: "starts_after", invalid_source: "source",
-      invalid_exclude_aggregators: "exclude_aggregators", invalid_exclude_sold_out: "exclude_sold_out",
-      invalid_limit: "limit", invalid_cursor: "cursor", invalid_include_centroids: "include_centroids",
+      invalid_state: "state",
+      invalid_date: "starts_after",
+      invalid_source: "source",
+      invalid_exclude_aggregators: "exclude_aggregators",
+      invalid_exclude_sold_out: "exclude_sold_out",
+      invalid_limit: "limit",
+      invalid_cursor: "cursor",
+      invalid_include_centroids: "include_centroids",
     }[code]!;
     await expectError(use(), key, `?${name}=${encodeURIComponent(value)}`, 400, code);
-    if (name === "starts_after") await expectError(use(), key, `?starts_before=${encodeURIComponent(value)}`, 400, code);
+    if (name === "starts_after")
+      await expectError(use(), key, `?starts_before=${encodeURIComponent(value)}`, 400, code);
   });
 
   it("accepts the edges of every rule", async () => {
     const c = use();
     for (const qs of [
-      "?limit=1", "?limit=100", "?limit=007", "?state=dc", "?state=%20ny%20", "?exclude_aggregators=false",
-      "?exclude_sold_out=true", "?include_centroids=true", `?source=${"a".repeat(64)}`, "?source=a.b:c-d_e",
-      "?starts_after=2030-01-01T00:00Z", "?starts_after=2030-01-01T00:00:00.123456789Z", "?starts_after=2030-01-01t00:00:00z",
+      "?limit=1",
+      "?limit=100",
+      "?limit=007",
+      "?state=dc",
+      "?state=%20ny%20",
+      "?exclude_aggregators=false",
+      "?exclude_sold_out=true",
+      "?include_centroids=true",
+      `?source=${"a".repeat(64)}`,
+      "?source=a.b:c-d_e",
+      "?starts_after=2030-01-01T00:00Z",
+      "?starts_after=2030-01-01T00:00:00.123456789Z",
+      "?starts_after=2030-01-01t00:00:00z",
     ]) {
       await expectOk(c, key, qs);
     }
@@ -127,7 +149,10 @@ describeMatrix("GET /v1/events parameters", (use) => {
       ["?lat=999&lng=0&radius_miles=1&include_centroids=x", "invalid_coordinates"],
       ["?lat=37&lng=-122&include_centroids=x", "invalid_radius"],
       ["?polygon=1,2&include_centroids=x", "invalid_polygon"],
-      ["?polygon=40.7,-74;40.71,-74;40.71,-73.99&lat=1&lng=1&radius_miles=1&include_centroids=x", "conflicting_geo_filters"],
+      [
+        "?polygon=40.7,-74;40.71,-74;40.71,-73.99&lat=1&lng=1&radius_miles=1&include_centroids=x",
+        "conflicting_geo_filters",
+      ],
       ["?include_centroids=x&starts_after=2030-02-01&starts_before=2030-01-15", "invalid_include_centroids"],
       [`?starts_after=2030-02-01&starts_before=2030-01-15&cursor=${cursor}`, "invalid_date_range"],
       [`?cursor=${cursor}&state=CA`, "invalid_cursor"],
@@ -138,13 +163,50 @@ describeMatrix("GET /v1/events parameters", (use) => {
   it("never answers 500 and always uses the spec's envelope (fuzz)", async () => {
     const c = use();
     const names = [
-      "state", "city", "starts_after", "starts_before", "source", "exclude_aggregators", "exclude_sold_out", "limit",
-      "cursor", "lat", "lng", "radius_miles", "polygon", "include_centroids", "page", "offset", "next_cursor", "nextCursor",
+      "state",
+      "city",
+      "starts_after",
+      "starts_before",
+      "source",
+      "exclude_aggregators",
+      "exclude_sold_out",
+      "limit",
+      "cursor",
+      "lat",
+      "lng",
+      "radius_miles",
+      "polygon",
+      "include_centroids",
+      "page",
+      "offset",
+      "next_cursor",
+      "nextCursor",
     ];
     const value = fc.oneof(
       fc.string(),
-      fc.constantFrom("", "true", "false", "CA", "ny", "2030-01-05", "2030-01-05T10:00:00Z", "25", "0", "101", "37.78",
-        "-122.43", "1", "40.7,-74;40.8,-74;40.8,-73.9", "ticketmaster", "scraper:fill", "s_ngkick", cursor, "%", "%%", "\u0000"),
+      fc.constantFrom(
+        "",
+        "true",
+        "false",
+        "CA",
+        "ny",
+        "2030-01-05",
+        "2030-01-05T10:00:00Z",
+        "25",
+        "0",
+        "101",
+        "37.78",
+        "-122.43",
+        "1",
+        "40.7,-74;40.8,-74;40.8,-73.9",
+        "ticketmaster",
+        "scraper:fill",
+        "s_ngkick",
+        cursor,
+        "%",
+        "%%",
+        "\u0000",
+      ),
       fc.integer({ min: -1000, max: 1000 }).map(String),
       fc.double({ noNaN: false }).map(String),
     );

@@ -4,16 +4,17 @@
  * the expected ids in order, whichever plan the counts choose (sorted index, ordered index, the
  * JS-checked venue scan in growing chunks, short and long halves).
  */
-import fc from "fast-check";
+
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import fc from "fast-check";
 import { afterAll, beforeAll, expect, it } from "vitest";
 import type { Db } from "../db/driver.ts";
-import { readConsistently, selectPage, type PageFilter, type PagePlan, type PagePosition } from "../db/events-query.ts";
-import { readSnapshotStats, SnapshotEstimates } from "../db/snapshot-stats.ts";
+import { type PageFilter, type PagePlan, type PagePosition, readConsistently, selectPage } from "../db/events-query.ts";
 import { openReplica } from "../db/replica.ts";
 import { refreshSnapshot } from "../db/snapshot.ts";
+import { readSnapshotStats, SnapshotEstimates } from "../db/snapshot-stats.ts";
 import { applyBatch } from "../sync/apply.ts";
 import { parseRecordLine } from "../sync/records.ts";
 import { eventRecord, venueRecord } from "./records.ts";
@@ -24,7 +25,15 @@ const DAY = 24 * HOUR;
 const VENUES = 60;
 const STATES = ["CA", "NY", "TX"];
 const CITIES = ["Alpha", "Beta", "Gamma", "Delta"];
-const SOURCES = ["ticketmaster", "ticketmaster:us", "songkick", "scraper:fillmore", "scraper:fill-more", "axs", "dice:nyc"];
+const SOURCES = [
+  "ticketmaster",
+  "ticketmaster:us",
+  "songkick",
+  "scraper:fillmore",
+  "scraper:fill-more",
+  "axs",
+  "dice:nyc",
+];
 const AGGREGATORS = new Set(["ticketmaster", "axs"]);
 
 interface Row {
@@ -51,7 +60,7 @@ beforeAll(async () => {
     seed = (seed + 0x6d2b79f5) | 0;
     let t = Math.imul(seed ^ (seed >>> 15), 1 | seed);
     t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
-    return (((t ^ (t >>> 14)) >>> 0) % n);
+    return ((t ^ (t >>> 14)) >>> 0) % n;
   };
   const records: object[] = [];
   for (let v = 1; v <= VENUES; v++) records.push(venueRecord(v, { state: venueState(v), city: venueCity(v) }));
@@ -60,15 +69,27 @@ beforeAll(async () => {
     const startMs = T0 + (rand(120) - 10) * 6 * HOUR;
     const long = rand(12) === 0;
     const endMs = long ? startMs + (2 + rand(20)) * DAY : startMs + rand(4) * HOUR;
-    const row = { id: i, venue: 1 + rand(VENUES), startMs, endMs, source: SOURCES[rand(SOURCES.length)], soldOut: rand(6) === 0 };
+    const row = {
+      id: i,
+      venue: 1 + rand(VENUES),
+      startMs,
+      endMs,
+      source: SOURCES[rand(SOURCES.length)],
+      soldOut: rand(6) === 0,
+    };
     rows.push(row);
     records.push(
       eventRecord(i, row.venue, new Date(startMs).toISOString(), {
-        endDate: new Date(endMs).toISOString(), source: row.source, isSoldOut: row.soldOut,
+        endDate: new Date(endMs).toISOString(),
+        source: row.source,
+        isSoldOut: row.soldOut,
       }),
     );
   }
-  applyBatch(db, records.map((r, i) => parseRecordLine(JSON.stringify(r), i + 1)));
+  applyBatch(
+    db,
+    records.map((r, i) => parseRecordLine(JSON.stringify(r), i + 1)),
+  );
   refreshSnapshot(db, T0);
 });
 
@@ -97,7 +118,9 @@ function traverse(f: PageFilter, limits: number[], plans: Set<PagePlan | null>):
   let position: PagePosition | null = null;
   for (let i = 0; i < 10_000; i++) {
     const limit = limits[i % limits.length];
-    const page = readConsistently(db, () => selectPage(db, { stats: readSnapshotStats(db), estimates: new SnapshotEstimates(100) }, f, position, limit));
+    const page = readConsistently(db, () =>
+      selectPage(db, { stats: readSnapshotStats(db), estimates: new SnapshotEstimates(100) }, f, position, limit),
+    );
     plans.add(page.plan);
     out.push(...page.keys.map((k) => k.id));
     if (!page.hasMore) return out;
@@ -112,8 +135,14 @@ const filterArb = fc.record({
   spanH: fc.integer({ min: 1, max: 800 }),
   state: fc.option(fc.constantFrom(...STATES)),
   city: fc.option(fc.constantFrom(...CITIES, "Nowhere")),
-  sources: fc.option(fc.subarray(["ticketmaster", "scraper:fill", "scraper:fill_more", "s_ngkick", "dice", "axs", "nothing"], { minLength: 1 })),
-  venues: fc.option(fc.oneof(fc.subarray(Array.from({ length: VENUES }, (_, v) => v + 1)), fc.constant([] as number[]))),
+  sources: fc.option(
+    fc.subarray(["ticketmaster", "scraper:fill", "scraper:fill_more", "s_ngkick", "dice", "axs", "nothing"], {
+      minLength: 1,
+    }),
+  ),
+  venues: fc.option(
+    fc.oneof(fc.subarray(Array.from({ length: VENUES }, (_, v) => v + 1)), fc.constant([] as number[])),
+  ),
   excludeSoldOut: fc.boolean(),
   excludeAggregators: fc.boolean(),
 });
@@ -121,7 +150,16 @@ const filterArb = fc.record({
 type Filter = typeof filterArb extends fc.Arbitrary<infer T> ? T : never;
 
 function planExamples(): Array<[Filter, number[]]> {
-  const none = { afterH: -10, spanH: 400, state: null, city: null, sources: null, venues: null, excludeSoldOut: false, excludeAggregators: false };
+  const none = {
+    afterH: -10,
+    spanH: 400,
+    state: null,
+    city: null,
+    sources: null,
+    venues: null,
+    excludeSoldOut: false,
+    excludeAggregators: false,
+  };
   return [
     [none, [7, 30]],
     [{ ...none, state: STATES[0] }, [7, 30]],
@@ -160,7 +198,17 @@ it("traverses exactly the brute-force answer for random filters, windows and pag
     { numRuns: 150, examples: planExamples() },
   );
   // The property reached every plan, so every query shape was compared with the reference.
-  for (const p of ["source", "source_each", "venue", "venue_states", "state_city", "city", "state", "time", null] as const) {
+  for (const p of [
+    "source",
+    "source_each",
+    "venue",
+    "venue_states",
+    "state_city",
+    "city",
+    "state",
+    "time",
+    null,
+  ] as const) {
     expect(plans).toContain(p);
   }
 });
@@ -169,8 +217,14 @@ it("walks long venue sets through several chunks of the JS-checked scan", () => 
   const plans = new Set<PagePlan | null>();
   // Three of sixty venues, about 150 rows: sorted for big pages, scanned in order for tiny ones.
   const f: PageFilter = {
-    afterMs: T0 - 3 * DAY, beforeMs: T0 + 40 * DAY, state: null, city: null, sources: null,
-    venueIds: [7, 27, 47], excludeSoldOut: false, excludeAggregators: false,
+    afterMs: T0 - 3 * DAY,
+    beforeMs: T0 + 40 * DAY,
+    state: null,
+    city: null,
+    sources: null,
+    venueIds: [7, 27, 47],
+    excludeSoldOut: false,
+    excludeAggregators: false,
   };
   expect(traverse(f, [100], plans)).toEqual(reference(f)); // 150 <= sqrt(101 · 3000): sorted on snapshot_venue
   expect(plans).toEqual(new Set(["venue"]));

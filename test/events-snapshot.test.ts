@@ -26,10 +26,14 @@ beforeAll(async () => {
   const { createContext } = await import("../server/context.ts");
   const { resolveConfig } = await import("../server/config.ts");
   dir = mkdtempSync(join(tmpdir(), "marquee-snapshot-"));
-  ctx = await createContext(resolveConfig({ dbPath: join(dir, "marquee.db"), testMode: true, baseUrl: "http://marquee.test" }, {}));
+  ctx = await createContext(
+    resolveConfig({ dbPath: join(dir, "marquee.db"), testMode: true, baseUrl: "http://marquee.test" }, {}),
+  );
   const app = createApp(ctx);
   const target: Target = {
-    kind: "in-process", baseUrl: "http://marquee.test", dir,
+    kind: "in-process",
+    baseUrl: "http://marquee.test",
+    dir,
     fetch: async (path, init) => app.request(new URL(path, "http://marquee.test").href, init),
     close: async () => {},
   };
@@ -44,7 +48,10 @@ afterAll(() => {
 
 /** Applies records to live rows only; the snapshot stays as it was. */
 function applyLive(records: object[]): void {
-  applyBatch(ctx.replica, records.map((r, i) => parseRecordLine(JSON.stringify(r), i + 1)));
+  applyBatch(
+    ctx.replica,
+    records.map((r, i) => parseRecordLine(JSON.stringify(r), i + 1)),
+  );
 }
 
 interface Page {

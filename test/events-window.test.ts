@@ -5,7 +5,7 @@
  */
 import { beforeAll, expect, it } from "vitest";
 import { encodeLegacyCursor } from "../server/cursor.ts";
-import { describeMatrix, type Client } from "./harness.ts";
+import { type Client, describeMatrix } from "./harness.ts";
 import { eventRecord, venueRecord } from "./records.ts";
 
 const NOW_MS = Date.parse("2030-06-01T00:00:00Z");
@@ -60,20 +60,34 @@ describeMatrix("GET /v1/events window and lookahead", (use) => {
 
   it("clamps an explicit window to 365 days without a horizon", async () => {
     const c = use();
-    expect(await ids(c, enterprise, `starts_before=${day(400)}`)).toEqual([1001, 1002, 1029, 1031, 1089, 1091, 1095, 1364]);
-    expect(await ids(c, enterprise, `starts_after=${day(2)}&starts_before=${day(368)}`)).toEqual([1002, 1029, 1031, 1089, 1091, 1095, 1364, 1366]);
+    expect(await ids(c, enterprise, `starts_before=${day(400)}`)).toEqual([
+      1001, 1002, 1029, 1031, 1089, 1091, 1095, 1364,
+    ]);
+    expect(await ids(c, enterprise, `starts_after=${day(2)}&starts_before=${day(368)}`)).toEqual([
+      1002, 1029, 1031, 1089, 1091, 1095, 1364, 1366,
+    ]);
   });
 
   it("answers 403 lookahead_not_in_plan for explicit dates beyond now + horizon", async () => {
     const c = use();
     expect((await call(c, business, `starts_before=${day(90)}`)).status).toBe(200);
     expect((await call(c, business, `starts_after=${day(90)}`)).status).toBe(200);
-    for (const qs of [`starts_before=${iso(NOW_MS + 90 * DAY + 1)}`, `starts_after=${iso(NOW_MS + 90 * DAY + 1)}`, `starts_after=${day(95)}&starts_before=${day(96)}`]) {
+    for (const qs of [
+      `starts_before=${iso(NOW_MS + 90 * DAY + 1)}`,
+      `starts_after=${iso(NOW_MS + 90 * DAY + 1)}`,
+      `starts_after=${day(95)}&starts_before=${day(96)}`,
+    ]) {
       expect(await call(c, business, qs)).toMatchObject({ status: 403, code: "lookahead_not_in_plan" });
     }
-    expect(await call(c, basic, `starts_before=${day(31)}`)).toMatchObject({ status: 403, code: "lookahead_not_in_plan" });
+    expect(await call(c, basic, `starts_before=${day(31)}`)).toMatchObject({
+      status: 403,
+      code: "lookahead_not_in_plan",
+    });
     // Stage 6 (invalid_date_range) comes before stage 7.
-    expect(await call(c, business, `starts_after=${day(200)}&starts_before=${day(100)}`)).toMatchObject({ status: 400, code: "invalid_date_range" });
+    expect(await call(c, business, `starts_after=${day(200)}&starts_before=${day(100)}`)).toMatchObject({
+      status: 400,
+      code: "invalid_date_range",
+    });
   });
 
   it("uses 30 days by default and clamps to 90 on geo queries", async () => {
@@ -115,14 +129,20 @@ describeMatrix("GET /v1/events window and lookahead", (use) => {
     await c.patchAccount(account, { plan: "basic" });
     expect(await call(c, key, `cursor=${cursor}`)).toMatchObject({ status: 403, code: "lookahead_not_in_plan" });
     // Stage 7 before stage 8: changed filters do not matter yet.
-    expect(await call(c, key, `cursor=${cursor}&state=CA`)).toMatchObject({ status: 403, code: "lookahead_not_in_plan" });
+    expect(await call(c, key, `cursor=${cursor}&state=CA`)).toMatchObject({
+      status: 403,
+      code: "lookahead_not_in_plan",
+    });
     expect(await ids(c, key, "")).toEqual([1001, 1002, 1029]);
   });
 
   it("gates polygons by plan before parsing the ring, after the pagination check", async () => {
     const c = use();
     expect(await call(c, basic, "polygon=")).toMatchObject({ status: 403, code: "feature_not_in_plan" });
-    expect(await call(c, basic, "polygon=nonsense&state=XX&limit=0")).toMatchObject({ status: 403, code: "feature_not_in_plan" });
+    expect(await call(c, basic, "polygon=nonsense&state=XX&limit=0")).toMatchObject({
+      status: 403,
+      code: "feature_not_in_plan",
+    });
     expect(await call(c, basic, "polygon=&page=2")).toMatchObject({ status: 400, code: "unsupported_pagination" });
     expect(await call(c, business, "polygon=")).toMatchObject({ status: 400, code: "invalid_polygon" });
   });

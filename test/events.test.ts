@@ -3,7 +3,7 @@
  * "Resources and their fields", docs/upstream-records.md; docs/api.md, Listing events), in-process and against the Bun server.
  */
 import { beforeAll, expect, it } from "vitest";
-import { describeMatrix, type Client } from "./harness.ts";
+import { type Client, describeMatrix } from "./harness.ts";
 import { eventRecord, venueRecord } from "./records.ts";
 
 const NOW = "2030-01-01T00:00:00Z";
@@ -24,10 +24,35 @@ async function list(c: Client, key: string, qs = ""): Promise<Page> {
 const ids = (p: Page) => p.data.map((e) => e.id);
 
 const EVENT_KEYS = [
-  "id", "title", "slug", "eventUrl", "startDate", "endDate", "cost", "isFree", "isSoldOut", "isLowTickets", "age",
-  "ticketUrl", "website", "ticketLinkStatus", "imageUrl", "categories", "venue",
+  "id",
+  "title",
+  "slug",
+  "eventUrl",
+  "startDate",
+  "endDate",
+  "cost",
+  "isFree",
+  "isSoldOut",
+  "isLowTickets",
+  "age",
+  "ticketUrl",
+  "website",
+  "ticketLinkStatus",
+  "imageUrl",
+  "categories",
+  "venue",
 ];
-const VENUE_KEYS = ["id", "name", "city", "state", "timezone", "latitude", "longitude", "geocodePrecision", "distanceMiles"];
+const VENUE_KEYS = [
+  "id",
+  "name",
+  "city",
+  "state",
+  "timezone",
+  "latitude",
+  "longitude",
+  "geocodePrecision",
+  "distanceMiles",
+];
 
 describeMatrix("GET /v1/events", (use) => {
   let key: string;
@@ -37,19 +62,46 @@ describeMatrix("GET /v1/events", (use) => {
     key = await c.keyFor({ plan: "enterprise", rateSustained: 100_000, rateBurst: 100_000 });
     await c.records([
       venueRecord(1, { city: "San Francisco", state: "CA" }),
-      venueRecord(2, { city: "Portland", state: "OR", timezone: null, latitude: null, longitude: null, geocodePrecision: null }),
+      venueRecord(2, {
+        city: "Portland",
+        state: "OR",
+        timezone: null,
+        latitude: null,
+        longitude: null,
+        geocodePrecision: null,
+      }),
       venueRecord(3, { city: "Portland", state: "ME", timezone: "America/New_York" }),
       venueRecord(4, { city: "san francisco", state: "CA" }),
       venueRecord(5, { visible: false }),
-      eventRecord(101, 1, at(1), { title: "Plain", costText: " $25 - $40 ", age: "21+", imageUrl: "https://img.example/1.jpg" }),
-      eventRecord(102, 2, at(2), {
-        source: "ticketmaster:us", isSoldOut: true, isFree: null, costText: "Free admission", categories: ["Bogus", "Comedy", "Music", "Comedy"],
+      eventRecord(101, 1, at(1), {
+        title: "Plain",
+        costText: " $25 - $40 ",
+        age: "21+",
+        imageUrl: "https://img.example/1.jpg",
       }),
-      eventRecord(103, 3, at(3), { source: "scraper:axs:hall", isLowTickets: true, ticketLinks: [], website: null, costText: null, isFree: null }),
+      eventRecord(102, 2, at(2), {
+        source: "ticketmaster:us",
+        isSoldOut: true,
+        isFree: null,
+        costText: "Free admission",
+        categories: ["Bogus", "Comedy", "Music", "Comedy"],
+      }),
+      eventRecord(103, 3, at(3), {
+        source: "scraper:axs:hall",
+        isLowTickets: true,
+        ticketLinks: [],
+        website: null,
+        costText: null,
+        isFree: null,
+      }),
       eventRecord(104, 4, at(4), { source: "songkick", ticketed: false, isFree: true, costText: "$10" }),
       eventRecord(105, 1, at(5), {
-        source: "scraper:fillmore", isFree: false, costText: "free",
-        ticketLinks: [{ url: "https://broken.example/x", seller: "tixr", broken: true }], website: "https://fillmore.example/e", websiteBroken: true,
+        source: "scraper:fillmore",
+        isFree: false,
+        costText: "free",
+        ticketLinks: [{ url: "https://broken.example/x", seller: "tixr", broken: true }],
+        website: "https://fillmore.example/e",
+        websiteBroken: true,
       }),
       eventRecord(106, 5, at(6)), // hidden venue: never served
       eventRecord(107, 1, at(7), { status: "cancelled" }),
@@ -94,21 +146,62 @@ describeMatrix("GET /v1/events", (use) => {
     const byId = new Map(p.data.map((e) => [e.id, e]));
     const base = c.target.baseUrl;
     expect(byId.get(101)).toMatchObject({
-      title: "Plain", slug: "event-101", eventUrl: `${base}/events/101/event-101`, startDate: at(1).replace(".000Z", "Z"),
-      endDate: null, cost: "$25 - $40", isFree: false, isSoldOut: false, isLowTickets: false, age: "21+",
-      ticketUrl: `${base}/t/101`, website: "https://example.com/e/101", ticketLinkStatus: "available",
-      imageUrl: "https://img.example/1.jpg", categories: ["Music"],
+      title: "Plain",
+      slug: "event-101",
+      eventUrl: `${base}/events/101/event-101`,
+      startDate: at(1).replace(".000Z", "Z"),
+      endDate: null,
+      cost: "$25 - $40",
+      isFree: false,
+      isSoldOut: false,
+      isLowTickets: false,
+      age: "21+",
+      ticketUrl: `${base}/t/101`,
+      website: "https://example.com/e/101",
+      ticketLinkStatus: "available",
+      imageUrl: "https://img.example/1.jpg",
+      categories: ["Music"],
       venue: {
-        id: 1, name: "Venue 1", city: "San Francisco", state: "CA", timezone: "America/Los_Angeles",
-        latitude: 37.784, longitude: -122.433, geocodePrecision: "street", distanceMiles: null,
+        id: 1,
+        name: "Venue 1",
+        city: "San Francisco",
+        state: "CA",
+        timezone: "America/Los_Angeles",
+        latitude: 37.784,
+        longitude: -122.433,
+        geocodePrecision: "street",
+        distanceMiles: null,
       },
     });
-    expect(byId.get(102)).toMatchObject({ isSoldOut: true, cost: "Free", isFree: null, categories: ["Comedy", "Music"], ticketLinkStatus: "available" });
-    expect(byId.get(102)!.venue).toMatchObject({ timezone: null, latitude: null, longitude: null, geocodePrecision: null });
-    expect(byId.get(103)).toMatchObject({ isLowTickets: true, cost: null, isFree: null, ticketLinkStatus: "missing", website: null });
+    expect(byId.get(102)).toMatchObject({
+      isSoldOut: true,
+      cost: "Free",
+      isFree: null,
+      categories: ["Comedy", "Music"],
+      ticketLinkStatus: "available",
+    });
+    expect(byId.get(102)!.venue).toMatchObject({
+      timezone: null,
+      latitude: null,
+      longitude: null,
+      geocodePrecision: null,
+    });
+    expect(byId.get(103)).toMatchObject({
+      isLowTickets: true,
+      cost: null,
+      isFree: null,
+      ticketLinkStatus: "missing",
+      website: null,
+    });
     expect(byId.get(103)!.ticketUrl).toBeNull();
     expect(byId.get(104)).toMatchObject({ cost: "Free", isFree: true, ticketUrl: null, ticketLinkStatus: "available" });
-    expect(byId.get(105)).toMatchObject({ cost: null, isFree: false, website: null, ticketLinkStatus: "unavailable", ticketUrl: null });
+    expect(byId.get(105)).toMatchObject({
+      cost: null,
+      isFree: false,
+      website: null,
+      ticketLinkStatus: "unavailable",
+      ticketUrl: null,
+    });
     expect(byId.get(114)!.eventUrl).toBe(`${base}/events/114/a%20b%2Fc`);
     expect(byId.get(110)!.endDate).toBe(at(2).replace(".000Z", "Z"));
   });
@@ -138,7 +231,9 @@ describeMatrix("GET /v1/events", (use) => {
     const c = use();
     // 102 ticketmaster:us and 103 scraper:axs:hall are aggregator vendors (vendor = after `scraper:`, before `:`).
     expect(ids(await list(c, key, "?exclude_aggregators=true"))).toEqual([110, 101, 114, 104, 105]);
-    expect(ids(await list(c, key, "?exclude_aggregators=true&exclude_sold_out=true"))).toEqual([110, 101, 114, 104, 105]);
+    expect(ids(await list(c, key, "?exclude_aggregators=true&exclude_sold_out=true"))).toEqual([
+      110, 101, 114, 104, 105,
+    ]);
   });
 
   it("filters state case-insensitively and drops an empty or blank state", async () => {
@@ -160,7 +255,11 @@ describeMatrix("GET /v1/events", (use) => {
     expect(ids(await list(c, key, "?city=Portlnd"))).toEqual([]);
     expect(ids(await list(c, key, "?city="))).toHaveLength(7);
     expect(ids(await list(c, key, "?city=Portland&city=Portland"))).toEqual([102, 103]);
-    expect((await list(c, key, "?city=Portland&city=Seattle")).page).toEqual({ nextCursor: null, hasMore: false, count: 0 });
+    expect((await list(c, key, "?city=Portland&city=Seattle")).page).toEqual({
+      nextCursor: null,
+      hasMore: false,
+      count: 0,
+    });
   });
 
   it("matches source tokens as prefixes with _ as a one-character wildcard, repeatable and comma-separated", async () => {
@@ -186,10 +285,16 @@ describeMatrix("GET /v1/events", (use) => {
     expect(ids(await list(c, key, `?starts_before=${at(3, 19)}`))).toEqual([110, 101, 114, 102]);
     // Date-only values are midnight UTC; running events are in, ended ones out.
     expect(ids(await list(c, key, "?starts_after=2030-01-01&starts_before=2030-01-03"))).toEqual([110, 101, 114]);
-    expect(ids(await list(c, key, "?starts_after=2029-12-31T20:00:00-05:00&starts_before=2030-01-03"))).toEqual([110, 101, 114]);
+    expect(ids(await list(c, key, "?starts_after=2029-12-31T20:00:00-05:00&starts_before=2030-01-03"))).toEqual([
+      110, 101, 114,
+    ]);
     // 111 ends at 23:00 and 112 (no end) started at 22:00: only 111 is still running at 22:30.
-    expect(ids(await list(c, key, "?starts_after=2029-12-31T22:30:00Z&starts_before=2030-01-03"))).toEqual([110, 111, 101, 114]);
-    expect(ids(await list(c, key, "?starts_after=2029-12-31T22:00:00Z&starts_before=2030-01-03"))).toEqual([110, 111, 112, 101, 114]);
+    expect(ids(await list(c, key, "?starts_after=2029-12-31T22:30:00Z&starts_before=2030-01-03"))).toEqual([
+      110, 111, 101, 114,
+    ]);
+    expect(ids(await list(c, key, "?starts_after=2029-12-31T22:00:00Z&starts_before=2030-01-03"))).toEqual([
+      110, 111, 112, 101, 114,
+    ]);
     expect(ids(await list(c, key, "?starts_before=2030-07-01"))).toContain(113);
   });
 });

@@ -6,12 +6,20 @@
  */
 import { beforeAll, expect, it } from "vitest";
 import { DAY_MS } from "../db/contract.ts";
-import { describeMatrix, type Client } from "./harness.ts";
-import { nextSeq } from "./records.ts";
 import {
-  generateVenues, PLACES, referenceCircle, referencePolygon, rng, venueLines,
-  type Circle, type Reference, type RefVenue, type Ring,
+  type Circle,
+  generateVenues,
+  PLACES,
+  type Reference,
+  type RefVenue,
+  type Ring,
+  referenceCircle,
+  referencePolygon,
+  rng,
+  venueLines,
 } from "./geo-reference.ts";
+import { type Client, describeMatrix } from "./harness.ts";
+import { nextSeq } from "./records.ts";
 
 const NOW = Date.UTC(2030, 0, 1, 12);
 const HOUR = 3_600_000;
@@ -53,9 +61,15 @@ function eventLine(e: RefEvent): object {
     type: "event",
     seq: nextSeq(),
     event: {
-      id: e.id, venueId: e.venueId, title: `Event ${e.id}`, slug: `event-${e.id}`,
-      startDate: new Date(e.startMs).toISOString(), endDate: e.endMs === null ? null : new Date(e.endMs).toISOString(),
-      isSoldOut: e.soldOut, source: "scraper:geo", status: e.status,
+      id: e.id,
+      venueId: e.venueId,
+      title: `Event ${e.id}`,
+      slug: `event-${e.id}`,
+      startDate: new Date(e.startMs).toISOString(),
+      endDate: e.endMs === null ? null : new Date(e.endMs).toISOString(),
+      isSoldOut: e.soldOut,
+      source: "scraper:geo",
+      status: e.status,
     },
   };
 }
@@ -63,12 +77,20 @@ function eventLine(e: RefEvent): object {
 const venues = generateVenues();
 const events = generateEvents(venues);
 const MANHATTAN_25: Circle = { kind: "circle", lat: PLACES.manhattan[0], lng: PLACES.manhattan[1], radiusMiles: 25 };
-const MANHATTAN_SQUARE: Ring = [[40.70, -74.05], [40.70, -73.92], [40.82, -73.92], [40.82, -74.05]];
+const MANHATTAN_SQUARE: Ring = [
+  [40.7, -74.05],
+  [40.7, -73.92],
+  [40.82, -73.92],
+  [40.82, -74.05],
+];
 
 // Every venue ranked just inside or just outside the 2,000 cap gets an event in the default
 // window, so an off-by-one cap, or a cap that skipped venues without events, changes the pages.
 for (const centroids of [false, true]) {
-  for (const ref of [referenceCircle(venues, MANHATTAN_25, centroids), referencePolygon(venues, MANHATTAN_SQUARE, centroids)]) {
+  for (const ref of [
+    referenceCircle(venues, MANHATTAN_25, centroids),
+    referencePolygon(venues, MANHATTAN_SQUARE, centroids),
+  ]) {
     for (const venueId of ref.allIds.slice(1990, 2010)) {
       const startMs = NOW + (1 + (venueId % 20)) * DAY_MS;
       events.push({ id: 100_000 + events.length, venueId, startMs, endMs: null, status: "active", soldOut: false });
@@ -83,8 +105,14 @@ interface Expected {
 }
 
 /** Servable events at the reference venues in [after, before], by (startDate, id). */
-function expectedEvents(ref: Reference, window: { after: number; before: number }, keep: (e: RefEvent) => boolean = () => true): Expected[] {
-  const distance = new Map(ref.venueIds.map((id, i) => [id, ref.distances ? Math.round(ref.distances[i] * 100) / 100 : null]));
+function expectedEvents(
+  ref: Reference,
+  window: { after: number; before: number },
+  keep: (e: RefEvent) => boolean = () => true,
+): Expected[] {
+  const distance = new Map(
+    ref.venueIds.map((id, i) => [id, ref.distances ? Math.round(ref.distances[i] * 100) / 100 : null]),
+  );
   return events
     .filter((e) => distance.has(e.venueId) && e.status === "active" && keep(e))
     .filter((e) => (e.endMs ?? e.startMs) >= window.after && e.startMs <= window.before)
@@ -107,7 +135,10 @@ async function pageAll(c: Client, key: string, query: string, seed = 1): Promise
   let cursor: string | null = null;
   for (let pages = 0; pages < 500; pages++) {
     const limit = 1 + Math.floor(r() * 100);
-    const res = await c.get(`/v1/events?${query}&limit=${limit}${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ""}`, key);
+    const res = await c.get(
+      `/v1/events?${query}&limit=${limit}${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ""}`,
+      key,
+    );
     const body = (await res.json()) as Body;
     expect(res.status, JSON.stringify(body.error)).toBe(200);
     for (const e of body.data) out.push({ id: e.id, distanceMiles: e.venue.distanceMiles });
@@ -139,7 +170,11 @@ describeMatrix("geo search over HTTP", (use) => {
       expect(ref.matched).toBeGreaterThan(2000);
       const want = expectedEvents(ref, DEFAULT_GEO_WINDOW);
       expect(want.length).toBeGreaterThan(150);
-      const got = await pageAll(use(), key, `${circleQuery(MANHATTAN_25)}${centroids ? "&include_centroids=true" : ""}`);
+      const got = await pageAll(
+        use(),
+        key,
+        `${circleQuery(MANHATTAN_25)}${centroids ? "&include_centroids=true" : ""}`,
+      );
       expect(got).toEqual(want);
     }
   });
@@ -150,7 +185,12 @@ describeMatrix("geo search over HTTP", (use) => {
       expect(ref.matched).toBeGreaterThan(2000);
       const want = expectedEvents(ref, DEFAULT_GEO_WINDOW);
       expect(want.length).toBeGreaterThan(150);
-      const got = await pageAll(use(), key, `polygon=${ringText(MANHATTAN_SQUARE)}${centroids ? "&include_centroids=true" : ""}`, 2);
+      const got = await pageAll(
+        use(),
+        key,
+        `polygon=${ringText(MANHATTAN_SQUARE)}${centroids ? "&include_centroids=true" : ""}`,
+        2,
+      );
       expect(got).toEqual(want);
     }
   });
@@ -182,7 +222,9 @@ describeMatrix("geo search over HTTP", (use) => {
     expect(want.some((e) => events.find((x) => x.id === e.id)!.startMs > after + 60 * DAY_MS)).toBe(true);
     expect(expectedEvents(ref, { after, before: after + 200 * DAY_MS }).length).toBeGreaterThan(want.length);
     const q = `${circleQuery(MANHATTAN_25)}&include_centroids=true&starts_after=${new Date(after).toISOString()}`;
-    expect(await pageAll(use(), key, `${q}&starts_before=${new Date(after + 200 * DAY_MS).toISOString()}`, 6)).toEqual(want);
+    expect(await pageAll(use(), key, `${q}&starts_before=${new Date(after + 200 * DAY_MS).toISOString()}`, 6)).toEqual(
+      want,
+    );
     expect(await pageAll(use(), key, q, 7)).toEqual(expectedEvents(ref, { after, before: after + 30 * DAY_MS }));
   });
 
@@ -199,7 +241,11 @@ describeMatrix("geo search over HTTP", (use) => {
     const first = (await (await c.get(`/v1/events?${q}&limit=5`, key)).json()) as Body;
     const cursor = `&cursor=${encodeURIComponent(first.page.nextCursor!)}`;
     expect((await c.get(`/v1/events?${q}&limit=5${cursor}`, key)).status).toBe(200);
-    for (const changed of [`${q}&include_centroids=true`, `${q}&include_centroids=false`, q.replace("radius_miles=25", "radius_miles=24")]) {
+    for (const changed of [
+      `${q}&include_centroids=true`,
+      `${q}&include_centroids=false`,
+      q.replace("radius_miles=25", "radius_miles=24"),
+    ]) {
       const res = await c.get(`/v1/events?${changed}&limit=5${cursor}`, key);
       expect(((await res.json()) as Body).error?.code).toBe("invalid_cursor");
     }
@@ -213,7 +259,9 @@ describeMatrix("geo search over HTTP", (use) => {
     expect(await code("cursor=%40%40&lat=91&lng=0&radius_miles=1")).toBe("invalid_cursor");
     expect(await code("lat=91&lng=0&radius_miles=1&include_centroids=yes")).toBe("invalid_coordinates");
     expect(await code("lat=40&lng=0&radius_miles=26")).toBe("invalid_radius");
-    expect(await code(`polygon=${ringText(MANHATTAN_SQUARE)}&lat=40&lng=-74&radius_miles=5`)).toBe("conflicting_geo_filters");
+    expect(await code(`polygon=${ringText(MANHATTAN_SQUARE)}&lat=40&lng=-74&radius_miles=5`)).toBe(
+      "conflicting_geo_filters",
+    );
     expect(await code("polygon=1,2;3,4&starts_after=2030-02-01&starts_before=2030-01-15")).toBe("invalid_polygon");
     expect(await code(`polygon=${ringText(MANHATTAN_SQUARE)}&include_centroids=1`)).toBe("invalid_include_centroids");
   });

@@ -28,13 +28,19 @@ describe("geo presence", () => {
   });
 
   it("any geo parameter makes a geo request, even empty or invalid", () => {
-    for (const q of ["lat=", "lng=x", "radius_miles=99", "polygon="]) expect(isGeoRequest(new URLSearchParams(q))).toBe(true);
+    for (const q of ["lat=", "lng=x", "radius_miles=99", "polygon="])
+      expect(isGeoRequest(new URLSearchParams(q))).toBe(true);
   });
 });
 
 describe("circle", () => {
   it("parses a valid circle", () => {
-    expect(parse("lat=40.758&lng=-73.9855&radius_miles=25")).toEqual({ kind: "circle", lat: 40.758, lng: -73.9855, radiusMiles: 25 });
+    expect(parse("lat=40.758&lng=-73.9855&radius_miles=25")).toEqual({
+      kind: "circle",
+      lat: 40.758,
+      lng: -73.9855,
+      radiusMiles: 25,
+    });
   });
 
   it.each([
@@ -92,7 +98,15 @@ describe("circle", () => {
 
 describe("polygon", () => {
   it("parses a ring, latitude first, without a repeated closing vertex", () => {
-    const expected = { kind: "polygon", ring: [[40.7, -74.05], [40.7, -73.92], [40.82, -73.92], [40.82, -74.05]] };
+    const expected = {
+      kind: "polygon",
+      ring: [
+        [40.7, -74.05],
+        [40.7, -73.92],
+        [40.82, -73.92],
+        [40.82, -74.05],
+      ],
+    };
     expect(parse(`polygon=${enc(SQUARE)}`)).toEqual(expected);
     expect(parse(`polygon=${enc(`${SQUARE};40.70,-74.05`)}`)).toEqual(expected);
     expect(parse(`polygon=${enc(" 40.70 , -74.05 ; 40.70,-73.92;40.82,-73.92;40.82,-74.05")}`)).toEqual(expected);

@@ -88,7 +88,8 @@ export function generateVenues(seed = 7): RefVenue[] {
       state,
       ...extra,
     });
-  const around = (lat: number, lng: number, maxMiles: number) => destination(lat, lng, maxMiles * Math.sqrt(r()), r() * 360);
+  const around = (lat: number, lng: number, maxMiles: number) =>
+    destination(lat, lng, maxMiles * Math.sqrt(r()), r() * 360);
 
   // Manhattan: points snapped to a 0.004° grid so about a dozen venues share each point.
   for (let i = 0; i < 6000; i++) {
@@ -134,7 +135,10 @@ export interface Reference {
 }
 
 const admitted = (v: RefVenue, includeCentroids: boolean) =>
-  v.visible && v.lat !== null && v.lng !== null && (includeCentroids || v.precision === "street" || v.precision === "unknown");
+  v.visible &&
+  v.lat !== null &&
+  v.lng !== null &&
+  (includeCentroids || v.precision === "street" || v.precision === "unknown");
 
 function capNearest(matches: Array<{ id: number; d: number }>, withDistances: boolean, cap = 2000): Reference {
   matches.sort((a, b) => a.d - b.d || a.id - b.id);
@@ -175,7 +179,14 @@ export function referencePolygon(venues: RefVenue[], ring: Ring, includeCentroid
 }
 
 /** A star-shaped (simple) ring of `n` vertices around a centre, radii in [minMiles, maxMiles]. */
-export function starRing(r: () => number, lat: number, lng: number, n: number, minMiles: number, maxMiles: number): Ring {
+export function starRing(
+  r: () => number,
+  lat: number,
+  lng: number,
+  n: number,
+  minMiles: number,
+  maxMiles: number,
+): Ring {
   const ring: Ring = [];
   for (let i = 0; i < n; i++) ring.push(destination(lat, lng, minMiles + r() * (maxMiles - minMiles), (360 * i) / n));
   return ring;

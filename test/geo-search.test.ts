@@ -5,18 +5,28 @@
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { distance } from "@turf/distance";
 import fc from "fast-check";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { Db } from "../db/driver.ts";
-import { distance } from "@turf/distance";
-import { circleBoxes, findGeoCandidates, GeoIndex, greatCircleMiles, type GeoFilter } from "../db/geo.ts";
+import { circleBoxes, findGeoCandidates, type GeoFilter, GeoIndex, greatCircleMiles } from "../db/geo.ts";
 import { openReplica } from "../db/replica.ts";
 import { refreshSnapshot } from "../db/snapshot.ts";
 import { applyBatch } from "../sync/apply.ts";
 import { parseRecordLine } from "../sync/records.ts";
 import {
-  destination, generateVenues, PLACES, referenceCircle, referencePolygon, RIM_CIRCLES, rng, starRing,
-  type Circle, type Reference, type RefVenue, type Ring,
+  type Circle,
+  destination,
+  generateVenues,
+  PLACES,
+  type Reference,
+  type RefVenue,
+  RIM_CIRCLES,
+  type Ring,
+  referenceCircle,
+  referencePolygon,
+  rng,
+  starRing,
 } from "./geo-reference.ts";
 
 let dir: string;
@@ -25,15 +35,27 @@ let venues: RefVenue[];
 let seq = 0;
 
 function apply(lines: object[]): void {
-  applyBatch(replica, lines.map((l, i) => parseRecordLine(JSON.stringify(l), i + 1)));
+  applyBatch(
+    replica,
+    lines.map((l, i) => parseRecordLine(JSON.stringify(l), i + 1)),
+  );
 }
 
 function venueLine(v: RefVenue): object {
   return {
     type: "venue",
     seq: ++seq,
-    venue: { id: v.id, name: `Venue ${v.id}`, city: "X", state: v.state, timezone: null, latitude: v.lat,
-      longitude: v.lng, geocodePrecision: v.precision, visible: v.visible },
+    venue: {
+      id: v.id,
+      name: `Venue ${v.id}`,
+      city: "X",
+      state: v.state,
+      timezone: null,
+      latitude: v.lat,
+      longitude: v.lng,
+      geocodePrecision: v.precision,
+      visible: v.visible,
+    },
   };
 }
 
@@ -85,13 +107,53 @@ const CIRCLES: Array<[string, Circle]> = [
 ];
 
 const POLYGONS: Array<[string, Ring]> = [
-  ["Manhattan square (cap)", [[40.70, -74.05], [40.70, -73.92], [40.82, -73.92], [40.82, -74.05]]],
-  ["Manhattan triangle", [[40.74, -74.0], [40.78, -73.96], [40.76, -74.02]]],
-  ["NYC concave", [[40.6, -74.3], [40.6, -73.7], [40.95, -73.7], [40.75, -74.0], [40.95, -74.3]]],
+  [
+    "Manhattan square (cap)",
+    [
+      [40.7, -74.05],
+      [40.7, -73.92],
+      [40.82, -73.92],
+      [40.82, -74.05],
+    ],
+  ],
+  [
+    "Manhattan triangle",
+    [
+      [40.74, -74.0],
+      [40.78, -73.96],
+      [40.76, -74.02],
+    ],
+  ],
+  [
+    "NYC concave",
+    [
+      [40.6, -74.3],
+      [40.6, -73.7],
+      [40.95, -73.7],
+      [40.75, -74.0],
+      [40.95, -74.3],
+    ],
+  ],
   ["Honolulu star", starRing(r, ...PLACES.honolulu, 17, 2, 9)],
   ["Anchorage star", starRing(r, ...PLACES.anchorage, 32, 4, 20)],
-  ["Kansas City across the line", [[39.0, -94.75], [39.0, -94.45], [39.2, -94.45], [39.2, -94.75]]],
-  ["self-intersecting bow tie", [[40.70, -74.05], [40.82, -73.92], [40.70, -73.92], [40.82, -74.05]]],
+  [
+    "Kansas City across the line",
+    [
+      [39.0, -94.75],
+      [39.0, -94.45],
+      [39.2, -94.45],
+      [39.2, -94.75],
+    ],
+  ],
+  [
+    "self-intersecting bow tie",
+    [
+      [40.7, -74.05],
+      [40.82, -73.92],
+      [40.7, -73.92],
+      [40.82, -74.05],
+    ],
+  ],
   ...Array.from({ length: 8 }, (_, i): [string, Ring] => {
     const [lat, lng] = destination(...PLACES.manhattan, 10 * r(), 360 * r());
     return [`random NYC star ${i}`, starRing(r, lat, lng, 3 + Math.floor(r() * 30), 0.5, 15)];
@@ -141,10 +203,19 @@ describe("findGeoCandidates: polygons match the brute-force reference", () => {
   });
 
   it("a venue on an edge or a vertex is inside", () => {
-    const ring: Ring = [[40.74, -74.0], [40.74, -73.96], [40.78, -73.96]];
+    const ring: Ring = [
+      [40.74, -74.0],
+      [40.74, -73.96],
+      [40.78, -73.96],
+    ];
     const ids = findGeoCandidates(replica, polygon(ring), false).venueIds;
-    const onEdge = venues.filter((v) => v.visible && (v.precision === "street" || v.precision === "unknown") &&
-      ((v.lat === 40.74 && v.lng! >= -74.0 && v.lng! <= -73.96) || (v.lng === -73.96 && v.lat! >= 40.74 && v.lat! <= 40.78)));
+    const onEdge = venues.filter(
+      (v) =>
+        v.visible &&
+        (v.precision === "street" || v.precision === "unknown") &&
+        ((v.lat === 40.74 && v.lng! >= -74.0 && v.lng! <= -73.96) ||
+          (v.lng === -73.96 && v.lat! >= 40.74 && v.lat! <= 40.78)),
+    );
     expect(onEdge.length).toBeGreaterThan(0);
     for (const v of onEdge) expect(ids).toContain(v.id);
   });
@@ -157,7 +228,12 @@ describe("GeoIndex follows the replica", () => {
     const c = circle(44.5, -100.3, 2); // central South Dakota: empty in the fixture
     const base = 900_000;
     const placed: RefVenue[] = [0, 1, 2].map((i) => ({
-      id: base + i, lat: 44.5 + i * 0.001, lng: -100.3, precision: "street", visible: true, state: "SD",
+      id: base + i,
+      lat: 44.5 + i * 0.001,
+      lng: -100.3,
+      precision: "street",
+      visible: true,
+      state: "SD",
     }));
     apply(placed.map(venueLine));
     expect(findGeoCandidates(replica, c, false).venueIds).toEqual([base, base + 1, base + 2]);

@@ -4,8 +4,9 @@
  * Against the real Bun server (bun:sqlite), plus a ledger-lock test in-process: a held write lock
  * yields a 503 after the busy timeout, never a hang or a 500.
  */
-import { createRequire } from "node:module";
+
 import { rmSync } from "node:fs";
+import { createRequire } from "node:module";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { Client, startBunServer, startInProcess, type Target } from "./harness.ts";
@@ -21,7 +22,9 @@ async function seed(c: Client): Promise<{ id: string; path: string; key: string 
   await c.setClock(NOW);
   await c.records([
     venueRecord(1),
-    eventRecord(500, 1, "2030-03-10T04:00:00Z", { ticketLinks: [{ url: SELLER_URL, seller: "ticketmaster", broken: false }] }),
+    eventRecord(500, 1, "2030-03-10T04:00:00Z", {
+      ticketLinks: [{ url: SELLER_URL, seller: "ticketmaster", broken: false }],
+    }),
   ]);
   const key = await c.keyFor();
   const res = await c.postJson("/v1/ticket-handoffs", { event_id: 500 }, { authorization: `Bearer ${key}` });
@@ -65,7 +68,9 @@ describe("handoff Continue under concurrency [bun]", () => {
     try {
       const clicks = ledger.prepare("SELECT handoff_id, seller_url FROM handoff_clicks").all();
       expect(clicks).toEqual([{ handoff_id: h.id, seller_url: SELLER_URL }]);
-      const row = ledger.prepare("SELECT redeemed_ms FROM handoffs WHERE id = ?").get(h.id) as { redeemed_ms: number | null };
+      const row = ledger.prepare("SELECT redeemed_ms FROM handoffs WHERE id = ?").get(h.id) as {
+        redeemed_ms: number | null;
+      };
       expect(row.redeemed_ms).toBe(Date.parse(NOW));
     } finally {
       ledger.close();

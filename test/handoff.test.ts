@@ -4,7 +4,7 @@
  * against the Bun server.
  */
 import { beforeAll, expect, it } from "vitest";
-import { describeMatrix, type Client } from "./harness.ts";
+import { type Client, describeMatrix } from "./harness.ts";
 import { eventRecord, venueRecord } from "./records.ts";
 
 const NOW = "2030-03-01T12:00:00.000Z";
@@ -42,7 +42,9 @@ async function expectError(res: Response, status: number, code: string): Promise
   expect(body.error.code).toBe(code);
   expect(typeof body.error.message).toBe("string");
   expect(body.request_id).toBe(res.headers.get("x-request-id"));
-  expect(Object.keys(body).sort()).toEqual(code === "ticket_link_unavailable" ? ["error", "event_url", "request_id"] : ["error", "request_id"]);
+  expect(Object.keys(body).sort()).toEqual(
+    code === "ticket_link_unavailable" ? ["error", "event_url", "request_id"] : ["error", "request_id"],
+  );
   expect(Object.keys(body.error).sort()).toEqual(["code", "message"]);
   return body;
 }
@@ -72,7 +74,10 @@ describeMatrix("ticket handoffs: creation", (use) => {
       // Started a month ago and still running: sales have not ended.
       eventRecord(103, 1, "2030-02-01T03:00:00Z", { endDate: "2030-03-05T00:00:00Z", ticketLinks: [tm(103)] }),
       eventRecord(104, 1, "2030-03-10T03:00:00Z", {
-        ticketLinks: [{ url: "https://tickets.example.org/104", seller: "boxoffice", broken: false }, { ...tm(104), broken: true }],
+        ticketLinks: [
+          { url: "https://tickets.example.org/104", seller: "boxoffice", broken: false },
+          { ...tm(104), broken: true },
+        ],
       }),
       eventRecord(105, 1, "2030-03-10T03:00:00Z", { ticketed: false, ticketLinks: [tm(105)] }),
       eventRecord(106, 1, "2030-03-10T03:00:00Z", { status: "cancelled" }),
@@ -91,9 +96,15 @@ describeMatrix("ticket handoffs: creation", (use) => {
     expect(res.headers.get("x-request-id")).toBeTruthy();
     expect(res.headers.get("cache-control")).toBe("no-store");
     const body = (await res.json()) as HandoffBody;
-    expect(Object.keys(body).sort()).toEqual(
-      ["booking_mode", "event_id", "event_url", "expires_at", "handoff_id", "handoff_url", "requires_user_action"],
-    );
+    expect(Object.keys(body).sort()).toEqual([
+      "booking_mode",
+      "event_id",
+      "event_url",
+      "expires_at",
+      "handoff_id",
+      "handoff_url",
+      "requires_user_action",
+    ]);
     expect(body.handoff_id).toMatch(/^ho_[0-9A-Za-z]{22}$/);
     expect(body.event_id).toBe(100);
     expect(body.event_url).toBe(`${c.target.baseUrl}/events/100/night-show`);
@@ -105,7 +116,12 @@ describeMatrix("ticket handoffs: creation", (use) => {
     expect(body.requires_user_action).toBe(true);
 
     const stored = (await (await c.get(`/_test/handoffs/${body.handoff_id}`)).json()) as Record<string, unknown>;
-    expect(stored).toMatchObject({ seller: "axs", sellerUrl: "https://www.axs.com/events/100", redeemedMs: null, clicks: 0 });
+    expect(stored).toMatchObject({
+      seller: "axs",
+      sellerUrl: "https://www.axs.com/events/100",
+      redeemedMs: null,
+      clicks: 0,
+    });
   });
 
   it("issues a different opaque id every time and accepts a builder key", async () => {
@@ -118,14 +134,19 @@ describeMatrix("ticket handoffs: creation", (use) => {
 
   it("accepts a charset parameter on the JSON content type", async () => {
     const c = use();
-    const res = await create(c, await c.keyFor(), { event_id: 100 }, { "content-type": "application/json; charset=UTF-8" });
+    const res = await create(
+      c,
+      await c.keyFor(),
+      { event_id: 100 },
+      { "content-type": "application/json; charset=UTF-8" },
+    );
     expect(res.status).toBe(201);
   });
 
   it("401 invalid_api_key for missing, malformed, unknown and legacy keys, with WWW-Authenticate", async () => {
     const c = use();
     const legacy = await c.keyFor({ plan: "legacy" }, "legacy");
-    const unknown = "mq_live_" + "A".repeat(38);
+    const unknown = `mq_live_${"A".repeat(38)}`;
     for (const headers of [{}, bearer("nope"), bearer(unknown), bearer(legacy), { authorization: "Basic abc" }]) {
       const res = await c.fetch("/v1/ticket-handoffs", {
         method: "POST",
@@ -201,7 +222,11 @@ describeMatrix("ticket handoffs: creation", (use) => {
   it("409 ticket_link_unavailable with event_url: sold out, sales ended, no supported seller, not ticketed", async () => {
     const c = use();
     for (const id of [101, 102, 104, 105, 110]) {
-      const body = await expectError(await create(c, await c.keyFor(), { event_id: id }), 409, "ticket_link_unavailable");
+      const body = await expectError(
+        await create(c, await c.keyFor(), { event_id: id }),
+        409,
+        "ticket_link_unavailable",
+      );
       expect(body.event_url).toBe(`${c.target.baseUrl}/events/${id}/event-${id}`);
     }
     // An event ending exactly now has not ended yet; a running multi-day event is still on sale.

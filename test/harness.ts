@@ -3,14 +3,14 @@
  * and a spawned Bun server (bun:sqlite) in test mode. Suites drive both through the same
  * `/_test/*` API, so nothing here reaches around the HTTP interface.
  */
-import { spawn, type ChildProcess } from "node:child_process";
+import { type ChildProcess, spawn } from "node:child_process";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe } from "vitest";
 import type { OpenApiDocument } from "../server/openapi.ts";
-import { ContractValidator } from "./openapi-validator.ts";
 import { freePort } from "./net.ts";
+import { ContractValidator } from "./openapi-validator.ts";
 
 export { freePort };
 
@@ -54,8 +54,20 @@ export async function startBunServer(
   const baseUrl = `http://127.0.0.1:${port}`;
   const child = spawn(
     BUN,
-    [join(ROOT, "server/main.ts"), "serve", "--test-mode", "--port", String(port), "--host", "127.0.0.1",
-      "--base-url", baseUrl, "--db", join(dir, "marquee.db"), ...extraArgs],
+    [
+      join(ROOT, "server/main.ts"),
+      "serve",
+      "--test-mode",
+      "--port",
+      String(port),
+      "--host",
+      "127.0.0.1",
+      "--base-url",
+      baseUrl,
+      "--db",
+      join(dir, "marquee.db"),
+      ...extraArgs,
+    ],
     { cwd: ROOT, stdio: ["ignore", "pipe", "pipe"], env: { ...process.env, MARQUEE_SECRET: "", MARQUEE_DB: "" } },
   );
   let stderr = "";
@@ -113,7 +125,9 @@ export class Client {
     if (validator.doc.paths[pathname]?.[method.toLowerCase()]) {
       const { problems } = await validator.check(method, pathname, res.clone());
       if (problems.length > 0) {
-        throw new Error(`${method} ${pathname} → ${res.status} does not conform to /v1/openapi.json:\n  ${problems.join("\n  ")}`);
+        throw new Error(
+          `${method} ${pathname} → ${res.status} does not conform to /v1/openapi.json:\n  ${problems.join("\n  ")}`,
+        );
       }
     }
     return res;
@@ -175,7 +189,12 @@ export class Client {
 
   /** Creates an account (docs/api.md, Test mode fields) and returns its id. */
   async account(fields: Record<string, unknown> = {}): Promise<number> {
-    const res = await this.postJson("/_test/accounts", { email: "dev@example.com", plan: "business", verified: true, ...fields });
+    const res = await this.postJson("/_test/accounts", {
+      email: "dev@example.com",
+      plan: "business",
+      verified: true,
+      ...fields,
+    });
     if (res.status !== 200 && res.status !== 201) throw new Error(`account failed: ${res.status} ${await res.text()}`);
     return ((await res.json()) as { id: number }).id;
   }

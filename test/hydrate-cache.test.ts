@@ -12,7 +12,7 @@ import { afterAll, beforeAll, expect, it } from "vitest";
 import type { Db } from "../db/driver.ts";
 import { openDb } from "../db/driver.ts";
 import type { PageFilter, PagePosition } from "../db/events-query.ts";
-import { HydratedEvents, hydratePage, hydratePageJson, readReplicaState, type Hydration } from "../db/hydrate.ts";
+import { HydratedEvents, type Hydration, hydratePage, hydratePageJson, readReplicaState } from "../db/hydrate.ts";
 import { openReplica } from "../db/replica.ts";
 import { refreshSnapshot } from "../db/snapshot.ts";
 import { applyBatch } from "../sync/apply.ts";
@@ -26,8 +26,14 @@ let db: Db;
 let keys: PagePosition[];
 
 const filter: PageFilter = {
-  afterMs: T0, beforeMs: T0 + 100 * HOUR, state: null, city: null, sources: null, venueIds: null,
-  excludeSoldOut: false, excludeAggregators: false,
+  afterMs: T0,
+  beforeMs: T0 + 100 * HOUR,
+  state: null,
+  city: null,
+  sources: null,
+  venueIds: null,
+  excludeSoldOut: false,
+  excludeAggregators: false,
 };
 const h = { baseUrl: "http://marquee.test", distanceMiles: null };
 const events = new HydratedEvents(h.baseUrl, 1 << 20);
@@ -38,14 +44,19 @@ const titles = (d: Db) => kept(d).map((j) => (JSON.parse(j) as { title: string }
 beforeAll(async () => {
   dir = mkdtempSync(join(tmpdir(), "marquee-hydrate-"));
   db = await openReplica(join(dir, "replica.db"));
-  const records: object[] = [venueRecord(1), venueRecord(2, { name: "Café \"Ünïcode\" \u2028 ✓" })];
+  const records: object[] = [venueRecord(1), venueRecord(2, { name: 'Café "Ünïcode" \u2028 ✓' })];
   for (let i = 1; i <= 6; i++) {
     const start = new Date(T0 + i * HOUR).toISOString();
-    records.push(eventRecord(i, 1 + (i % 2), start, { title: i === 3 ? "Ñoño \u2029 </script> \"q\"" : `Event ${i}` }));
+    records.push(eventRecord(i, 1 + (i % 2), start, { title: i === 3 ? 'Ñoño \u2029 </script> "q"' : `Event ${i}` }));
   }
-  applyBatch(db, records.map((r, i) => parseRecordLine(JSON.stringify(r), i + 1)));
+  applyBatch(
+    db,
+    records.map((r, i) => parseRecordLine(JSON.stringify(r), i + 1)),
+  );
   refreshSnapshot(db, T0);
-  keys = db.prepare<{ startMs: number; id: number }>("SELECT start_ms AS startMs, id FROM snapshot ORDER BY start_ms, id").all();
+  keys = db
+    .prepare<{ startMs: number; id: number }>("SELECT start_ms AS startMs, id FROM snapshot ORDER BY start_ms, id")
+    .all();
 });
 
 afterAll(() => {
@@ -54,7 +65,13 @@ afterAll(() => {
 });
 
 it("serializes each event exactly as JSON.stringify of the shaped Event, with and without a distance", () => {
-  for (const distanceMiles of [null, new Map([[1, 0.004], [2, 12.3456]])]) {
+  for (const distanceMiles of [
+    null,
+    new Map([
+      [1, 0.004],
+      [2, 12.3456],
+    ]),
+  ]) {
     const hd = { ...h, distanceMiles };
     // Twice: the second read comes from the cache.
     for (let round = 0; round < 2; round++) {
@@ -105,14 +122,37 @@ it("writes the JSON of odd fields as JSON.stringify does: encoded slugs, control
   const other = await openReplica(join(dir, "odd.db"));
   try {
     const odd = [
-      { slug: "café & co/1 ?x=y", title: "tab\there \u0001 del\u007f \\ \"q\" \u2028", isFree: null, categories: [] },
-      { slug: "plain-slug", title: "emoji 🎷 and ünïcode", isFree: true, costText: "free", categories: ["Comedy", "Music"], ticketLinks: [] },
-      { slug: "x", title: "</script><!--", isFree: false, costText: "  $5 – $10  ", age: "21+", ticketed: false, imageUrl: "https://img.example/a b.png" },
+      { slug: "café & co/1 ?x=y", title: 'tab\there \u0001 del\u007f \\ "q" \u2028', isFree: null, categories: [] },
+      {
+        slug: "plain-slug",
+        title: "emoji 🎷 and ünïcode",
+        isFree: true,
+        costText: "free",
+        categories: ["Comedy", "Music"],
+        ticketLinks: [],
+      },
+      {
+        slug: "x",
+        title: "</script><!--",
+        isFree: false,
+        costText: "  $5 – $10  ",
+        age: "21+",
+        ticketed: false,
+        imageUrl: "https://img.example/a b.png",
+      },
     ];
-    const records = [venueRecord(1), ...odd.map((f, i) => eventRecord(100 + i, 1, new Date(T0 + (i + 1) * HOUR).toISOString(), f))];
-    applyBatch(other, records.map((r, i) => parseRecordLine(JSON.stringify(r), i + 1)));
+    const records = [
+      venueRecord(1),
+      ...odd.map((f, i) => eventRecord(100 + i, 1, new Date(T0 + (i + 1) * HOUR).toISOString(), f)),
+    ];
+    applyBatch(
+      other,
+      records.map((r, i) => parseRecordLine(JSON.stringify(r), i + 1)),
+    );
     refreshSnapshot(other, T0);
-    const oddKeys = other.prepare<{ startMs: number; id: number }>("SELECT start_ms AS startMs, id FROM snapshot ORDER BY start_ms, id").all();
+    const oddKeys = other
+      .prepare<{ startMs: number; id: number }>("SELECT start_ms AS startMs, id FROM snapshot ORDER BY start_ms, id")
+      .all();
     expect(oddKeys).toHaveLength(3);
     const kept = new HydratedEvents(h.baseUrl, 1 << 20);
     const json = hydratePageJson(other, kept, readReplicaState(other), oddKeys, filter, h);

@@ -5,7 +5,8 @@
 import { describe, expect, it } from "vitest";
 import { bearerToken, generateKey, parseKey } from "../server/keys.ts";
 
-const req = (authorization?: string) => new Request("http://x/", { headers: authorization === undefined ? {} : { authorization } });
+const req = (authorization?: string) =>
+  new Request("http://x/", { headers: authorization === undefined ? {} : { authorization } });
 
 describe("keys", () => {
   it("accepts generated keys of every kind and refuses any changed character", () => {
@@ -25,7 +26,16 @@ describe("keys", () => {
     expect(bearerToken(req(`bearer ${key}`))).toBe(key); // the scheme is case-insensitive
     expect(bearerToken(req(`Bearer   ${key}`))).toBe(key);
     expect(bearerToken(req(`Bearer ${key}  `))).toBe(key); // trailing whitespace is not part of it
-    for (const bad of [undefined, "", "Bearer", "Bearer ", `Basic ${key}`, `Bearer ${key} extra`, `Bearer\t${key}`, `Bearerx ${key}`]) {
+    for (const bad of [
+      undefined,
+      "",
+      "Bearer",
+      "Bearer ",
+      `Basic ${key}`,
+      `Bearer ${key} extra`,
+      `Bearer\t${key}`,
+      `Bearerx ${key}`,
+    ]) {
       expect(bearerToken(req(bad))).toBeNull();
     }
   });

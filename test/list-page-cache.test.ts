@@ -6,18 +6,19 @@
  * start, capped end). Some live events changed after the snapshot was taken, so the live
  * re-check drops rows the snapshot selected.
  */
-import fc from "fast-check";
+
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import fc from "fast-check";
 import { afterAll, beforeAll, expect, it } from "vitest";
 import type { Db } from "../db/driver.ts";
-import { readConsistently, selectPage, type PageFilter, type PageSelection } from "../db/events-query.ts";
-import { HydratedEvents, hydratePage, hydratePageJson, readReplicaState, type LiveBounds } from "../db/hydrate.ts";
-import { readSnapshotStats, SnapshotEstimates } from "../db/snapshot-stats.ts";
+import { type PageFilter, type PageSelection, readConsistently, selectPage } from "../db/events-query.ts";
+import { HydratedEvents, hydratePage, hydratePageJson, type LiveBounds, readReplicaState } from "../db/hydrate.ts";
 import { openReplica } from "../db/replica.ts";
 import { refreshSnapshot } from "../db/snapshot.ts";
-import { createPageCache, pageCacheKey, type PageCache } from "../server/list/page-cache.ts";
+import { readSnapshotStats, SnapshotEstimates } from "../db/snapshot-stats.ts";
+import { createPageCache, type PageCache, pageCacheKey } from "../server/list/page-cache.ts";
 import type { ListWindow } from "../server/list/window.ts";
 import { applyBatch } from "../sync/apply.ts";
 import { parseRecordLine } from "../sync/records.ts";
@@ -39,7 +40,10 @@ beforeAll(async () => {
     const end = start + (rand(8) === 0 ? (25 + rand(100)) * HOUR : rand(6) * HOUR);
     records.push(eventRecord(i, 1 + rand(2), new Date(start).toISOString(), { endDate: new Date(end).toISOString() }));
   }
-  applyBatch(db, records.map((r, i) => parseRecordLine(JSON.stringify(r), i + 1)));
+  applyBatch(
+    db,
+    records.map((r, i) => parseRecordLine(JSON.stringify(r), i + 1)),
+  );
   refreshSnapshot(db, T0);
   // Live changes the snapshot has not seen: earlier ends, later starts, a cancellation.
   db.exec(`UPDATE events SET end_ms = start_ms + ${HOUR / 2} WHERE id % 7 = 0`);
@@ -70,14 +74,22 @@ function* windowsOf(mode: string, spanHours: number, steps: readonly number[]): 
   let now = T0 - 2 * HOUR;
   for (const step of steps) {
     now += step;
-    yield mode === "slide" ? { afterMs: now, beforeMs: now + spanHours * HOUR }
-      : mode === "pinned" ? { afterMs: T0, beforeMs: T0 + spanHours * HOUR }
-      : { afterMs: T0, beforeMs: Math.max(T0 + HOUR, now + spanHours * HOUR - 10 * HOUR) };
+    yield mode === "slide"
+      ? { afterMs: now, beforeMs: now + spanHours * HOUR }
+      : mode === "pinned"
+        ? { afterMs: T0, beforeMs: T0 + spanHours * HOUR }
+        : { afterMs: T0, beforeMs: Math.max(T0 + HOUR, now + spanHours * HOUR - 10 * HOUR) };
   }
 }
 
 const filterFor = (w: ListWindow, state: string | null): PageFilter => ({
-  ...w, state, city: null, sources: null, venueIds: null, excludeSoldOut: false, excludeAggregators: false,
+  ...w,
+  state,
+  city: null,
+  sources: null,
+  venueIds: null,
+  excludeSoldOut: false,
+  excludeAggregators: false,
 });
 
 interface Visit {
@@ -134,7 +146,9 @@ it("answers only with the body a fresh hydration would make", () => {
   const hits = walkRequests(43, ({ cache, key, window, filter, state, fresh }) => {
     const cached = cache.getBody(key, state, window);
     if (cached) {
-      const data = hydratePage(db, fresh.keys, filter, h).map((e) => JSON.stringify(e)).join(",");
+      const data = hydratePage(db, fresh.keys, filter, h)
+        .map((e) => JSON.stringify(e))
+        .join(",");
       expect(cached.body.headText).toBe(`{"data":[${data}],"page":`);
       expect(cached.selection.hasMore).toBe(fresh.hasMore);
       return true;
@@ -175,11 +189,21 @@ it("re-hydrates when the window's close moves past a row dropped for starting af
   const w1 = { afterMs: T0, beforeMs: T0 + HOUR };
   const w2 = { afterMs: T0 + 1, beforeMs: T0 + HOUR + 1 };
   const key = pageCacheKey("", 1, w1);
-  const selection = { keys: [{ startMs: T0 + 30 * 60_000, id: 4 }], hasMore: true, plan: null, earliestEndMs: T0 + HOUR };
+  const selection = {
+    keys: [{ startMs: T0 + 30 * 60_000, id: 4 }],
+    hasMore: true,
+    plan: null,
+    earliestEndMs: T0 + HOUR,
+  };
   for (const droppedAfterClose of [true, false]) {
     const cache = createPageCache();
     cache.set(key, "s", w1, selection);
-    cache.setBody(key, selection, { headText: "", count: 0, window: w1, bounds: { latestAfterMs: Infinity, droppedAfterClose } });
+    cache.setBody(key, selection, {
+      headText: "",
+      count: 0,
+      window: w1,
+      bounds: { latestAfterMs: Infinity, droppedAfterClose },
+    });
     expect(cache.getBody(key, "s", w1)).toBeDefined();
     expect(cache.getBody(key, "s", w2) === undefined).toBe(droppedAfterClose);
   }

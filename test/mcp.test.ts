@@ -7,7 +7,7 @@ import { Client as McpClient } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import { afterAll, beforeAll, expect, it } from "vitest";
 import { HANDOFF } from "../db/contract.ts";
-import { describeMatrix, type Client } from "./harness.ts";
+import { type Client, describeMatrix } from "./harness.ts";
 import { eventRecord, venueRecord } from "./records.ts";
 
 const NOW = "2030-03-01T12:00:00Z";
@@ -17,15 +17,22 @@ async function connect(c: Client, key: string): Promise<McpClient> {
   const transport = new StreamableHTTPClientTransport(new URL("/mcp", target.baseUrl), {
     requestInit: { headers: { authorization: `Bearer ${key}` } },
     // In-process there is no socket: the SDK client's requests go straight into the app.
-    ...(target.kind === "in-process" ? { fetch: (url: string | URL, init?: RequestInit) => target.fetch(String(url), init) } : {}),
+    ...(target.kind === "in-process"
+      ? { fetch: (url: string | URL, init?: RequestInit) => target.fetch(String(url), init) }
+      : {}),
   });
   const client = new McpClient({ name: "marquee-test", version: "1.0.0" });
   await client.connect(transport);
   return client;
 }
 
-type ToolText = { content: Array<{ type: string; text: string }>; isError?: boolean; structuredContent?: Record<string, unknown> };
-const errorOf = (r: ToolText) => JSON.parse(r.content[0].text) as { status: number; error: { code: string }; retryAfterSeconds?: number };
+type ToolText = {
+  content: Array<{ type: string; text: string }>;
+  isError?: boolean;
+  structuredContent?: Record<string, unknown>;
+};
+const errorOf = (r: ToolText) =>
+  JSON.parse(r.content[0].text) as { status: number; error: { code: string }; retryAfterSeconds?: number };
 
 describeMatrix("MCP tools", (use) => {
   let key: string;
@@ -88,17 +95,26 @@ describeMatrix("MCP tools", (use) => {
 
   it("search_events returns the same page as GET /v1/events and pages with its cursor", async () => {
     const c = use();
-    const rest = (await (await c.get("/v1/events?city=Oakland&limit=3", key)).json()) as { data: Array<{ id: number }>; page: unknown };
+    const rest = (await (await c.get("/v1/events?city=Oakland&limit=3", key)).json()) as {
+      data: Array<{ id: number }>;
+      page: unknown;
+    };
     const first = (await mcp.callTool({ name: "search_events", arguments: { city: "Oakland", limit: 3 } })) as ToolText;
     expect(first.isError).toBeFalsy();
-    const page = first.structuredContent as { data: Array<{ id: number }>; page: { nextCursor: string | null; hasMore: boolean } };
+    const page = first.structuredContent as {
+      data: Array<{ id: number }>;
+      page: { nextCursor: string | null; hasMore: boolean };
+    };
     expect(page.data).toEqual(rest.data);
     expect(JSON.parse(first.content[0].text)).toEqual(page);
 
     const ids = page.data.map((e) => e.id);
     let cursor = page.page.nextCursor;
     while (cursor) {
-      const next = (await mcp.callTool({ name: "search_events", arguments: { city: "Oakland", limit: 3, cursor } })) as ToolText;
+      const next = (await mcp.callTool({
+        name: "search_events",
+        arguments: { city: "Oakland", limit: 3, cursor },
+      })) as ToolText;
       const p = next.structuredContent as typeof page;
       ids.push(...p.data.map((e) => e.id));
       cursor = p.page.hasMore ? p.page.nextCursor : null;
@@ -122,9 +138,15 @@ describeMatrix("MCP tools", (use) => {
     expect(errorOf(bad)).toMatchObject({ status: 400, error: { code: "invalid_limit" } });
     const paged = (await mcp.callTool({ name: "search_events", arguments: { offset: 10 } })) as ToolText;
     expect(errorOf(paged)).toMatchObject({ status: 400, error: { code: "unsupported_pagination" } });
-    const missing = (await mcp.callTool({ name: "create_ticket_handoff", arguments: { event_id: 999999 } })) as ToolText;
+    const missing = (await mcp.callTool({
+      name: "create_ticket_handoff",
+      arguments: { event_id: 999999 },
+    })) as ToolText;
     expect(errorOf(missing)).toMatchObject({ status: 404, error: { code: "event_unavailable" } });
-    const extra = (await mcp.callTool({ name: "create_ticket_handoff", arguments: { event_id: 5001, url: "https://x" } })) as ToolText;
+    const extra = (await mcp.callTool({
+      name: "create_ticket_handoff",
+      arguments: { event_id: 5001, url: "https://x" },
+    })) as ToolText;
     expect(errorOf(extra)).toMatchObject({ status: 400, error: { code: "invalid_request" } });
   });
 
@@ -154,7 +176,10 @@ describeMatrix("MCP tools", (use) => {
     const [k1, k2] = [await c.key(account), await c.key(account)];
     const client = await connect(c, k1);
     try {
-      const created = (await client.callTool({ name: "create_ticket_handoff", arguments: { event_id: 5001 } })) as ToolText;
+      const created = (await client.callTool({
+        name: "create_ticket_handoff",
+        arguments: { event_id: 5001 },
+      })) as ToolText;
       expect(created.isError).toBeFalsy();
       expect(created.structuredContent).toMatchObject({
         event_id: 5001,
@@ -166,8 +191,15 @@ describeMatrix("MCP tools", (use) => {
         const res = await c.postJson("/v1/ticket-handoffs", { event_id: 5001 }, { authorization: `Bearer ${k2}` });
         expect(res.status).toBe(201);
       }
-      const over = (await client.callTool({ name: "create_ticket_handoff", arguments: { event_id: 5001 } })) as ToolText;
-      expect(errorOf(over)).toMatchObject({ status: 429, error: { code: "rate_limit_exceeded" }, retryAfterSeconds: HANDOFF.retryAfterS });
+      const over = (await client.callTool({
+        name: "create_ticket_handoff",
+        arguments: { event_id: 5001 },
+      })) as ToolText;
+      expect(errorOf(over)).toMatchObject({
+        status: 429,
+        error: { code: "rate_limit_exceeded" },
+        retryAfterSeconds: HANDOFF.retryAfterS,
+      });
     } finally {
       await client.close();
     }

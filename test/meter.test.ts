@@ -25,7 +25,11 @@ describe("meter", () => {
   let account: number;
   const path = () => join(dir, "marquee.ledger.db");
   const usageRows = () =>
-    ledger.prepare<{ total: number; at: number }>("SELECT total_rows AS total, at_ms AS at FROM row_usage ORDER BY total_rows").all();
+    ledger
+      .prepare<{ total: number; at: number }>(
+        "SELECT total_rows AS total, at_ms AS at FROM row_usage ORDER BY total_rows",
+      )
+      .all();
 
   beforeEach(async () => {
     dir = mkdtempSync(join(tmpdir(), "marquee-meter-"));
@@ -46,7 +50,10 @@ describe("meter", () => {
     meter.recordDelivery(account, 1, WINDOW, NOW + 5);
     expect(usageRows()).toEqual([]);
     await sleep(HOT_PATH.meterFlushMs + 50);
-    expect(usageRows()).toEqual([{ total: 25, at: NOW }, { total: 36, at: NOW + 5 }]);
+    expect(usageRows()).toEqual([
+      { total: 25, at: NOW },
+      { total: 36, at: NOW + 5 },
+    ]);
     expect(ledger.prepare("SELECT tokens FROM rate_buckets WHERE bucket = 'key:1'").get()).toEqual({ tokens: 59 });
   });
 
@@ -63,7 +70,12 @@ describe("meter", () => {
     expect(next.takeTokens(BUCKET, 5, NOW).admitted).toBe(false);
     expect(next.rowsDelivered(account, WINDOW, NOW + 1)).toBe(400);
     expect(next.rowsDelivered(account, WINDOW, NOW + WINDOW)).toBe(0);
-    expect(next.readTrial(account)).toEqual({ accountId: account, startedMs: NOW, rowsUsed: TRIAL.rows, exhaustedMs: NOW + 1 });
+    expect(next.readTrial(account)).toEqual({
+      accountId: account,
+      startedMs: NOW,
+      rowsUsed: TRIAL.rows,
+      exhaustedMs: NOW + 1,
+    });
     next.close();
   });
 

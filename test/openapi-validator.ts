@@ -4,11 +4,12 @@
  * type matches, every required header is present, every present header of the documented
  * family is declared for that status and matches its schema, and the body validates.
  */
+
+import type { ValidateFunction } from "ajv";
 import { Ajv2020 } from "ajv/dist/2020.js";
 import addFormatsModule from "ajv-formats";
-import type { ValidateFunction } from "ajv";
-import { DOCUMENTED_HEADER_FAMILY } from "../server/openapi-headers.ts";
 import type { OpenApiDocument, ResponseObject } from "../server/openapi.ts";
+import { DOCUMENTED_HEADER_FAMILY } from "../server/openapi-headers.ts";
 
 const addFormats = addFormatsModule as unknown as (ajv: Ajv2020) => Ajv2020;
 const DOC_ID = "urn:marquee:openapi";
@@ -53,7 +54,12 @@ export class ContractValidator {
     const problems: string[] = [];
     const text = await res.text();
     const found = this.responseFor(path, method, res.status);
-    if (!found) return { status: res.status, body: text, problems: [`status ${res.status} is not documented for ${method} ${path}`] };
+    if (!found)
+      return {
+        status: res.status,
+        body: text,
+        problems: [`status ${res.status} is not documented for ${method} ${path}`],
+      };
     const { key, response } = found;
 
     const declared = new Map(Object.entries(response.headers ?? {}).map(([name, h]) => [name.toLowerCase(), h]));
@@ -91,7 +97,9 @@ export class ContractValidator {
         return { status: res.status, body, problems };
       }
     }
-    const validate = this.validator(pointer("paths", path, method.toLowerCase(), "responses", key, "content", mediaType, "schema"));
+    const validate = this.validator(
+      pointer("paths", path, method.toLowerCase(), "responses", key, "content", mediaType, "schema"),
+    );
     if (!validate(body)) problems.push(`body: ${this.ajv.errorsText(validate.errors, { separator: "; " })}`);
     return { status: res.status, body, problems };
   }

@@ -8,7 +8,16 @@ import { existsSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { CATEGORIES, GEOCODE_PRECISIONS, HANDOFF, HANDOFF_ERRORS, LIST, LIST_ERRORS, SPEC_VERSION, US_STATES } from "../db/contract.ts";
+import {
+  CATEGORIES,
+  GEOCODE_PRECISIONS,
+  HANDOFF,
+  HANDOFF_ERRORS,
+  LIST,
+  LIST_ERRORS,
+  SPEC_VERSION,
+  US_STATES,
+} from "../db/contract.ts";
 import { buildOpenApiDocument, type OpenApiDocument } from "../server/openapi.ts";
 import { LIST_PARAMETERS } from "../server/params.ts";
 import { ROOT, startInProcess, type Target } from "./harness.ts";
@@ -20,7 +29,8 @@ const schemas = doc.components.schemas as Record<string, Json>;
 const listOp = doc.paths["/v1/events"].get;
 const handoffOp = doc.paths["/v1/ticket-handoffs"].post;
 const param = (name: string) => (listOp.parameters as Json[]).find((p) => p.name === name)!;
-const codesOf = (schemaRef: Json) => schemas[schemaRef.$ref.split("/").pop()].properties.error.properties.code.enum as string[];
+const codesOf = (schemaRef: Json) =>
+  schemas[schemaRef.$ref.split("/").pop()].properties.error.properties.code.enum as string[];
 
 describe("OpenAPI document", () => {
   it("is OpenAPI 3.1 at the spec's version, with a bearer scheme and a public document", () => {
@@ -56,12 +66,25 @@ describe("OpenAPI document", () => {
 
   it("describes every list parameter from the route's own schemas", () => {
     expect((listOp.parameters as Json[]).map((p) => p.name)).toEqual(LIST_PARAMETERS.map((p) => p.name));
-    expect(param("limit").schema).toEqual({ type: "integer", minimum: LIST.minLimit, maximum: LIST.maxLimit, default: LIST.defaultLimit });
-    expect(param("radius_miles").schema).toMatchObject({ type: "number", exclusiveMinimum: 0, maximum: LIST.maxRadiusMiles });
+    expect(param("limit").schema).toEqual({
+      type: "integer",
+      minimum: LIST.minLimit,
+      maximum: LIST.maxLimit,
+      default: LIST.defaultLimit,
+    });
+    expect(param("radius_miles").schema).toMatchObject({
+      type: "number",
+      exclusiveMinimum: 0,
+      maximum: LIST.maxRadiusMiles,
+    });
     expect(param("lat").schema).toMatchObject({ type: "number", minimum: -90, maximum: 90 });
     expect(param("lng").schema).toMatchObject({ type: "number", minimum: -180, maximum: 180 });
     expect(param("state").schema.enum).toEqual([...US_STATES]);
-    expect(param("source")).toMatchObject({ style: "form", explode: true, schema: { type: "array", items: { maxLength: LIST.maxSourceLength } } });
+    expect(param("source")).toMatchObject({
+      style: "form",
+      explode: true,
+      schema: { type: "array", items: { maxLength: LIST.maxSourceLength } },
+    });
     for (const name of ["exclude_aggregators", "exclude_sold_out", "include_centroids"]) {
       expect(param(name).schema).toEqual({ type: "boolean", default: false });
     }
@@ -71,8 +94,23 @@ describe("OpenAPI document", () => {
 
   it("describes the resources with the spec's fields, taxonomies and handoff bounds", () => {
     expect(Object.keys(schemas.Event.properties)).toEqual([
-      "id", "title", "slug", "eventUrl", "startDate", "endDate", "cost", "isFree", "isSoldOut", "isLowTickets", "age",
-      "ticketUrl", "website", "ticketLinkStatus", "imageUrl", "categories", "venue",
+      "id",
+      "title",
+      "slug",
+      "eventUrl",
+      "startDate",
+      "endDate",
+      "cost",
+      "isFree",
+      "isSoldOut",
+      "isLowTickets",
+      "age",
+      "ticketUrl",
+      "website",
+      "ticketLinkStatus",
+      "imageUrl",
+      "categories",
+      "venue",
     ]);
     expect(schemas.Event.required).toHaveLength(17);
     expect(schemas.Event.properties.categories.items.enum).toEqual([...CATEGORIES]);
@@ -84,20 +122,37 @@ describe("OpenAPI document", () => {
       properties: { event_id: { type: "integer", minimum: 1, maximum: HANDOFF.maxEventId } },
     });
     expect(Object.keys(schemas.TicketHandoff.properties)).toEqual([
-      "handoff_id", "event_id", "event_url", "handoff_url", "expires_at", "booking_mode", "requires_user_action",
+      "handoff_id",
+      "event_id",
+      "event_url",
+      "handoff_url",
+      "expires_at",
+      "booking_mode",
+      "requires_user_action",
     ]);
   });
 
   it("declares every response header of the spec where it applies", () => {
     const headersOf = (status: string) => Object.keys(listOp.responses[status].headers ?? {});
-    expect(headersOf("200")).toEqual(expect.arrayContaining([
-      "x-request-id", "Cache-Control", "X-RateLimit-Limit", "X-RateLimit-Remaining", "X-RateLimit-Reset",
-      "X-RowBudget-Limit", "X-RowBudget-Remaining", "X-DataApi-Access", "X-Trial-RowBudget-Limit",
-      "X-Trial-RowBudget-Remaining", "X-Trial-Expires-At",
-    ]));
+    expect(headersOf("200")).toEqual(
+      expect.arrayContaining([
+        "x-request-id",
+        "Cache-Control",
+        "X-RateLimit-Limit",
+        "X-RateLimit-Remaining",
+        "X-RateLimit-Reset",
+        "X-RowBudget-Limit",
+        "X-RowBudget-Remaining",
+        "X-DataApi-Access",
+        "X-Trial-RowBudget-Limit",
+        "X-Trial-RowBudget-Remaining",
+        "X-Trial-Expires-At",
+      ]),
+    );
     expect(listOp.responses[401].headers!["WWW-Authenticate"].required).toBe(true);
     for (const status of ["429", "503"]) expect(listOp.responses[status].headers!["Retry-After"].required).toBe(true);
-    for (const status of ["429", "503"]) expect(handoffOp.responses[status].headers!["Retry-After"].required).toBe(true);
+    for (const status of ["429", "503"])
+      expect(handoffOp.responses[status].headers!["Retry-After"].required).toBe(true);
     for (const op of [listOp, handoffOp]) {
       for (const r of Object.values(op.responses)) expect(r.headers!["x-request-id"].required).toBe(true);
     }
@@ -113,7 +168,14 @@ describe("OpenAPI document", () => {
       const file = join(dir, "openapi.json");
       writeFileSync(file, JSON.stringify(doc, null, 2));
       const out = lintOpenApi(file);
-      expect(out.totals.errors, JSON.stringify(out.problems.filter((p) => p.severity === "error"), null, 2)).toBe(0);
+      expect(
+        out.totals.errors,
+        JSON.stringify(
+          out.problems.filter((p) => p.severity === "error"),
+          null,
+          2,
+        ),
+      ).toBe(0);
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }
@@ -124,13 +186,21 @@ describe("OpenAPI document", () => {
  * Runs Redocly's CLI: the project's own when installed (devDependency `@redocly/cli`), else the
  * published v2 through npx, which fetches it from the npm registry once and caches it.
  */
-function lintOpenApi(file: string): { totals: { errors: number; warnings: number }; problems: Array<{ severity: string }> } {
+function lintOpenApi(file: string): {
+  totals: { errors: number; warnings: number };
+  problems: Array<{ severity: string }>;
+} {
   const local = join(ROOT, "node_modules", ".bin", "redocly");
   const [cmd, args] = existsSync(local) ? [local, []] : ["npx", ["--yes", "@redocly/cli@2"]];
   const env = { ...process.env, REDOCLY_TELEMETRY: "off", REDOCLY_SUPPRESS_UPDATE_NOTICE: "true", NO_COLOR: "1" };
   let stdout: string;
   try {
-    stdout = execFileSync(cmd, [...args, "lint", "--format=json", file], { cwd: ROOT, env, encoding: "utf8", stdio: ["ignore", "pipe", "pipe"] });
+    stdout = execFileSync(cmd, [...args, "lint", "--format=json", file], {
+      cwd: ROOT,
+      env,
+      encoding: "utf8",
+      stdio: ["ignore", "pipe", "pipe"],
+    });
   } catch (err) {
     // Exit code 1 means problems were found; the JSON report is still on stdout.
     stdout = (err as { stdout?: string }).stdout ?? "";
@@ -146,33 +216,81 @@ describe("response validator", () => {
   const errorBody = (code: string) => ({ error: { code, message: "m", requestId: "r" } });
 
   it("accepts a conforming error and rejects a wrong code, a missing header and an undeclared one", async () => {
-    const ok = await validator.check("GET", "/v1/events", reply(400, errorBody("invalid_limit"), { "x-request-id": "r", "x-ratelimit-limit": "60" }));
+    const ok = await validator.check(
+      "GET",
+      "/v1/events",
+      reply(400, errorBody("invalid_limit"), { "x-request-id": "r", "x-ratelimit-limit": "60" }),
+    );
     expect(ok.problems).toEqual([]);
-    const wrongCode = await validator.check("GET", "/v1/events", reply(400, errorBody("rate_limited"), { "x-request-id": "r", "x-ratelimit-limit": "60" }));
+    const wrongCode = await validator.check(
+      "GET",
+      "/v1/events",
+      reply(400, errorBody("rate_limited"), { "x-request-id": "r", "x-ratelimit-limit": "60" }),
+    );
     expect(wrongCode.problems.join()).toMatch(/body/);
-    const noHeader = await validator.check("GET", "/v1/events", reply(401, errorBody("invalid_api_key"), { "x-request-id": "r", "x-ratelimit-limit": "60" }));
+    const noHeader = await validator.check(
+      "GET",
+      "/v1/events",
+      reply(401, errorBody("invalid_api_key"), { "x-request-id": "r", "x-ratelimit-limit": "60" }),
+    );
     expect(noHeader.problems).toEqual(["required header www-authenticate is missing"]);
-    const extra = await validator.check("GET", "/v1/events", reply(400, errorBody("invalid_limit"), { "x-request-id": "r", "x-ratelimit-limit": "60", "retry-after": "1" }));
+    const extra = await validator.check(
+      "GET",
+      "/v1/events",
+      reply(400, errorBody("invalid_limit"), { "x-request-id": "r", "x-ratelimit-limit": "60", "retry-after": "1" }),
+    );
     expect(extra.problems).toEqual(["header retry-after is not declared for 400"]);
-    const badHeader = await validator.check("GET", "/v1/events", reply(400, errorBody("invalid_limit"), { "x-request-id": "r", "x-ratelimit-limit": "sixty" }));
+    const badHeader = await validator.check(
+      "GET",
+      "/v1/events",
+      reply(400, errorBody("invalid_limit"), { "x-request-id": "r", "x-ratelimit-limit": "sixty" }),
+    );
     expect(badHeader.problems.join()).toMatch(/x-ratelimit-limit/);
   });
 
   it("rejects an undocumented status and an event with a missing or extra field", async () => {
     expect((await validator.check("GET", "/v1/events", reply(418, {}))).problems[0]).toMatch(/not documented/);
     const event = {
-      id: 1, title: "t", slug: "t", eventUrl: "https://events.test/events/1/t", startDate: "2030-01-01T20:00:00.000Z",
-      endDate: null, cost: null, isFree: null, isSoldOut: false, isLowTickets: false, age: null, ticketUrl: null,
-      website: null, ticketLinkStatus: "missing", imageUrl: null, categories: ["Music"],
-      venue: { id: 2, name: "v", city: "c", state: "CA", timezone: null, latitude: null, longitude: null, geocodePrecision: null, distanceMiles: null },
+      id: 1,
+      title: "t",
+      slug: "t",
+      eventUrl: "https://events.test/events/1/t",
+      startDate: "2030-01-01T20:00:00.000Z",
+      endDate: null,
+      cost: null,
+      isFree: null,
+      isSoldOut: false,
+      isLowTickets: false,
+      age: null,
+      ticketUrl: null,
+      website: null,
+      ticketLinkStatus: "missing",
+      imageUrl: null,
+      categories: ["Music"],
+      venue: {
+        id: 2,
+        name: "v",
+        city: "c",
+        state: "CA",
+        timezone: null,
+        latitude: null,
+        longitude: null,
+        geocodePrecision: null,
+        distanceMiles: null,
+      },
     };
     const headers = { "x-request-id": "r", "x-ratelimit-limit": "60", "cache-control": "private, no-store" };
-    const page = (e: unknown) => reply(200, { data: [e], page: { nextCursor: null, hasMore: false, count: 1 } }, headers);
+    const page = (e: unknown) =>
+      reply(200, { data: [e], page: { nextCursor: null, hasMore: false, count: 1 } }, headers);
     expect((await validator.check("GET", "/v1/events", page(event))).problems).toEqual([]);
     const { age: _age, ...missing } = event;
     expect((await validator.check("GET", "/v1/events", page(missing))).problems.join()).toMatch(/age/);
-    expect((await validator.check("GET", "/v1/events", page({ ...event, extra: 1 }))).problems.join()).toMatch(/additional/);
-    expect((await validator.check("GET", "/v1/events", page({ ...event, categories: ["Opera"] }))).problems.join()).toMatch(/allowed values/);
+    expect((await validator.check("GET", "/v1/events", page({ ...event, extra: 1 }))).problems.join()).toMatch(
+      /additional/,
+    );
+    expect(
+      (await validator.check("GET", "/v1/events", page({ ...event, categories: ["Opera"] }))).problems.join(),
+    ).toMatch(/allowed values/);
   });
 });
 
@@ -207,7 +325,8 @@ describe("GET /docs", () => {
     for (const p of LIST_PARAMETERS) expect(html).toContain(`id="op-listEvents-param-${p.name}"`);
     for (const name of Object.keys(live.components.schemas)) expect(html).toContain(`id="schema-${name}"`);
     expect(html).toContain(`<span id="version">${SPEC_VERSION}</span>`);
-    for (const code of Object.keys(LIST_ERRORS).filter((c) => c !== "not_found")) expect(html).toContain(`<code>${code}</code>`);
+    for (const code of Object.keys(LIST_ERRORS).filter((c) => c !== "not_found"))
+      expect(html).toContain(`<code>${code}</code>`);
   });
 
   it("uses one h1 and labelled landmarks", () => {

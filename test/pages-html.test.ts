@@ -24,7 +24,13 @@ describe("html escaping", () => {
   it("allows only http(s) URLs and local paths in hrefs", () => {
     expect(safeHref("https://a.example/x?y=1")).toBe("https://a.example/x?y=1");
     expect(safeHref("/events/1/x")).toBe("/events/1/x");
-    for (const bad of ["javascript:alert(1)", "JaVaScRiPt:alert(1)", "data:text/html,x", "//evil.example", "not a url"]) {
+    for (const bad of [
+      "javascript:alert(1)",
+      "JaVaScRiPt:alert(1)",
+      "data:text/html,x",
+      "//evil.example",
+      "not a url",
+    ]) {
       expect(safeHref(bad)).toBe("#");
     }
   });
@@ -77,7 +83,8 @@ describe("service URLs and ids", () => {
 
   it("accepts canonical decimal path ids only", () => {
     expect(parsePathId("42")).toBe(42);
-    for (const bad of [undefined, "", "0", "042", "-1", "1e3", "4.2", "99999999999999999"]) expect(parsePathId(bad)).toBeNull();
+    for (const bad of [undefined, "", "0", "042", "-1", "1e3", "4.2", "99999999999999999"])
+      expect(parsePathId(bad)).toBeNull();
   });
 
   it("mints distinct opaque handoff ids of the documented shape", () => {

@@ -4,22 +4,34 @@
  * Runs in-process and against the Bun server.
  */
 import { beforeAll, expect, it } from "vitest";
-import { describeMatrix, type Client } from "./harness.ts";
+import { type Client, describeMatrix } from "./harness.ts";
 import { eventRecord, venueRecord } from "./records.ts";
 
 const NOW = "2030-03-01T12:00:00.000Z";
-const tm = (id: number) => ({ url: `https://www.ticketmaster.com/event/${id}?aff=mq`, seller: "ticketmaster", broken: false });
+const tm = (id: number) => ({
+  url: `https://www.ticketmaster.com/event/${id}?aff=mq`,
+  seller: "ticketmaster",
+  broken: false,
+});
 const text = (html: string) => html.replace(/<[^>]+>/g, " ").replace(/\s+/g, " ");
 
 async function newHandoff(c: Client, eventId: number): Promise<{ id: string; path: string; eventUrl: string }> {
-  const res = await c.postJson("/v1/ticket-handoffs", { event_id: eventId }, { authorization: `Bearer ${await c.keyFor()}` });
+  const res = await c.postJson(
+    "/v1/ticket-handoffs",
+    { event_id: eventId },
+    { authorization: `Bearer ${await c.keyFor()}` },
+  );
   expect(res.status).toBe(201);
   const body = (await res.json()) as { handoff_id: string; handoff_url: string; event_url: string };
   return { id: body.handoff_id, path: new URL(body.handoff_url).pathname, eventUrl: body.event_url };
 }
 
 const cont = (c: Client, path: string) =>
-  c.fetch(`${path}/continue`, { method: "POST", headers: { "content-type": "application/x-www-form-urlencoded" }, body: "" });
+  c.fetch(`${path}/continue`, {
+    method: "POST",
+    headers: { "content-type": "application/x-www-form-urlencoded" },
+    body: "",
+  });
 
 async function stored(c: Client, id: string) {
   return (await (await c.get(`/_test/handoffs/${id}`)).json()) as { redeemedMs: number | null; clicks: number };
@@ -31,7 +43,7 @@ function expectAccessiblePage(res: Response, html: string) {
   expect(res.headers.get("content-security-policy")).toContain("frame-ancestors 'none'");
   expect(html).toMatch(/^<!doctype html>\n<html lang="en">/);
   expect(html).toContain('<meta name="viewport" content="width=device-width, initial-scale=1">');
-  expect(html).toContain("<main id=\"main\"");
+  expect(html).toContain('<main id="main"');
   expect(html.match(/<h1[ >]/g)).toHaveLength(1);
   // No JavaScript: the only script element is the JSON-LD data block of event pages.
   expect(html.replace(/<script type="application\/ld\+json">[^<]*<\/script>/, "")).not.toMatch(/<script/i);
@@ -54,7 +66,12 @@ describeMatrix("event pages and ticket redirects", (use) => {
         age: "21+",
         ticketLinks: [tm(300)],
       }),
-      eventRecord(301, 1, "2030-03-10T04:00:00Z", { isSoldOut: true, ticketLinks: [tm(301)], costText: null, isFree: null }),
+      eventRecord(301, 1, "2030-03-10T04:00:00Z", {
+        isSoldOut: true,
+        ticketLinks: [tm(301)],
+        costText: null,
+        isFree: null,
+      }),
       eventRecord(302, 1, "2030-03-10T04:00:00Z", { ticketed: false }),
       eventRecord(303, 1, "2030-03-10T04:00:00Z", { ticketLinks: [{ ...tm(303), broken: true }], website: null }),
       eventRecord(304, 1, "2030-03-10T04:00:00Z", { status: "cancelled" }),
@@ -117,7 +134,14 @@ describeMatrix("event pages and ticket redirects", (use) => {
 
   it("answers 404 pages for events that are not servable and for malformed ids", async () => {
     const c = use();
-    for (const path of ["/events/304/event-304", "/events/305", "/events/999", "/events/abc", "/events/0", "/events/0300"]) {
+    for (const path of [
+      "/events/304/event-304",
+      "/events/305",
+      "/events/999",
+      "/events/abc",
+      "/events/0",
+      "/events/0300",
+    ]) {
       const res = await c.get(path);
       expect(res.status, path).toBe(404);
       const html = await res.text();
@@ -128,7 +152,11 @@ describeMatrix("event pages and ticket redirects", (use) => {
 
   it("HEAD answers like GET without a body", async () => {
     const c = use();
-    for (const [path, status] of [["/events/300/rock-friends", 200], ["/events/304", 404], ["/t/300", 302]] as const) {
+    for (const [path, status] of [
+      ["/events/300/rock-friends", 200],
+      ["/events/304", 404],
+      ["/t/300", 302],
+    ] as const) {
       const get = await c.get(path);
       const head = await c.fetch(path, { method: "HEAD" });
       expect(head.status).toBe(status);
@@ -270,7 +298,11 @@ describeMatrix("handoff confirmation page and Continue", (use) => {
 
   it("unknown and malformed handoff ids are 404 pages", async () => {
     const c = use();
-    for (const path of ["/handoffs/ho_AAAAAAAAAAAAAAAAAAAAAA", "/handoffs/nope", "/handoffs/ho_AAAAAAAAAAAAAAAAAAAAAA/continue"]) {
+    for (const path of [
+      "/handoffs/ho_AAAAAAAAAAAAAAAAAAAAAA",
+      "/handoffs/nope",
+      "/handoffs/ho_AAAAAAAAAAAAAAAAAAAAAA/continue",
+    ]) {
       const res = path.endsWith("/continue") ? await cont(c, path.slice(0, -"/continue".length)) : await c.get(path);
       expect(res.status, path).toBe(404);
       expect(await res.text()).toContain("Ticket link not found");

@@ -58,8 +58,16 @@ export class PortalSession {
     return session;
   }
 
-  async send(method: string, path: string, init: { headers?: Record<string, string>; body?: string } = {}): Promise<Response> {
-    const res = await this.c.fetch(path, { method, headers: { cookie: this.cookie, ...init.headers }, body: init.body });
+  async send(
+    method: string,
+    path: string,
+    init: { headers?: Record<string, string>; body?: string } = {},
+  ): Promise<Response> {
+    const res = await this.c.fetch(path, {
+      method,
+      headers: { cookie: this.cookie, ...init.headers },
+      body: init.body,
+    });
     this.bodies.push(await res.clone().text());
     return res;
   }
@@ -113,7 +121,11 @@ export async function listStatus(c: Client, key: string): Promise<number> {
 export async function mcpStatus(c: Client, key: string): Promise<number> {
   const res = await c.fetch("/mcp", {
     method: "POST",
-    headers: { authorization: `Bearer ${key}`, "content-type": "application/json", accept: "application/json, text/event-stream" },
+    headers: {
+      authorization: `Bearer ${key}`,
+      "content-type": "application/json",
+      accept: "application/json, text/event-stream",
+    },
     body: JSON.stringify({ jsonrpc: "2.0", id: 1, method: "tools/list" }),
   });
   await res.arrayBuffer();

@@ -10,9 +10,9 @@ import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { Db } from "../db/driver.ts";
 import { buildHalfQuery, choosePlan, type PageFilter, type PagePlan } from "../db/events-query.ts";
-import { sourceGlob } from "../db/snapshot-stats.ts";
 import { openReplica } from "../db/replica.ts";
 import { refreshSnapshot, SERVABLE_SQL } from "../db/snapshot.ts";
+import { sourceGlob } from "../db/snapshot-stats.ts";
 import { applyBatch } from "../sync/apply.ts";
 import { parseRecordLine } from "../sync/records.ts";
 import { eventRecord, venueRecord } from "./records.ts";
@@ -30,12 +30,17 @@ afterAll(() => {
 });
 
 function plan(sql: string, params: object): string[] {
-  return db.prepare<{ detail: string }>(`EXPLAIN QUERY PLAN ${sql}`).all(params as never).map((r) => r.detail);
+  return db
+    .prepare<{ detail: string }>(`EXPLAIN QUERY PLAN ${sql}`)
+    .all(params as never)
+    .map((r) => r.detail);
 }
 
 /** A full scan names the table without an index: `SCAN snapshot`, `SCAN e`, … */
 function fullScans(details: string[]): string[] {
-  return details.filter((d) => /^SCAN (snapshot|events|venues|e|v|snapshot_sources)\b/.test(d) && !/USING (COVERING )?INDEX/.test(d));
+  return details.filter(
+    (d) => /^SCAN (snapshot|events|venues|e|v|snapshot_sources)\b/.test(d) && !/USING (COVERING )?INDEX/.test(d),
+  );
 }
 
 const FLAGS = ["state", "city", "source", "sources", "venues", "soldOut", "aggregators"] as const;
@@ -66,13 +71,19 @@ function plansFor(f: PageFilter): PagePlan[] {
 
 const EXPECTED_INDEX: Record<PagePlan, RegExp> = {
   time: /^SEARCH snapshot USING PRIMARY KEY \(long=\? AND \(start_ms,id\)>\(\?,\?\) AND start_ms<\?\)$/,
-  source: /^SEARCH snapshot USING (COVERING )?INDEX snapshot_source \(source=\? AND long=\? AND \(start_ms,id\)>\(\?,\?\) AND start_ms<\?\)$/,
-  source_each: /^SEARCH snapshot USING (COVERING )?INDEX snapshot_source \(source=\? AND long=\? AND \(start_ms,id\)>\(\?,\?\) AND start_ms<\?\)$/,
-  venue_states: /^SEARCH snapshot USING (COVERING )?INDEX snapshot_state \(state=\? AND long=\? AND \(start_ms,id\)>\(\?,\?\) AND start_ms<\?\)$/,
-  venue: /^SEARCH snapshot USING (COVERING )?INDEX snapshot_venue \(venue_id=\? AND long=\? AND \(start_ms,id\)>\(\?,\?\) AND start_ms<\?\)$/,
-  state_city: /^SEARCH snapshot USING (COVERING )?INDEX snapshot_city \(city=\? AND long=\? AND \(start_ms,id\)>\(\?,\?\) AND start_ms<\?\)$/,
+  source:
+    /^SEARCH snapshot USING (COVERING )?INDEX snapshot_source \(source=\? AND long=\? AND \(start_ms,id\)>\(\?,\?\) AND start_ms<\?\)$/,
+  source_each:
+    /^SEARCH snapshot USING (COVERING )?INDEX snapshot_source \(source=\? AND long=\? AND \(start_ms,id\)>\(\?,\?\) AND start_ms<\?\)$/,
+  venue_states:
+    /^SEARCH snapshot USING (COVERING )?INDEX snapshot_state \(state=\? AND long=\? AND \(start_ms,id\)>\(\?,\?\) AND start_ms<\?\)$/,
+  venue:
+    /^SEARCH snapshot USING (COVERING )?INDEX snapshot_venue \(venue_id=\? AND long=\? AND \(start_ms,id\)>\(\?,\?\) AND start_ms<\?\)$/,
+  state_city:
+    /^SEARCH snapshot USING (COVERING )?INDEX snapshot_city \(city=\? AND long=\? AND \(start_ms,id\)>\(\?,\?\) AND start_ms<\?\)$/,
   city: /^SEARCH snapshot USING (COVERING )?INDEX snapshot_city \(city=\? AND long=\? AND \(start_ms,id\)>\(\?,\?\) AND start_ms<\?\)$/,
-  state: /^SEARCH snapshot USING (COVERING )?INDEX snapshot_state \(state=\? AND long=\? AND \(start_ms,id\)>\(\?,\?\) AND start_ms<\?\)$/,
+  state:
+    /^SEARCH snapshot USING (COVERING )?INDEX snapshot_state \(state=\? AND long=\? AND \(start_ms,id\)>\(\?,\?\) AND start_ms<\?\)$/,
 };
 
 function checkAllCombinations(): number {
@@ -94,7 +105,8 @@ function checkAllCombinations(): number {
           expect(searches[0], where).toMatch(EXPECTED_INDEX[p]);
           // Every column the query tests after its range is in the index (replica v8), so it never
           // reads the table; only a source pattern on another plan's index still does.
-          if (p !== "time" && (!f.sources || p === "source" || p === "source_each")) expect(searches[0], where).toMatch(/USING COVERING INDEX/);
+          if (p !== "time" && (!f.sources || p === "source" || p === "source_each"))
+            expect(searches[0], where).toMatch(/USING COVERING INDEX/);
           // … that needs no sort unless the plan sorts by design (bounded by its row count).
           const sorts = details.filter((d) => d.includes("TEMP B-TREE")).length;
           expect(sorts, where).toBe(p === "source" || p === "venue" ? 1 : 0);
@@ -113,16 +125,22 @@ describe("query plans", () => {
 
   it("and after ANALYZE on a populated replica", () => {
     const records = [
-      ...Array.from({ length: 40 }, (_, v) => venueRecord(v + 1, { state: v % 2 ? "CA" : "NY", city: `City ${v % 7}` })),
+      ...Array.from({ length: 40 }, (_, v) =>
+        venueRecord(v + 1, { state: v % 2 ? "CA" : "NY", city: `City ${v % 7}` }),
+      ),
       ...Array.from({ length: 4000 }, (_, i) =>
         eventRecord(i + 1, (i % 40) + 1, new Date(1_900_000_000_000 + (i % 500) * 3_600_000).toISOString(), {
-          endDate: i % 50 === 0 ? new Date(1_900_000_000_000 + (i % 500) * 3_600_000 + 5 * 86_400_000).toISOString() : null,
+          endDate:
+            i % 50 === 0 ? new Date(1_900_000_000_000 + (i % 500) * 3_600_000 + 5 * 86_400_000).toISOString() : null,
           source: ["ticketmaster", "songkick:us", "scraper:fillmore", "axs"][i % 4],
           isSoldOut: i % 9 === 0,
         }),
       ),
     ];
-    applyBatch(db, records.map((r, i) => parseRecordLine(JSON.stringify(r), i + 1)));
+    applyBatch(
+      db,
+      records.map((r, i) => parseRecordLine(JSON.stringify(r), i + 1)),
+    );
     refreshSnapshot(db, 1_900_000_000_000);
     db.exec("ANALYZE");
     expect(checkAllCombinations()).toBeGreaterThan(300);
@@ -130,13 +148,19 @@ describe("query plans", () => {
 
   it("estimates, the long-event bound and hydration use indexes too", () => {
     const g = sourceGlob("scraper:fill_more");
-    expect(plan("SELECT sum(events) AS n FROM snapshot_sources WHERE source >= $lo AND source < $hi AND source GLOB $glob", g)).toEqual([
-      "SEARCH snapshot_sources USING PRIMARY KEY (source>? AND source<?)",
-    ]);
-    expect(plan("SELECT max(end_ms - start_ms) AS span FROM snapshot INDEXED BY snapshot_span WHERE long = 1", {})).toEqual([
-      "SEARCH snapshot USING COVERING INDEX snapshot_span",
-    ]);
-    const hydrate = plan(`SELECT e.id FROM json_each($ids) j JOIN events e ON e.id = j.value JOIN venues v ON v.id = e.venue_id WHERE ${SERVABLE_SQL}`, { ids: "[1,2]" });
+    expect(
+      plan(
+        "SELECT sum(events) AS n FROM snapshot_sources WHERE source >= $lo AND source < $hi AND source GLOB $glob",
+        g,
+      ),
+    ).toEqual(["SEARCH snapshot_sources USING PRIMARY KEY (source>? AND source<?)"]);
+    expect(
+      plan("SELECT max(end_ms - start_ms) AS span FROM snapshot INDEXED BY snapshot_span WHERE long = 1", {}),
+    ).toEqual(["SEARCH snapshot USING COVERING INDEX snapshot_span"]);
+    const hydrate = plan(
+      `SELECT e.id FROM json_each($ids) j JOIN events e ON e.id = j.value JOIN venues v ON v.id = e.venue_id WHERE ${SERVABLE_SQL}`,
+      { ids: "[1,2]" },
+    );
     expect(fullScans(hydrate)).toEqual([]);
     expect(hydrate).toContain("SEARCH e USING INTEGER PRIMARY KEY (rowid=?)");
     expect(hydrate).toContain("SEARCH v USING INTEGER PRIMARY KEY (rowid=?)");

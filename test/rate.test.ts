@@ -4,8 +4,8 @@
  * when malformed; counters only on 200 and 429 rate_limited; exact rolling 24-hour row budgets.
  */
 import { expect, it } from "vitest";
-import { DAY_S, NOW_MS, expectError, expectRows, list, seededAtNow } from "./access-fixtures.ts";
-import { describeMatrix, type Client } from "./harness.ts";
+import { DAY_S, expectError, expectRows, list, NOW_MS, seededAtNow } from "./access-fixtures.ts";
+import { type Client, describeMatrix } from "./harness.ts";
 
 const NOW_S = NOW_MS / 1000;
 const GEO = "?lat=40.7128&lng=-74.006&radius_miles=5&limit=1";
@@ -96,7 +96,10 @@ describeMatrix("row budget", (use) => {
     const basic = await expectRows(list(c, await c.keyFor({ plan: "basic" }), "?limit=40"), 40);
     expect([basic.header("x-rowbudget-limit"), basic.header("x-rowbudget-remaining")]).toEqual(["100000", "99960"]);
     const business = await expectRows(list(c, await c.keyFor({ plan: "business" }), "?limit=7"), 7);
-    expect([business.header("x-rowbudget-limit"), business.header("x-rowbudget-remaining")]).toEqual(["500000", "499993"]);
+    expect([business.header("x-rowbudget-limit"), business.header("x-rowbudget-remaining")]).toEqual([
+      "500000",
+      "499993",
+    ]);
     const legacy = await expectRows(list(c, await c.keyFor({ plan: "legacy" }), "?limit=7"), 7);
     expect(legacy.header("x-rowbudget-limit")).toBeNull();
     const unset = await expectRows(list(c, await c.keyFor({ plan: "enterprise" }), "?limit=7"), 7);

@@ -3,7 +3,7 @@
  * at start with one line and a non-zero exit, and leaves the first one serving; the lock goes with
  * its process, however that process ends.
  */
-import { spawnSync, type ChildProcess } from "node:child_process";
+import { type ChildProcess, spawnSync } from "node:child_process";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { BUN, freePort, ROOT, startBunServer, type Target } from "./harness.ts";

@@ -19,7 +19,8 @@ describeMatrix("server skeleton", (use) => {
   it("/healthz counts again after every change to the replica (the counts are kept between changes)", async () => {
     const c = use();
     await c.records([venueRecord(1), eventRecord(10, 1, "2030-01-01T20:00:00Z")]);
-    const read = async () => (await (await c.get("/healthz")).json()) as { events: number; watermark: number; snapshotEvents: number };
+    const read = async () =>
+      (await (await c.get("/healthz")).json()) as { events: number; watermark: number; snapshotEvents: number };
     const first = await read();
     expect(first.events).toBe(1);
     expect(await read()).toEqual({ ...first, now: expect.any(String) } as never);
@@ -39,7 +40,11 @@ describeMatrix("server skeleton", (use) => {
   });
 
   it("answers unsupported methods and malformed paths with the 404 envelope", async () => {
-    for (const [method, path] of [["POST", "/healthz"], ["GET", "/%ZZ"], ["DELETE", "/v1/events"]]) {
+    for (const [method, path] of [
+      ["POST", "/healthz"],
+      ["GET", "/%ZZ"],
+      ["DELETE", "/v1/events"],
+    ]) {
       const res = await use().fetch(path, { method });
       expect(res.status).toBe(404);
       expect(((await res.json()) as { error: { code: string } }).error.code).toBe("not_found");

@@ -20,7 +20,12 @@ beforeAll(() => {
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
 function marquee(args: string[], input?: string) {
-  const r = spawnSync(BUN, ["server/main.ts", ...args], { cwd: ROOT, input, encoding: "utf8", env: { ...process.env, MARQUEE_DB: "" } });
+  const r = spawnSync(BUN, ["server/main.ts", ...args], {
+    cwd: ROOT,
+    input,
+    encoding: "utf8",
+    env: { ...process.env, MARQUEE_DB: "" },
+  });
   return { code: r.status, stdout: r.stdout, stderr: r.stderr };
 }
 
@@ -59,14 +64,20 @@ describe("marquee demo-data and sync", () => {
 
     const first = marquee(["sync", "--from", file, "--db", db, "--json"]);
     expect(first.code, first.stderr).toBe(0);
-    expect(JSON.parse(first.stdout)).toMatchObject({ records: written.records, applied: written.records, watermark: written.lastSeq });
+    expect(JSON.parse(first.stdout)).toMatchObject({
+      records: written.records,
+      applied: written.records,
+      watermark: written.lastSeq,
+    });
     const s = await stats(db);
     expect(s.events).toBeGreaterThan(450);
     expect(s.snapshotEvents).toBeGreaterThan(350);
 
     const second = marquee(["sync", "--from", file, "--db", db]);
     expect(second.code).toBe(0);
-    expect(second.stdout).toMatch(new RegExp(`^synced ${file}: ${written.records} records \\(0 applied, ${written.records} already applied\\)`));
+    expect(second.stdout).toMatch(
+      new RegExp(`^synced ${file}: ${written.records} records \\(0 applied, ${written.records} already applied\\)`),
+    );
     expect(second.stderr).toBe(""); // no progress bar without a terminal
   });
 
@@ -86,22 +97,34 @@ describe("marquee demo-data and sync", () => {
 
   it("the binary from `npm run build` syncs on its writer thread too", async () => {
     // package.json's own build command, with the executable written here instead of dist/.
-    const build = (JSON.parse(readFileSync(join(ROOT, "package.json"), "utf8")) as { scripts: { build: string } }).scripts.build;
+    const build = (JSON.parse(readFileSync(join(ROOT, "package.json"), "utf8")) as { scripts: { build: string } })
+      .scripts.build;
     const exe = join(dir, "marquee-exe");
     const args = build.replace(/^bun /, "").replace("dist/marquee", exe).split(" ");
     const built = spawnSync(BUN, args, { cwd: ROOT, encoding: "utf8" });
     expect(built.status, built.stderr).toBe(0);
     const stream = marquee(["demo-data", "--events", "200", "--seed", "exe"]);
     const r = spawnSync(exe, ["sync", "--from", "-", "--db", join(dir, "exe.db"), "--json"], {
-      cwd: dir, input: stream.stdout, encoding: "utf8", env: { ...process.env, MARQUEE_DB: "" },
+      cwd: dir,
+      input: stream.stdout,
+      encoding: "utf8",
+      env: { ...process.env, MARQUEE_DB: "" },
     });
     expect(r.status, r.stderr).toBe(0);
-    expect(JSON.parse(r.stdout)).toMatchObject({ source: "stdin", applied: stream.stdout.split("\n").filter(Boolean).length, writerThread: true });
+    expect(JSON.parse(r.stdout)).toMatchObject({
+      source: "stdin",
+      applied: stream.stdout.split("\n").filter(Boolean).length,
+      writerThread: true,
+    });
   }, 60_000);
 
   it("fails a bad line with its number and a non-zero exit, keeping earlier batches", async () => {
     const db = join(dir, "bad.db");
-    const good = [venueRecord(1), eventRecord(10, 1, "2030-01-01T20:00:00Z"), eventRecord(11, 1, "2030-01-02T20:00:00Z")];
+    const good = [
+      venueRecord(1),
+      eventRecord(10, 1, "2030-01-01T20:00:00Z"),
+      eventRecord(11, 1, "2030-01-02T20:00:00Z"),
+    ];
     const file = join(dir, "bad.ndjson");
     writeFileSync(file, [...good.map((r) => JSON.stringify(r)), '{"type":"event"}'].join("\n"));
     const r = marquee(["sync", "--from", file, "--db", db, "--batch-size", "2"]);
@@ -119,15 +142,47 @@ describe("marquee demo-data and sync", () => {
   const badFlags: Array<[string, string[], RegExp]> = [
     ["sync without --from", ["sync"], /^marquee sync: --from SRC is required/],
     ["an unknown flag", ["sync", "--from", "x", "--fast"], /^marquee sync: Unknown option '--fast'/],
-    ["a bad batch size", ["sync", "--from", "x", "--batch-size", "0"], /^marquee sync: --batch-size must be an integer >= 1/],
-    ["an unknown priority", ["sync", "--from", "x", "--priority", "high"], /^marquee sync: --priority must be one of background, normal/],
-    ["a missing file", ["sync", "--from", "/nonexistent/records.ndjson"], /^marquee sync: .*no such file or directory/i],
-    ["an unreachable PostgreSQL source", ["sync", "--from", "postgres://u:p@127.0.0.1:1/upstream"], /^marquee sync: cannot reach PostgreSQL at 127\.0\.0\.1:1\/upstream \(ECONNREFUSED\)/],
-    ["an unreachable http source", ["sync", "--from", "http://127.0.0.1:1/records.ndjson"], /^marquee sync: cannot fetch http:\/\/127\.0\.0\.1:1\/records\.ndjson/],
-    ["--slot with a file", ["sync", "--from", "x", "--slot", "s"], /^marquee sync: --slot and --drop-slot need a postgres:\/\/ source/],
-    ["demo-data --events abc", ["demo-data", "--events", "abc"], /^marquee demo-data: --events must be an integer >= 1/],
+    [
+      "a bad batch size",
+      ["sync", "--from", "x", "--batch-size", "0"],
+      /^marquee sync: --batch-size must be an integer >= 1/,
+    ],
+    [
+      "an unknown priority",
+      ["sync", "--from", "x", "--priority", "high"],
+      /^marquee sync: --priority must be one of background, normal/,
+    ],
+    [
+      "a missing file",
+      ["sync", "--from", "/nonexistent/records.ndjson"],
+      /^marquee sync: .*no such file or directory/i,
+    ],
+    [
+      "an unreachable PostgreSQL source",
+      ["sync", "--from", "postgres://u:p@127.0.0.1:1/upstream"],
+      /^marquee sync: cannot reach PostgreSQL at 127\.0\.0\.1:1\/upstream \(ECONNREFUSED\)/,
+    ],
+    [
+      "an unreachable http source",
+      ["sync", "--from", "http://127.0.0.1:1/records.ndjson"],
+      /^marquee sync: cannot fetch http:\/\/127\.0\.0\.1:1\/records\.ndjson/,
+    ],
+    [
+      "--slot with a file",
+      ["sync", "--from", "x", "--slot", "s"],
+      /^marquee sync: --slot and --drop-slot need a postgres:\/\/ source/,
+    ],
+    [
+      "demo-data --events abc",
+      ["demo-data", "--events", "abc"],
+      /^marquee demo-data: --events must be an integer >= 1/,
+    ],
     ["demo-data --events 0", ["demo-data", "--events", "0"], /^marquee demo-data: --events must be an integer >= 1/],
-    ["demo-data --anchor", ["demo-data", "--anchor", "2026-02-30"], /^marquee demo-data: --anchor: anchor must be a date YYYY-MM-DD/],
+    [
+      "demo-data --anchor",
+      ["demo-data", "--anchor", "2026-02-30"],
+      /^marquee demo-data: --anchor: anchor must be a date YYYY-MM-DD/,
+    ],
     ["demo-data positional", ["demo-data", "extra"], /^marquee demo-data: Unexpected argument 'extra'/],
   ];
   for (const [what, args, message] of badFlags) {
@@ -141,7 +196,10 @@ describe("marquee demo-data and sync", () => {
   }
 
   it("prints helpful --help for both commands", () => {
-    for (const [cmd, flag] of [["sync", "--follow"], ["demo-data", "--anchor"]]) {
+    for (const [cmd, flag] of [
+      ["sync", "--follow"],
+      ["demo-data", "--anchor"],
+    ]) {
       const r = marquee([cmd, "--help"]);
       expect(r.code).toBe(0);
       expect(r.stdout).toContain(`usage: marquee ${cmd}`);
@@ -153,13 +211,16 @@ describe("marquee demo-data and sync", () => {
     const file = join(dir, "long.ndjson");
     const db = join(dir, "long.db");
     expect(marquee(["demo-data", "--events", "40000", "--seed", "long", "--out", file]).code).toBe(0);
-    const child = spawn(BUN, ["server/main.ts", "sync", "--from", file, "--db", db, "--batch-size", "500", "--json"], { cwd: ROOT });
+    const child = spawn(BUN, ["server/main.ts", "sync", "--from", file, "--db", db, "--batch-size", "500", "--json"], {
+      cwd: ROOT,
+    });
     let stdout = "";
     let stderr = "";
     child.stdout.on("data", (d) => (stdout += d));
     child.stderr.on("data", (d) => (stderr += d));
     const exited = new Promise<number | null>((r) => child.on("exit", (code) => r(code)));
-    for (let i = 0; i < 400 && child.exitCode === null && (await peekWatermark(db)) === 0; i++) await new Promise((r) => setTimeout(r, 10));
+    for (let i = 0; i < 400 && child.exitCode === null && (await peekWatermark(db)) === 0; i++)
+      await new Promise((r) => setTimeout(r, 10));
     child.kill("SIGINT");
     expect(await exited).toBe(130);
     const summary = JSON.parse(stdout);
@@ -170,7 +231,11 @@ describe("marquee demo-data and sync", () => {
     expect(s.watermark).toBe(summary.watermark);
     expect(s.snapshotEvents).toBe(summary.snapshotEvents);
     const rest = marquee(["sync", "--from", file, "--db", db, "--json"]);
-    expect(JSON.parse(rest.stdout)).toMatchObject({ skipped: summary.watermark, applied: total - summary.watermark, watermark: total });
+    expect(JSON.parse(rest.stdout)).toMatchObject({
+      skipped: summary.watermark,
+      applied: total - summary.watermark,
+      watermark: total,
+    });
   });
 
   /** Scheduling policy of each thread of `pid` (sched(7): 0 normal, 5 idle), the main thread first. */
@@ -183,11 +248,16 @@ describe("marquee demo-data and sync", () => {
     return [policy(String(pid)), ...others.map(policy)];
   }
 
-  for (const [flags, policy] of [[[], 5], [["--priority", "normal"], 0]] as const) {
+  for (const [flags, policy] of [
+    [[], 5],
+    [["--priority", "normal"], 0],
+  ] as const) {
     it(`${flags.length ? flags.join(" ") : "by default"}: every thread of the sync runs ${policy === 5 ? "in the idle class" : "as started"}`, async () => {
       // stdin keeps the process waiting, with its writer thread started, until it is closed.
       const db = join(dir, `priority-${policy}.db`);
-      const child = spawn(BUN, ["server/main.ts", "sync", "--from", "-", "--db", db, "--json", ...flags], { cwd: ROOT });
+      const child = spawn(BUN, ["server/main.ts", "sync", "--from", "-", "--db", db, "--json", ...flags], {
+        cwd: ROOT,
+      });
       const exited = new Promise<number | null>((r) => child.on("exit", (code) => r(code)));
       let seen: number[] = [];
       // Waiting on stdin, past the point where the priority is set (the replica exists), with
@@ -199,7 +269,7 @@ describe("marquee demo-data and sync", () => {
       }
       expect(seen.length).toBeGreaterThan(4);
       expect(seen).toEqual(seen.map(() => policy));
-      child.stdin.end(JSON.stringify(venueRecord(1)) + "\n");
+      child.stdin.end(`${JSON.stringify(venueRecord(1))}\n`);
       expect(await exited).toBe(0);
     });
   }
@@ -207,8 +277,13 @@ describe("marquee demo-data and sync", () => {
   it("--follow applies appended lines until SIGINT, then prints its summary", async () => {
     const file = join(dir, "follow.ndjson");
     const db = join(dir, "follow.db");
-    writeFileSync(file, [venueRecord(1), eventRecord(21, 1, "2030-01-01T20:00:00Z")].map((r) => JSON.stringify(r) + "\n").join(""));
-    const child = spawn(BUN, ["server/main.ts", "sync", "--from", file, "--db", db, "--follow", "--json"], { cwd: ROOT });
+    writeFileSync(
+      file,
+      [venueRecord(1), eventRecord(21, 1, "2030-01-01T20:00:00Z")].map((r) => `${JSON.stringify(r)}\n`).join(""),
+    );
+    const child = spawn(BUN, ["server/main.ts", "sync", "--from", file, "--db", db, "--follow", "--json"], {
+      cwd: ROOT,
+    });
     let stdout = "";
     child.stdout.on("data", (d) => (stdout += d));
     const exited = new Promise<number | null>((r) => child.on("exit", (code) => r(code)));
@@ -218,7 +293,7 @@ describe("marquee demo-data and sync", () => {
     };
     const late = eventRecord(22, 1, "2030-01-02T20:00:00Z");
     await waitFor(late.seq - 1);
-    appendFileSync(file, JSON.stringify(late) + "\n");
+    appendFileSync(file, `${JSON.stringify(late)}\n`);
     await waitFor(late.seq);
     child.kill("SIGINT");
     expect(await exited).toBe(0);
@@ -230,13 +305,18 @@ describe("marquee serve", () => {
   it("--sync-from applies the file at start and what is appended to it later", async () => {
     const file = join(dir, "serve-feed.ndjson");
     const first = [venueRecord(1), eventRecord(31, 1, "2030-01-01T20:00:00Z")];
-    writeFileSync(file, first.map((r) => JSON.stringify(r) + "\n").join(""));
+    writeFileSync(file, first.map((r) => `${JSON.stringify(r)}\n`).join(""));
     const server = await startBunServer(["--sync-from", file, "--sync-interval", "1"]);
     try {
-      const health = async () => (await (await server.fetch("/healthz")).json()) as { watermark: number; events: number; snapshotEvents: number };
+      const health = async () =>
+        (await (await server.fetch("/healthz")).json()) as {
+          watermark: number;
+          events: number;
+          snapshotEvents: number;
+        };
       expect(await health()).toMatchObject({ watermark: first[1].seq, events: 1, snapshotEvents: 1 });
       const later = eventRecord(32, 1, "2030-01-02T20:00:00Z");
-      appendFileSync(file, JSON.stringify(later) + "\n");
+      appendFileSync(file, `${JSON.stringify(later)}\n`);
       let h = await health();
       for (let i = 0; i < 100 && h.snapshotEvents < 2; i++) {
         await new Promise((r) => setTimeout(r, 50));
@@ -252,10 +332,14 @@ describe("marquee serve", () => {
     const db = join(dir, "demo", "marquee.db");
     const port = await freePort();
     const start = () => {
-      const child = spawn(BUN, ["server/main.ts", "serve", "--demo", "--port", String(port), "--host", "127.0.0.1", "--db", db], {
-        cwd: ROOT,
-        env: { ...process.env, MARQUEE_SECRET: "", MARQUEE_DB: "" },
-      });
+      const child = spawn(
+        BUN,
+        ["server/main.ts", "serve", "--demo", "--port", String(port), "--host", "127.0.0.1", "--db", db],
+        {
+          cwd: ROOT,
+          env: { ...process.env, MARQUEE_SECRET: "", MARQUEE_DB: "" },
+        },
+      );
       let out = "";
       child.stdout.on("data", (d) => (out += d));
       child.stderr.on("data", (d) => (out += d));
@@ -274,12 +358,16 @@ describe("marquee serve", () => {
       await waitForHealth(base, first.child, first.out);
       const out = first.out();
       expect(out).toMatch(/synced demo data: [\d,]+ records/);
-      const keys = Object.fromEntries([...out.matchAll(/^ {2}(\w+) +account \d+ +(mq_\w+)/gm)].map((m) => [m[1], m[2]]));
+      const keys = Object.fromEntries(
+        [...out.matchAll(/^ {2}(\w+) +account \d+ +(mq_\w+)/gm)].map((m) => [m[1], m[2]]),
+      );
       expect(Object.keys(keys)).toEqual(expect.arrayContaining(["business", "basic", "enterprise", "trial"]));
       const health = (await (await fetch(`${base}/healthz`)).json()) as { events: number; snapshotEvents: number };
       expect(health.events).toBeGreaterThan(45_000);
       expect(health.snapshotEvents).toBeGreaterThan(40_000);
-      const res = await fetch(`${base}/v1/events?state=NY&limit=5`, { headers: { authorization: `Bearer ${keys.business}` } });
+      const res = await fetch(`${base}/v1/events?state=NY&limit=5`, {
+        headers: { authorization: `Bearer ${keys.business}` },
+      });
       expect(res.status).toBe(200);
       expect(((await res.json()) as { data: unknown[] }).data.length).toBe(5);
     } finally {

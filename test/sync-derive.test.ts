@@ -4,7 +4,15 @@
  */
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { deriveCategories, deriveCost, deriveInstant, deriveTicketing, deriveWebsite, safeHttpUrl, vendorOf } from "../sync/derive.ts";
+import {
+  deriveCategories,
+  deriveCost,
+  deriveInstant,
+  deriveTicketing,
+  deriveWebsite,
+  safeHttpUrl,
+  vendorOf,
+} from "../sync/derive.ts";
 
 /** The definition: what the URL parser says. */
 function parsed(raw: string): string | null {
@@ -35,17 +43,42 @@ describe("derived fields", () => {
     expect(deriveWebsite("https://venue.example.com/e/1", false)).toBe("https://venue.example.com/e/1");
     expect(deriveWebsite("https://venue.example.com/e/1", true)).toBe(null);
     expect(deriveWebsite("HTTPS://Venue.Example.com", false)).toBe("https://venue.example.com/");
-    for (const bad of ["javascript:alert(1)", "ftp://x.com/a", "www.example.com", "https://u:p@x.com/", "mailto:a@b.c", ""]) {
+    for (const bad of [
+      "javascript:alert(1)",
+      "ftp://x.com/a",
+      "www.example.com",
+      "https://u:p@x.com/",
+      "mailto:a@b.c",
+      "",
+    ]) {
       expect(deriveWebsite(bad, false)).toBe(null);
     }
     const e = (links: Array<{ url: string; seller: string | null; broken: boolean }>, ticketed = true) =>
       ({ ticketLinks: links, ticketed }) as Parameters<typeof deriveTicketing>[0];
-    expect(deriveTicketing(e([]), "https://w.example.com/")).toEqual({ status: "missing", destination: "https://w.example.com/" });
+    expect(deriveTicketing(e([]), "https://w.example.com/")).toEqual({
+      status: "missing",
+      destination: "https://w.example.com/",
+    });
     expect(deriveTicketing(e([]), null)).toEqual({ status: "missing", destination: null });
-    expect(deriveTicketing(e([{ url: "https://a.example.com/", seller: "axs", broken: true }]), null)).toEqual({ status: "unavailable", destination: null });
-    expect(deriveTicketing(e([{ url: "https://a.example.com/", seller: "axs", broken: true }]), "https://w.example.com/")).toEqual({ status: "available", destination: "https://w.example.com/" });
-    expect(deriveTicketing(e([{ url: "nope", seller: null, broken: false }, { url: "https://b.example.com/t", seller: "dice", broken: false }]), null)).toEqual({ status: "available", destination: "https://b.example.com/t" });
-    expect(deriveTicketing(e([{ url: "https://b.example.com/t", seller: "dice", broken: false }], false), null)).toEqual({ status: "available", destination: null });
+    expect(deriveTicketing(e([{ url: "https://a.example.com/", seller: "axs", broken: true }]), null)).toEqual({
+      status: "unavailable",
+      destination: null,
+    });
+    expect(
+      deriveTicketing(e([{ url: "https://a.example.com/", seller: "axs", broken: true }]), "https://w.example.com/"),
+    ).toEqual({ status: "available", destination: "https://w.example.com/" });
+    expect(
+      deriveTicketing(
+        e([
+          { url: "nope", seller: null, broken: false },
+          { url: "https://b.example.com/t", seller: "dice", broken: false },
+        ]),
+        null,
+      ),
+    ).toEqual({ status: "available", destination: "https://b.example.com/t" });
+    expect(
+      deriveTicketing(e([{ url: "https://b.example.com/t", seller: "dice", broken: false }], false), null),
+    ).toEqual({ status: "available", destination: null });
   });
 
   it("categories keep the taxonomy's values in order without repeats; vendor strips scraper:", () => {
@@ -56,7 +89,10 @@ describe("derived fields", () => {
   });
 
   it("instants are stored as UTC with seconds, keeping milliseconds only when given", () => {
-    expect(deriveInstant("2030-01-01T20:00:00Z")).toEqual({ ms: Date.UTC(2030, 0, 1, 20), iso: "2030-01-01T20:00:00Z" });
+    expect(deriveInstant("2030-01-01T20:00:00Z")).toEqual({
+      ms: Date.UTC(2030, 0, 1, 20),
+      iso: "2030-01-01T20:00:00Z",
+    });
     expect(deriveInstant("2030-01-01T20:00-05:00").iso).toBe("2030-01-02T01:00:00Z");
     expect(deriveInstant("2030-01-01T20:00:00.5Z").iso).toBe("2030-01-01T20:00:00.500Z");
     expect(deriveInstant("2030-01-01t20:00:00z").iso).toBe("2030-01-01T20:00:00Z");
@@ -66,12 +102,71 @@ describe("derived fields", () => {
 describe("the URL fast path", () => {
   it("agrees with the WHATWG parser on URL-like strings", () => {
     const piece = fc.constantFrom(
-      "http://", "https://", "HTTP://", "ftp://", "a", "Z", "0", "9", "-", ".", "..", "/", "/./", "/../", "%2e", "%2E", "%41", "%",
-      "?", "#", "@", ":", ":443", ":80", "u:p@", "xn--", "xn--abc", "'", '"', " ", "\t", "\\", "|", "^", "`", "{", "<", "é", "~",
-      "!", "$", "&", "(", ")", "*", "+", ",", ";", "=", "_", "example.com", "127.0.0.1", "0x7f", "1.2", "[::1]", "com", "x",
+      "http://",
+      "https://",
+      "HTTP://",
+      "ftp://",
+      "a",
+      "Z",
+      "0",
+      "9",
+      "-",
+      ".",
+      "..",
+      "/",
+      "/./",
+      "/../",
+      "%2e",
+      "%2E",
+      "%41",
+      "%",
+      "?",
+      "#",
+      "@",
+      ":",
+      ":443",
+      ":80",
+      "u:p@",
+      "xn--",
+      "xn--abc",
+      "'",
+      '"',
+      " ",
+      "\t",
+      "\\",
+      "|",
+      "^",
+      "`",
+      "{",
+      "<",
+      "é",
+      "~",
+      "!",
+      "$",
+      "&",
+      "(",
+      ")",
+      "*",
+      "+",
+      ",",
+      ";",
+      "=",
+      "_",
+      "example.com",
+      "127.0.0.1",
+      "0x7f",
+      "1.2",
+      "[::1]",
+      "com",
+      "x",
     );
-    const candidate = fc.tuple(fc.constantFrom("http://", "https://", ""), fc.array(piece, { maxLength: 12 })).map(([s, p]) => s + p.join(""));
-    fc.assert(fc.property(candidate, (raw) => safeHttpUrl(raw) === parsed(raw)), { numRuns: 20_000 });
+    const candidate = fc
+      .tuple(fc.constantFrom("http://", "https://", ""), fc.array(piece, { maxLength: 12 }))
+      .map(([s, p]) => s + p.join(""));
+    fc.assert(
+      fc.property(candidate, (raw) => safeHttpUrl(raw) === parsed(raw)),
+      { numRuns: 20_000 },
+    );
   });
 
   it("takes the fast path on the usual seller and venue URLs", () => {

@@ -12,7 +12,7 @@ import { openReplica, readWatermark } from "../db/replica.ts";
 import { demoRecords } from "../sync/demo/generate.ts";
 import type { HandOff } from "../sync/pipeline.ts";
 import { streamSource } from "../sync/source.ts";
-import { SyncError, syncFrom, type SyncSummary } from "../sync/worker.ts";
+import { SyncError, type SyncSummary, syncFrom } from "../sync/worker.ts";
 import type { TestApi } from "./driver-contract.ts";
 import { dumpReplica, type ReplicaDump } from "./fixtures/replica-dump.ts";
 
@@ -48,7 +48,11 @@ async function outcome(handOff: HandOff, ...runs: string[][]): Promise<Outcome> 
     for (const lines of runs) {
       try {
         // A stream has no size up front: under Bun the run gets a writer thread (sync/writer.ts).
-        summary = await syncFrom(db, streamSource("test", [lines.join("\n") + "\n"]), { batchSize: BATCH, handOff, now: () => 0 });
+        summary = await syncFrom(db, streamSource("test", [`${lines.join("\n")}\n`]), {
+          batchSize: BATCH,
+          handOff,
+          now: () => 0,
+        });
       } catch (err) {
         if (!(err instanceof SyncError)) throw err;
         summary = err.summary;

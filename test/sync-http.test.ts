@@ -3,8 +3,9 @@
  * arriving (streamed, not buffered whole), resumed from the watermark by a rerun, resumed from a
  * byte offset with a Range request, and re-polled by `--follow`.
  */
-import { createServer, type Server } from "node:http";
+
 import { mkdtempSync, rmSync } from "node:fs";
+import { createServer, type Server } from "node:http";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, expect, it } from "vitest";
@@ -13,7 +14,7 @@ import { openSource } from "../sync/source.ts";
 import { syncFrom } from "../sync/worker.ts";
 
 const venue = (seq: number) =>
-  JSON.stringify({
+  `${JSON.stringify({
     type: "venue",
     seq,
     venue: {
@@ -27,7 +28,7 @@ const venue = (seq: number) =>
       geocodePrecision: null,
       visible: true,
     },
-  }) + "\n";
+  })}\n`;
 
 let dir: string;
 let server: Server;

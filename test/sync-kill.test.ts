@@ -3,7 +3,7 @@
  * large import, then run again, ends in exactly the state of an uninterrupted run, and the
  * killed run left only whole batches behind (nothing past its watermark).
  */
-import { spawn, type ChildProcess } from "node:child_process";
+import { type ChildProcess, spawn } from "node:child_process";
 import { closeSync, mkdtempSync, openSync, rmSync, writeSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -25,15 +25,21 @@ beforeAll(async () => {
   file = join(dir, "demo.ndjson");
   const fd = openSync(file, "w");
   try {
-    total = (await writeDemoData({ events: EVENTS, seed: "kill", anchor: "2026-12-01" }, (c) => void writeSync(fd, c))).records;
+    total = (await writeDemoData({ events: EVENTS, seed: "kill", anchor: "2026-12-01" }, (c) => void writeSync(fd, c)))
+      .records;
   } finally {
     closeSync(fd);
   }
 }, 60_000);
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
-function startSync(db: string): { child: ChildProcess; done: Promise<{ code: number | null; signal: string | null; stdout: string; stderr: string }> } {
-  const child = spawn(BUN, ["server/main.ts", "sync", "--from", file, "--db", db, "--batch-size", BATCH, "--json"], { cwd: ROOT });
+function startSync(db: string): {
+  child: ChildProcess;
+  done: Promise<{ code: number | null; signal: string | null; stdout: string; stderr: string }>;
+} {
+  const child = spawn(BUN, ["server/main.ts", "sync", "--from", file, "--db", db, "--batch-size", BATCH, "--json"], {
+    cwd: ROOT,
+  });
   let stdout = "";
   let stderr = "";
   child.stdout!.on("data", (d) => (stdout += d));
@@ -85,7 +91,9 @@ it("a sync killed mid-way and run again equals an uninterrupted sync", async () 
     expect(watermark).toBeGreaterThan(0);
     expect(watermark).toBeLessThan(total);
     expect(watermark % Number(BATCH)).toBe(0);
-    const maxSeq = left.prepare<{ n: number }>("SELECT max(seq) AS n FROM (SELECT seq FROM events UNION ALL SELECT seq FROM venues)").get()!.n;
+    const maxSeq = left
+      .prepare<{ n: number }>("SELECT max(seq) AS n FROM (SELECT seq FROM events UNION ALL SELECT seq FROM venues)")
+      .get()!.n;
     expect(maxSeq).toBeLessThanOrEqual(watermark);
   } finally {
     left.close();
@@ -94,7 +102,12 @@ it("a sync killed mid-way and run again equals an uninterrupted sync", async () 
   const rerun = startSync(killedDb);
   const result = await rerun.done;
   expect(result.code, result.stderr).toBe(0);
-  expect(JSON.parse(result.stdout)).toMatchObject({ records: total, skipped: watermark, applied: total - watermark, watermark: total });
+  expect(JSON.parse(result.stdout)).toMatchObject({
+    records: total,
+    skipped: watermark,
+    applied: total - watermark,
+    watermark: total,
+  });
 
   const [a, b] = [await openReplica(join(dir, "reference.db")), await openReplica(killedDb)];
   try {

@@ -5,17 +5,17 @@
  * where an uninterrupted run ends; `serve --sync-from` serves a committed change within a second,
  * reports the upstream on /healthz and rides out a lost connection.
  */
-import { execFileSync, spawn, spawnSync, type ChildProcess } from "node:child_process";
+import { type ChildProcess, spawn, spawnSync } from "node:child_process";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import pg from "pg";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { openDb, type Db } from "../db/driver.ts";
+import { type Db, openDb } from "../db/driver.ts";
 import { openReplica, readUpstreamState, readWatermark } from "../db/replica.ts";
-import { Client, BUN, ROOT, startBunServer } from "./harness.ts";
+import { BUN, Client, ROOT, startBunServer } from "./harness.ts";
 import { liveRows, servedPages } from "./pg-served.ts";
-import { startPgServer, type PgServer } from "./pg-server.ts";
+import { type PgServer, startPgServer } from "./pg-server.ts";
 
 let server: PgServer;
 let dir: string;

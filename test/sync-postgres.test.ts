@@ -15,13 +15,13 @@ import { countUpstreamRejects, openReplica, readUpstreamState } from "../db/repl
 import { writeDemoData } from "../sync/demo/generate.ts";
 import { writeDemoToPostgres } from "../sync/postgres/demo.ts";
 import { parsePostgresUrl, upstreamDdl } from "../sync/postgres/schema.ts";
-import { syncFromPostgres, type PostgresSyncOptions } from "../sync/postgres/sync.ts";
+import { type PostgresSyncOptions, syncFromPostgres } from "../sync/postgres/sync.ts";
 import { refreshServingSnapshot } from "../sync/serving-snapshot.ts";
 import { streamSource } from "../sync/source.ts";
 import { syncFrom } from "../sync/worker.ts";
 import { dumpReplica } from "./fixtures/replica-dump.ts";
 import { liveRows, servedPages } from "./pg-served.ts";
-import { startPgServer, type PgServer } from "./pg-server.ts";
+import { type PgServer, startPgServer } from "./pg-server.ts";
 
 let server: PgServer;
 let dir: string;

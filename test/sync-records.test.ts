@@ -6,9 +6,9 @@
 import fc from "fast-check";
 import * as v from "valibot";
 import { describe, expect, it } from "vitest";
+import { parseIsoInstant } from "../db/instant.ts";
 import { demoRecords } from "../sync/demo/generate.ts";
 import { fastRecord } from "../sync/fast-records.ts";
-import { parseIsoInstant } from "../db/instant.ts";
 import { parseRecordLine, RecordError, UpstreamRecord } from "../sync/records.ts";
 
 const sample = [...demoRecords({ events: 400, seed: "records", anchor: "2026-12-01" })];
@@ -42,13 +42,29 @@ describe("record validation messages", () => {
     ["delete of an unknown entity", { ...valid.delete, entity: "ticket" }, /^line 7: entity: /],
     ["venue state", { ...venue, venue: { ...venue.venue, state: "Calif" } }, /^line 7: venue\.state: /],
     ["venue latitude", { ...venue, venue: { ...venue.venue, latitude: 91 } }, /^line 7: venue\.latitude: /],
-    ["venue precision", { ...venue, venue: { ...venue.venue, geocodePrecision: "rooftop" } }, /^line 7: venue\.geocodePrecision: /],
+    [
+      "venue precision",
+      { ...venue, venue: { ...venue.venue, geocodePrecision: "rooftop" } },
+      /^line 7: venue\.geocodePrecision: /,
+    ],
     ["venue visible", { ...venue, venue: { ...venue.venue, visible: "yes" } }, /^line 7: venue\.visible: /],
-    ["event startDate", { ...event, event: { ...event.event, startDate: "next Friday" } }, /^line 7: event\.startDate: /],
-    ["event endDate missing", { ...event, event: { ...event.event, endDate: undefined } }, /^line 7: event\.endDate: missing$/],
+    [
+      "event startDate",
+      { ...event, event: { ...event.event, startDate: "next Friday" } },
+      /^line 7: event\.startDate: /,
+    ],
+    [
+      "event endDate missing",
+      { ...event, event: { ...event.event, endDate: undefined } },
+      /^line 7: event\.endDate: missing$/,
+    ],
     ["event status", { ...event, event: { ...event.event, status: "postponed" } }, /^line 7: event\.status: /],
     ["event source", { ...event, event: { ...event.event, source: "Ticketmaster" } }, /^line 7: event\.source: /],
-    ["event ticket link", { ...event, event: { ...event.event, ticketLinks: [{ seller: "axs" }] } }, /^line 7: event\.ticketLinks\.0\.url: /],
+    [
+      "event ticket link",
+      { ...event, event: { ...event.event, ticketLinks: [{ seller: "axs" }] } },
+      /^line 7: event\.ticketLinks\.0\.url: /,
+    ],
     ["event categories", { ...event, event: { ...event.event, categories: "Music" } }, /^line 7: event\.categories: /],
   ];
   for (const [what, record, message] of cases) {
@@ -56,12 +72,36 @@ describe("record validation messages", () => {
   }
 
   it("fills the documented defaults for optional event fields", () => {
-    const minimal = { type: "event", seq: 3, event: { id: 1, venueId: 2, title: "T", slug: "t", startDate: "2030-01-01T20:00", endDate: null, source: "axs", status: "active" } };
+    const minimal = {
+      type: "event",
+      seq: 3,
+      event: {
+        id: 1,
+        venueId: 2,
+        title: "T",
+        slug: "t",
+        startDate: "2030-01-01T20:00",
+        endDate: null,
+        source: "axs",
+        status: "active",
+      },
+    };
     expect(parseRecordLine(JSON.stringify(minimal), 1)).toEqual({
       ...minimal,
       event: {
-        ...minimal.event, costText: null, isFree: null, isSoldOut: false, isLowTickets: false, age: null, website: null,
-        websiteBroken: false, imageUrl: null, categories: [], duplicateOf: null, ticketed: true, ticketLinks: [],
+        ...minimal.event,
+        costText: null,
+        isFree: null,
+        isSoldOut: false,
+        isLowTickets: false,
+        age: null,
+        website: null,
+        websiteBroken: false,
+        imageUrl: null,
+        categories: [],
+        duplicateOf: null,
+        ticketed: true,
+        ticketLinks: [],
       },
     });
   });
@@ -78,10 +118,35 @@ describe("the fast validation path", () => {
 
   /** A JSON value that is often close to what the field expects, sometimes not. */
   const jsonValue = fc.oneof(
-    fc.constant(null), fc.constant(undefined), fc.boolean(), fc.integer({ min: -3, max: 3 }), fc.double(), fc.string({ maxLength: 4 }),
-    fc.constantFrom("2030-02-29T20:00:00Z", "2032-02-29T20:00:00Z", "0999-01-01T00:00:00Z", "2030-01-01T24:00:00Z", "2030-01-01t20:00:00z", "CA", "ca", "active", "street", "event", "venue", "scraper:x"),
+    fc.constant(null),
+    fc.constant(undefined),
+    fc.boolean(),
+    fc.integer({ min: -3, max: 3 }),
+    fc.double(),
+    fc.string({ maxLength: 4 }),
+    fc.constantFrom(
+      "2030-02-29T20:00:00Z",
+      "2032-02-29T20:00:00Z",
+      "0999-01-01T00:00:00Z",
+      "2030-01-01T24:00:00Z",
+      "2030-01-01t20:00:00z",
+      "CA",
+      "ca",
+      "active",
+      "street",
+      "event",
+      "venue",
+      "scraper:x",
+    ),
     fc.array(fc.oneof(fc.string({ maxLength: 3 }), fc.integer()), { maxLength: 2 }),
-    fc.record({ url: fc.oneof(fc.string(), fc.integer()), seller: fc.oneof(fc.constant(null), fc.string(), fc.integer()), broken: fc.oneof(fc.boolean(), fc.constant(1)) }, { requiredKeys: [] }),
+    fc.record(
+      {
+        url: fc.oneof(fc.string(), fc.integer()),
+        seller: fc.oneof(fc.constant(null), fc.string(), fc.integer()),
+        broken: fc.oneof(fc.boolean(), fc.constant(1)),
+      },
+      { requiredKeys: [] },
+    ),
     fc.array(fc.record({ url: fc.string(), broken: fc.boolean() }), { maxLength: 2 }),
   );
 
@@ -100,25 +165,30 @@ describe("the fast validation path", () => {
     return [
       ...Object.keys(record).map((k) => [k]),
       ...nested.flatMap(([k, x]) => Object.keys(x as object).map((f) => [k, f])),
-      ["event", "ticketLinks", "0", "url"], ["event", "ticketLinks", "0", "seller"], ["event", "ticketLinks", "0", "broken"],
-      ["event", "extra"], ["extra"],
+      ["event", "ticketLinks", "0", "url"],
+      ["event", "ticketLinks", "0", "seller"],
+      ["event", "ticketLinks", "0", "broken"],
+      ["event", "extra"],
+      ["extra"],
     ].filter((p) => p[0] in record || p[0] === "extra");
   };
 
   it("never accepts what valibot rejects, and agrees with it on what both accept", () => {
     const base = fc.constantFrom(...sample.slice(0, 200), valid.event, valid.venue, valid.delete);
     const mutated = base.chain((record) =>
-      fc.array(fc.tuple(fc.constantFrom(...fieldPaths(record)), jsonValue), { minLength: 1, maxLength: 3 }).map((changes) => {
-        let out: unknown = record;
-        for (const [path, value] of changes) {
-          try {
-            out = mutate(out as Record<string, unknown>, path, value);
-          } catch {
-            // the path does not exist in this record (e.g. no ticket link): leave it
+      fc
+        .array(fc.tuple(fc.constantFrom(...fieldPaths(record)), jsonValue), { minLength: 1, maxLength: 3 })
+        .map((changes) => {
+          let out: unknown = record;
+          for (const [path, value] of changes) {
+            try {
+              out = mutate(out as Record<string, unknown>, path, value);
+            } catch {
+              // the path does not exist in this record (e.g. no ticket link): leave it
+            }
           }
-        }
-        return out;
-      }),
+          return out;
+        }),
     );
     fc.assert(
       fc.property(mutated, (record) => {
@@ -136,13 +206,22 @@ describe("the fast validation path", () => {
       const m = /^(\d{4})-(\d{2})-(\d{2})T(\d{2}):(\d{2}):(\d{2})Z$/.exec(s)!;
       const ms = Date.UTC(+m[1], +m[2] - 1, +m[3], +m[4], +m[5], +m[6]);
       const d = new Date(ms);
-      const ok = d.getUTCFullYear() === +m[1] && d.getUTCMonth() === +m[2] - 1 && d.getUTCDate() === +m[3] && +m[4] < 24 && +m[5] < 60 && +m[6] < 60;
+      const ok =
+        d.getUTCFullYear() === +m[1] &&
+        d.getUTCMonth() === +m[2] - 1 &&
+        d.getUTCDate() === +m[3] &&
+        +m[4] < 24 &&
+        +m[5] < 60 &&
+        +m[6] < 60;
       return ok ? ms : null;
     };
     const two = (max: number) => fc.integer({ min: 0, max }).map((n) => String(n).padStart(2, "0"));
     const canonical = fc
       .tuple(fc.integer({ min: 1000, max: 9999 }), two(13), two(32), two(25), two(61), two(61))
       .map(([y, mo, d, h, mi, s]) => `${y}-${mo}-${d}T${h}:${mi}:${s}Z`);
-    fc.assert(fc.property(canonical, (s) => parseIsoInstant(s) === general(s)), { numRuns: 5000 });
+    fc.assert(
+      fc.property(canonical, (s) => parseIsoInstant(s) === general(s)),
+      { numRuns: 5000 },
+    );
   });
 });

@@ -6,7 +6,7 @@
  */
 import { describe, expect, it } from "vitest";
 import { parseRecordLine, type UpstreamRecord } from "../sync/records.ts";
-import { RowDecoder, RowEncoder, RowKind, type RowBatch } from "../sync/rows.ts";
+import { type RowBatch, RowDecoder, RowEncoder, RowKind } from "../sync/rows.ts";
 import { deleteRecord, eventRecord, venueRecord } from "./records.ts";
 
 /** A record as the sync reads it (validated, defaults filled in). */
@@ -53,7 +53,13 @@ describe("row batches", () => {
     ];
     for (const [r, narrow] of records) encoder.push(r, narrow);
     const rows = decode(encoder.finish());
-    expect(rows.map((r) => r[0])).toEqual([RowKind.Venue, RowKind.Venue, RowKind.Event, RowKind.Event, RowKind.DeleteEvent]);
+    expect(rows.map((r) => r[0])).toEqual([
+      RowKind.Venue,
+      RowKind.Venue,
+      RowKind.Event,
+      RowKind.Event,
+      RowKind.DeleteEvent,
+    ]);
     expect(rows[0]).toContain("Café Ñandú");
     expect(rows[1]).toContain("Zoë’s ✓ Hall");
     expect(rows[1][3]).toBeNull(); // latitude

@@ -5,10 +5,11 @@
  * rebuild of the same live rows. Also: the full rebuild keeps the snapshot's index names and
  * definitions, and apply stops tracking (so the next refresh is full) past the tracking limit.
  */
-import fc from "fast-check";
+
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import fc from "fast-check";
 import { afterEach, beforeEach, expect, it } from "vitest";
 import type { Db } from "../db/driver.ts";
 import { openReplica } from "../db/replica.ts";
@@ -42,7 +43,13 @@ function snapshotState() {
   };
 }
 const dirty = () =>
-  Number(db.prepare<{ n: number }>("SELECT (SELECT count(*) FROM snapshot_dirty_events) + (SELECT count(*) FROM snapshot_dirty_venues) AS n").get()!.n);
+  Number(
+    db
+      .prepare<{ n: number }>(
+        "SELECT (SELECT count(*) FROM snapshot_dirty_events) + (SELECT count(*) FROM snapshot_dirty_venues) AS n",
+      )
+      .get()!.n,
+  );
 
 const day = (d: number) => new Date(NOW + d * 86_400_000).toISOString().replace(".000Z", "Z");
 const venueChange = fc.record({
@@ -70,7 +77,11 @@ const change = fc.oneof(
     arbitrary: eventChange.map((e) =>
       eventRecord(e.id, e.venueId, day(e.start), {
         endDate: e.days == null ? null : day(e.start + e.days),
-        status: e.status, duplicateOf: e.duplicateOf, source: e.source, isSoldOut: e.isSoldOut, title: e.title,
+        status: e.status,
+        duplicateOf: e.duplicateOf,
+        source: e.source,
+        isSoldOut: e.isSoldOut,
+        title: e.title,
       }),
     ),
   },
@@ -80,28 +91,33 @@ const change = fc.oneof(
 
 it("an incremental refresh leaves exactly what a full rebuild of the same live rows does", () => {
   fc.assert(
-    fc.property(fc.array(fc.array(change, { minLength: 1, maxLength: 12 }), { minLength: 1, maxLength: 6 }), (rounds) => {
-      db.exec("DELETE FROM events; DELETE FROM venues");
-      refreshSnapshot(db, NOW, { full: true });
-      for (const round of rounds) {
-        // Records carry rising seqs from the builders; the watermark must not skip them.
-        db.exec("UPDATE sync_state SET value = 0 WHERE key = 'watermark'");
-        apply(round);
-        expect(snapshotTracked(db)).toBe(true);
-        // Deletes always mark; an event or venue record marks only when a field its snapshot rows
-        // are made of changed, so a round of such records may rightly mark nothing.
-        if (round.some((r) => r.type === "delete")) expect(dirty()).toBeGreaterThan(0);
-        refreshSnapshot(db, NOW);
-        const incremental = snapshotState();
+    fc.property(
+      fc.array(fc.array(change, { minLength: 1, maxLength: 12 }), { minLength: 1, maxLength: 6 }),
+      (rounds) => {
+        db.exec("DELETE FROM events; DELETE FROM venues");
         refreshSnapshot(db, NOW, { full: true });
-        expect(incremental).toEqual(snapshotState());
-        // And both equal the counts taken the plain way (the refresh reads them in index order).
-        const counted = (column: string) =>
-          db.prepare(`SELECT ${column}, count(*) AS events FROM snapshot GROUP BY ${column} ORDER BY ${column}`).all();
-        expect(incremental.sources).toEqual(counted("source"));
-        expect(incremental.venueEvents).toEqual(counted("venue_id"));
-      }
-    }),
+        for (const round of rounds) {
+          // Records carry rising seqs from the builders; the watermark must not skip them.
+          db.exec("UPDATE sync_state SET value = 0 WHERE key = 'watermark'");
+          apply(round);
+          expect(snapshotTracked(db)).toBe(true);
+          // Deletes always mark; an event or venue record marks only when a field its snapshot rows
+          // are made of changed, so a round of such records may rightly mark nothing.
+          if (round.some((r) => r.type === "delete")) expect(dirty()).toBeGreaterThan(0);
+          refreshSnapshot(db, NOW);
+          const incremental = snapshotState();
+          refreshSnapshot(db, NOW, { full: true });
+          expect(incremental).toEqual(snapshotState());
+          // And both equal the counts taken the plain way (the refresh reads them in index order).
+          const counted = (column: string) =>
+            db
+              .prepare(`SELECT ${column}, count(*) AS events FROM snapshot GROUP BY ${column} ORDER BY ${column}`)
+              .all();
+          expect(incremental.sources).toEqual(counted("source"));
+          expect(incremental.venueEvents).toEqual(counted("venue_id"));
+        }
+      },
+    ),
     { numRuns: 40 },
   );
 });
@@ -119,7 +135,13 @@ it("changes a venue record makes to no snapshot field leave the venue's events a
 it("an event record that changes no snapshot field marks nothing; one that does marks its event", () => {
   apply([venueRecord(1), eventRecord(1, 1, day(1)), eventRecord(2, 1, day(2))]);
   refreshSnapshot(db, NOW);
-  apply([eventRecord(1, 1, day(1), { title: "Renamed", costText: "$5", ticketLinks: [{ url: "https://www.axs.com/e/1", seller: "axs" }] })]);
+  apply([
+    eventRecord(1, 1, day(1), {
+      title: "Renamed",
+      costText: "$5",
+      ticketLinks: [{ url: "https://www.axs.com/e/1", seller: "axs" }],
+    }),
+  ]);
   expect(dirty()).toBe(0);
   apply([eventRecord(2, 1, day(3))]);
   expect(dirty()).toBe(1);
@@ -132,7 +154,8 @@ it("an event record that changes no snapshot field marks nothing; one that does 
 });
 
 it("a full rebuild recreates the snapshot's indexes under the same names and definitions", () => {
-  const indexes = () => db.prepare("SELECT name, sql FROM sqlite_master WHERE tbl_name = 'snapshot' ORDER BY name").all();
+  const indexes = () =>
+    db.prepare("SELECT name, sql FROM sqlite_master WHERE tbl_name = 'snapshot' ORDER BY name").all();
   const before = indexes();
   expect(before.length).toBeGreaterThan(4);
   apply([venueRecord(1), eventRecord(1, 1, day(1))]);

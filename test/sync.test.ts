@@ -7,9 +7,9 @@ import { appendFileSync, mkdtempSync, rmSync, statSync, writeFileSync } from "no
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { openDb, type Db } from "../db/driver.ts";
+import { type Db, openDb } from "../db/driver.ts";
 import { migrate } from "../db/migrate.ts";
-import { openReplica, readWatermark, REPLICA_MIGRATIONS, REPLICA_PAGE_BYTES } from "../db/replica.ts";
+import { openReplica, REPLICA_MIGRATIONS, REPLICA_PAGE_BYTES, readWatermark } from "../db/replica.ts";
 import { refreshSnapshot } from "../db/snapshot.ts";
 import { applyBatch } from "../sync/apply.ts";
 import { parseRecordLine } from "../sync/records.ts";
@@ -29,19 +29,25 @@ afterEach(() => {
   rmSync(dir, { recursive: true, force: true });
 });
 
-const ndjson = (records: object[]) => records.map((r) => JSON.stringify(r)).join("\n") + "\n";
+const ndjson = (records: object[]) => `${records.map((r) => JSON.stringify(r)).join("\n")}\n`;
 function file(name: string, text: string): string {
   const path = join(dir, name);
   writeFileSync(path, text);
   return path;
 }
 const sync = (path: string, batchSize?: number) => syncFrom(db, fileSource(path), { batchSize });
-const ids = (sql: string) => db.prepare<{ id: number }>(sql).all().map((r) => r.id);
+const ids = (sql: string) =>
+  db
+    .prepare<{ id: number }>(sql)
+    .all()
+    .map((r) => r.id);
 const snapshotIds = () => ids("SELECT id FROM snapshot ORDER BY id");
 const eventIds = () => ids("SELECT id FROM events ORDER BY id");
 /** An event's stored ticket links (replica v6: a JSON column), [] for none, undefined without the event. */
 function linksOf(id: number): unknown[] | undefined {
-  const row = db.prepare<{ links: string | null }>("SELECT ticket_links AS links FROM events WHERE id = $id").get({ id });
+  const row = db
+    .prepare<{ links: string | null }>("SELECT ticket_links AS links FROM events WHERE id = $id")
+    .get({ id });
   return row && (JSON.parse(row.links ?? "[]") as unknown[]);
 }
 
@@ -69,7 +75,10 @@ describe("replica pages", () => {
     const reopened = await openReplica(otherPath);
     try {
       expect(Number(reopened.pragma("page_size"))).toBe(16384);
-      const summary = await syncFrom(reopened, streamSource("t", [ndjson([venueRecord(1), eventRecord(1, 1, "2027-01-01T20:00:00Z")])]));
+      const summary = await syncFrom(
+        reopened,
+        streamSource("t", [ndjson([venueRecord(1), eventRecord(1, 1, "2027-01-01T20:00:00Z")])]),
+      );
       expect(summary.snapshotEvents).toBe(1);
       expect(Number(reopened.pragma("page_size"))).toBe(16384);
     } finally {
@@ -105,7 +114,11 @@ describe("sync worker", () => {
   });
 
   it("skips blank lines, accepts CRLF and a last line without newline, and counts lines as the file does", async () => {
-    const [v, e1, e2] = [venueRecord(1), eventRecord(201, 1, "2030-02-01T20:00:00Z"), eventRecord(202, 1, "2030-02-02T20:00:00Z")];
+    const [v, e1, e2] = [
+      venueRecord(1),
+      eventRecord(201, 1, "2030-02-01T20:00:00Z"),
+      eventRecord(202, 1, "2030-02-02T20:00:00Z"),
+    ];
     const text = `${JSON.stringify(v)}\r\n\n   \n${JSON.stringify(e1)}\r\n${JSON.stringify(e2)}`;
     const summary = await sync(file("crlf.ndjson", text));
     expect(summary).toMatchObject({ lines: 5, records: 3, applied: 3 });
@@ -116,16 +129,32 @@ describe("sync worker", () => {
     const badLines: Array<[string, (seq: number) => string, string]> = [
       ["invalid JSON", () => "{not json", "not valid JSON"],
       ["an unknown type", (seq) => JSON.stringify({ type: "artist", seq }), "type"],
-      ["a missing field", (seq) => JSON.stringify({ ...eventRecord(9, 1, "2030-01-01T20:00:00Z"), seq, event: { id: 9 } }), "event.venueId"],
-      ["an impossible date", (seq) => JSON.stringify({ ...eventRecord(9, 1, "2030-02-30T20:00:00Z"), seq }), "event.startDate"],
-      ["an uppercase source", (seq) => JSON.stringify({ ...eventRecord(9, 1, "2030-01-01T20:00:00Z", { source: "TM" }), seq }), "event.source"],
+      [
+        "a missing field",
+        (seq) => JSON.stringify({ ...eventRecord(9, 1, "2030-01-01T20:00:00Z"), seq, event: { id: 9 } }),
+        "event.venueId",
+      ],
+      [
+        "an impossible date",
+        (seq) => JSON.stringify({ ...eventRecord(9, 1, "2030-02-30T20:00:00Z"), seq }),
+        "event.startDate",
+      ],
+      [
+        "an uppercase source",
+        (seq) => JSON.stringify({ ...eventRecord(9, 1, "2030-01-01T20:00:00Z", { source: "TM" }), seq }),
+        "event.source",
+      ],
       ["a lowercase state", (seq) => JSON.stringify({ ...venueRecord(9, { state: "ca" }), seq }), "venue.state"],
     ];
     for (const [what, line, detail] of badLines) {
       it(`fails the run naming its line (${what}), applying no part of its batch`, async () => {
-        const good = [venueRecord(1), eventRecord(301, 1, "2030-03-01T20:00:00Z"), eventRecord(302, 1, "2030-03-02T20:00:00Z")];
+        const good = [
+          venueRecord(1),
+          eventRecord(301, 1, "2030-03-01T20:00:00Z"),
+          eventRecord(302, 1, "2030-03-02T20:00:00Z"),
+        ];
         const bad = line(good[2].seq + 1);
-        const path = file("bad.ndjson", ndjson(good) + bad + "\n");
+        const path = file("bad.ndjson", `${ndjson(good) + bad}\n`);
         const err = await sync(path, 2).catch((e: unknown) => e);
         expect(err).toBeInstanceOf(SyncError);
         expect((err as SyncError).line).toBe(4);
@@ -150,10 +179,10 @@ describe("sync worker", () => {
       const records = basicStream();
       const lines = records.map((r) => JSON.stringify(r));
       const broken = [...lines.slice(0, 5), "{oops", ...lines.slice(5)];
-      const path = file("fixme.ndjson", broken.join("\n") + "\n");
+      const path = file("fixme.ndjson", `${broken.join("\n")}\n`);
       await expect(sync(path, 2)).rejects.toThrow(/^line 6: not valid JSON/);
       expect(readWatermark(db)).toBe(records[3].seq);
-      writeFileSync(path, lines.join("\n") + "\n");
+      writeFileSync(path, `${lines.join("\n")}\n`);
       const resumed = await sync(path, 2);
       expect(resumed).toMatchObject({ skipped: 4, applied: 3 });
 
@@ -198,7 +227,15 @@ describe("sync worker", () => {
 
     it("a venue update moves or removes its coordinates in the R-tree", async () => {
       await sync(file("a.ndjson", ndjson(basicStream())));
-      await sync(file("b.ndjson", ndjson([venueRecord(1, { latitude: null, longitude: null }), venueRecord(2, { latitude: 37.8, longitude: -122.27 })])));
+      await sync(
+        file(
+          "b.ndjson",
+          ndjson([
+            venueRecord(1, { latitude: null, longitude: null }),
+            venueRecord(2, { latitude: 37.8, longitude: -122.27 }),
+          ]),
+        ),
+      );
       expect(db.prepare("SELECT id, min_lat, min_lng FROM venue_rtree").all()).toEqual([
         { id: 2, min_lat: expect.closeTo(37.8, 4), min_lng: expect.closeTo(-122.27, 4) },
       ]);
@@ -212,10 +249,22 @@ describe("sync worker", () => {
         204: "https://fillmore.example.com/shows/204", // broken: not served
         205: null,
       };
-      await sync(file("w.ndjson", ndjson([venueRecord(1),
-        ...Object.entries(sites).map(([id, website]) => eventRecord(Number(id), 1, "2030-01-01T20:00:00Z", { website, websiteBroken: id === "204" }))])));
-      const rows = db.prepare<{ id: number; website: string | null; raw: string | null; upstream: string | null }>(
-        "SELECT id, website, website_raw AS raw, coalesce(website_raw, website) AS upstream FROM events ORDER BY id").all();
+      await sync(
+        file(
+          "w.ndjson",
+          ndjson([
+            venueRecord(1),
+            ...Object.entries(sites).map(([id, website]) =>
+              eventRecord(Number(id), 1, "2030-01-01T20:00:00Z", { website, websiteBroken: id === "204" }),
+            ),
+          ]),
+        ),
+      );
+      const rows = db
+        .prepare<{ id: number; website: string | null; raw: string | null; upstream: string | null }>(
+          "SELECT id, website, website_raw AS raw, coalesce(website_raw, website) AS upstream FROM events ORDER BY id",
+        )
+        .all();
       expect(rows).toEqual([
         { id: 201, website: sites[201], raw: null, upstream: sites[201] },
         { id: 202, website: "https://fillmore.example.com/shows/202", raw: sites[202], upstream: sites[202] },
@@ -231,7 +280,9 @@ describe("sync worker", () => {
         { url: "https://dice.fm/event/x", seller: "dice", broken: true },
         { url: "https://www.axs.com/events/1", seller: "axs" },
       ];
-      await sync(file("b.ndjson", ndjson([eventRecord(101, 1, "2030-01-01T21:00:00Z", { title: "Moved", ticketLinks: links })])));
+      await sync(
+        file("b.ndjson", ndjson([eventRecord(101, 1, "2030-01-01T21:00:00Z", { title: "Moved", ticketLinks: links })])),
+      );
       expect(db.prepare("SELECT title, start_date, ticket_destination FROM events WHERE id = 101").get()).toEqual({
         title: "Moved",
         start_date: "2030-01-01T21:00:00Z",
@@ -249,20 +300,36 @@ describe("sync worker", () => {
   it("replica v6 moves the ticket links of an older replica into their events, in order", async () => {
     const old = await openDb(join(dir, "v5.db"));
     try {
-      migrate(old, REPLICA_MIGRATIONS.filter((m) => m.version <= 5));
+      migrate(
+        old,
+        REPLICA_MIGRATIONS.filter((m) => m.version <= 5),
+      );
       const event = (id: number) =>
         `INSERT INTO events(id, venue_id, title, slug, start_date, start_ms, is_sold_out, is_low_tickets, website_broken,
            categories, source, vendor, status, ticketed, ticket_link_status, seq) VALUES (${id}, 1, 't', 's', 'x', 0, 0, 0, 0, '[]', 'a', 'a', 'active', 1, 'missing', 1)`;
       old.exec(`${event(1)}; ${event(2)};
         INSERT INTO ticket_links(event_id, position, url, seller, broken) VALUES (1, 1, 'https://b.example/2', NULL, 1), (1, 0, 'https://a.example/é', 'dice', 0)`);
       migrate(old, REPLICA_MIGRATIONS);
-      const rows = old.prepare<{ id: number; links: string | null }>("SELECT id, ticket_links AS links FROM events ORDER BY id").all();
+      const rows = old
+        .prepare<{ id: number; links: string | null }>("SELECT id, ticket_links AS links FROM events ORDER BY id")
+        .all();
       expect(rows.map((r) => ({ id: r.id, links: r.links && JSON.parse(r.links) }))).toEqual([
-        { id: 1, links: [{ url: "https://a.example/é", seller: "dice", broken: false }, { url: "https://b.example/2", seller: null, broken: true }] },
+        {
+          id: 1,
+          links: [
+            { url: "https://a.example/é", seller: "dice", broken: false },
+            { url: "https://b.example/2", seller: null, broken: true },
+          ],
+        },
         { id: 2, links: null },
       ]);
       // The same text a sync writes for the same links.
-      expect(rows[0].links).toBe(JSON.stringify([{ url: "https://a.example/é", seller: "dice", broken: false }, { url: "https://b.example/2", seller: null, broken: true }]));
+      expect(rows[0].links).toBe(
+        JSON.stringify([
+          { url: "https://a.example/é", seller: "dice", broken: false },
+          { url: "https://b.example/2", seller: null, broken: true },
+        ]),
+      );
     } finally {
       old.close();
     }
@@ -271,17 +338,32 @@ describe("sync worker", () => {
   it("replicas v7 and v8 put each snapshot index's filter column first, cover what a page tests, and keep the per-venue counts", async () => {
     const old = await openDb(join(dir, "v6.db"));
     try {
-      migrate(old, REPLICA_MIGRATIONS.filter((m) => m.version <= 6));
-      const records = [venueRecord(1), venueRecord(2, { city: "Oakland" }), ...basicStream().filter((r) => r.type === "event"),
-        eventRecord(201, 2, "2030-02-01T20:00:00Z", { endDate: "2030-06-01T20:00:00Z" })];
-      applyBatch(old, records.map((r, i) => parseRecordLine(JSON.stringify({ ...r, seq: i + 1 }), i + 1)));
+      migrate(
+        old,
+        REPLICA_MIGRATIONS.filter((m) => m.version <= 6),
+      );
+      const records = [
+        venueRecord(1),
+        venueRecord(2, { city: "Oakland" }),
+        ...basicStream().filter((r) => r.type === "event"),
+        eventRecord(201, 2, "2030-02-01T20:00:00Z", { endDate: "2030-06-01T20:00:00Z" }),
+      ];
+      applyBatch(
+        old,
+        records.map((r, i) => parseRecordLine(JSON.stringify({ ...r, seq: i + 1 }), i + 1)),
+      );
       refreshSnapshot(old, Date.UTC(2030, 0, 1));
       const counts = () => old.prepare("SELECT * FROM snapshot_venue_events ORDER BY venue_id").all();
       const before = counts();
-      expect(before).toEqual([{ venue_id: 1, events: 1 }, { venue_id: 2, events: 2 }]); // venue 2: one short, one long
+      expect(before).toEqual([
+        { venue_id: 1, events: 1 },
+        { venue_id: 2, events: 2 },
+      ]); // venue 2: one short, one long
       migrate(old, REPLICA_MIGRATIONS);
       const definitions = old
-        .prepare<{ sql: string }>("SELECT sql FROM sqlite_master WHERE type = 'index' AND tbl_name = 'snapshot' AND name <> 'snapshot_span' ORDER BY name")
+        .prepare<{ sql: string }>(
+          "SELECT sql FROM sqlite_master WHERE type = 'index' AND tbl_name = 'snapshot' AND name <> 'snapshot_span' ORDER BY name",
+        )
         .all()
         .map((r) => r.sql.slice(r.sql.indexOf("(")));
       expect(definitions).toEqual([
@@ -302,7 +384,9 @@ describe("sync worker", () => {
       const stream = basicStream();
       await sync(file("a.ndjson", ndjson(stream)));
       const w = readWatermark(db);
-      const [venue1, , , event102] = stream as Array<(typeof stream)[number] & { venue: object; event: { title: string } }>;
+      const [venue1, , , event102] = stream as Array<
+        (typeof stream)[number] & { venue: object; event: { title: string } }
+      >;
       const venuesBefore = db.prepare("SELECT * FROM venues ORDER BY id").all();
       const links = [{ url: "https://dice.fm/event/y", seller: null, broken: false }];
       // Every kind of record, old ones (seq <= watermark) interleaved with new ones.
@@ -310,14 +394,25 @@ describe("sync worker", () => {
         { ...venue1, venue: { ...venue1.venue, name: "Ignored" } },
         { ...venueRecord(3, { name: "Zoë's ✨", timezone: null }), seq: w + 1 },
         { ...event102, event: { ...event102.event, title: "Ignored", ticketLinks: links } },
-        { ...eventRecord(301, 3, "2030-03-01T20:00:00Z", { ticketLinks: [...links, { url: "x", seller: "s", broken: true }] }), seq: w + 2 },
+        {
+          ...eventRecord(301, 3, "2030-03-01T20:00:00Z", {
+            ticketLinks: [...links, { url: "x", seller: "s", broken: true }],
+          }),
+          seq: w + 2,
+        },
         { ...deleteRecord("event", 105), seq: stream[1].seq },
         { ...deleteRecord("event", 104), seq: w + 3 },
       ];
-      const result = applyBatch(db, mixed.map((r, i) => parseRecordLine(JSON.stringify(r), i + 1)));
+      const result = applyBatch(
+        db,
+        mixed.map((r, i) => parseRecordLine(JSON.stringify(r), i + 1)),
+      );
       expect(result).toEqual({ applied: 3, skipped: 3, watermark: w + 3 });
       expect(db.prepare("SELECT * FROM venues WHERE id < 3 ORDER BY id").all()).toEqual(venuesBefore);
-      expect(db.prepare("SELECT name, timezone FROM venues WHERE id = 3").get()).toEqual({ name: "Zoë's ✨", timezone: null });
+      expect(db.prepare("SELECT name, timezone FROM venues WHERE id = 3").get()).toEqual({
+        name: "Zoë's ✨",
+        timezone: null,
+      });
       expect(eventIds()).toEqual([101, 102, 103, 105, 301]);
       expect(db.prepare("SELECT title FROM events WHERE id = 102").get()).toEqual({ title: event102.event.title });
       expect(linksOf(301)).toEqual([
@@ -329,7 +424,10 @@ describe("sync worker", () => {
 
   describe("sources", () => {
     it("a stream split anywhere (even inside a UTF-8 character) reads as the same lines", async () => {
-      const records = [venueRecord(1, { name: "Café Zoë 🎷" }), eventRecord(501, 1, "2030-05-01T20:00:00Z", { title: "Dvořák ✨" })];
+      const records = [
+        venueRecord(1, { name: "Café Zoë 🎷" }),
+        eventRecord(501, 1, "2030-05-01T20:00:00Z", { title: "Dvořák ✨" }),
+      ];
       const bytes = new TextEncoder().encode(ndjson(records));
       const chunks = Array.from({ length: Math.ceil(bytes.length / 7) }, (_, i) => bytes.subarray(i * 7, i * 7 + 7));
       const summary = await syncFrom(db, streamSource("stdin", chunks));
@@ -342,8 +440,10 @@ describe("sync worker", () => {
       const path = file("grow.ndjson", ndjson([venueRecord(1), eventRecord(601, 1, "2030-06-01T20:00:00Z")]));
       const first = await sync(path);
       expect(first.position).toEqual({ offset: statSync(path).size, line: 2 });
-      appendFileSync(path, JSON.stringify(eventRecord(602, 1, "2030-06-02T20:00:00Z")) + "\n{bad\n");
-      const err = (await syncFrom(db, fileSource(path, { start: first.position })).catch((e: unknown) => e)) as SyncError;
+      appendFileSync(path, `${JSON.stringify(eventRecord(602, 1, "2030-06-02T20:00:00Z"))}\n{bad\n`);
+      const err = (await syncFrom(db, fileSource(path, { start: first.position })).catch(
+        (e: unknown) => e,
+      )) as SyncError;
       expect(err.line).toBe(4);
       expect(err.summary.skipped).toBe(0); // nothing before the start position was read again
     });
@@ -361,7 +461,7 @@ describe("sync worker", () => {
       appendFileSync(path, JSON.stringify(late).slice(0, 20)); // a writer mid-line: not read yet
       await new Promise((r) => setTimeout(r, 400));
       expect(eventIds()).toEqual([701]);
-      appendFileSync(path, JSON.stringify(late).slice(20) + "\n");
+      appendFileSync(path, `${JSON.stringify(late).slice(20)}\n`);
       await until(() => snapshotIds().length === 2);
       controller.abort();
       const summary = await run;

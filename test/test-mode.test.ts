@@ -1,11 +1,11 @@
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { H3 } from "h3";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createApp } from "../server/app.ts";
 import { resolveConfig } from "../server/config.ts";
-import { createContext, type AppContext } from "../server/context.ts";
+import { type AppContext, createContext } from "../server/context.ts";
 import { describeMatrix } from "./harness.ts";
 
 const TEST_PATHS: Array<[string, string]> = [

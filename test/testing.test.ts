@@ -8,8 +8,20 @@ import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from "node
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
-import type { FaultCode as ContractFault, KeyKind as ContractKind, Plan as ContractPlan, PolicyState } from "../db/contract.ts";
-import { startMarquee, type FaultCode, type KeyKind, type KeyOptions, type Marquee, type Plan } from "../testing/index.ts";
+import type {
+  FaultCode as ContractFault,
+  KeyKind as ContractKind,
+  Plan as ContractPlan,
+  PolicyState,
+} from "../db/contract.ts";
+import {
+  type FaultCode,
+  type KeyKind,
+  type KeyOptions,
+  type Marquee,
+  type Plan,
+  startMarquee,
+} from "../testing/index.ts";
 import { eventRecord, venueRecord } from "./records.ts";
 
 // marquee/testing spells its option types out, so its .d.ts stands alone in the package;
@@ -21,10 +33,12 @@ const typesMatchTheServer: [
   Same<KeyKind, ContractKind>,
   Same<NonNullable<KeyOptions["policy"]>, PolicyState>,
 ] = [true, true, true, true];
+void typesMatchTheServer;
 
 const get = (m: Marquee, path: string, key?: string) =>
   fetch(m.url + path, { headers: key ? { authorization: `Bearer ${key}` } : {}, redirect: "manual" });
-const health = async (m: Marquee) => (await (await get(m, "/healthz")).json()) as { events: number; venues: number; now: string };
+const health = async (m: Marquee) =>
+  (await (await get(m, "/healthz")).json()) as { events: number; venues: number; now: string };
 const code = async (res: Response) => ((await res.json()) as { error: { code: string } }).error.code;
 const refused = (url: string) =>
   fetch(`${url}/healthz`).then(
@@ -39,7 +53,9 @@ function readmeExample(readme: string): string | undefined {
 
 it("the README's Vitest example is test/package/readme-example.ts, which `npm run test:package` runs", () => {
   const root = join(import.meta.dirname, "..");
-  expect(readmeExample(readFileSync(join(root, "README.md"), "utf8"))).toBe(readFileSync(join(root, "test/package/readme-example.ts"), "utf8"));
+  expect(readmeExample(readFileSync(join(root, "README.md"), "utf8"))).toBe(
+    readFileSync(join(root, "test/package/readme-example.ts"), "utf8"),
+  );
 });
 
 describe("startMarquee", () => {
@@ -67,13 +83,17 @@ describe("startMarquee", () => {
 
   it("applyRecords takes NDJSON text or objects, goes through the sync path and refreshes the snapshot", async () => {
     const key = await m.createKey({ plan: "business" });
-    const ndjson = [venueRecord(51), eventRecord(5101, 51, "2030-03-05T20:00:00Z")].map((r) => JSON.stringify(r)).join("\n");
+    const ndjson = [venueRecord(51), eventRecord(5101, 51, "2030-03-05T20:00:00Z")]
+      .map((r) => JSON.stringify(r))
+      .join("\n");
     expect(await m.applyRecords(ndjson)).toMatchObject({ snapshotEvents: 1 });
     expect(await m.applyRecords([eventRecord(5102, 51, "2030-03-06T20:00:00Z")])).toMatchObject({ snapshotEvents: 2 });
     const page = (await (await get(m, "/v1/events", key)).json()) as { data: Array<{ id: number }> };
     expect(page.data.map((e) => e.id)).toEqual([5101, 5102]);
     // A bad record is refused with its line number and nothing of its batch is applied.
-    await expect(m.applyRecords([eventRecord(5103, 51, "2030-03-07T20:00:00Z"), { type: "event", seq: 1e9 }])).rejects.toThrow(/400.*line 2/);
+    await expect(
+      m.applyRecords([eventRecord(5103, 51, "2030-03-07T20:00:00Z"), { type: "event", seq: 1e9 }]),
+    ).rejects.toThrow(/400.*line 2/);
     expect((await health(m)).events).toBe(2);
   });
 
@@ -126,7 +146,11 @@ describe("startMarquee options", () => {
   it("demoEvents loads that many demo events anchored on `now`'s day, and records come on top", async () => {
     // A started server's stderr reaches the runner's: a healthy one writes nothing there.
     const stderr = vi.spyOn(process.stderr, "write");
-    const m = await startMarquee({ demoEvents: 300, now: "2031-07-04T00:00:00Z", records: [venueRecord(1_000_001), eventRecord(1_000_001, 1_000_001, "2031-07-05T20:00:00Z")] });
+    const m = await startMarquee({
+      demoEvents: 300,
+      now: "2031-07-04T00:00:00Z",
+      records: [venueRecord(1_000_001), eventRecord(1_000_001, 1_000_001, "2031-07-05T20:00:00Z")],
+    });
     try {
       const stats = await health(m);
       expect(stats.events).toBeGreaterThan(250); // the demo stream deletes a few of its own events

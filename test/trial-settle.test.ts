@@ -10,9 +10,9 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createAccount } from "../db/accounts.ts";
 import { ACCESS, HOT_PATH } from "../db/contract.ts";
 import { readTrial } from "../db/trials.ts";
-import { isApiError } from "../server/errors.ts";
 import { resolveConfig } from "../server/config.ts";
-import { createContext, type AppContext } from "../server/context.ts";
+import { type AppContext, createContext } from "../server/context.ts";
+import { isApiError } from "../server/errors.ts";
 import type { RequestScope } from "../server/handle.ts";
 import { issueKey } from "../server/keys.ts";
 import { NOW_MS } from "./access-fixtures.ts";
@@ -38,7 +38,14 @@ describe("trial reservations between open() and settle()", () => {
 
   function authorize(key: string) {
     const req = new Request("http://x/v1/events", { headers: { authorization: `Bearer ${key}` } });
-    const scope: RequestScope = { req, url: new URL(req.url), search: new URL(req.url).search, requestId: "r", headers: {}, event: null };
+    const scope: RequestScope = {
+      req,
+      url: new URL(req.url),
+      search: new URL(req.url).search,
+      requestId: "r",
+      headers: {},
+      event: null,
+    };
     return { scope, access: ctx.access.authorizeList(scope, { geo: false }) };
   }
 

@@ -5,17 +5,17 @@
  */
 import { expect, it } from "vitest";
 import {
-  DAY_S,
-  NOW_MS,
   after,
+  DAY_S,
   expectError,
   expectRows,
   iso,
   list,
+  NOW_MS,
   seededAtNow,
   trialRowsUsed,
 } from "./access-fixtures.ts";
-import { describeMatrix, type Client } from "./harness.ts";
+import { type Client, describeMatrix } from "./harness.ts";
 
 const TRIAL = { plan: "none", verified: true };
 const EXPIRES = iso(NOW_MS + 7 * DAY_S * 1000);

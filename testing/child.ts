@@ -49,7 +49,10 @@ if (Number(demoEvents) > 0) {
   const file = join(dir, "demo.ndjson");
   const fd = openSync(file, "w");
   try {
-    await writeDemoData({ events: Number(demoEvents), seed: demoSeed, anchor: demoAnchor }, (chunk) => void writeSync(fd, chunk));
+    await writeDemoData(
+      { events: Number(demoEvents), seed: demoSeed, anchor: demoAnchor },
+      (chunk) => void writeSync(fd, chunk),
+    );
   } finally {
     closeSync(fd);
   }

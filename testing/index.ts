@@ -9,7 +9,7 @@
  * Spawning Bun was measured against serving in-process on Node (better-sqlite3) and starts
  * faster while serving through the same code path as `marquee serve` (README, the measurement).
  */
-import { spawn, type ChildProcess } from "node:child_process";
+import { type ChildProcess, spawn } from "node:child_process";
 import { existsSync, mkdtempSync, rmSync } from "node:fs";
 import { createServer } from "node:net";
 import { tmpdir } from "node:os";
@@ -103,7 +103,7 @@ function freePort(): Promise<number> {
 }
 
 const recordsText = (records: string | object[]) =>
-  typeof records === "string" ? records : records.map((r) => JSON.stringify(r)).join("\n") + "\n";
+  typeof records === "string" ? records : `${records.map((r) => JSON.stringify(r)).join("\n")}\n`;
 
 interface DemoSetup {
   events: number;
@@ -132,12 +132,31 @@ function spawnServer(bun: string, dir: string, port: number, demo: DemoSetup): P
   const url = `http://127.0.0.1:${port}`;
   const child = spawn(
     bun,
-    [CHILD, dir, String(demo.events), demo.anchor, demo.seed, "--port", String(port), "--host", "127.0.0.1", "--base-url", url, "--db", join(dir, "marquee.db")],
+    [
+      CHILD,
+      dir,
+      String(demo.events),
+      demo.anchor,
+      demo.seed,
+      "--port",
+      String(port),
+      "--host",
+      "127.0.0.1",
+      "--base-url",
+      url,
+      "--db",
+      join(dir, "marquee.db"),
+    ],
     // stdin stays an open pipe: the child exits when it closes, i.e. when this process ends.
-    { cwd: dir, stdio: ["pipe", "pipe", "pipe"], env: { ...process.env, MARQUEE_DB: "", MARQUEE_SECRET: "", MARQUEE_LEDGER: "", PORT: "" } },
+    {
+      cwd: dir,
+      stdio: ["pipe", "pipe", "pipe"],
+      env: { ...process.env, MARQUEE_DB: "", MARQUEE_SECRET: "", MARQUEE_LEDGER: "", PORT: "" },
+    },
   );
   // The pipes must not keep a test runner's event loop alive on their own.
-  for (const stream of [child.stdin, child.stdout, child.stderr]) (stream as unknown as { unref?: () => void }).unref?.();
+  for (const stream of [child.stdin, child.stdout, child.stderr])
+    (stream as unknown as { unref?: () => void }).unref?.();
   child.unref();
   return new Promise((resolve, reject) => {
     let stdout = "";
@@ -149,7 +168,12 @@ function spawnServer(bun: string, dir: string, port: number, demo: DemoSetup): P
       clearTimeout(timer);
       child.kill("SIGKILL");
       const output = (stderr + stdout).trim();
-      reject(new StartError(`marquee/testing: the server ${why}${output ? `: ${output}` : ""}`, /EADDRINUSE|in use/i.test(output)));
+      reject(
+        new StartError(
+          `marquee/testing: the server ${why}${output ? `: ${output}` : ""}`,
+          /EADDRINUSE|in use/i.test(output),
+        ),
+      );
     };
     child.stderr!.setEncoding("utf8").on("data", (d: string) => (stderr += d));
     child.stdout!.setEncoding("utf8").on("data", (d: string) => {
@@ -169,8 +193,22 @@ function spawnServer(bun: string, dir: string, port: number, demo: DemoSetup): P
   });
 }
 
-async function call(url: string, path: string, method: string, body?: string, contentType = "application/json"): Promise<any> {
-  const res = await fetch(url + path, { method, headers: body === undefined ? {} : { "content-type": contentType }, body });
+/** The test-mode API's JSON; each helper states the type it returns. */
+// biome-ignore lint/suspicious/noExplicitAny: an answer is any JSON until a helper narrows it
+type Json = any;
+
+async function call(
+  url: string,
+  path: string,
+  method: string,
+  body?: string,
+  contentType = "application/json",
+): Promise<Json> {
+  const res = await fetch(url + path, {
+    method,
+    headers: body === undefined ? {} : { "content-type": contentType },
+    body,
+  });
   const text = await res.text();
   if (!res.ok) throw new Error(`marquee/testing: ${method} ${path} → ${res.status} ${text}`);
   return text ? JSON.parse(text) : undefined;
@@ -180,7 +218,8 @@ export async function startMarquee(options: StartOptions = {}): Promise<Marquee>
   const bun = findBun();
   if (!bun) throw new Error(BUN_MISSING);
   const demo = { events: options.demoEvents ?? 0, anchor: anchorDay(options.now), seed: options.demoSeed ?? "marquee" };
-  if (!Number.isInteger(demo.events) || demo.events < 0) throw new Error("marquee/testing: demoEvents must be a whole number >= 0");
+  if (!Number.isInteger(demo.events) || demo.events < 0)
+    throw new Error("marquee/testing: demoEvents must be a whole number >= 0");
   const dir = mkdtempSync(join(tmpdir(), "marquee-testing-"));
   let child: ChildProcess | undefined;
   let url = "";
@@ -202,7 +241,8 @@ export async function startMarquee(options: StartOptions = {}): Promise<Marquee>
   const exited = new Promise<void>((resolve) => running.once("exit", () => resolve()));
 
   const post = (path: string, body: unknown) => call(url, path, "POST", JSON.stringify(body));
-  const apply = (text: string) => call(url, "/_test/records", "POST", text, "application/x-ndjson") as Promise<ApplyResult>;
+  const apply = (text: string) =>
+    call(url, "/_test/records", "POST", text, "application/x-ndjson") as Promise<ApplyResult>;
   let accounts = 0;
   let stopped: Promise<void> | undefined;
 

@@ -6,14 +6,14 @@
  */
 import { mkdirSync } from "node:fs";
 import { dirname } from "node:path";
-import { createAccount, readAccount, updateAccount, type Account } from "../../db/accounts.ts";
+import { type Account, createAccount, readAccount, updateAccount } from "../../db/accounts.ts";
 import { PLANS, POLICY_STATES, PORTAL } from "../../db/contract.ts";
 import type { Db } from "../../db/driver.ts";
 import { ledgerPathFor, openLedger } from "../../db/ledger.ts";
 import { parseAccountInput } from "../account-input.ts";
 import { resolveConfig } from "../config.ts";
 import { createSignInLink } from "../portal/sessions.ts";
-import { intFlag, oneOf, output, parseFlags, UsageError, type Command } from "./args.ts";
+import { type Command, intFlag, oneOf, output, parseFlags, UsageError } from "./args.ts";
 
 const ACCOUNT_FLAGS = {
   email: { type: "string" },
@@ -48,7 +48,13 @@ function optionalCount(name: string, value: string | undefined, min: number): nu
   return value === "none" ? null : intFlag(name, value, min);
 }
 
-function flag<T>(on: boolean | undefined, off: boolean | undefined, name: string, onValue: T, offValue: T): T | undefined {
+function flag<T>(
+  on: boolean | undefined,
+  off: boolean | undefined,
+  name: string,
+  onValue: T,
+  offValue: T,
+): T | undefined {
   if (on && off) throw new UsageError(`${name} flags contradict each other`);
   return on ? onValue : off ? offValue : undefined;
 }
@@ -171,7 +177,9 @@ starts with --base-url, $MARQUEE_BASE_URL or http://localhost:$PORT, as \`serve\
     if (sub === "update") return update(rest);
     if (sub === "sign-in-link") return signInLink(rest);
     throw new UsageError(
-      sub ? `unknown subcommand '${sub}' (create, update, sign-in-link)` : "expected a subcommand: create, update, sign-in-link",
+      sub
+        ? `unknown subcommand '${sub}' (create, update, sign-in-link)`
+        : "expected a subcommand: create, update, sign-in-link",
     );
   },
 };

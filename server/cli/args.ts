@@ -1,7 +1,7 @@
 /**
  * Small shared pieces of the CLI: flag parsing with one-line errors, and output helpers.
  */
-import { parseArgs, type ParseArgsConfig } from "node:util";
+import { type ParseArgsConfig, parseArgs } from "node:util";
 
 export class UsageError extends Error {}
 

@@ -1,8 +1,9 @@
 /**
  * The CLI's commands besides `serve`, one module each.
  */
-import type { Command } from "./args.ts";
+
 import { accountsCommand } from "./accounts.ts";
+import type { Command } from "./args.ts";
 import { demoDataCommand } from "./demo-data.ts";
 import { keysCommand } from "./keys.ts";
 import { syncCommand } from "./sync.ts";

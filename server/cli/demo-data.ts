@@ -4,11 +4,11 @@
  */
 import { closeSync, openSync, writeSync } from "node:fs";
 import { DEMO } from "../../db/contract.ts";
-import { parseAnchor, writeDemoData, type DemoSummary } from "../../sync/demo/generate.ts";
-import { writeDemoToPostgres } from "../../sync/postgres/demo.ts";
+import { type DemoSummary, parseAnchor, writeDemoData } from "../../sync/demo/generate.ts";
 import { connect } from "../../sync/postgres/connect.ts";
+import { writeDemoToPostgres } from "../../sync/postgres/demo.ts";
 import { isPostgresUrl, parsePostgresUrl } from "../../sync/postgres/schema.ts";
-import { intFlag, parseFlags, UsageError, type Command } from "./args.ts";
+import { type Command, intFlag, parseFlags, UsageError } from "./args.ts";
 
 /** Writes to stdout, waiting for the pipe to drain so a slow reader never buffers the stream. */
 function stdoutSink(chunk: string): void | Promise<void> {

@@ -3,11 +3,11 @@
  * ledger keeps only its SHA-256 digest and a display prefix, so `list` can never show a key.
  * A revocation reaches a running server on its next request (server/limits/cache.ts).
  */
-import { listKeys, readAccount, revokeKey, type KeyRow } from "../../db/accounts.ts";
+import { type KeyRow, listKeys, readAccount, revokeKey } from "../../db/accounts.ts";
 import { KEY_KINDS } from "../../db/contract.ts";
 import { issueKey } from "../keys.ts";
 import { idArg, openOperatorLedger } from "./accounts.ts";
-import { oneOf, output, parseFlags, UsageError, type Command } from "./args.ts";
+import { type Command, oneOf, output, parseFlags, UsageError } from "./args.ts";
 
 const iso = (ms: number | null) => (ms === null ? null : new Date(ms).toISOString());
 
@@ -25,7 +25,8 @@ async function create(argv: string[]): Promise<number> {
     if (!readAccount(ledger, accountId)) throw new Error(`no account ${accountId}`);
     const issued = issueKey(ledger, accountId, kind, Date.now());
     output(values.json, { id: issued.id, accountId, kind, prefix: issued.prefix, key: issued.key }, issued.key);
-    if (!values.json) console.error(`key ${issued.id} (${issued.prefix}…) for account ${accountId}: shown once, store it now`);
+    if (!values.json)
+      console.error(`key ${issued.id} (${issued.prefix}…) for account ${accountId}: shown once, store it now`);
   } finally {
     ledger.close();
   }
@@ -61,7 +62,11 @@ async function list(argv: string[]): Promise<number> {
     const keys = listKeys(ledger, accountId);
     const rows = keys.map((k) => ({ ...k, createdAt: iso(k.createdMs), revokedAt: iso(k.revokedMs) }));
     const header = ["id".padEnd(6), "kind".padEnd(8), "prefix".padEnd(18), "created".padEnd(24), "status"].join("  ");
-    output(values.json, rows, keys.length ? [header, ...keys.map(keyLine)].join("\n") : `account ${accountId} has no keys`);
+    output(
+      values.json,
+      rows,
+      keys.length ? [header, ...keys.map(keyLine)].join("\n") : `account ${accountId} has no keys`,
+    );
   } finally {
     ledger.close();
   }
@@ -81,6 +86,8 @@ prefixes, never keys. Every subcommand takes --db PATH and --json.`,
     if (sub === "create") return create(rest);
     if (sub === "revoke") return revoke(rest);
     if (sub === "list") return list(rest);
-    throw new UsageError(sub ? `unknown subcommand '${sub}' (create, revoke, list)` : "expected a subcommand: create, revoke, list");
+    throw new UsageError(
+      sub ? `unknown subcommand '${sub}' (create, revoke, list)` : "expected a subcommand: create, revoke, list",
+    );
   },
 };

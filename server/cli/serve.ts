@@ -1,11 +1,11 @@
-import { createApp, createRouteTable } from "../app.ts";
-import { resolveConfig } from "../config.ts";
-import { createContext } from "../context.ts";
 import { ledgerPathFor } from "../../db/ledger.ts";
 import { lockLedgerForServing } from "../../db/serve-lock.ts";
+import { createApp, createRouteTable } from "../app.ts";
 import { startBackgroundWork } from "../background.ts";
+import { resolveConfig } from "../config.ts";
+import { createContext } from "../context.ts";
 import { listen } from "../listen.ts";
-import { intFlag, parseFlags, type Command } from "./args.ts";
+import { type Command, intFlag, parseFlags } from "./args.ts";
 
 export const serveCommand: Command = {
   summary: "serve the API",
@@ -48,7 +48,9 @@ export const serveCommand: Command = {
     const routes = createRouteTable(ctx);
     const app = createApp(ctx, routes);
     const server = await listen(app, routes, { port: config.port, hostname: config.host });
-    console.log(`Marquee listening on ${config.baseUrl} (replica ${config.dbPath}${config.testMode ? ", test mode" : ""})`);
+    console.log(
+      `Marquee listening on ${config.baseUrl} (replica ${config.dbPath}${config.testMode ? ", test mode" : ""})`,
+    );
     const stop = async () => {
       await server.close();
       ctx.close();

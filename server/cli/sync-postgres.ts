@@ -3,9 +3,9 @@
  * copy and the slot's changes, a progress line on a terminal, one summary line always.
  */
 import type { Db } from "../../db/driver.ts";
-import { dropSlot } from "../../sync/postgres/slot.ts";
-import { syncFromPostgres, type PostgresProgress, type PostgresSummary } from "../../sync/postgres/sync.ts";
 import { createRefresher } from "../../sync/postgres/refresher.ts";
+import { dropSlot } from "../../sync/postgres/slot.ts";
+import { type PostgresProgress, type PostgresSummary, syncFromPostgres } from "../../sync/postgres/sync.ts";
 import { refreshServingSnapshot, snapshotLags } from "../../sync/serving-snapshot.ts";
 
 const n = (x: number) => Math.round(x).toLocaleString("en-US");

@@ -6,12 +6,12 @@ import { dirname } from "node:path";
 import { SYNC } from "../../db/contract.ts";
 import { assertSourceKind, openReplica } from "../../db/replica.ts";
 import { isPostgresUrl } from "../../sync/postgres/schema.ts";
-import { createProgressBar, formatSummary } from "../../sync/progress.ts";
 import { enterBackground, SYNC_PRIORITIES } from "../../sync/priority.ts";
+import { createProgressBar, formatSummary } from "../../sync/progress.ts";
 import { openSource } from "../../sync/source.ts";
-import { SyncError, syncFrom, type SyncSummary } from "../../sync/worker.ts";
+import { SyncError, type SyncSummary, syncFrom } from "../../sync/worker.ts";
 import { resolveConfig } from "../config.ts";
-import { intFlag, oneOf, parseFlags, UsageError, type Command } from "./args.ts";
+import { type Command, intFlag, oneOf, parseFlags, UsageError } from "./args.ts";
 import { runPostgresSync } from "./sync-postgres.ts";
 
 export const syncCommand: Command = {
@@ -48,11 +48,14 @@ a file, commits what was read and refreshes the snapshot; a second Ctrl-C exits 
       "drop-slot": { type: "boolean", default: false },
     });
     if (!values.from) throw new UsageError("--from SRC is required (a file path, - for stdin, or a postgres:// URL)");
-    if (isPostgresUrl(values.from)) return syncPostgres(values.from, { ...values, batchSize: intFlag("batch-size", values["batch-size"], 1) });
-    if (values.slot !== undefined || values["drop-slot"]) throw new UsageError("--slot and --drop-slot need a postgres:// source");
+    if (isPostgresUrl(values.from))
+      return syncPostgres(values.from, { ...values, batchSize: intFlag("batch-size", values["batch-size"], 1) });
+    if (values.slot !== undefined || values["drop-slot"])
+      throw new UsageError("--slot and --drop-slot need a postgres:// source");
     const batchSize = intFlag("batch-size", values["batch-size"], 1);
     // Before any thread is started: the writer thread and SQLite's sorters inherit it.
-    const background = oneOf("priority", values.priority, SYNC_PRIORITIES) === "background" ? await enterBackground() : null;
+    const background =
+      oneOf("priority", values.priority, SYNC_PRIORITIES) === "background" ? await enterBackground() : null;
     const { dbPath } = resolveConfig({ dbPath: values.db });
     const controller = new AbortController();
     const source = openSource(values.from, { follow: values.follow, signal: controller.signal });
@@ -78,7 +81,10 @@ a file, commits what was read and refreshes the snapshot; a second Ctrl-C exits 
     const bar = createProgressBar(process.stderr, `syncing ${source.name}`);
     const report = (summary: SyncSummary, error?: SyncError) => {
       bar.clear();
-      if (values.json) console.log(JSON.stringify(error ? { ...summary, error: { line: error.line, message: error.message } } : summary));
+      if (values.json)
+        console.log(
+          JSON.stringify(error ? { ...summary, error: { line: error.line, message: error.message } } : summary),
+        );
       else if (!error) console.log(formatSummary(summary));
     };
     try {

@@ -3,7 +3,7 @@
  * source needs (docs/upstream-records.md, "PostgreSQL tables"). Running it again changes nothing.
  */
 import { DEFAULT_SCHEMA, upstreamDdl } from "../../sync/postgres/schema.ts";
-import { parseFlags, UsageError, type Command } from "./args.ts";
+import { type Command, parseFlags, UsageError } from "./args.ts";
 
 export const upstreamSchemaCommand: Command = {
   summary: "print the PostgreSQL DDL of the upstream tables",

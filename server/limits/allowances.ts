@@ -95,7 +95,9 @@ export function trialEnded(state: "expired" | "exhausted", trialHeaders: Record<
   const headers = { ...PUBLISHED_RATE_LIMIT, ...trialHeaders };
   return state === "expired"
     ? new ApiError("trial_expired", "The 7-day trial has ended. Subscribe to continue with the same key.", { headers })
-    : new ApiError("trial_exhausted", "The 1,000 trial rows are used. Subscribe to continue with the same key.", { headers });
+    : new ApiError("trial_exhausted", "The 1,000 trial rows are used. Subscribe to continue with the same key.", {
+        headers,
+      });
 }
 
 export function budgetAllowance(accountId: number, limit: number): RowAllowance {

@@ -8,7 +8,7 @@
  * one second the issue allows.
  */
 import { LRUCache } from "lru-cache";
-import { connectionChanges, findKeyByDigest, readAccount, type Account, type KeyRow } from "../../db/accounts.ts";
+import { type Account, connectionChanges, findKeyByDigest, type KeyRow, readAccount } from "../../db/accounts.ts";
 import { ACCESS, HOT_PATH } from "../../db/contract.ts";
 import type { Db } from "../../db/driver.ts";
 import { readAccessEpoch } from "../../db/ledger-access.ts";

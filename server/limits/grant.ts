@@ -17,8 +17,8 @@
  *   while the original subscription stays active (docs/api.md 6).
  */
 import type { Account } from "../../db/accounts.ts";
-import { DAY_MS, TIERS, TRIAL, type Plan } from "../../db/contract.ts";
-import { trialExpiresMs, trialState, type Trial } from "../../db/trials.ts";
+import { DAY_MS, type Plan, TIERS, TRIAL } from "../../db/contract.ts";
+import { type Trial, trialExpiresMs, trialState } from "../../db/trials.ts";
 import { ApiError } from "../errors.ts";
 import { trialEnded } from "./allowances.ts";
 import { PUBLISHED_RATE_LIMIT, trialHeaders } from "./headers.ts";
@@ -72,10 +72,7 @@ export function resolveGrant(account: Account, trial: Trial | undefined, nowMs: 
     const state = trialState(trial, nowMs);
     if (state !== "active") throw trialEnded(state, trialHeaders(TRIAL.rows - trial.rowsUsed, trialExpiresMs(trial)));
   } else if (!account.verified) {
-    throw new ApiError(
-      "email_verification_required",
-      "Verify the account's email address to start the trial.",
-    );
+    throw new ApiError("email_verification_required", "Verify the account's email address to start the trial.");
   }
   return { tier: "trial", horizonMs: horizon(TRIAL.horizonDays), polygons: TRIAL.polygons, rowBudget: null, trial };
 }

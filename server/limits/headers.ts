@@ -21,7 +21,6 @@ export const H = {
 /** 401, 402 and 500 report the published limit whatever the account's bucket (docs/api.md). */
 export const PUBLISHED_RATE_LIMIT = { [H.rateLimit]: String(RATE.publishedLimit) };
 
-
 export const seconds = (ms: number): number => Math.max(1, Math.ceil(ms / 1000));
 
 const TRIAL_ROWS = String(TRIAL.rows);

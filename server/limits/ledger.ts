@@ -14,7 +14,8 @@ const MESSAGES: Record<UnavailableCode, string> = {
   policy_unavailable: "The account policy could not be read. Retry after the delay in Retry-After.",
   rate_limit_unavailable:
     "The limiter could not confirm admission. This is not a quota verdict; retry after the delay in Retry-After.",
-  trial_unavailable: "The trial allowance could not be verified. No data was returned; retry after the delay in Retry-After.",
+  trial_unavailable:
+    "The trial allowance could not be verified. No data was returned; retry after the delay in Retry-After.",
 };
 
 export function unavailable(code: UnavailableCode): ApiError {

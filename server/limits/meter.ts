@@ -22,12 +22,27 @@
  */
 import { ACCESS, HOT_PATH } from "../../db/contract.ts";
 import type { Db } from "../../db/driver.ts";
-import { readBucket, spendTokens, writeBuckets, type BucketSpec, type BucketState, type BucketVerdict } from "../../db/rate-buckets.ts";
 import {
-  appendUsage, latestTotal, logDelivery, msUntilRowsBelow, pruneUsage, readLatestTotal, readUsageLog, rowsDelivered,
-  type Allowance, type UsageEntry,
+  type BucketSpec,
+  type BucketState,
+  type BucketVerdict,
+  readBucket,
+  spendTokens,
+  writeBuckets,
+} from "../../db/rate-buckets.ts";
+import {
+  type Allowance,
+  appendUsage,
+  latestTotal,
+  logDelivery,
+  msUntilRowsBelow,
+  pruneUsage,
+  readLatestTotal,
+  readUsageLog,
+  rowsDelivered,
+  type UsageEntry,
 } from "../../db/row-usage.ts";
-import { newTrial, readTrial, withRowsAdded, writeTrials, type Trial } from "../../db/trials.ts";
+import { newTrial, readTrial, type Trial, withRowsAdded, writeTrials } from "../../db/trials.ts";
 import { withBusyTimeout, withoutFsync } from "./ledger.ts";
 
 interface Usage {
@@ -91,7 +106,8 @@ export function createMeter(ledger: Db, wallClock: () => number = Date.now): Met
     try {
       flush();
     } catch (err) {
-      if (!failureLogged) console.error(`ledger unavailable (usage not yet written): ${(err as Error)?.message ?? err}`);
+      if (!failureLogged)
+        console.error(`ledger unavailable (usage not yet written): ${(err as Error)?.message ?? err}`);
       failureLogged = true;
       if (!timer) timer = unref(setTimeout(tick, HOT_PATH.meterRetryMs));
     }
@@ -101,19 +117,26 @@ export function createMeter(ledger: Db, wallClock: () => number = Date.now): Met
 
   function flush(): void {
     if (pendingSinceMs === null) return;
-    const write = () => ledger.transaction(() => {
-      writeBuckets(ledger, [...dirtyBuckets].map((name) => [name, buckets.get(name)!] as const));
-      appendUsage(ledger, [...dirtyUsage]);
-      for (const [accountId, entries] of dirtyUsage) {
-        // Rows older than the window change no answer: forget them about once a minute.
-        const at = entries[entries.length - 1].atMs;
-        if (!(at - (prunedAt.get(accountId) ?? -Infinity) < HOT_PATH.meterPruneMs)) {
-          pruneUsage(ledger, accountId, ACCESS.rowBudgetWindowMs, at);
-          prunedAt.set(accountId, at);
+    const write = () =>
+      ledger.transaction(() => {
+        writeBuckets(
+          ledger,
+          [...dirtyBuckets].map((name) => [name, buckets.get(name)!] as const),
+        );
+        appendUsage(ledger, [...dirtyUsage]);
+        for (const [accountId, entries] of dirtyUsage) {
+          // Rows older than the window change no answer: forget them about once a minute.
+          const at = entries[entries.length - 1].atMs;
+          if (!(at - (prunedAt.get(accountId) ?? -Infinity) < HOT_PATH.meterPruneMs)) {
+            pruneUsage(ledger, accountId, ACCESS.rowBudgetWindowMs, at);
+            prunedAt.set(accountId, at);
+          }
         }
-      }
-      writeTrials(ledger, [...dirtyTrials].map((accountId) => trials.get(accountId)!));
-    });
+        writeTrials(
+          ledger,
+          [...dirtyTrials].map((accountId) => trials.get(accountId)!),
+        );
+      });
     withoutFsync(ledger, () => withBusyTimeout(ledger, HOT_PATH.meterBusyTimeoutMs, write));
     dirtyBuckets.clear();
     dirtyUsage.clear();
@@ -250,7 +273,9 @@ export function createMeter(ledger: Db, wallClock: () => number = Date.now): Met
       try {
         flush();
       } catch (err) {
-        console.error(`ledger unavailable at shutdown; the last usage was not written: ${(err as Error)?.message ?? err}`);
+        console.error(
+          `ledger unavailable at shutdown; the last usage was not written: ${(err as Error)?.message ?? err}`,
+        );
       }
     },
   };

@@ -16,7 +16,11 @@ import { H, seconds } from "./headers.ts";
 
 export function bucketFor(account: Account, keyId: number, trial: boolean): BucketSpec {
   if (account.rateSustained !== null && account.rateBurst !== null) {
-    return { bucket: `account:${account.id}`, capacity: account.rateBurst, refillPerSecond: account.rateSustained / 60 };
+    return {
+      bucket: `account:${account.id}`,
+      capacity: account.rateBurst,
+      refillPerSecond: account.rateSustained / 60,
+    };
   }
   const bucket = trial ? `account:${account.id}` : `key:${keyId}`;
   return { bucket, capacity: RATE.capacity, refillPerSecond: RATE.refillPerSecond };
@@ -42,6 +46,10 @@ export function setRateCounters(headers: Record<string, string>, verdict: Bucket
 
 export function rateLimited(spec: BucketSpec, verdict: BucketVerdict): ApiError {
   return new ApiError("rate_limited", "Too many requests for this key. Retry after the delay in Retry-After.", {
-    headers: { ...rateLimitHeader(spec), ...rateCounters(verdict), [H.retryAfter]: String(seconds(verdict.retryAfterMs)) },
+    headers: {
+      ...rateLimitHeader(spec),
+      ...rateCounters(verdict),
+      [H.retryAfter]: String(seconds(verdict.retryAfterMs)),
+    },
   });
 }

@@ -23,8 +23,8 @@ import type { Db } from "../../db/driver.ts";
 import { GeoIndex } from "../../db/geo.ts";
 import { HydratedEvents, RecentReplicaState } from "../../db/hydrate.ts";
 import { SnapshotEstimates } from "../../db/snapshot-stats.ts";
-import type { ListQuery } from "./parse.ts";
 import { createPageCache, type PageCache } from "./page-cache.ts";
+import type { ListQuery } from "./parse.ts";
 import { ListHeaders } from "./response.ts";
 
 /**

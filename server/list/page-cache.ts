@@ -79,7 +79,10 @@ export const pageCacheKey = (search: string, limit: number, window: ListWindow):
 /** Rough bytes an entry holds: the selected keys, its body's bytes, and the last answer sent from it (a copy). */
 const entryBytes = (e: Entry) => 512 + 64 * e.selection.keys.length + (e.body ? 4 * e.body.headText.length + 512 : 0);
 
-export function createPageCache(max: number = HOT_PATH.cachedPages, maxBytes: number = HOT_PATH.cachedPageBytes): PageCache {
+export function createPageCache(
+  max: number = HOT_PATH.cachedPages,
+  maxBytes: number = HOT_PATH.cachedPageBytes,
+): PageCache {
   const entries = new LRUCache<string, Entry>({ max, maxSize: maxBytes, sizeCalculation: entryBytes });
   function selected(key: string, state: string, w: ListWindow): Entry | undefined {
     const e = entries.get(key);
@@ -100,12 +103,18 @@ export function createPageCache(max: number = HOT_PATH.cachedPages, maxBytes: nu
       const b = e?.body;
       if (!e || !b) return undefined;
       const opens = b.window.afterMs <= w.afterMs && w.afterMs <= b.bounds.latestAfterMs;
-      const closes = w.beforeMs === b.window.beforeMs || (w.beforeMs > b.window.beforeMs && !b.bounds.droppedAfterClose);
+      const closes =
+        w.beforeMs === b.window.beforeMs || (w.beforeMs > b.window.beforeMs && !b.bounds.droppedAfterClose);
       const live = opens && closes;
       return live ? { selection: e.selection, body: b } : undefined;
     },
     set(key, state, window, selection) {
-      entries.set(key, { state, window: { afterMs: window.afterMs, beforeMs: window.beforeMs }, selection, body: null });
+      entries.set(key, {
+        state,
+        window: { afterMs: window.afterMs, beforeMs: window.beforeMs },
+        selection,
+        body: null,
+      });
     },
     setBody(key, selection, body) {
       const e = entries.peek(key);

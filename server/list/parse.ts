@@ -5,17 +5,17 @@
  * comma-separated sources.
  */
 import * as v from "valibot";
-import { UNSUPPORTED_PAGINATION_PARAMS, type ListErrorCode } from "../../db/contract.ts";
+import { type ListErrorCode, UNSUPPORTED_PAGINATION_PARAMS } from "../../db/contract.ts";
 import type { GeoFilter } from "../../db/geo.ts";
-import { decodeCursor, type Cursor } from "../cursor.ts";
+import { type Cursor, decodeCursor } from "../cursor.ts";
 import { ApiError } from "../errors.ts";
 import {
   CursorParam,
   ExcludeAggregatorsParam,
   ExcludeSoldOutParam,
   IncludeCentroidsParam,
-  LimitParam,
   LIST_DEFAULTS,
+  LimitParam,
   SourceTokenParam,
   StartsAfterParam,
   StartsBeforeParam,
@@ -43,7 +43,8 @@ export interface ListQuery {
 
 const MESSAGES: Partial<Record<ListErrorCode, string>> = {
   invalid_state: "`state` must be a two-letter US state code (50 states plus DC).",
-  invalid_date: "`starts_after` and `starts_before` must be ISO 8601: `YYYY-MM-DD` or a date-time such as `2026-12-01T20:00:00Z`.",
+  invalid_date:
+    "`starts_after` and `starts_before` must be ISO 8601: `YYYY-MM-DD` or a date-time such as `2026-12-01T20:00:00Z`.",
   invalid_source:
     "Each `source` token must be 1 to 64 characters of `a-z 0-9 . _ : -` starting with a letter or digit, e.g. `ticketmaster` or `scraper:fillmore`.",
   invalid_exclude_aggregators: "`exclude_aggregators` must be `true` or `false`.",
@@ -112,7 +113,13 @@ function parseSources(query: URLSearchParams): string[] | null {
   return tokens.size === 0 ? null : [...tokens];
 }
 
-function parseBoolean(query: URLSearchParams, name: string, schema: typeof ExcludeSoldOutParam, code: ListErrorCode, fallback: boolean): boolean {
+function parseBoolean(
+  query: URLSearchParams,
+  name: string,
+  schema: typeof ExcludeSoldOutParam,
+  code: ListErrorCode,
+  fallback: boolean,
+): boolean {
   const raw = single(query, name, code);
   return raw === undefined ? fallback : parseWith(schema, raw, code);
 }
@@ -128,23 +135,46 @@ export function parseListParams(query: URLSearchParams, secret: string): ListQue
   const startsBeforeMs = parseDate(query, "starts_before", StartsBeforeParam);
   const sources = parseSources(query);
   const excludeAggregators = parseBoolean(
-    query, "exclude_aggregators", ExcludeAggregatorsParam, "invalid_exclude_aggregators", LIST_DEFAULTS.excludeAggregators,
+    query,
+    "exclude_aggregators",
+    ExcludeAggregatorsParam,
+    "invalid_exclude_aggregators",
+    LIST_DEFAULTS.excludeAggregators,
   );
   const excludeSoldOut = parseBoolean(
-    query, "exclude_sold_out", ExcludeSoldOutParam, "invalid_exclude_sold_out", LIST_DEFAULTS.excludeSoldOut,
+    query,
+    "exclude_sold_out",
+    ExcludeSoldOutParam,
+    "invalid_exclude_sold_out",
+    LIST_DEFAULTS.excludeSoldOut,
   );
   const rawLimit = single(query, "limit", "invalid_limit");
   const limit = rawLimit === undefined ? LIST_DEFAULTS.limit : parseWith(LimitParam, rawLimit, "invalid_limit");
   const rawCursor = single(query, "cursor", "invalid_cursor");
-  const cursor = rawCursor === undefined ? null : decodeCursor(secret, parseWith(CursorParam, rawCursor, "invalid_cursor"));
+  const cursor =
+    rawCursor === undefined ? null : decodeCursor(secret, parseWith(CursorParam, rawCursor, "invalid_cursor"));
   const geo = parseGeoParams(query);
   const includeCentroids = parseBoolean(
-    query, "include_centroids", IncludeCentroidsParam, "invalid_include_centroids", LIST_DEFAULTS.includeCentroids,
+    query,
+    "include_centroids",
+    IncludeCentroidsParam,
+    "invalid_include_centroids",
+    LIST_DEFAULTS.includeCentroids,
   );
 
   return {
-    state, city, cityConflict, startsAfterMs, startsBeforeMs, sources, excludeAggregators, excludeSoldOut,
-    limit, cursor, geo, includeCentroids,
+    state,
+    city,
+    cityConflict,
+    startsAfterMs,
+    startsBeforeMs,
+    sources,
+    excludeAggregators,
+    excludeSoldOut,
+    limit,
+    cursor,
+    geo,
+    includeCentroids,
   };
 }
 

@@ -43,7 +43,12 @@ export const NO_MATCH: PageOut = pageOut({ headText: headOf("") }, { nextCursor:
  * kept with the body and encoded once.
  */
 export function withCursor(
-  secret: string, selection: PageSelection, body: PageBody, from: PagePosition | null, window: ListWindow, fingerprint: string,
+  secret: string,
+  selection: PageSelection,
+  body: PageBody,
+  from: PagePosition | null,
+  window: ListWindow,
+  fingerprint: string,
 ): PageOut {
   // Continue from the last SNAPSHOT row of the page, not the last delivered one (docs/api.md, Pagination).
   const last = selection.keys.at(-1) ?? from;
@@ -51,7 +56,8 @@ export function withCursor(
   const kept = body.lastPage;
   if (
     kept &&
-    (!next || (kept.afterMs === window.afterMs && kept.beforeMs === window.beforeMs && kept.fingerprint === fingerprint))
+    (!next ||
+      (kept.afterMs === window.afterMs && kept.beforeMs === window.beforeMs && kept.fingerprint === fingerprint))
   ) {
     return kept.out;
   }

@@ -16,22 +16,28 @@
  * select and hydrate read one state of the replica inside one read transaction; when the page
  * cache holds a body that provably equals theirs (server/list/page-cache.ts), neither runs.
  */
-import type { Clock } from "../clock.ts";
+
 import type { Db } from "../../db/driver.ts";
-import { readConsistently, type PageFilter, type PagePosition, type PageSelection } from "../../db/events-query.ts";
+import {
+  type PageFilter,
+  type PagePosition,
+  type PageSelection,
+  readConsistently,
+  selectPage,
+} from "../../db/events-query.ts";
 import type { GeoCandidates } from "../../db/geo.ts";
-import { hydratePageJson, readReplicaState, type LiveBounds } from "../../db/hydrate.ts";
+import { hydratePageJson, type LiveBounds, readReplicaState } from "../../db/hydrate.ts";
 import { readSnapshotStats } from "../../db/snapshot-stats.ts";
-import { selectPage } from "../../db/events-query.ts";
 import type { Access, ListAccess } from "../access.ts";
+import type { Clock } from "../clock.ts";
 import { assertCursorMatches, filterFingerprint } from "../cursor.ts";
 import type { RequestScope } from "../handle.ts";
 import { isGeoRequest } from "../params-geo.ts";
 import { ListCaches, type ParsedQuery } from "./caches.ts";
-import { pageCacheKey, type PageBody, type PageOut } from "./page-cache.ts";
+import { type PageBody, type PageOut, pageCacheKey } from "./page-cache.ts";
 import { assertDateRange, assertKeysetPagination, assertPolygonAllowed, parseListParams } from "./parse.ts";
 import { encodeHead, headOf, NO_MATCH, withCursor } from "./response.ts";
-import { assertLookahead, resolveWindow, type ListWindow } from "./window.ts";
+import { assertLookahead, type ListWindow, resolveWindow } from "./window.ts";
 
 export interface ListDeps {
   replica: Db;
@@ -179,10 +185,18 @@ export class ListService {
   hydrate(key: string, selected: Selected, window: ListWindow): PageBody {
     const { filter, geo, selection, state } = selected;
     const bounds: LiveBounds = { latestAfterMs: Infinity, droppedAfterClose: false };
-    const data = hydratePageJson(this.deps.replica, this.caches.events, state, selection.keys, filter, {
-      baseUrl: this.deps.baseUrl,
-      distanceMiles: geo?.distanceMiles ?? null,
-    }, bounds);
+    const data = hydratePageJson(
+      this.deps.replica,
+      this.caches.events,
+      state,
+      selection.keys,
+      filter,
+      {
+        baseUrl: this.deps.baseUrl,
+        distanceMiles: geo?.distanceMiles ?? null,
+      },
+      bounds,
+    );
     const body: PageBody = { headText: headOf(data.join(",")), count: data.length, window: { ...window }, bounds };
     this.caches.pages.setBody(key, selection, body);
     return body;

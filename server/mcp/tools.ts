@@ -9,7 +9,7 @@
  */
 import { toJsonSchema } from "@valibot/to-json-schema";
 import type * as v from "valibot";
-import { listParameters, type JsonSchema } from "../openapi-params.ts";
+import { type JsonSchema, listParameters } from "../openapi-params.ts";
 import * as schemas from "../schemas.ts";
 
 /** Sends a request through the same app that serves REST. */
@@ -27,7 +27,12 @@ export interface ToolDefinition {
   name: string;
   title: string;
   description: string;
-  inputSchema: { type: "object"; properties: Record<string, JsonSchema>; required?: string[]; additionalProperties?: boolean };
+  inputSchema: {
+    type: "object";
+    properties: Record<string, JsonSchema>;
+    required?: string[];
+    additionalProperties?: boolean;
+  };
   outputSchema: { type: "object" } & JsonSchema;
   annotations: Record<string, boolean | string>;
 }

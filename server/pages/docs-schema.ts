@@ -60,7 +60,8 @@ export function constraints(schema: Schema): string {
   if (inner.minLength !== undefined) parts.push(`at least ${inner.minLength} characters`);
   if (inner.maxLength !== undefined) parts.push(`at most ${inner.maxLength} characters`);
   if (inner.pattern !== undefined) parts.push(`matches <code>${escapeHtml(String(inner.pattern))}</code>`);
-  if (Array.isArray(inner.enum)) parts.push(`one of ${inner.enum.map((e) => `<code>${escapeHtml(String(e))}</code>`).join(", ")}`);
+  if (Array.isArray(inner.enum))
+    parts.push(`one of ${inner.enum.map((e) => `<code>${escapeHtml(String(e))}</code>`).join(", ")}`);
   if (s.type === "array") parts.push("repeatable");
   return parts.join("; ");
 }

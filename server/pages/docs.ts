@@ -15,10 +15,10 @@ import {
   paragraphs,
   propertyTable,
   prose,
+  type Schema,
   schemaAnchor,
   table,
   typeLabel,
-  type Schema,
 } from "./docs-schema.ts";
 
 interface OperationEntry {
@@ -103,10 +103,17 @@ ${schemaNames.map((n) => renderSchema(n, doc.components.schemas[n] as Schema)).j
 function renderOperation({ method, path, op }: OperationEntry): string {
   const id = `op-${op.operationId}`;
   const access = accessLine(op);
-  const params = (op.parameters ?? []) as Array<{ name: string; in: string; required?: boolean; description: string; schema: Schema }>;
+  const params = (op.parameters ?? []) as Array<{
+    name: string;
+    in: string;
+    required?: boolean;
+    description: string;
+    schema: Schema;
+  }>;
   // The list's parameters are all optional query parameters; the portal's are a path id and a header.
   const queryOnly = params.every((p) => p.in === "query" && !p.required);
-  const where = (p: (typeof params)[number]) => (queryOnly ? "" : ` <span class="muted">(${escapeHtml(p.in)}${p.required ? ", required" : ""})</span>`);
+  const where = (p: (typeof params)[number]) =>
+    queryOnly ? "" : ` <span class="muted">(${escapeHtml(p.in)}${p.required ? ", required" : ""})</span>`;
   const paramRows = params
     .map(
       (p) => `<tr id="${id}-param-${escapeHtml(p.name)}">
@@ -132,11 +139,15 @@ ${table(`${id}-parameters-table`, queryOnly ? "Query parameters (all optional)" 
 ${
   body
     ? `<h4 id="${id}-body">Request body</h4>
-<p>${Object.entries(body.content).map(([type, c]) => `<code>${escapeHtml(type)}</code>: ${typeLabel(c.schema)}`).join("; ")}. ${prose(body.description)}</p>`
+<p>${Object.entries(body.content)
+        .map(([type, c]) => `<code>${escapeHtml(type)}</code>: ${typeLabel(c.schema)}`)
+        .join("; ")}. ${prose(body.description)}</p>`
     : ""
 }
 <h4 id="${id}-responses">Responses</h4>
-${Object.entries(op.responses).map(([status, r]) => renderResponse(id, status, r)).join("\n")}
+${Object.entries(op.responses)
+  .map(([status, r]) => renderResponse(id, status, r))
+  .join("\n")}
 </article>`;
 }
 
@@ -154,7 +165,8 @@ function renderResponse(opId: string, status: string, response: ResponseObject):
   const headers = Object.entries(response.headers ?? {});
   const headerRows = headers
     .map(
-      ([name, h]) => `<tr><th scope="row"><code>${escapeHtml(name)}</code></th><td>${typeLabel(h.schema)}</td><td>${h.required ? "always" : "when applicable"}</td><td>${prose(h.description)}</td></tr>`,
+      ([name, h]) =>
+        `<tr><th scope="row"><code>${escapeHtml(name)}</code></th><td>${typeLabel(h.schema)}</td><td>${h.required ? "always" : "when applicable"}</td><td>${prose(h.description)}</td></tr>`,
     )
     .join("\n");
   return `<section class="response" id="${id}" aria-labelledby="${id}-heading">

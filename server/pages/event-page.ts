@@ -30,16 +30,20 @@ ${badges.length ? html`<ul class="badges" aria-label="Ticket status">${badges}</
 <dt>Price</dt><dd>${e.cost ?? "Not listed"}</dd>
 ${e.age ? html`<dt>Ages</dt><dd>${e.age}</dd>` : ""}
 </dl>
-${e.categories.length
+${
+  e.categories.length
     ? html`<h2 id="categories">Categories</h2>
 <ul class="badges" aria-labelledby="categories">${e.categories.map((c) => html`<li class="badge badge-category">${c}</li>`)}</ul>`
-    : ""}
-${links.ticketUrl || e.website
+    : ""
+}
+${
+  links.ticketUrl || e.website
     ? html`<div class="actions">
 ${links.ticketUrl ? html`<a class="button" id="tickets" href="${safeHref(links.ticketUrl)}" rel="nofollow">${e.isSoldOut ? "Check ticket availability" : "Get tickets"}</a>` : ""}
 ${e.website ? html`<a id="website" href="${safeHref(e.website)}" rel="nofollow noopener">Event website</a>` : ""}
 </div>`
-    : html`<p class="notice">No ticket link is available for this event.</p>`}
+    : html`<p class="notice">No ticket link is available for this event.</p>`
+}
 <p class="muted">${zoneNote(e.venue.timezone)}</p>
 </article>`;
   return renderPage({
@@ -54,7 +58,9 @@ ${e.website ? html`<a id="website" href="${safeHref(e.website)}" rel="nofollow n
 
 function zoneNote(timeZone: string | null): string {
   const zone = knownTimeZone(timeZone);
-  return zone ? `Times are local to the venue (${zone}).` : "Times are shown in UTC: the venue's time zone is not known.";
+  return zone
+    ? `Times are local to the venue (${zone}).`
+    : "Times are shown in UTC: the venue's time zone is not known.";
 }
 
 /** schema.org/Event, so a shared or cited event URL previews with its facts. */
@@ -69,7 +75,12 @@ function eventJsonLd(e: ServableEvent, links: EventPageLinks): Record<string, un
     location: {
       "@type": "Place",
       name: e.venue.name,
-      address: { "@type": "PostalAddress", addressLocality: e.venue.city, addressRegion: e.venue.state, addressCountry: "US" },
+      address: {
+        "@type": "PostalAddress",
+        addressLocality: e.venue.city,
+        addressRegion: e.venue.state,
+        addressCountry: "US",
+      },
     },
     ...(links.ticketUrl
       ? {

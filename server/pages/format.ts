@@ -7,7 +7,15 @@
 import type { ServableEvent } from "../../db/handoffs.ts";
 
 const OPTIONS: Record<"date-time" | "time" | "day", Intl.DateTimeFormatOptions> = {
-  "date-time": { weekday: "long", year: "numeric", month: "long", day: "numeric", hour: "numeric", minute: "2-digit", timeZoneName: "short" },
+  "date-time": {
+    weekday: "long",
+    year: "numeric",
+    month: "long",
+    day: "numeric",
+    hour: "numeric",
+    minute: "2-digit",
+    timeZoneName: "short",
+  },
   time: { hour: "numeric", minute: "2-digit", timeZoneName: "short" },
   day: { year: "numeric", month: "2-digit", day: "2-digit" },
 };

@@ -7,7 +7,7 @@
  */
 import type { Handoff, ServableEvent } from "../../db/handoffs.ts";
 import { formatLocalTime, formatWhen, hostOf, minutesFromNow, sellerName } from "./format.ts";
-import { html, safeHref, type SafeHtml } from "./html.ts";
+import { html, type SafeHtml, safeHref } from "./html.ts";
 import { messagePage, renderPage } from "./layout.ts";
 
 export interface HandoffView {
@@ -78,7 +78,10 @@ export function renderHandoffWithdrawn(eventUrl: string): string {
 }
 
 export function renderHandoffNotFound(): string {
-  return messagePage("Ticket link not found", "This ticket link does not exist. Check that you copied the whole address.");
+  return messagePage(
+    "Ticket link not found",
+    "This ticket link does not exist. Check that you copied the whole address.",
+  );
 }
 
 /** The ledger could not be read or written in time (503, Retry-After). */
@@ -87,5 +90,8 @@ export function renderTemporarilyUnavailable(): string {
 }
 
 export function renderServerError(requestId: string): string {
-  return messagePage("Something went wrong", `An unexpected error occurred. It is safe to try again. Reference: ${requestId}.`);
+  return messagePage(
+    "Something went wrong",
+    `An unexpected error occurred. It is safe to try again. Reference: ${requestId}.`,
+  );
 }

@@ -52,5 +52,10 @@ export function safeHref(url: string): string {
  * can close the element early. The data block is never executed.
  */
 export function jsonScriptData(data: unknown): SafeHtml {
-  return new SafeHtml(JSON.stringify(data).replace(/</g, "\\u003c").replace(/\u2028/g, "\\u2028").replace(/\u2029/g, "\\u2029"));
+  return new SafeHtml(
+    JSON.stringify(data)
+      .replace(/</g, "\\u003c")
+      .replace(/\u2028/g, "\\u2028")
+      .replace(/\u2029/g, "\\u2029"),
+  );
 }

@@ -45,8 +45,11 @@ export const csrfField = (token: string) => html`<input type="hidden" name="csrf
 
 function planLine(a: PortalAccount): SafeHtml {
   const name = PLAN_NAMES[a.plan] ?? a.plan;
-  const served = a.tier && a.tier !== a.plan ? html` <span class="muted">(served as ${PLAN_NAMES[a.tier] ?? a.tier})</span>` : "";
-  const unprovisioned = a.provisioned ? "" : html`<br><span class="muted">Not yet set up for API access: requests answer 403 until the operator finishes it.</span>`;
+  const served =
+    a.tier && a.tier !== a.plan ? html` <span class="muted">(served as ${PLAN_NAMES[a.tier] ?? a.tier})</span>` : "";
+  const unprovisioned = a.provisioned
+    ? ""
+    : html`<br><span class="muted">Not yet set up for API access: requests answer 403 until the operator finishes it.</span>`;
   return html`${name}${served}${unprovisioned}`;
 }
 
@@ -73,12 +76,12 @@ function accountFacts(a: PortalAccount): SafeHtml {
 <dt>Account</dt><dd>${a.email}</dd>
 <dt>Plan</dt><dd id="plan">${planLine(a)}</dd>
 ${trial ? html`<dt>Trial</dt><dd id="trial">${trial}</dd>\n` : ""}${
-    budget
-      ? html`<dt>Row budget</dt><dd id="row-budget">${number(budget.used)} of ${number(budget.limit)} rows used in the last ${budget.windowHours} hours</dd>\n`
-      : a.tier
-        ? html`<dt>Row budget</dt><dd id="row-budget">No row budget</dd>\n`
-        : ""
-  }<dt>Keys</dt><dd id="key-ceilings">${a.activeKeys} of ${a.keyLimit} active keys; ${a.keysCreatedThisHour} of ${a.issuancePerHour} new keys in the last hour</dd>
+  budget
+    ? html`<dt>Row budget</dt><dd id="row-budget">${number(budget.used)} of ${number(budget.limit)} rows used in the last ${budget.windowHours} hours</dd>\n`
+    : a.tier
+      ? html`<dt>Row budget</dt><dd id="row-budget">No row budget</dd>\n`
+      : ""
+}<dt>Keys</dt><dd id="key-ceilings">${a.activeKeys} of ${a.keyLimit} active keys; ${a.keysCreatedThisHour} of ${a.issuancePerHour} new keys in the last hour</dd>
 </dl>`;
 }
 
@@ -92,10 +95,7 @@ function createdPanel(k: CreatedKey): SafeHtml {
 }
 
 function keyRow(k: OwnerKey): SafeHtml {
-  const status =
-    k.status === "active"
-      ? html`Active`
-      : html`Revoked ${when(k.revokedAt!)}`;
+  const status = k.status === "active" ? html`Active` : html`Revoked ${when(k.revokedAt!)}`;
   const action =
     k.status === "active"
       ? html`<a class="button button-danger button-small" href="/developers/keys/${k.id}/revoke" aria-label="Revoke key ${k.id} (${k.prefix}…)">Revoke…</a>`

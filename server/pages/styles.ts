@@ -41,7 +41,7 @@ export const PAGE_CSS = [
   ".notice{background:var(--panel);border-left:4px solid var(--accent);padding:.75rem 1rem;margin:1rem 0}",
   ".muted{color:var(--muted)}",
   // A generic `monospace` alone shrinks to the browser's 13px; a named stack keeps the text size.
-  "code{font-family:ui-monospace,SFMono-Regular,Menlo,Consolas,\"DejaVu Sans Mono\",monospace;font-size:.95em}",
+  'code{font-family:ui-monospace,SFMono-Regular,Menlo,Consolas,"DejaVu Sans Mono",monospace;font-size:.95em}',
   // Developer portal: forms, the keys table (one block per key on a phone) and the new key.
   ".visually-hidden{position:absolute;width:1px;height:1px;overflow:hidden;clip:rect(0 0 0 0);white-space:nowrap}",
   ".title-row{display:flex;flex-wrap:wrap;gap:.75rem;align-items:center;justify-content:space-between}",

@@ -11,8 +11,8 @@
  *   request path reads keys from, whose access cache sees this process's writes on the next
  *   request (server/limits/cache.ts), so the key is refused at once on `/v1/events` and `/mcp`.
  */
-import { listKeys, revokeKey, type Account, type KeyListing } from "../../db/accounts.ts";
-import { ACCESS, DAY_MS, PORTAL, TIERS, TRIAL, type KeyKind } from "../../db/contract.ts";
+import { type Account, type KeyListing, listKeys, revokeKey } from "../../db/accounts.ts";
+import { ACCESS, DAY_MS, type KeyKind, PORTAL, TIERS, TRIAL } from "../../db/contract.ts";
 import type { Db } from "../../db/driver.ts";
 import { countActiveKeys, readAccountKey, readOwnerIssuance } from "../../db/portal.ts";
 import { trialExpiresMs, trialState } from "../../db/trials.ts";
@@ -47,8 +47,11 @@ export function listOwnerKeys(ledger: Db, accountId: number): OwnerKey[] {
   return listKeys(ledger, accountId).map(toOwnerKey);
 }
 
-const portalError = (code: "key_limit_reached" | "key_issuance_rate_limited", message: string, headers: Record<string, string> = {}) =>
-  new ApiError(code, message, { envelope: "portal", headers });
+const portalError = (
+  code: "key_limit_reached" | "key_issuance_rate_limited",
+  message: string,
+  headers: Record<string, string> = {},
+) => new ApiError(code, message, { envelope: "portal", headers });
 
 /** Creates a key for the owner within both ceilings, or throws the refusal; one transaction decides. */
 export function createOwnerKey(ledger: Db, account: Account, label: string | null, nowMs: number): CreatedKey {
@@ -107,7 +110,11 @@ export function describeAccount(ledger: Db, meter: Meter, account: Account, nowM
     rowBudget:
       budget === null
         ? null
-        : { limit: budget, used: meter.rowsDelivered(account.id, ACCESS.rowBudgetWindowMs, nowMs), windowHours: ACCESS.rowBudgetWindowMs / 3_600_000 },
+        : {
+            limit: budget,
+            used: meter.rowsDelivered(account.id, ACCESS.rowBudgetWindowMs, nowMs),
+            windowHours: ACCESS.rowBudgetWindowMs / 3_600_000,
+          },
   };
 }
 

@@ -6,10 +6,17 @@
  * stored only as SHA-256 digests, like keys. A session belongs to the account's owner at sign-in:
  * once the account is gone or has another owner (its email changed), the session is over.
  */
-import { readAccount, type Account } from "../../db/accounts.ts";
+import { type Account, readAccount } from "../../db/accounts.ts";
 import { PORTAL } from "../../db/contract.ts";
 import type { Db } from "../../db/driver.ts";
-import { deleteSession, insertSession, insertSignInLink, readSession, useSignInLink, type Session } from "../../db/portal.ts";
+import {
+  deleteSession,
+  insertSession,
+  insertSignInLink,
+  readSession,
+  type Session,
+  useSignInLink,
+} from "../../db/portal.ts";
 import { digestKey, randomBase62 } from "../keys.ts";
 
 const newToken = () => randomBase62(PORTAL.tokenChars);
@@ -21,7 +28,12 @@ export interface IssuedLink {
 }
 
 /** A one-time sign-in URL for the account's owner; undefined when there is no such account. */
-export function createSignInLink(ledger: Db, baseUrl: string, accountId: number, nowMs: number): IssuedLink | undefined {
+export function createSignInLink(
+  ledger: Db,
+  baseUrl: string,
+  accountId: number,
+  nowMs: number,
+): IssuedLink | undefined {
   const account = readAccount(ledger, accountId);
   if (!account) return undefined;
   const token = newToken();

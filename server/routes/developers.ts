@@ -12,7 +12,7 @@
  * is `no-store`. State-changing requests pass the same-origin and CSRF checks before anything
  * else is read (server/portal/request.ts).
  */
-import type { RouteTable } from "../route-table.ts";
+
 import * as v from "valibot";
 import { isLedgerBusy } from "../../db/handoffs.ts";
 import type { AppContext } from "../context.ts";
@@ -21,16 +21,36 @@ import { handle, json, type RequestScope } from "../handle.ts";
 import { renderServerError, renderTemporarilyUnavailable } from "../pages/handoff-page.ts";
 import { PAGE_CSP, pageResponse } from "../pages/layout.ts";
 import {
-  renderKeyNotFound, renderRequestRefused, renderRevokeConfirmation, renderSignedOut, renderSignInLinkGone, renderSignInNeeded,
+  renderKeyNotFound,
+  renderRequestRefused,
+  renderRevokeConfirmation,
+  renderSignedOut,
+  renderSignInLinkGone,
+  renderSignInNeeded,
 } from "../pages/portal-messages.ts";
-import { renderKeysPage, type KeysPageView } from "../pages/portal-page.ts";
+import { type KeysPageView, renderKeysPage } from "../pages/portal-page.ts";
 import { parsePathId } from "../pages/urls.ts";
-import { createOwnerKey, describeAccount, listOwnerKeys, readOwnerKey, revokeOwnerKey, type CreatedKey } from "../portal/owner-keys.ts";
 import {
-  csrfTokenMatches, presentedCsrfToken, readBody, sameOrigin, sessionCookie, sessionSetCookie, wantsJson, type PortalBody,
+  type CreatedKey,
+  createOwnerKey,
+  describeAccount,
+  listOwnerKeys,
+  readOwnerKey,
+  revokeOwnerKey,
+} from "../portal/owner-keys.ts";
+import {
+  csrfTokenMatches,
+  type PortalBody,
+  presentedCsrfToken,
+  readBody,
+  sameOrigin,
+  sessionCookie,
+  sessionSetCookie,
+  wantsJson,
 } from "../portal/request.ts";
 import { CreateDeveloperKeyRequest } from "../portal/schemas.ts";
-import { endSession, resolveSession, signIn, type ActiveSession } from "../portal/sessions.ts";
+import { type ActiveSession, endSession, resolveSession, signIn } from "../portal/sessions.ts";
+import type { RouteTable } from "../route-table.ts";
 
 /**
  * Portal pages: never cached, never framed, and their forms post only here. No referrer leaves
@@ -43,11 +63,16 @@ const PAGE_HEADERS = {
 };
 const NO_STORE = { "cache-control": "no-store" };
 
-const portalError = (code: "invalid_request" | "invalid_session" | "invalid_csrf_token" | "not_found", message: string) =>
-  new ApiError(code, message, { envelope: "portal" });
+const portalError = (
+  code: "invalid_request" | "invalid_session" | "invalid_csrf_token" | "not_found",
+  message: string,
+) => new ApiError(code, message, { envelope: "portal" });
 const noSession = () => portalError("invalid_session", "Sign in to the developer portal with a sign-in link first.");
 const csrfRefused = () =>
-  portalError("invalid_csrf_token", "The request lacks this session's CSRF token or comes from another site. Nothing was changed.");
+  portalError(
+    "invalid_csrf_token",
+    "The request lacks this session's CSRF token or comes from another site. Nothing was changed.",
+  );
 const keyNotFound = () => portalError("not_found", "This account has no key with that id.");
 
 /** One request to the portal: its format, session and (after `guard`) body. */
@@ -77,7 +102,11 @@ export function developerRoutes(app: RouteTable, ctx: AppContext): void {
         return page(404, renderKeyNotFound());
       default:
         // Creation refusals (400, 409, 429) are shown on the keys page itself.
-        return page(err.status, keysPage(p.active!, p.now, { notice: { kind: "error", text: err.message } }), err.headers);
+        return page(
+          err.status,
+          keysPage(p.active!, p.now, { notice: { kind: "error", text: err.message } }),
+          err.headers,
+        );
     }
   }
 
@@ -93,7 +122,10 @@ export function developerRoutes(app: RouteTable, ctx: AppContext): void {
         if (p.json) throw err;
         if (isApiError(err) && err.status < 500) return refusalPage(err, p);
         if (isLedgerBusy(err)) return page(503, renderTemporarilyUnavailable(), { "retry-after": "1" });
-        console.error(`[${scope.requestId}] ${scope.req.method} ${scope.url.pathname}:`, err instanceof Error ? err.stack : err);
+        console.error(
+          `[${scope.requestId}] ${scope.req.method} ${scope.url.pathname}:`,
+          err instanceof Error ? err.stack : err,
+        );
         return page(500, renderServerError(scope.requestId));
       }
     }, "portal");
@@ -126,7 +158,12 @@ export function developerRoutes(app: RouteTable, ctx: AppContext): void {
       if (p.active) endSession(ctx.ledger, p.active.digest);
       return new Response(null, {
         status: 303,
-        headers: { location: "/developers/keys", "set-cookie": sessionSetCookie(base, signedIn.sessionId), ...NO_STORE, "referrer-policy": "no-referrer" },
+        headers: {
+          location: "/developers/keys",
+          "set-cookie": sessionSetCookie(base, signedIn.sessionId),
+          ...NO_STORE,
+          "referrer-policy": "no-referrer",
+        },
       });
     }),
   );
@@ -149,7 +186,10 @@ export function developerRoutes(app: RouteTable, ctx: AppContext): void {
       const revoked = revokedId === null ? undefined : readOwnerKey(ctx.ledger, account.id, revokedId);
       const notice =
         revoked?.status === "revoked"
-          ? { kind: "done" as const, text: `Key ${revoked.id} (${revoked.prefix}…) is revoked: requests with it are refused.` }
+          ? {
+              kind: "done" as const,
+              text: `Key ${revoked.id} (${revoked.prefix}…) is revoked: requests with it are refused.`,
+            }
           : undefined;
       return page(200, keysPage(p.active, p.now, { notice }));
     }),
@@ -159,7 +199,7 @@ export function developerRoutes(app: RouteTable, ctx: AppContext): void {
     "/developers/keys",
     route(async (p) => {
       const { active, body } = await guard(p);
-      if (!body) throw portalError("invalid_request", "Send the label as JSON ({\"label\": …}) or as an HTML form.");
+      if (!body) throw portalError("invalid_request", 'Send the label as JSON ({"label": …}) or as an HTML form.');
       const input = v.safeParse(CreateDeveloperKeyRequest, body);
       if (!input.success) {
         const err = portalError("invalid_request", input.issues[0].message);
@@ -173,7 +213,11 @@ export function developerRoutes(app: RouteTable, ctx: AppContext): void {
         created = createOwnerKey(ctx.ledger, active.account, label, p.now);
       } catch (err) {
         if (p.json || !isApiError(err)) throw err;
-        return page(err.status, keysPage(active, p.now, { notice: { kind: "error", text: err.message }, label: label ?? "" }), err.headers);
+        return page(
+          err.status,
+          keysPage(active, p.now, { notice: { kind: "error", text: err.message }, label: label ?? "" }),
+          err.headers,
+        );
       }
       if (p.json) return json(created, 201, NO_STORE);
       return page(201, keysPage(active, p.now, { created }));

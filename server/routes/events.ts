@@ -8,5 +8,9 @@ import type { RouteTable } from "../route-table.ts";
 
 export function eventsRoutes(routes: RouteTable, ctx: AppContext): void {
   const list = ctx.list;
-  routes.fast("GET", "/v1/events", handle((scope: RequestScope) => list.answer(scope), "list", { setsRequestId: true }));
+  routes.fast(
+    "GET",
+    "/v1/events",
+    handle((scope: RequestScope) => list.answer(scope), "list", { setsRequestId: true }),
+  );
 }

@@ -12,26 +12,38 @@
  * Creation buys, holds and clicks nothing; the click is recorded only by Continue on the
  * confirmation page (server/routes/pages.ts).
  */
-import type { RouteTable } from "../route-table.ts";
+
 import * as v from "valibot";
 import { HANDOFF, HANDOFF_SELLERS, type HandoffErrorCode } from "../../db/contract.ts";
-import { countHandoffClicks, insertHandoff, isLedgerBusy, readHandoff, readServableEvent, admitHandoffAttempt,
-  type ServableEvent } from "../../db/handoffs.ts";
+import {
+  admitHandoffAttempt,
+  countHandoffClicks,
+  insertHandoff,
+  isLedgerBusy,
+  readHandoff,
+  readServableEvent,
+  type ServableEvent,
+} from "../../db/handoffs.ts";
 import { isoUtc } from "../../db/instant.ts";
 import { safeHttpUrl } from "../../sync/derive.ts";
 import type { KeyIdentity } from "../access.ts";
-import { withoutFsync } from "../limits/ledger.ts";
 import type { AppContext } from "../context.ts";
 import { ApiError, isApiError } from "../errors.ts";
 import { handle, json } from "../handle.ts";
-import { TicketHandoffRequest } from "../schemas.ts";
+import { withoutFsync } from "../limits/ledger.ts";
 import { eventUrlFor, handoffUrlFor, newHandoffId } from "../pages/urls.ts";
+import type { RouteTable } from "../route-table.ts";
+import { TicketHandoffRequest } from "../schemas.ts";
 
 const HANDOFF_KEY_KINDS = new Set(["live", "builder"]);
 const SELLERS = new Set<string>(HANDOFF_SELLERS);
 const RETRY_AFTER = { "retry-after": String(HANDOFF.retryAfterS) };
 
-function fail(code: HandoffErrorCode, message: string, options: { status?: number; eventUrl?: string; retry?: boolean } = {}) {
+function fail(
+  code: HandoffErrorCode,
+  message: string,
+  options: { status?: number; eventUrl?: string; retry?: boolean } = {},
+) {
   return new ApiError(code, message, {
     envelope: "handoff",
     status: options.status,
@@ -40,13 +52,19 @@ function fail(code: HandoffErrorCode, message: string, options: { status?: numbe
   });
 }
 
-const invalidKey = () => fail("invalid_api_key", "A valid site-issued live or builder key is required as 'Authorization: Bearer <key>'.");
+const invalidKey = () =>
+  fail("invalid_api_key", "A valid site-issued live or builder key is required as 'Authorization: Bearer <key>'.");
 const invalidRequest = (message: string, status = 400) => fail("invalid_request", message, { status });
 const handoffUnavailable = () =>
-  fail("handoff_unavailable", "Handoffs are temporarily unavailable. Retry after the Retry-After delay.", { retry: true });
+  fail("handoff_unavailable", "Handoffs are temporarily unavailable. Retry after the Retry-After delay.", {
+    retry: true,
+  });
 
 export function handoffRoutes(app: RouteTable, ctx: AppContext): void {
-  app.post("/v1/ticket-handoffs", handle(({ req }) => createTicketHandoff(ctx, req), "handoff"));
+  app.post(
+    "/v1/ticket-handoffs",
+    handle(({ req }) => createTicketHandoff(ctx, req), "handoff"),
+  );
   if (ctx.config.testMode) {
     // docs/api.md, Test mode style read for tests: the stored handoff and how many clicks it recorded.
     app.get(
@@ -67,15 +85,22 @@ async function createTicketHandoff(ctx: AppContext, req: Request): Promise<Respo
   const eventId = await readEventId(req);
   const now = ctx.clock.now();
   const event = readServableEvent(ctx.replica, eventId);
-  if (!event) throw fail("event_unavailable", "The event is not available: it is not listed, was removed or was cancelled.");
+  if (!event)
+    throw fail("event_unavailable", "The event is not available: it is not listed, was removed or was cancelled.");
   const eventUrl = eventUrlFor(ctx.config.baseUrl, event);
   const link = handoffLink(event, now);
   if ("reason" in link) throw fail("ticket_link_unavailable", link.reason, { eventUrl });
 
   if (ctx.faults.take("handoff_unavailable")) throw handoffUnavailable();
   const handoff = {
-    id: newHandoffId(), accountId: identity.accountId, keyId: identity.keyId, eventId: event.id,
-    seller: link.seller, sellerUrl: link.url, createdMs: now, expiresMs: now + HANDOFF.lifetimeMs,
+    id: newHandoffId(),
+    accountId: identity.accountId,
+    keyId: identity.keyId,
+    eventId: event.id,
+    seller: link.seller,
+    sellerUrl: link.url,
+    createdMs: now,
+    expiresMs: now + HANDOFF.lifetimeMs,
   };
   try {
     // A handoff lives 15 minutes and is recreated at will: no fsync (server/limits/ledger.ts).
@@ -118,7 +143,9 @@ function authenticateHandoffKey(ctx: AppContext, req: Request): KeyIdentity {
 /** Stage 2: the shared per-account handoff limit (also spent by the MCP tool, which calls this route). */
 function admitAttempt(ctx: AppContext, accountId: number): void {
   const unavailable = () =>
-    fail("rate_limit_unavailable", "The handoff limit could not be confirmed. Retry after the Retry-After delay.", { retry: true });
+    fail("rate_limit_unavailable", "The handoff limit could not be confirmed. Retry after the Retry-After delay.", {
+      retry: true,
+    });
   if (ctx.faults.take("rate_limit_unavailable")) throw unavailable();
   let admitted: boolean;
   try {
@@ -128,13 +155,16 @@ function admitAttempt(ctx: AppContext, accountId: number): void {
     throw err;
   }
   if (!admitted) {
-    throw fail("rate_limit_exceeded", `More than ${HANDOFF.creationsPerMinute} handoffs a minute for this account.`, { retry: true });
+    throw fail("rate_limit_exceeded", `More than ${HANDOFF.creationsPerMinute} handoffs a minute for this account.`, {
+      retry: true,
+    });
   }
 }
 
 /** Stage 3: the body, read bounded (Content-Length is not trusted), then validated. */
 async function readEventId(req: Request): Promise<number> {
-  if (!isJsonContentType(req.headers.get("content-type"))) throw invalidRequest("Content-Type must be application/json.");
+  if (!isJsonContentType(req.headers.get("content-type")))
+    throw invalidRequest("Content-Type must be application/json.");
   const bytes = await readBounded(req, HANDOFF.maxBodyBytes);
   let body: unknown;
   try {
@@ -145,7 +175,9 @@ async function readEventId(req: Request): Promise<number> {
   // The same strict schema the OpenAPI document publishes: exactly one field, no overrides.
   const parsed = v.safeParse(TicketHandoffRequest, body);
   if (!parsed.success) {
-    throw invalidRequest(`The body must be exactly {"event_id": <integer 1..${HANDOFF.maxEventId}>} with no other fields.`);
+    throw invalidRequest(
+      `The body must be exactly {"event_id": <integer 1..${HANDOFF.maxEventId}>} with no other fields.`,
+    );
   }
   return parsed.output.event_id;
 }

@@ -1,8 +1,8 @@
-import type { RouteTable } from "../route-table.ts";
 import { readReplicaState } from "../../db/hydrate.ts";
-import { readReplicaStats, type ReplicaStats } from "../../db/replica.ts";
+import { type ReplicaStats, readReplicaStats } from "../../db/replica.ts";
 import type { AppContext } from "../context.ts";
 import { handle, json } from "../handle.ts";
+import type { RouteTable } from "../route-table.ts";
 
 /**
  * GET /healthz: replica watermark, event count, snapshot age and, while streaming from
@@ -26,7 +26,8 @@ export function healthRoutes(app: RouteTable, ctx: AppContext): void {
           events: stats.events,
           venues: stats.venues,
           snapshotEvents: stats.snapshotEvents,
-          snapshotAgeSeconds: stats.snapshotAt == null ? null : Math.max(0, Math.round((now - stats.snapshotAt) / 1000)),
+          snapshotAgeSeconds:
+            stats.snapshotAt == null ? null : Math.max(0, Math.round((now - stats.snapshotAt) / 1000)),
           // Source, slot, lag, last applied position and time, rejected rows (README, "Follow your PostgreSQL").
           upstream: ctx.upstream?.status() ?? null,
           now: new Date(now).toISOString(),

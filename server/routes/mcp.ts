@@ -7,10 +7,11 @@
  * GET (a standalone event stream) and DELETE (ending a session) have no meaning without
  * sessions: 405, as the Streamable HTTP transport allows.
  */
-import type { RouteTable } from "../route-table.ts";
+
 import type { AppContext } from "../context.ts";
 import { handle } from "../handle.ts";
 import { serveMcpRequest } from "../mcp/server.ts";
+import type { RouteTable } from "../route-table.ts";
 
 export function mcpRoutes(app: RouteTable, ctx: AppContext): void {
   const dispatch = (request: Request) => app.dispatch(request);
@@ -21,7 +22,11 @@ export function mcpRoutes(app: RouteTable, ctx: AppContext): void {
       ctx.access.authenticate(req);
       if (req.method !== "POST") {
         return new Response(
-          JSON.stringify({ jsonrpc: "2.0", error: { code: -32000, message: "Method not allowed: this server is stateless; use POST." }, id: null }),
+          JSON.stringify({
+            jsonrpc: "2.0",
+            error: { code: -32000, message: "Method not allowed: this server is stateless; use POST." },
+            id: null,
+          }),
           { status: 405, headers: { allow: "POST", "content-type": "application/json" } },
         );
       }

@@ -3,11 +3,12 @@
  * reference rendered from the same document. Both are built once at start-up: the document
  * depends only on constants, schemas and the configured base URL.
  */
-import type { RouteTable } from "../route-table.ts";
+
 import type { AppContext } from "../context.ts";
 import { handle } from "../handle.ts";
 import { buildOpenApiDocument } from "../openapi.ts";
 import { renderDocsPage } from "../pages/docs.ts";
+import type { RouteTable } from "../route-table.ts";
 
 export function openapiRoutes(app: RouteTable, ctx: AppContext): void {
   const document = buildOpenApiDocument({ baseUrl: ctx.config.baseUrl });
@@ -38,7 +39,8 @@ export function openapiRoutes(app: RouteTable, ctx: AppContext): void {
             "content-type": "text/html; charset=utf-8",
             "cache-control": "public, max-age=300",
             // Self-contained: inline styles only, no scripts, nothing fetched from elsewhere.
-            "content-security-policy": "default-src 'none'; style-src 'unsafe-inline'; img-src 'self' data:; base-uri 'none'; form-action 'none'",
+            "content-security-policy":
+              "default-src 'none'; style-src 'unsafe-inline'; img-src 'self' data:; base-uri 'none'; form-action 'none'",
           },
         }),
     ),

@@ -9,18 +9,31 @@
  *
  * HEAD answers exactly like GET without a body. Every page reads live rows, not the snapshot.
  */
-import type { RouteTable } from "../route-table.ts";
+
 import { HANDOFF } from "../../db/contract.ts";
-import { isLedgerBusy, readHandoff, readServableEvent, redeemHandoff, type Handoff, type ServableEvent } from "../../db/handoffs.ts";
+import {
+  type Handoff,
+  isLedgerBusy,
+  readHandoff,
+  readServableEvent,
+  redeemHandoff,
+  type ServableEvent,
+} from "../../db/handoffs.ts";
 import type { AppContext } from "../context.ts";
 import { handle, type RequestScope } from "../handle.ts";
 import { renderEventNotFound, renderEventPage } from "../pages/event-page.ts";
 import {
-  renderHandoffConfirmation, renderHandoffExpired, renderHandoffNotFound, renderHandoffRedeemed, renderHandoffWithdrawn,
-  renderServerError, renderTemporarilyUnavailable,
+  renderHandoffConfirmation,
+  renderHandoffExpired,
+  renderHandoffNotFound,
+  renderHandoffRedeemed,
+  renderHandoffWithdrawn,
+  renderServerError,
+  renderTemporarilyUnavailable,
 } from "../pages/handoff-page.ts";
 import { pageResponse } from "../pages/layout.ts";
 import { eventUrlFor, HANDOFF_ID_PATTERN, handoffUrlFor, parsePathId, ticketUrlFor } from "../pages/urls.ts";
+import type { RouteTable } from "../route-table.ts";
 import { supportedSellerLink } from "./handoffs.ts";
 
 const RETRY_AFTER = { "retry-after": String(HANDOFF.retryAfterS) };
@@ -37,7 +50,10 @@ function page(fn: PageHandler) {
       return await fn(scope, head);
     } catch (err) {
       if (isLedgerBusy(err)) return pageResponse(503, renderTemporarilyUnavailable(), { head, headers: RETRY_AFTER });
-      console.error(`[${scope.requestId}] ${scope.req.method} ${scope.url.pathname}:`, err instanceof Error ? err.stack : err);
+      console.error(
+        `[${scope.requestId}] ${scope.req.method} ${scope.url.pathname}:`,
+        err instanceof Error ? err.stack : err,
+      );
       return pageResponse(500, renderServerError(scope.requestId), { head });
     }
   });
@@ -53,7 +69,8 @@ const param = (scope: RequestScope, name: string) => scope.event?.context.params
 
 export function pageRoutes(app: RouteTable, ctx: AppContext): void {
   const base = ctx.config.baseUrl;
-  const eventUrlOf = (e: ServableEvent | undefined, h: Handoff) => (e ? eventUrlFor(base, e) : `${base}/events/${h.eventId}`);
+  const eventUrlOf = (e: ServableEvent | undefined, h: Handoff) =>
+    e ? eventUrlFor(base, e) : `${base}/events/${h.eventId}`;
 
   const eventPage: PageHandler = (scope, head) => {
     const id = parsePathId(param(scope, "id"));
@@ -94,7 +111,10 @@ export function pageRoutes(app: RouteTable, ctx: AppContext): void {
   getAndHead(app, "/handoffs/:id/continue", (scope, head) => {
     const h = readHandoffParam(scope);
     if (!h) return pageResponse(404, renderHandoffNotFound(), { head });
-    return new Response(null, { status: 303, headers: { location: handoffUrlFor(base, h.id), "cache-control": "no-store" } });
+    return new Response(null, {
+      status: 303,
+      headers: { location: handoffUrlFor(base, h.id), "cache-control": "no-store" },
+    });
   });
 
   app.post(
@@ -115,7 +135,10 @@ export function pageRoutes(app: RouteTable, ctx: AppContext): void {
       const r = redeemHandoff(ctx.ledger, h.id, now);
       switch (r.outcome) {
         case "redeemed":
-          return new Response(null, { status: 303, headers: { location: r.handoff.sellerUrl, "cache-control": "no-store" } });
+          return new Response(null, {
+            status: 303,
+            headers: { location: r.handoff.sellerUrl, "cache-control": "no-store" },
+          });
         case "already_redeemed":
           return pageResponse(409, renderHandoffRedeemed(r.handoff, eventUrl));
         case "expired":

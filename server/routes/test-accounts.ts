@@ -2,7 +2,7 @@
  * Test-mode accounts and keys (docs/api.md, Test mode): the same operations as `marquee accounts` and
  * `marquee keys`, over HTTP, and the owner's sign-in link to the developer portal.
  */
-import type { RouteTable } from "../route-table.ts";
+
 import * as v from "valibot";
 import { createAccount, readAccount, updateAccount } from "../../db/accounts.ts";
 import { KEY_KINDS } from "../../db/contract.ts";
@@ -11,6 +11,7 @@ import type { AppContext } from "../context.ts";
 import { handle, json } from "../handle.ts";
 import { issueKey } from "../keys.ts";
 import { createSignInLink } from "../portal/sessions.ts";
+import type { RouteTable } from "../route-table.ts";
 
 const bad = (message: string, status = 400) => json({ error: { code: "invalid_request", message } }, status);
 
@@ -57,7 +58,12 @@ export function testAccountRoutes(app: RouteTable, ctx: AppContext): void {
   app.post(
     "/_test/accounts/:id/sign-in-link",
     handle(({ event }) => {
-      const link = createSignInLink(ctx.ledger, ctx.config.baseUrl, accountId(event.context.params?.id), ctx.clock.now());
+      const link = createSignInLink(
+        ctx.ledger,
+        ctx.config.baseUrl,
+        accountId(event.context.params?.id),
+        ctx.clock.now(),
+      );
       return link ? json(link, 201) : bad("no such account", 404);
     }),
   );

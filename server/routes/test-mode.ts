@@ -2,14 +2,15 @@
  * Test mode (docs/api.md, Test mode). Registered only with `serve --test-mode`; otherwise every
  * `/_test/*` path falls through to the 404 envelope.
  */
-import type { RouteTable } from "../route-table.ts";
+
 import { FAULT_CODES, type FaultCode } from "../../db/contract.ts";
+import { parseIsoInstant } from "../../db/instant.ts";
 import { refreshSnapshot } from "../../db/snapshot.ts";
 import { applyBatch } from "../../sync/apply.ts";
-import { parseIsoInstant } from "../../db/instant.ts";
 import { parseRecordLine, RecordError, type UpstreamRecord } from "../../sync/records.ts";
-import { notifyLedgerReset, notifyReplicaChange, type AppContext } from "../context.ts";
+import { type AppContext, notifyLedgerReset, notifyReplicaChange } from "../context.ts";
 import { handle, json } from "../handle.ts";
+import type { RouteTable } from "../route-table.ts";
 import { testAccountRoutes } from "./test-accounts.ts";
 
 const bad = (message: string) => json({ error: { code: "invalid_request", message } }, 400);
@@ -26,7 +27,10 @@ async function readJson(req: Request): Promise<Record<string, unknown> | undefin
 export function testModeRoutes(app: RouteTable, ctx: AppContext): void {
   const clockState = () => ({ now: new Date(ctx.clock.now()).toISOString(), frozen: ctx.clock.frozen });
 
-  app.get("/_test/clock", handle(() => json(clockState())));
+  app.get(
+    "/_test/clock",
+    handle(() => json(clockState())),
+  );
   app.post(
     "/_test/clock",
     handle(async ({ req }) => {

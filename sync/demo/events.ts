@@ -8,9 +8,9 @@
 import { CATEGORIES, DAY_MS } from "../../db/contract.ts";
 import { localToUtcMs, utcOffsetMinutes } from "./places.ts";
 import { Random, Table, type WeightedIndex } from "./random.ts";
-import { sellerOfSource, SELLERS, sellerUrl, UNUSABLE_URLS } from "./sellers.ts";
+import { SELLERS, sellerOfSource, sellerUrl, UNUSABLE_URLS } from "./sellers.ts";
 import type { DemoVenue } from "./venues.ts";
-import { HOLIDAY_DATES, slugify, SPAM_TITLES, TITLES } from "./words.ts";
+import { HOLIDAY_DATES, SPAM_TITLES, slugify, TITLES } from "./words.ts";
 
 export interface DemoWorld {
   seed: string;
@@ -25,18 +25,68 @@ export interface DemoWorld {
 export type DemoEvent = ReturnType<typeof baseEvent>;
 
 const START_TIMES = new Table<readonly [number, number]>([
-  [30, [20, 0]], [26, [19, 0]], [8, [19, 30]], [7, [21, 0]], [5, [18, 0]], [4, [20, 30]], [4, [22, 0]],
-  [3, [12, 0]], [3, [10, 0]], [3, [14, 0]], [2, [17, 0]], [2, [9, 0]], [2, [23, 0]], [1, [11, 30]],
+  [30, [20, 0]],
+  [26, [19, 0]],
+  [8, [19, 30]],
+  [7, [21, 0]],
+  [5, [18, 0]],
+  [4, [20, 30]],
+  [4, [22, 0]],
+  [3, [12, 0]],
+  [3, [10, 0]],
+  [3, [14, 0]],
+  [2, [17, 0]],
+  [2, [9, 0]],
+  [2, [23, 0]],
+  [1, [11, 30]],
 ]);
 const PRICES = ["$10", "$15", "$20", "$25", "$35", "$45", "$60", "$89.50", "$125", "$250"];
-const AGES = new Table<string | null>([[40, null], [25, "21+"], [12, "18+"], [20, "All Ages"], [3, "all ages"]]);
-const COSTS = new Table([[50, "priced"], [6, "vague"], [8, "free"], [3, "staleFree"], [4, "freeText"], [16, "unknown"], [3, "tba"]] as const);
-const LINKS = new Table([[70, "ok"], [13, "missing"], [6, "broken"], [4, "brokenFirst"], [3, "unusable"], [4, "boxOffice"]] as const);
-const WEBSITES = new Table([[72, "page"], [22, "none"], [3, "unusable"], [3, "http"]] as const);
-const FATES = new Table([[93, "active"], [3, "cancelled"], [1.2, "spam"], [0.8, "inactive"], [2, "duplicate"]] as const);
-const CHANGES = new Table(
-  [[30, "soldOut"], [20, "lowTickets"], [15, "cancelled"], [15, "moved"], [8, "linkBroken"], [6, "spam"], [6, "demoted"]] as const,
-);
+const AGES = new Table<string | null>([
+  [40, null],
+  [25, "21+"],
+  [12, "18+"],
+  [20, "All Ages"],
+  [3, "all ages"],
+]);
+const COSTS = new Table([
+  [50, "priced"],
+  [6, "vague"],
+  [8, "free"],
+  [3, "staleFree"],
+  [4, "freeText"],
+  [16, "unknown"],
+  [3, "tba"],
+] as const);
+const LINKS = new Table([
+  [70, "ok"],
+  [13, "missing"],
+  [6, "broken"],
+  [4, "brokenFirst"],
+  [3, "unusable"],
+  [4, "boxOffice"],
+] as const);
+const WEBSITES = new Table([
+  [72, "page"],
+  [22, "none"],
+  [3, "unusable"],
+  [3, "http"],
+] as const);
+const FATES = new Table([
+  [93, "active"],
+  [3, "cancelled"],
+  [1.2, "spam"],
+  [0.8, "inactive"],
+  [2, "duplicate"],
+] as const);
+const CHANGES = new Table([
+  [30, "soldOut"],
+  [20, "lowTickets"],
+  [15, "cancelled"],
+  [15, "moved"],
+  [8, "linkBroken"],
+  [6, "spam"],
+  [6, "demoted"],
+] as const);
 const UNKNOWN_CATEGORIES = ["Concerts", "music", "Kids", "Live Music", "Misc"];
 
 const pad = (n: number) => String(n).padStart(2, "0");
@@ -98,7 +148,10 @@ function cost(r: Random): { costText: string | null; isFree: boolean | null } {
     case "priced":
       return { costText: r.chance(0.3) ? `${r.pick(PRICES)} - ${r.pick(PRICES)}` : r.pick(PRICES), isFree: false };
     case "vague":
-      return { costText: r.pick(["$15 adv / $20 door", "From $39.50", " $30 ", "$10 suggested donation"]), isFree: null };
+      return {
+        costText: r.pick(["$15 adv / $20 door", "From $39.50", " $30 ", "$10 suggested donation"]),
+        isFree: null,
+      };
     case "free":
       return { costText: r.pick(["Free", "free", null, ""]), isFree: true };
     case "staleFree": // explicitly non-free; the free text is stale
@@ -120,7 +173,8 @@ function ticketLinks(r: Random, source: string, slug: string, id: number, v: Dem
   const main = { url: sellerUrl(seller, slug, id, r), seller, broken: false };
   if (kind === "broken") return [{ ...main, broken: true }];
   if (kind === "unusable") return [{ url: r.pick(UNUSABLE_URLS), seller: null, broken: false }];
-  if (kind === "boxOffice") return [{ url: `https://${v.slug}.example.com/tickets/${id}`, seller: null, broken: false }];
+  if (kind === "boxOffice")
+    return [{ url: `https://${v.slug}.example.com/tickets/${id}`, seller: null, broken: false }];
   if (kind === "brokenFirst") links.push({ url: sellerUrl(r.pick(SELLERS), slug, id, r), seller: null, broken: true });
   links.push(main);
   if (r.chance(0.15)) {
@@ -156,10 +210,13 @@ export function baseEvent(w: DemoWorld, id: number) {
   const soldOut = r.chance(0.04);
   const site = WEBSITES.pick(r);
   const website =
-    site === "page" ? `https://${v.slug}.example.com/events/${slug}-${id}`
-    : site === "http" ? `http://${v.slug}.example.com/e/${id}`
-    : site === "unusable" ? r.pick(UNUSABLE_URLS)
-    : null;
+    site === "page"
+      ? `https://${v.slug}.example.com/events/${slug}-${id}`
+      : site === "http"
+        ? `http://${v.slug}.example.com/e/${id}`
+        : site === "unusable"
+          ? r.pick(UNUSABLE_URLS)
+          : null;
   return {
     id,
     venueId: v.id,
@@ -192,7 +249,14 @@ export function firstEvent(w: DemoWorld, id: number): DemoEvent {
   if (fate === "duplicate" && id > 1) {
     // The same show listed again by another source: same venue, title and time.
     const original = baseEvent(w, r.int(1, id - 1));
-    return { ...e, venueId: original.venueId, title: original.title, startDate: original.startDate, endDate: original.endDate, duplicateOf: original.id };
+    return {
+      ...e,
+      venueId: original.venueId,
+      title: original.title,
+      startDate: original.startDate,
+      endDate: original.endDate,
+      duplicateOf: original.id,
+    };
   }
   if (fate === "cancelled" || fate === "inactive") return { ...e, status: fate };
   return e;

@@ -4,9 +4,9 @@
  * deletion) interleaved the way an upstream feed publishes them. Same options, same bytes.
  */
 import { DEMO } from "../../db/contract.ts";
-import { baseEvent, firstEvent, updatedEvent, type DemoWorld } from "./events.ts";
+import { type baseEvent, type DemoWorld, firstEvent, updatedEvent } from "./events.ts";
 import { Random, WeightedIndex } from "./random.ts";
-import { buildVenues, venueBody, type DemoVenue } from "./venues.ts";
+import { buildVenues, type DemoVenue, venueBody } from "./venues.ts";
 
 export interface DemoOptions {
   events: number;
@@ -26,7 +26,8 @@ export interface DemoSummary {
 export function parseAnchor(anchor: string): DemoWorld["anchor"] {
   const m = /^(\d{4})-(\d{2})-(\d{2})$/.exec(anchor);
   const ms = m ? Date.UTC(+m[1], +m[2] - 1, +m[3]) : NaN;
-  if (!m || new Date(ms).toISOString().slice(0, 10) !== anchor) throw new Error(`anchor must be a date YYYY-MM-DD, got '${anchor}'`);
+  if (!m || new Date(ms).toISOString().slice(0, 10) !== anchor)
+    throw new Error(`anchor must be a date YYYY-MM-DD, got '${anchor}'`);
   return { year: +m[1], month: +m[2] - 1, day: +m[3] };
 }
 
@@ -88,7 +89,15 @@ export function* demoRecords(options: DemoOptions): Generator<Record<string, unk
         yield remove("event", target);
       }
     }
-    if (r.chance(0.0004)) yield changeVenue(r.pick(world.venues), r.weighted([[5, "hide"], [2, "show"], [3, "rename"]] as const));
+    if (r.chance(0.0004))
+      yield changeVenue(
+        r.pick(world.venues),
+        r.weighted([
+          [5, "hide"],
+          [2, "show"],
+          [3, "rename"],
+        ] as const),
+      );
     if (r.chance(0.00005)) yield remove("venue", r.pick(world.venues).id);
   }
 
@@ -108,7 +117,7 @@ export function* demoChunks(options: DemoOptions): Generator<string> {
   let parts: string[] = [];
   let size = 0;
   for (const record of demoRecords(options)) {
-    const line = JSON.stringify(record) + "\n";
+    const line = `${JSON.stringify(record)}\n`;
     parts.push(line);
     size += line.length;
     if (size >= 1 << 20) {
@@ -125,7 +134,13 @@ export async function writeDemoData(
   options: DemoOptions,
   sink: (chunk: string) => void | Promise<void>,
 ): Promise<DemoSummary> {
-  const summary: DemoSummary = { events: options.events, venues: venueCountFor(options.events), records: 0, bytes: 0, lastSeq: 0 };
+  const summary: DemoSummary = {
+    events: options.events,
+    venues: venueCountFor(options.events),
+    records: 0,
+    bytes: 0,
+    lastSeq: 0,
+  };
   for (const chunk of demoChunks(options)) {
     summary.bytes += Buffer.byteLength(chunk);
     summary.records += countLines(chunk);

@@ -19,12 +19,54 @@ export interface Place {
 
 /** Coordinates of the boroughs and neighbours that city-timezones folds into "New York". */
 const NEW_YORK_METRO: Place[] = [
-  { city: "Brooklyn", state: "NY", latitude: 40.6782, longitude: -73.9442, population: 2_590_000, timezone: "America/New_York" },
-  { city: "Queens", state: "NY", latitude: 40.7282, longitude: -73.7949, population: 2_270_000, timezone: "America/New_York" },
-  { city: "Bronx", state: "NY", latitude: 40.8448, longitude: -73.8648, population: 1_420_000, timezone: "America/New_York" },
-  { city: "Jersey City", state: "NJ", latitude: 40.7178, longitude: -74.0431, population: 290_000, timezone: "America/New_York" },
-  { city: "Hoboken", state: "NJ", latitude: 40.744, longitude: -74.0324, population: 60_000, timezone: "America/New_York" },
-  { city: "Yonkers", state: "NY", latitude: 40.9312, longitude: -73.8987, population: 210_000, timezone: "America/New_York" },
+  {
+    city: "Brooklyn",
+    state: "NY",
+    latitude: 40.6782,
+    longitude: -73.9442,
+    population: 2_590_000,
+    timezone: "America/New_York",
+  },
+  {
+    city: "Queens",
+    state: "NY",
+    latitude: 40.7282,
+    longitude: -73.7949,
+    population: 2_270_000,
+    timezone: "America/New_York",
+  },
+  {
+    city: "Bronx",
+    state: "NY",
+    latitude: 40.8448,
+    longitude: -73.8648,
+    population: 1_420_000,
+    timezone: "America/New_York",
+  },
+  {
+    city: "Jersey City",
+    state: "NJ",
+    latitude: 40.7178,
+    longitude: -74.0431,
+    population: 290_000,
+    timezone: "America/New_York",
+  },
+  {
+    city: "Hoboken",
+    state: "NJ",
+    latitude: 40.744,
+    longitude: -74.0324,
+    population: 60_000,
+    timezone: "America/New_York",
+  },
+  {
+    city: "Yonkers",
+    state: "NY",
+    latitude: 40.9312,
+    longitude: -73.8987,
+    population: 210_000,
+    timezone: "America/New_York",
+  },
 ];
 
 function loadPlaces(): Place[] {
@@ -46,7 +88,9 @@ function loadPlaces(): Place[] {
   }
   // A fixed order, independent of the package's file order.
   out.push(...NEW_YORK_METRO);
-  out.sort((a, b) => (a.state === b.state ? (a.city < b.city ? -1 : a.city > b.city ? 1 : 0) : a.state < b.state ? -1 : 1));
+  out.sort((a, b) =>
+    a.state === b.state ? (a.city < b.city ? -1 : a.city > b.city ? 1 : 0) : a.state < b.state ? -1 : 1,
+  );
   return out;
 }
 
@@ -139,7 +183,14 @@ export function utcOffsetMinutes(timezone: string, year: number, month: number, 
 }
 
 /** Epoch ms of a local wall time (month 0-based; day may overflow, as with Date.UTC). */
-export function localToUtcMs(timezone: string, year: number, month: number, day: number, hour: number, minute: number): number {
+export function localToUtcMs(
+  timezone: string,
+  year: number,
+  month: number,
+  day: number,
+  hour: number,
+  minute: number,
+): number {
   const wall = Date.UTC(year, month, day, hour, minute);
   const d = new Date(wall);
   return wall - utcOffsetMinutes(timezone, d.getUTCFullYear(), d.getUTCMonth(), d.getUTCDate()) * 60_000;

@@ -18,8 +18,22 @@ export const AGGREGATOR_SOURCES = [
 
 /** Ticketing platforms and listing feeds that are not aggregators. */
 export const PLATFORM_SOURCES = [
-  "dice", "etix", "seetickets", "tixr", "songkick:us", "bandsintown", "meetup", "allevents", "universe",
-  "showclix", "ticketweb", "humanitix", "ticketleap", "do512", "scraper:eventful_archive", "scraper:patch.com",
+  "dice",
+  "etix",
+  "seetickets",
+  "tixr",
+  "songkick:us",
+  "bandsintown",
+  "meetup",
+  "allevents",
+  "universe",
+  "showclix",
+  "ticketweb",
+  "humanitix",
+  "ticketleap",
+  "do512",
+  "scraper:eventful_archive",
+  "scraper:patch.com",
 ] as const;
 
 /** Sellers whose links the demo writes; the last two are real but not supported for handoffs. */

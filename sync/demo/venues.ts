@@ -5,9 +5,9 @@
  * without a resolved time zone, and hidden ones.
  */
 import { US_STATES } from "../../db/contract.ts";
-import { AGGREGATOR_SOURCES, PLATFORM_SOURCES } from "./sellers.ts";
-import { cosDeg, MILES_PER_DEGREE_LAT, PLACES, placeWeight, round, spreadMiles, type Place } from "./places.ts";
+import { cosDeg, MILES_PER_DEGREE_LAT, PLACES, type Place, placeWeight, round, spreadMiles } from "./places.ts";
 import { Random, WeightedIndex } from "./random.ts";
+import { AGGREGATOR_SOURCES, PLATFORM_SOURCES } from "./sellers.ts";
 import { slugify, VENUE_KINDS, venueName } from "./words.ts";
 
 export interface DemoVenue {
@@ -62,7 +62,12 @@ function precisionAndPoint(r: Random, place: Place): Pick<DemoVenue, "latitude" 
   const lat = place.latitude + (dy * miles) / MILES_PER_DEGREE_LAT;
   const lng = place.longitude + (dx * miles) / (MILES_PER_DEGREE_LAT * cosDeg(place.latitude));
   const precision = r.weighted<DemoVenue["geocodePrecision"] | "none">([
-    [72, "street"], [9, "zip"], [7, "city"], [5, "unknown"], [4, null], [3, "none"],
+    [72, "street"],
+    [9, "zip"],
+    [7, "city"],
+    [5, "unknown"],
+    [4, null],
+    [3, "none"],
   ]);
   switch (precision) {
     case "none":

@@ -11,7 +11,7 @@ import { readWatermark, writeUpstreamState } from "../../db/replica.ts";
 import { applyRows } from "../apply.ts";
 import type { UpstreamRecord } from "../records.ts";
 import { encodeRecords } from "../rows.ts";
-import { idOfRow, recordOfRow, type Row } from "./records.ts";
+import { idOfRow, type Row, recordOfRow } from "./records.ts";
 import type { UpstreamTable } from "./schema.ts";
 
 export type Change =

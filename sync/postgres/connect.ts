@@ -3,7 +3,7 @@
  * failure becomes one line naming the cause and the fix (README, "Follow your PostgreSQL").
  */
 import pg from "pg";
-import { ident, UPSTREAM_COLUMNS, type PostgresSource } from "./schema.ts";
+import { ident, type PostgresSource, UPSTREAM_COLUMNS } from "./schema.ts";
 
 export class UpstreamError extends Error {}
 

@@ -14,7 +14,7 @@ import { readWatermark } from "../../db/replica.ts";
 import { encodeRecords } from "../rows.ts";
 import { applyBulkSettings, inThreadWriter } from "../writer.ts";
 import type { Change, ChangeApplier, Reject, Verdict } from "./apply.ts";
-import { ident, UPSTREAM_COLUMNS, type PostgresSource, type UpstreamTable } from "./schema.ts";
+import { ident, type PostgresSource, UPSTREAM_COLUMNS, type UpstreamTable } from "./schema.ts";
 
 export interface CopyCounts {
   /** Rows in both tables in the copy's snapshot. */
@@ -38,7 +38,7 @@ function copySql(source: PostgresSource, table: UpstreamTable): string {
 }
 
 /** COPY's text format doubles backslashes (row_to_json's output holds no other character it escapes). */
-const unescape = (line: string) =>
+const unescapeCopy = (line: string) =>
   line.includes("\\") ? line.replace(/\\(.)/g, (_, c: string) => (c === "\\" ? "\\" : `\\${c}`)) : line;
 
 async function* copyLines(client: pg.Client, sql: string): AsyncGenerator<string> {
@@ -103,7 +103,7 @@ export async function copyTables(
         for await (const line of copyLines(client, copySql(source, table))) {
           if (options.signal?.aborted)
             throw new Error("stopped during the initial copy; run it again to start the copy over");
-          batch.push({ op: "upsert", table, row: JSON.parse(unescape(line)) });
+          batch.push({ op: "upsert", table, row: JSON.parse(unescapeCopy(line)) });
           if (batch.length >= options.batchSize) await send();
         }
       }

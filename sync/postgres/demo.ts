@@ -6,8 +6,8 @@
  */
 import type pg from "pg";
 import { from as copyFrom } from "pg-copy-streams";
-import { writeDemoData, type DemoOptions, type DemoSummary } from "../demo/generate.ts";
-import { ident, upstreamDdl, type PostgresSource } from "./schema.ts";
+import { type DemoOptions, type DemoSummary, writeDemoData } from "../demo/generate.ts";
+import { ident, type PostgresSource, upstreamDdl } from "./schema.ts";
 
 /** COPY's text format: a backslash is written twice (JSON text holds no raw tab or newline). */
 const escapeCopy = (chunk: string) => (chunk.includes("\\") ? chunk.replaceAll("\\", "\\\\") : chunk);

@@ -105,7 +105,7 @@ export function recordOfRow(table: UpstreamTable, row: Row, seq: number): RowOut
       ?.slice(1)
       .map((p) => p.key)
       .join(".") ?? "";
-  return { reason: `${path ? path + ": " : ""}${issue.message}` };
+  return { reason: `${path ? `${path}: ` : ""}${issue.message}` };
 }
 
 /** The id of a row or of a deleted row's key, as a number (NaN when it has none). */

@@ -8,7 +8,7 @@ import type pg from "pg";
 import type { Db } from "../../db/driver.ts";
 import { readSourceKind, readUpstreamState, SourceKindError, writeUpstreamState } from "../../db/replica.ts";
 import { connect, explain, UpstreamError } from "./connect.ts";
-import { ident, parsePostgresUrl, type PostgresSource } from "./schema.ts";
+import { ident, type PostgresSource, parsePostgresUrl } from "./schema.ts";
 
 const SLOT_NAME = /^[a-z0-9_]{1,63}$/;
 

@@ -5,8 +5,8 @@
  * end at, and only then is that position confirmed to PostgreSQL, so a crash at any point
  * neither loses a change nor applies one twice (docs/upstream-records.md, "PostgreSQL tables").
  */
-import { LogicalReplicationService, PgoutputPlugin, type Pgoutput } from "pg-logical-replication";
-import type { ChangeApplier, Change, ChangeResult } from "./apply.ts";
+import { LogicalReplicationService, type Pgoutput, PgoutputPlugin } from "pg-logical-replication";
+import type { Change, ChangeApplier, ChangeResult } from "./apply.ts";
 import { clientConfig, explain } from "./connect.ts";
 import { compareLsn, formatLsn, laterLsn, lsnValue } from "./lsn.ts";
 import type { PostgresSource, UpstreamTable } from "./schema.ts";

@@ -10,7 +10,7 @@ import { stopTracking } from "../../db/snapshot.ts";
 import { ChangeApplier, type ChangeResult, type Reject } from "./apply.ts";
 import { assertReady, connect, explain, UpstreamError } from "./connect.ts";
 import { copyTables } from "./copy.ts";
-import { ident, parsePostgresUrl, type PostgresSource } from "./schema.ts";
+import { ident, type PostgresSource, parsePostgresUrl } from "./schema.ts";
 import { assertFollowsPostgres, ensurePublication, publicationName, readLag, slotExists, slotOf } from "./slot.ts";
 import { streamChanges } from "./stream.ts";
 
@@ -158,7 +158,7 @@ export async function syncFromPostgres(
       ? setInterval(() => void readLag(client, slot).then(options.onLag, () => {}), options.lagEveryMs ?? LAG_EVERY_MS)
       : undefined;
     lagTimer?.unref?.();
-    let streamed;
+    let streamed: Awaited<ReturnType<typeof streamChanges>>;
     try {
       streamed = await streamChanges(source, applier, {
         slot,

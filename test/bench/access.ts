@@ -15,7 +15,7 @@ import { join } from "node:path";
 import { parseArgs } from "node:util";
 import { createAccount } from "../../db/accounts.ts";
 import { resolveConfig } from "../../server/config.ts";
-import { createContext, type AppContext } from "../../server/context.ts";
+import { type AppContext, createContext } from "../../server/context.ts";
 import { isApiError } from "../../server/errors.ts";
 import type { RequestScope } from "../../server/handle.ts";
 import { issueKey } from "../../server/keys.ts";
@@ -76,7 +76,12 @@ const ctx = await createContext(resolveConfig({ dbPath: join(dir, "marquee.db") 
 try {
   const unlimited = { rateSustained: 1e9, rateBurst: 1e9 };
   const keyOf = (fields: Parameters<typeof createAccount>[1]) =>
-    issueKey(ctx.ledger, createAccount(ctx.ledger, { email: "bench@example.com", ...unlimited, ...fields }, Date.now()), "live", Date.now()).key;
+    issueKey(
+      ctx.ledger,
+      createAccount(ctx.ledger, { email: "bench@example.com", ...unlimited, ...fields }, Date.now()),
+      "live",
+      Date.now(),
+    ).key;
   const legacy = keyOf({ plan: "legacy" });
   const metered = keyOf({ plan: "enterprise", rowBudget: 1e12 });
   const trial = keyOf({ plan: "none" });
@@ -94,7 +99,8 @@ try {
       `(per-request counters commit with synchronous=NORMAL, trial writes with FULL)\n`,
   );
   console.log(`| case | p50 µs | p99 µs | mean µs |\n|---|---:|---:|---:|`);
-  for (const r of results) console.log(`| ${r.name} | ${r.p50.toFixed(1)} | ${r.p99.toFixed(1)} | ${r.mean.toFixed(1)} |`);
+  for (const r of results)
+    console.log(`| ${r.name} | ${r.p50.toFixed(1)} | ${r.p99.toFixed(1)} | ${r.mean.toFixed(1)} |`);
 } finally {
   ctx.close();
   rmSync(dir, { recursive: true, force: true });

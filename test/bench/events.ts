@@ -14,10 +14,10 @@ import { existsSync, readFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { parseArgs } from "node:util";
 import { createAccount } from "../../db/accounts.ts";
-import { readConsistently, selectPage, type PageFilter } from "../../db/events-query.ts";
-import { readSnapshotStats } from "../../db/snapshot-stats.ts";
+import { type PageFilter, readConsistently, selectPage } from "../../db/events-query.ts";
 import { hydratePage } from "../../db/hydrate.ts";
 import { readReplicaStats } from "../../db/replica.ts";
+import { readSnapshotStats } from "../../db/snapshot-stats.ts";
 import { createApp } from "../../server/app.ts";
 import { createClock } from "../../server/clock.ts";
 import { resolveConfig } from "../../server/config.ts";
@@ -34,17 +34,28 @@ const clock = createClock();
 const ctx = await createContext(resolveConfig({ dbPath, baseUrl: "http://bench.local" }, {}), clock);
 // "Now" = --now, else the demo data's anchor day (built.json beside the replica), else its first day.
 const builtPath = join(dirname(dbPath), "built.json");
-const anchorDay = values.now ?? (existsSync(builtPath) ? (JSON.parse(readFileSync(builtPath, "utf8")) as { anchor?: string }).anchor : undefined);
-const firstStart = ctx.replica.prepare<{ t: number }>("SELECT min(start_ms) AS t FROM snapshot WHERE long = 0").get()!.t;
+const anchorDay =
+  values.now ??
+  (existsSync(builtPath) ? (JSON.parse(readFileSync(builtPath, "utf8")) as { anchor?: string }).anchor : undefined);
+const firstStart = ctx.replica
+  .prepare<{ t: number }>("SELECT min(start_ms) AS t FROM snapshot WHERE long = 0")
+  .get()!.t;
 clock.set(anchorDay ? Date.parse(anchorDay) : firstStart + 86_400_000);
 const stats = readReplicaStats(ctx.replica);
-console.log(`replica ${dbPath}: ${stats.events} events, ${stats.snapshotEvents} in the snapshot; now = ${new Date(clock.now()).toISOString()}`);
+console.log(
+  `replica ${dbPath}: ${stats.events} events, ${stats.snapshotEvents} in the snapshot; now = ${new Date(clock.now()).toISOString()}`,
+);
 
-const account = createAccount(ctx.ledger, { plan: "enterprise", rateSustained: 1e9, rateBurst: 1e9 } as never, clock.now());
+const account = createAccount(
+  ctx.ledger,
+  { plan: "enterprise", rateSustained: 1e9, rateBurst: 1e9 } as never,
+  clock.now(),
+);
 const { key } = issueKey(ctx.ledger, account, "live", clock.now());
 const app = createApp(ctx);
 
-const pct = (xs: number[], p: number) => [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.floor((p / 100) * xs.length))];
+const pct = (xs: number[], p: number) =>
+  [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.floor((p / 100) * xs.length))];
 const fmt = (xs: number[]) => `p50 ${pct(xs, 50).toFixed(2).padStart(6)}  p99 ${pct(xs, 99).toFixed(2).padStart(6)}`;
 
 async function get(qs: string): Promise<{ page: { nextCursor: string | null } }> {
@@ -101,7 +112,9 @@ const SHAPES = [
   "lat=44.0&lng=-107.0&radius_miles=25",
 ];
 
-console.log(`\n${"shape".padEnd(56)} ${"plan".padEnd(11)} ${"select+hydrate".padEnd(26)} ${"first page (HTTP)".padEnd(26)} deep page (HTTP)`);
+console.log(
+  `\n${"shape".padEnd(56)} ${"plan".padEnd(11)} ${"select+hydrate".padEnd(26)} ${"first page (HTTP)".padEnd(26)} deep page (HTTP)`,
+);
 for (const qs of SHAPES) {
   const geo = qs.includes("lat=");
   const direct: number[] = [];
@@ -111,7 +124,13 @@ for (const qs of SHAPES) {
     for (let i = 0; i < runs; i++) {
       const t = performance.now();
       readConsistently(ctx.replica, () => {
-        const s = selectPage(ctx.replica, { stats: readSnapshotStats(ctx.replica), estimates: ctx.list.caches.estimates }, f, null, 25);
+        const s = selectPage(
+          ctx.replica,
+          { stats: readSnapshotStats(ctx.replica), estimates: ctx.list.caches.estimates },
+          f,
+          null,
+          25,
+        );
         plan = s.plan;
         hydratePage(ctx.replica, s.keys, f, { baseUrl: "http://bench.local", distanceMiles: null });
       });

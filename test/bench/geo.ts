@@ -41,7 +41,10 @@ const dbPath = values.db ?? DEFAULT_DB;
 
 function marquee(...args: string[]): void {
   const started = performance.now();
-  const r = spawnSync(BUN, [join(ROOT, "server/main.ts"), ...args], { cwd: ROOT, stdio: ["ignore", "inherit", "inherit"] });
+  const r = spawnSync(BUN, [join(ROOT, "server/main.ts"), ...args], {
+    cwd: ROOT,
+    stdio: ["ignore", "inherit", "inherit"],
+  });
   if (r.status !== 0) throw new Error(`marquee ${args[0]} failed (${r.status})`);
   console.error(`  marquee ${args[0]}: ${((performance.now() - started) / 1000).toFixed(1)} s`);
 }
@@ -51,7 +54,10 @@ if (!existsSync(dbPath)) {
   mkdirSync(dirname(DEFAULT_DB), { recursive: true });
   if (!existsSync(DEMO_NDJSON)) marquee("demo-data", "--events", "1000000", "--seed", "1", "--out", DEMO_NDJSON);
   marquee("sync", "--from", DEMO_NDJSON, "--db", DEFAULT_DB);
-  writeFileSync(join(dirname(DEFAULT_DB), "built.json"), JSON.stringify({ builtAt: new Date().toISOString(), buildSyncS: null }));
+  writeFileSync(
+    join(dirname(DEFAULT_DB), "built.json"),
+    JSON.stringify({ builtAt: new Date().toISOString(), buildSyncS: null }),
+  );
 }
 
 const clock = createClock();
@@ -143,9 +149,16 @@ async function page(path: string): Promise<PageRun> {
   return { ms, cpu: used, status: 200, count: body.page.count, next: body.page.nextCursor };
 }
 
-const report: Record<string, unknown> = { replica: dbPath, events: stats.events, venues: stats.venues, snapshotEvents: stats.snapshotEvents };
+const report: Record<string, unknown> = {
+  replica: dbPath,
+  events: stats.events,
+  venues: stats.venues,
+  snapshotEvents: stats.snapshotEvents,
+};
 const fmt = (t: Timing) => `p50 ${t.p50.toFixed(2)} ms  p99 ${t.p99.toFixed(2)} ms  (n=${t.n})`;
-console.log(`replica ${dbPath}: ${stats.events.toLocaleString("en-US")} events, ${stats.venues.toLocaleString("en-US")} venues`);
+console.log(
+  `replica ${dbPath}: ${stats.events.toLocaleString("en-US")} events, ${stats.venues.toLocaleString("en-US")} venues`,
+);
 let missed = false;
 
 for (const sc of scenarios) {
@@ -168,7 +181,7 @@ for (const sc of scenarios) {
     status = p1.status;
     if (status !== 200) break;
     rows = p1.count;
-    if (i >= 20) (firstPages.push(p1.ms), firstCpu.push(p1.cpu));
+    if (i >= 20) firstPages.push(p1.ms), firstCpu.push(p1.cpu);
     if (p1.next) {
       const p2 = await page(`${path}&cursor=${encodeURIComponent(p1.next)}`);
       if (i >= 20 && p2.status === 200) nextPages.push(p2.ms);
@@ -184,7 +197,9 @@ for (const sc of scenarios) {
   } else {
     const f1 = summarize(firstPages);
     const c1 = summarize(firstCpu);
-    console.log(`  first page (${rows} rows)  ${fmt(f1)}  ${f1.p50 < TARGET_P50_MS ? "meets" : "MISSES"} the ${TARGET_P50_MS} ms median target`);
+    console.log(
+      `  first page (${rows} rows)  ${fmt(f1)}  ${f1.p50 < TARGET_P50_MS ? "meets" : "MISSES"} the ${TARGET_P50_MS} ms median target`,
+    );
     console.log(`  first page CPU     p50 ${c1.p50.toFixed(2)} ms  p99 ${c1.p99.toFixed(2)} ms`);
     if (nextPages.length) console.log(`  next page          ${fmt(summarize(nextPages))}`);
     entry.firstPage = f1;

@@ -23,10 +23,16 @@ const dbPath = new URL("../../.bench/replica/marquee.db", import.meta.url).pathn
 const clock = createClock();
 const ctx = await createContext(resolveConfig({ dbPath, baseUrl: "http://bench.local" }, {}), clock);
 const builtPath = join(dirname(dbPath), "built.json");
-const anchor = existsSync(builtPath) ? (JSON.parse(readFileSync(builtPath, "utf8")) as { anchor?: string }).anchor : undefined;
+const anchor = existsSync(builtPath)
+  ? (JSON.parse(readFileSync(builtPath, "utf8")) as { anchor?: string }).anchor
+  : undefined;
 if (anchor) clock.set(Date.parse(anchor) + 12 * 3_600_000);
 
-const account = createAccount(ctx.ledger, { plan: "enterprise", rateSustained: 1e9, rateBurst: 1e9 } as never, clock.now());
+const account = createAccount(
+  ctx.ledger,
+  { plan: "enterprise", rateSustained: 1e9, rateBurst: 1e9 } as never,
+  clock.now(),
+);
 const { key } = issueKey(ctx.ledger, account, "live", clock.now());
 const app = createApp(ctx);
 const headers = { authorization: `Bearer ${key}` };

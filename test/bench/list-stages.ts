@@ -22,7 +22,7 @@ import { pageCacheKey } from "../../server/list/page-cache.ts";
 import { withCursor } from "../../server/list/response.ts";
 import { UNLIMITED_RATE } from "./lib/config.ts";
 import { REPLICA_DB, RUN_DIR } from "./lib/fixture.ts";
-import { writeUniqueLists, type UniqueClass } from "./lib/unique.ts";
+import { type UniqueClass, writeUniqueLists } from "./lib/unique.ts";
 
 export const STAGES = ["authorize", "parse", "window", "open", "geo", "select", "hydrate", "settle"] as const;
 export type Stage = (typeof STAGES)[number];
@@ -41,13 +41,30 @@ const CLASSES: UniqueClass[] = ["state", "state-city", "source", "circle", "poly
 export async function measureStages(dbPath: string, requests: number): Promise<StageRow[]> {
   mkdirSync(RUN_DIR, { recursive: true });
   const replica = await openReplica(dbPath, { readonly: true });
-  const lists = writeUniqueLists(replica, { perClass: requests + 200, walks: 10, zipfRequests: 10, zipfQueries: 10, seed: 7, nowMs: Date.now() });
+  const lists = writeUniqueLists(replica, {
+    perClass: requests + 200,
+    walks: 10,
+    zipfRequests: 10,
+    zipfQueries: 10,
+    seed: 7,
+    nowMs: Date.now(),
+  });
   replica.close();
   // The bench's ledger beside the replica (each bench run starts it afresh): one more account.
   const ctx = await createContext(resolveConfig({ dbPath, baseUrl: "http://bench.local" }, {}));
   if (process.env.PRAGMA) ctx.replica.exec(process.env.PRAGMA);
   try {
-    const account = createAccount(ctx.ledger, { email: "stages@bench.example", plan: "enterprise", rowBudget: null, rateSustained: UNLIMITED_RATE, rateBurst: UNLIMITED_RATE }, Date.now());
+    const account = createAccount(
+      ctx.ledger,
+      {
+        email: "stages@bench.example",
+        plan: "enterprise",
+        rowBudget: null,
+        rateSustained: UNLIMITED_RATE,
+        rateBurst: UNLIMITED_RATE,
+      },
+      Date.now(),
+    );
     const key = issueKey(ctx.ledger, account, "live", Date.now()).key;
     const list = ctx.list;
     const rows: StageRow[] = [];
@@ -60,7 +77,14 @@ export async function measureStages(dbPath: string, requests: number): Promise<S
         const url = `http://bench.local${paths[i]}`;
         const req = new Request(url, { headers: { authorization: `Bearer ${key}` } });
         const u = new URL(url);
-        const scope: RequestScope = { event: null, req, url: u, search: u.search, requestId: crypto.randomUUID(), headers: {} };
+        const scope: RequestScope = {
+          event: null,
+          req,
+          url: u,
+          search: u.search,
+          requestId: crypto.randomUUID(),
+          headers: {},
+        };
         const t: number[] = [performance.now()];
         const request = list.request(scope);
         const access = list.authorize(scope, request);
@@ -89,7 +113,7 @@ export async function measureStages(dbPath: string, requests: number): Promise<S
         list.settle(scope, access, out);
         t.push(performance.now());
         if (i < 200) continue;
-        STAGES.forEach((s, k) => (sums[s] += (t[k + 1] - t[k]) * 1000));
+        for (const [k, s] of STAGES.entries()) sums[s] += (t[k + 1] - t[k]) * 1000;
         totals.push((t[t.length - 1] - t[0]) * 1000);
       }
       const n = totals.length;
@@ -112,13 +136,16 @@ export function renderStages(rows: StageRow[]): string {
   const head = `| class (new requests) | ${STAGES.join(" | ")} | total mean | total median |`;
   const line = `|---|${STAGES.map(() => "--:").join("|")}|--:|--:|`;
   const body = rows.map(
-    (r) => `| ${r.cls} (${r.requests}) | ${STAGES.map((s) => r.meanUs[s].toFixed(0)).join(" | ")} | ${r.totalMeanUs.toFixed(0)} | ${r.totalMedianUs.toFixed(0)} |`,
+    (r) =>
+      `| ${r.cls} (${r.requests}) | ${STAGES.map((s) => r.meanUs[s].toFixed(0)).join(" | ")} | ${r.totalMeanUs.toFixed(0)} | ${r.totalMedianUs.toFixed(0)} |`,
   );
   return [head, line, ...body].join("\n");
 }
 
 if (import.meta.main) {
-  const { values } = parseArgs({ options: { requests: { type: "string" }, db: { type: "string" }, json: { type: "boolean" } } });
+  const { values } = parseArgs({
+    options: { requests: { type: "string" }, db: { type: "string" }, json: { type: "boolean" } },
+  });
   const rows = await measureStages(values.db ?? REPLICA_DB, Number(values.requests ?? 2000));
   console.log(values.json ? JSON.stringify(rows) : renderStages(rows));
 }

@@ -32,7 +32,8 @@ const PAGE = (where: string) =>
     ORDER BY s.start_ms, s.id LIMIT 25`);
 const byState = PAGE("s.state = $state AND s.long = 0");
 const byCity = PAGE("s.city = $city AND s.long = 0 AND s.state = $state");
-const byBox = db.query(`SELECT ${FIELDS} FROM venue_rtree r JOIN snapshot s ON s.venue_id = r.id JOIN events e ON e.id = s.id
+const byBox =
+  db.query(`SELECT ${FIELDS} FROM venue_rtree r JOIN snapshot s ON s.venue_id = r.id JOIN events e ON e.id = s.id
     JOIN venues v ON v.id = e.venue_id
     WHERE r.min_lat <= $maxLat AND r.max_lat >= $minLat AND r.min_lng <= $maxLng AND r.max_lng >= $minLng
       AND s.start_ms >= $after - $span AND s.start_ms <= $before AND s.end_ms >= $after
@@ -43,7 +44,9 @@ type Row = Record<string, string | number | null>;
 
 function miles(lat1: number, lng1: number, lat2: number, lng2: number): number {
   const r = Math.PI / 180;
-  const a = Math.sin(((lat2 - lat1) * r) / 2) ** 2 + Math.cos(lat1 * r) * Math.cos(lat2 * r) * Math.sin(((lng2 - lng1) * r) / 2) ** 2;
+  const a =
+    Math.sin(((lat2 - lat1) * r) / 2) ** 2 +
+    Math.cos(lat1 * r) * Math.cos(lat2 * r) * Math.sin(((lng2 - lng1) * r) / 2) ** 2;
   return 2 * Math.atan2(Math.sqrt(a), Math.sqrt(1 - a)) * 3958.7613;
 }
 
@@ -97,14 +100,22 @@ const server = Bun.serve({
     if (geo) {
       const dLat = radius / MILES_PER_DEG;
       const dLng = radius / (MILES_PER_DEG * Math.cos((lat * Math.PI) / 180));
-      rows = byBox.all({ ...params, minLat: lat - dLat, maxLat: lat + dLat, minLng: lng - dLng, maxLng: lng + dLng }) as Row[];
+      rows = byBox.all({
+        ...params,
+        minLat: lat - dLat,
+        maxLat: lat + dLat,
+        minLng: lng - dLng,
+        maxLng: lng + dLng,
+      }) as Row[];
     } else if (q.has("city")) {
       rows = byCity.all({ ...params, state: q.get("state")!.toUpperCase(), city: q.get("city")! }) as Row[];
     } else {
       rows = byState.all({ ...params, state: (q.get("state") ?? "").toUpperCase() }) as Row[];
     }
     const base = url.origin;
-    const data = rows.map((r) => toEvent(r, base, geo ? miles(lat, lng, Number(r.latitude), Number(r.longitude)) : null));
+    const data = rows.map((r) =>
+      toEvent(r, base, geo ? miles(lat, lng, Number(r.latitude), Number(r.longitude)) : null),
+    );
     return Response.json({ data, page: { nextCursor: null, hasMore: data.length === 25, count: data.length } });
   },
 });

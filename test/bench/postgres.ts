@@ -20,9 +20,9 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { parseArgs } from "node:util";
 import pg from "pg";
-import { startPgServer, type PgServer } from "../pg-server.ts";
+import { type PgServer, startPgServer } from "../pg-server.ts";
 import { BUN } from "./lib/config.ts";
-import { freePort, runOk, startServer, type Server } from "./lib/proc.ts";
+import { freePort, runOk, type Server, startServer } from "./lib/proc.ts";
 
 export interface PostgresFixture {
   server: PgServer;

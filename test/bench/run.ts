@@ -11,26 +11,33 @@
  * default page under load while a 50,000-change sync runs. Prints the tables; a full run (no
  * --only or --skip-* flag) also writes them into test/bench/RESULTS.md.
  */
-import { mkdirSync, writeFileSync } from "node:fs";
+import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { parseArgs } from "node:util";
 import { openReplica } from "../../db/replica.ts";
-import { readFileSync } from "node:fs";
-import { measureStages } from "./list-stages.ts";
-import { measurePeer, measurePostgresCopy, measureStreaming, preparePostgres } from "./postgres.ts";
 import { DATA, UNIQUE } from "./lib/config.ts";
-import { measureUnique, uniqueScenarios } from "./lib/unique-measure.ts";
-import { writeUniqueLists } from "./lib/unique.ts";
-import { cleanRunDir, createKeys, ensureReplica, openBenchLedger, REPLICA_DB, resetLedger, RUN_DIR } from "./lib/fixture.ts";
+import {
+  cleanRunDir,
+  createKeys,
+  ensureReplica,
+  openBenchLedger,
+  REPLICA_DB,
+  RUN_DIR,
+  resetLedger,
+} from "./lib/fixture.ts";
 import { describeMachine } from "./lib/machine.ts";
 import { measureSides } from "./lib/measure.ts";
 import { captureScenarios, request, resolveInputs } from "./lib/prepare.ts";
-import { freePort, readRss, stopAllServers, type Server } from "./lib/proc.ts";
-import { renderMarkdown, writeResults, type RunReport } from "./lib/report.ts";
+import { freePort, readRss, type Server, stopAllServers } from "./lib/proc.ts";
+import { type RunReport, renderMarkdown, writeResults } from "./lib/report.ts";
 import { buildScenarios } from "./lib/scenarios.ts";
 import { measureSyncThroughput, measureSyncUnderLoad, writeChangeStream } from "./lib/sync-load.ts";
 import * as targets from "./lib/targets.ts";
+import { writeUniqueLists } from "./lib/unique.ts";
+import { measureUnique, uniqueScenarios } from "./lib/unique-measure.ts";
 import { checkWrk, measure } from "./lib/wrk.ts";
+import { measureStages } from "./list-stages.ts";
+import { measurePeer, measurePostgresCopy, measureStreaming, preparePostgres } from "./postgres.ts";
 
 const { values: flags } = parseArgs({
   options: {
@@ -84,21 +91,24 @@ async function main(): Promise<number> {
 
   // Marquee on Bun first: it resolves inputs and provides the bytes the ceiling replays.
   let server: Server = await targets.startMarqueeBun(await freePort());
-  log(`Marquee on Bun up in ${server.readyMs.toFixed(0)} ms; resolving scenario inputs (walking ${DATA.deepPages} pages) …`);
+  log(
+    `Marquee on Bun up in ${server.readyMs.toFixed(0)} ms; resolving scenario inputs (walking ${DATA.deepPages} pages) …`,
+  );
   const inputs = await resolveInputs(server.baseUrl, replica, benchKey, handoffCaptureKey, notes);
   const all = buildScenarios(inputs);
   report.scenarios = all;
-  const keyFor = (s: { auth: string }) => (s.auth === "trial" ? trialCaptureKey : s.auth === "handoff" ? handoffCaptureKey : benchKey);
+  const keyFor = (s: { auth: string }) =>
+    s.auth === "trial" ? trialCaptureKey : s.auth === "handoff" ? handoffCaptureKey : benchKey;
   const { served, failed, bodiesFile } = await captureScenarios(server.baseUrl, all, keyFor, notes);
   // Unique traffic: the lists, and one real page of it for the ceiling to replay.
-  const lists = flags["skip-unique"]
-    ? null
-    : writeUniqueLists(replica, { ...UNIQUE, nowMs: Date.now() });
+  const lists = flags["skip-unique"] ? null : writeUniqueLists(replica, { ...UNIQUE, nowMs: Date.now() });
   if (lists) {
     const sample = await request(server.baseUrl, "GET", lists.sample.state, benchKey);
     const bodies = JSON.parse(readFileSync(bodiesFile, "utf8")) as unknown[];
     writeFileSync(bodiesFile, JSON.stringify([...bodies, sample]));
-    log(`unique traffic: ${UNIQUE.perClass.toLocaleString("en-US")} new paths per class, ${UNIQUE.walks.toLocaleString("en-US")} walks; the Zipf mix repeats ${(100 * lists.zipf.repeatShare).toFixed(0)} % of its requests`);
+    log(
+      `unique traffic: ${UNIQUE.perClass.toLocaleString("en-US")} new paths per class, ${UNIQUE.walks.toLocaleString("en-US")} walks; the Zipf mix repeats ${(100 * lists.zipf.repeatShare).toFixed(0)} % of its requests`,
+    );
   }
   for (const [id, reason] of failed) report.cells[id] = { bun: { skipped: reason } };
   const openapi = await fetch(`${server.baseUrl}/v1/openapi.json`);
@@ -148,7 +158,9 @@ async function main(): Promise<number> {
     const cells = await measureUnique({ bun, ceiling, peer }, scenarios, benchKey, lists.sample.state, log);
     report.unique = { scenarios, cells, rss: readRss(bun.child.pid!) ?? undefined, ceilingPath: lists.sample.state };
     await Promise.all([bun.stop(), ceiling.stop(), peer.stop()]);
-    log(`where a new request's time goes: ${UNIQUE.stageRequests.toLocaleString("en-US")} new requests per class, stage by stage …`);
+    log(
+      `where a new request's time goes: ${UNIQUE.stageRequests.toLocaleString("en-US")} new requests per class, stage by stage …`,
+    );
     report.stages = await measureStages(REPLICA_DB, UNIQUE.stageRequests);
   }
   if (only.has("node")) await run("node", await targets.startMarqueeNode(await freePort()));
@@ -190,7 +202,9 @@ async function main(): Promise<number> {
       const idle = await measure(spec);
       log(`default page idle: p99 ${idle.p99Ms.toFixed(2)} ms; now syncing ${changes.records} changes under load …`);
       report.syncUnderLoad = { ...(await measureSyncUnderLoad(spec, changes.file, changes.records)), idle };
-      log(`  during sync: p99 ${report.syncUnderLoad.load.p99Ms.toFixed(2)} ms over ${report.syncUnderLoad.syncSeconds.toFixed(1)} s`);
+      log(
+        `  during sync: p99 ${report.syncUnderLoad.load.p99Ms.toFixed(2)} ms over ${report.syncUnderLoad.syncSeconds.toFixed(1)} s`,
+      );
       await server.stop();
     } catch (err) {
       report.syncUnderLoad = { skipped: (err as Error).message.split("\n")[0].slice(0, 200) };
@@ -200,17 +214,29 @@ async function main(): Promise<number> {
   if (!flags["skip-postgres"]) {
     // One PostgreSQL upstream, one replica copied from it: the streaming run and the peer
     // resume that replica from its slot instead of copying again.
-    log(`PostgreSQL upstream: writing the ${DATA.events.toLocaleString("en-US")}-event demo data set into a new server …`);
+    log(
+      `PostgreSQL upstream: writing the ${DATA.events.toLocaleString("en-US")}-event demo data set into a new server …`,
+    );
     try {
       const fx = await preparePostgres(DATA.events, log);
       try {
         const db = join(fx.dir, "follow.db");
         const copy = await measurePostgresCopy(fx, db);
-        log(`  initial copy: ${copy.rows.toLocaleString("en-US")} rows in ${copy.seconds.toFixed(1)} s (${Math.round(copy.rowsPerS).toLocaleString("en-US")} rows/s)`);
-        const streaming = await measureStreaming(fx, { seconds: DATA.pgStreamSeconds, changesPerS: DATA.pgChangesPerS, idleSeconds: 10, db }, log);
-        log(`  commit to served: p50 ${streaming.commitToServed.p50.toFixed(0)} ms, p99 ${streaming.commitToServed.p99.toFixed(0)} ms; page p99 ${streaming.p99Ratio.toFixed(2)}x idle`);
+        log(
+          `  initial copy: ${copy.rows.toLocaleString("en-US")} rows in ${copy.seconds.toFixed(1)} s (${Math.round(copy.rowsPerS).toLocaleString("en-US")} rows/s)`,
+        );
+        const streaming = await measureStreaming(
+          fx,
+          { seconds: DATA.pgStreamSeconds, changesPerS: DATA.pgChangesPerS, idleSeconds: 10, db },
+          log,
+        );
+        log(
+          `  commit to served: p50 ${streaming.commitToServed.p50.toFixed(0)} ms, p99 ${streaming.commitToServed.p99.toFixed(0)} ms; page p99 ${streaming.p99Ratio.toFixed(2)}x idle`,
+        );
         const peer = await measurePeer(fx, { seconds: 10, db });
-        log(`  default page: Marquee ${Math.round(peer.marquee.perS)} req/s, PostgreSQL peer ${Math.round(peer.peer.perS)} req/s (${peer.throughputRatio.toFixed(1)}x)`);
+        log(
+          `  default page: Marquee ${Math.round(peer.marquee.perS)} req/s, PostgreSQL peer ${Math.round(peer.peer.perS)} req/s (${peer.throughputRatio.toFixed(1)}x)`,
+        );
         report.postgres = { copy, streaming, peer };
       } finally {
         fx.close();
@@ -226,7 +252,8 @@ async function main(): Promise<number> {
   const markdown = renderMarkdown(report);
   console.log(`\n${markdown}\n`);
   // A partial run would replace the full figures with holes: RESULTS.md records whole runs only.
-  if (flags.only || flags["skip-sync"] || flags["skip-cold-start"] || flags["skip-unique"] || flags["skip-postgres"]) log("partial run: test/bench/RESULTS.md left as it was");
+  if (flags.only || flags["skip-sync"] || flags["skip-cold-start"] || flags["skip-unique"] || flags["skip-postgres"])
+    log("partial run: test/bench/RESULTS.md left as it was");
   else {
     writeResults(markdown);
     log("written to test/bench/RESULTS.md");

@@ -27,7 +27,8 @@ const { values } = parseArgs({ options: { events: { type: "string" }, seconds: {
 const sizes = (values.events ?? "100000,1000000,3000000").split(",").map(Number);
 const seconds = Number(values.seconds ?? 5);
 const DIR = join(CACHE, "scale");
-const fmt = (n: number, digits = 0) => n.toLocaleString("en-US", { minimumFractionDigits: digits, maximumFractionDigits: digits });
+const fmt = (n: number, digits = 0) =>
+  n.toLocaleString("en-US", { minimumFractionDigits: digits, maximumFractionDigits: digits });
 const log = (s: string) => console.error(`[${new Date().toISOString().slice(11, 19)}] ${s}`);
 
 interface ScaleRow {
@@ -49,28 +50,73 @@ async function measureSize(events: number): Promise<ScaleRow> {
   const db = join(DIR, "marquee.db");
   const today = new Date().toISOString().slice(0, 10);
   log(`${fmt(events)} events: generating …`);
-  await runOk(BUN, ["server/main.ts", "demo-data", "--events", String(events), "--seed", "1", "--anchor", today, "--out", ndjson]);
+  await runOk(BUN, [
+    "server/main.ts",
+    "demo-data",
+    "--events",
+    String(events),
+    "--seed",
+    "1",
+    "--anchor",
+    today,
+    "--out",
+    ndjson,
+  ]);
   log("  syncing …");
   const sync = await runOk(BUN, ["server/main.ts", "sync", "--from", ndjson, "--db", db, "--json"]);
   const summary = JSON.parse(sync.stdout) as { applied: number };
   rmSync(ndjson, { force: true });
-  const diskMb = ["", "-wal"].reduce((sum, suffix) => sum + (statSync(db + suffix, { throwIfNoEntry: false })?.size ?? 0), 0) / 1e6;
+  const diskMb =
+    ["", "-wal"].reduce((sum, suffix) => sum + (statSync(db + suffix, { throwIfNoEntry: false })?.size ?? 0), 0) / 1e6;
 
   const ledger = await openLedger(ledgerPathFor(db));
   const now = Date.now();
-  const account = createAccount(ledger, { email: "scale@bench.example", plan: "enterprise", rowBudget: null, rateSustained: UNLIMITED_RATE, rateBurst: UNLIMITED_RATE }, now);
+  const account = createAccount(
+    ledger,
+    {
+      email: "scale@bench.example",
+      plan: "enterprise",
+      rowBudget: null,
+      rateSustained: UNLIMITED_RATE,
+      rateBurst: UNLIMITED_RATE,
+    },
+    now,
+  );
   const key = issueKey(ledger, account, "live", now).key;
   ledger.close();
   const replica = await openReplica(db, { readonly: true });
-  const lists = writeUniqueLists(replica, { perClass: 60_000, walks: 10, zipfRequests: 10, zipfQueries: 10, seed: 5, nowMs: now });
+  const lists = writeUniqueLists(replica, {
+    perClass: 60_000,
+    walks: 10,
+    zipfRequests: 10,
+    zipfQueries: 10,
+    seed: 5,
+    nowMs: now,
+  });
   replica.close();
 
   const port = await freePort();
-  const server = await startServer("marquee-bun", BUN, ["server/main.ts", "serve", "--db", db, "--port", String(port), "--host", "127.0.0.1", "--snapshot-interval", "3600"], {
-    port,
-    probe: "/healthz",
-    env: { MARQUEE_SECRET: "", MARQUEE_DB: "", MARQUEE_BASE_URL: "", PORT: "" },
-  });
+  const server = await startServer(
+    "marquee-bun",
+    BUN,
+    [
+      "server/main.ts",
+      "serve",
+      "--db",
+      db,
+      "--port",
+      String(port),
+      "--host",
+      "127.0.0.1",
+      "--snapshot-interval",
+      "3600",
+    ],
+    {
+      port,
+      probe: "/healthz",
+      env: { MARQUEE_SECRET: "", MARQUEE_DB: "", MARQUEE_BASE_URL: "", PORT: "" },
+    },
+  );
   try {
     log("  unique state …");
     const state = await measure({ url: `${server.baseUrl}/`, key, pathsFile: lists.paths.state }, seconds);

@@ -7,7 +7,7 @@
  *
  *   bun test/bench/start-times.ts     prints the times; exits 1 when a target is missed
  */
-import { startMarquee, type StartOptions } from "../../testing/index.ts";
+import { type StartOptions, startMarquee } from "../../testing/index.ts";
 
 export const START_TARGETS = { emptyMs: 500, demo5000Ms: 2_000 } as const;
 const RUNS = { empty: 5, demo5000: 3 } as const;
@@ -41,8 +41,10 @@ export function missedStartTargets(t: Awaited<ReturnType<typeof measureStartTime
   const missed: string[] = [];
   const worstEmpty = Math.max(...t.emptyMs);
   const worstDemo = Math.max(...t.demo5000Ms);
-  if (worstEmpty > START_TARGETS.emptyMs) missed.push(`empty start ${worstEmpty.toFixed(0)} ms > ${START_TARGETS.emptyMs} ms`);
-  if (worstDemo > START_TARGETS.demo5000Ms) missed.push(`demoEvents 5000 ${worstDemo.toFixed(0)} ms > ${START_TARGETS.demo5000Ms} ms`);
+  if (worstEmpty > START_TARGETS.emptyMs)
+    missed.push(`empty start ${worstEmpty.toFixed(0)} ms > ${START_TARGETS.emptyMs} ms`);
+  if (worstDemo > START_TARGETS.demo5000Ms)
+    missed.push(`demoEvents 5000 ${worstDemo.toFixed(0)} ms > ${START_TARGETS.demo5000Ms} ms`);
   return missed;
 }
 

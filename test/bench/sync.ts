@@ -13,7 +13,19 @@
  */
 import { spawnSync } from "node:child_process";
 import { createHash } from "node:crypto";
-import { closeSync, existsSync, fstatSync, mkdirSync, openSync, readdirSync, readFileSync, readSync, rmSync, statSync, writeFileSync } from "node:fs";
+import {
+  closeSync,
+  existsSync,
+  fstatSync,
+  mkdirSync,
+  openSync,
+  readdirSync,
+  readFileSync,
+  readSync,
+  rmSync,
+  statSync,
+  writeFileSync,
+} from "node:fs";
 import { availableParallelism, cpus, loadavg } from "node:os";
 import { join } from "node:path";
 import { parseArgs } from "node:util";
@@ -39,13 +51,19 @@ const anchor = "2026-12-01";
 /** The generator's sources, hashed: a cached NDJSON is reused only while they are unchanged. */
 const DEMO_SRC = join(ROOT, "sync", "demo");
 const generatorHash = createHash("sha256")
-  .update(readdirSync(DEMO_SRC).sort().map((f) => readFileSync(join(DEMO_SRC, f), "utf8")).join("\0"))
+  .update(
+    readdirSync(DEMO_SRC)
+      .sort()
+      .map((f) => readFileSync(join(DEMO_SRC, f), "utf8"))
+      .join("\0"),
+  )
   .digest("hex")
   .slice(0, 10);
 const ndjson = join(DIR, `demo-${events}-seed${seed}-${anchor}-${generatorHash}.ndjson`);
 const replica = join(DIR, "replica.db");
 
-const fmt = (n: number, digits = 0) => n.toLocaleString("en-US", { minimumFractionDigits: digits, maximumFractionDigits: digits });
+const fmt = (n: number, digits = 0) =>
+  n.toLocaleString("en-US", { minimumFractionDigits: digits, maximumFractionDigits: digits });
 const mib = (bytes: number) => `${fmt(bytes / 1048576, 1)} MiB`;
 const size = (path: string) => (existsSync(path) ? statSync(path).size : 0);
 
@@ -58,17 +76,33 @@ function marquee(args: string[]): { ms: number; stdout: string } {
 }
 
 function removeReplica(): void {
-  for (const base of [replica, ledgerPathFor(replica)]) for (const s of ["", "-wal", "-shm"]) rmSync(base + s, { force: true });
+  for (const base of [replica, ledgerPathFor(replica)])
+    for (const s of ["", "-wal", "-shm"]) rmSync(base + s, { force: true });
 }
 
 mkdirSync(DIR, { recursive: true });
 for (const f of readdirSync(DIR)) if (f.endsWith(".ndjson") && join(DIR, f) !== ndjson) rmSync(join(DIR, f)); // stale caches
-console.log(`machine: ${cpus()[0]?.model ?? "?"}, ${availableParallelism()} cores, load average ${loadavg().map((l) => l.toFixed(2)).join(" ")}`);
+console.log(
+  `machine: ${cpus()[0]?.model ?? "?"}, ${availableParallelism()} cores, load average ${loadavg()
+    .map((l) => l.toFixed(2))
+    .join(" ")}`,
+);
 
 let generated: { s: number; records: number } | undefined;
 if (!existsSync(ndjson)) {
   console.log(`generating ${fmt(events)} demo events into ${ndjson} …`);
-  const r = marquee(["demo-data", "--events", String(events), "--seed", seed, "--anchor", anchor, "--out", ndjson, "--json"]);
+  const r = marquee([
+    "demo-data",
+    "--events",
+    String(events),
+    "--seed",
+    seed,
+    "--anchor",
+    anchor,
+    "--out",
+    ndjson,
+    "--json",
+  ]);
   generated = { s: r.ms / 1000, records: (JSON.parse(r.stdout) as { records: number }).records };
 }
 
@@ -97,14 +131,20 @@ const s = best.summary;
 const recordsPerS = s.records / best.processS;
 const rows: Array<[string, string]> = [
   ["records (venues, events, updates, deletes)", fmt(s.records)],
-  ["demo-data generation", generated ? `${fmt(generated.s, 1)} s (${fmt(generated.records / generated.s)} records/s)` : "cached file"],
+  [
+    "demo-data generation",
+    generated ? `${fmt(generated.s, 1)} s (${fmt(generated.records / generated.s)} records/s)` : "cached file",
+  ],
   ["sync, whole process (best run)", `${fmt(best.processS, 1)} s`],
   ["  of which snapshot refresh", `${fmt(s.snapshotMs / 1000, 1)} s (${fmt(s.snapshotEvents)} servable events)`],
-  ["  of which parse + validate + apply", `${fmt((s.elapsedMs - s.snapshotMs) / 1000, 1)} s in ${fmt(s.batches)} transactions`],
+  [
+    "  of which parse + validate + apply",
+    `${fmt((s.elapsedMs - s.snapshotMs) / 1000, 1)} s in ${fmt(s.batches)} transactions`,
+  ],
   ["throughput (best run)", `${fmt(recordsPerS)} records/s`],
   ["NDJSON", mib(size(ndjson))],
-  ["replica (db + wal)", mib(size(replica) + size(replica + "-wal"))],
-  ["ledger", mib(size(ledgerPathFor(replica)) + size(ledgerPathFor(replica) + "-wal"))],
+  ["replica (db + wal)", mib(size(replica) + size(`${replica}-wal`))],
+  ["ledger", mib(size(ledgerPathFor(replica)) + size(`${ledgerPathFor(replica)}-wal`))],
 ];
 // The machine is shared and noisy: the median says more than the best run, and `npm run bench`
 // judges the target by it too.
@@ -131,7 +171,7 @@ function changeFile(n: number, watermark: number): string {
   const lines = buf.toString("utf8").trimEnd().split("\n").slice(-n);
   const out = lines.map((l, i) => JSON.stringify({ ...JSON.parse(l), seq: watermark + i + 1 }));
   const path = join(DIR, "changes.ndjson");
-  writeFileSync(path, out.join("\n") + "\n");
+  writeFileSync(path, `${out.join("\n")}\n`);
   return path;
 }
 

@@ -1,11 +1,11 @@
 // Batches parsed by the writer, on Bun with the writer on its own thread: see test/sync-handoff.ts.
 import { describe, expect, it } from "bun:test";
-import { openReplica } from "../../db/replica.ts";
-import { openWriter } from "../../sync/writer.ts";
-import { handOffSuite } from "../sync-handoff.ts";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { openReplica } from "../../db/replica.ts";
+import { openWriter } from "../../sync/writer.ts";
+import { handOffSuite } from "../sync-handoff.ts";
 
 it("a run of unknown size gets a writer thread that parses", async () => {
   const dir = mkdtempSync(join(tmpdir(), "marquee-handoff-"));

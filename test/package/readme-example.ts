@@ -1,16 +1,50 @@
+import type { paths } from "marquee/api";
+import { type Marquee, startMarquee } from "marquee/testing";
 import createClient from "openapi-fetch";
 import { afterAll, beforeAll, expect, test } from "vitest";
-import type { paths } from "marquee/api";
-import { startMarquee, type Marquee } from "marquee/testing";
 
 // One venue and 30 concerts over the ten days after the frozen "now".
-const venue = { type: "venue", seq: 1, venue: { id: 1, name: "The Fillmore", city: "San Francisco", state: "CA",
-  timezone: "America/Los_Angeles", latitude: 37.784, longitude: -122.433, geocodePrecision: "street", visible: true } };
-const concerts = Array.from({ length: 30 }, (_, i) => ({ type: "event", seq: 2 + i, event: {
-  id: 100 + i, venueId: 1, title: `Concert ${i}`, slug: `concert-${i}`, startDate: `2030-06-${String(2 + (i % 10)).padStart(2, "0")}T04:00:00Z`,
-  endDate: null, costText: "$25", isFree: false, isSoldOut: false, isLowTickets: false, age: null, website: null,
-  websiteBroken: false, imageUrl: null, categories: ["Music"], source: "scraper:fillmore", status: "active", duplicateOf: null,
-  ticketed: true, ticketLinks: [{ url: `https://www.ticketmaster.com/event/${i}`, seller: "ticketmaster", broken: false }] } }));
+const venue = {
+  type: "venue",
+  seq: 1,
+  venue: {
+    id: 1,
+    name: "The Fillmore",
+    city: "San Francisco",
+    state: "CA",
+    timezone: "America/Los_Angeles",
+    latitude: 37.784,
+    longitude: -122.433,
+    geocodePrecision: "street",
+    visible: true,
+  },
+};
+const concerts = Array.from({ length: 30 }, (_, i) => ({
+  type: "event",
+  seq: 2 + i,
+  event: {
+    id: 100 + i,
+    venueId: 1,
+    title: `Concert ${i}`,
+    slug: `concert-${i}`,
+    startDate: `2030-06-${String(2 + (i % 10)).padStart(2, "0")}T04:00:00Z`,
+    endDate: null,
+    costText: "$25",
+    isFree: false,
+    isSoldOut: false,
+    isLowTickets: false,
+    age: null,
+    website: null,
+    websiteBroken: false,
+    imageUrl: null,
+    categories: ["Music"],
+    source: "scraper:fillmore",
+    status: "active",
+    duplicateOf: null,
+    ticketed: true,
+    ticketLinks: [{ url: `https://www.ticketmaster.com/event/${i}`, seller: "ticketmaster", broken: false }],
+  },
+}));
 
 let marquee: Marquee;
 beforeAll(async () => {
@@ -19,7 +53,8 @@ beforeAll(async () => {
 afterAll(() => marquee.stop());
 
 // The typed client, generated from the document the server publishes at /v1/openapi.json.
-const client = (key: string) => createClient<paths>({ baseUrl: marquee.url, headers: { authorization: `Bearer ${key}` } });
+const client = (key: string) =>
+  createClient<paths>({ baseUrl: marquee.url, headers: { authorization: `Bearer ${key}` } });
 
 test("pages to the end with a typed client", async () => {
   const api = client(await marquee.createKey({ plan: "business" }));

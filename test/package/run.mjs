@@ -16,13 +16,17 @@ import { dirname, join } from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
 
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), "..", "..");
-const FORBIDDEN = /(^|\/)(test|tests|__tests__|bench|benchmarks?|fixtures?)(\/|$)|\.(test|spec)\.[cm]?[jt]s$|(^|\/)bunfig\.toml$|(^|\/)\.ci\//;
+const FORBIDDEN =
+  /(^|\/)(test|tests|__tests__|bench|benchmarks?|fixtures?)(\/|$)|\.(test|spec)\.[cm]?[jt]s$|(^|\/)bunfig\.toml$|(^|\/)\.ci\//;
 
 const step = (what) => console.log(`\n== ${what}`);
 const run = (cmd, args, cwd, extra = {}) =>
   execFileSync(cmd, args, { cwd, encoding: "utf8", stdio: ["ignore", "pipe", "inherit"], ...extra });
 const versionOf = (name) => JSON.parse(readFileSync(join(ROOT, "node_modules", name, "package.json"), "utf8")).version;
-const leftovers = () => readdirSync(tmpdir()).filter((n) => n.startsWith("marquee-testing-")).sort();
+const leftovers = () =>
+  readdirSync(tmpdir())
+    .filter((n) => n.startsWith("marquee-testing-"))
+    .sort();
 
 /**
  * The client project's lockfile: this clone's own resolved versions (the ones its install put in
@@ -33,7 +37,9 @@ const leftovers = () => readdirSync(tmpdir()).filter((n) => n.startsWith("marque
 function lockFor(manifest, packed) {
   const own = JSON.parse(readFileSync(join(ROOT, "package-lock.json"), "utf8"));
   const marquee = own.packages[""];
-  const packages = { "": { name: manifest.name, dependencies: manifest.dependencies, devDependencies: manifest.devDependencies } };
+  const packages = {
+    "": { name: manifest.name, dependencies: manifest.dependencies, devDependencies: manifest.devDependencies },
+  };
   packages["node_modules/marquee"] = {
     version: packed.version,
     resolved: `file:../${packed.filename}`,
@@ -56,12 +62,20 @@ try {
   // `prepack` (the build of marquee/testing) prints to the same stdout before the JSON.
   const packOut = run("npm", ["pack", "--json", "--pack-destination", work], ROOT);
   const [packed] = JSON.parse(packOut.slice(packOut.search(/^\[/m)));
-  const tarball = join(work, packed.filename);
-  console.log(`${packed.filename}: ${(packed.size / 1024).toFixed(1)} KiB packed, ${(packed.unpackedSize / 1024).toFixed(1)} KiB unpacked, ${packed.files.length} files`);
+  console.log(
+    `${packed.filename}: ${(packed.size / 1024).toFixed(1)} KiB packed, ${(packed.unpackedSize / 1024).toFixed(1)} KiB unpacked, ${packed.files.length} files`,
+  );
   for (const f of packed.files) console.log(`  ${String(f.size).padStart(8)}  ${f.path}`);
   const bad = packed.files.map((f) => f.path).filter((p) => FORBIDDEN.test(p));
   if (bad.length > 0) throw new Error(`the tarball ships test, bench or fixture files: ${bad.join(", ")}`);
-  for (const needed of ["bin/marquee.js", "server/main.ts", "testing/child.ts", "dist/testing/index.js", "dist/types/testing/index.d.ts", "dist/api.d.ts"]) {
+  for (const needed of [
+    "bin/marquee.js",
+    "server/main.ts",
+    "testing/child.ts",
+    "dist/testing/index.js",
+    "dist/types/testing/index.d.ts",
+    "dist/api.d.ts",
+  ]) {
     if (!packed.files.some((f) => f.path === needed)) throw new Error(`the tarball lacks ${needed}`);
   }
 
@@ -69,7 +83,13 @@ try {
   const app = join(work, "client-app");
   run("mkdir", ["-p", app], work);
   const devDependencies = Object.fromEntries(["vitest", "openapi-fetch", "typescript"].map((n) => [n, versionOf(n)]));
-  const manifest = { name: "client-app", private: true, type: "module", dependencies: { marquee: `file:../${packed.filename}` }, devDependencies };
+  const manifest = {
+    name: "client-app",
+    private: true,
+    type: "module",
+    dependencies: { marquee: `file:../${packed.filename}` },
+    devDependencies,
+  };
   writeFileSync(join(app, "package.json"), JSON.stringify(manifest, null, 2));
   writeFileSync(join(app, "package-lock.json"), JSON.stringify(lockFor(manifest, packed), null, 2));
   const started = Date.now();
@@ -78,7 +98,11 @@ try {
 
   // Which Bun the installed package found (npm may have left the `bun` package's placeholder).
   const findBunJs = pathToFileURL(join(app, "node_modules/marquee/bin/find-bun.js")).href;
-  const found = run("node", ["--input-type=module", "-e", `import { findBun } from ${JSON.stringify(findBunJs)}; console.log(findBun())`], app).trim();
+  const found = run(
+    "node",
+    ["--input-type=module", "-e", `import { findBun } from ${JSON.stringify(findBunJs)}; console.log(findBun())`],
+    app,
+  ).trim();
   console.log(`Bun found at ${found}`);
 
   step("npx marquee --help");
@@ -88,14 +112,27 @@ try {
 
   step("the README's Vitest example: type-check and run");
   const example = readFileSync(join(ROOT, "test/package/readme-example.ts"), "utf8");
-  if (!readFileSync(join(ROOT, "README.md"), "utf8").includes("<!-- test/package/readme-example.ts -->\n```ts\n" + example + "```\n")) {
+  if (
+    !readFileSync(join(ROOT, "README.md"), "utf8").includes(
+      `<!-- test/package/readme-example.ts -->\n\`\`\`ts\n${example}\`\`\`\n`,
+    )
+  ) {
     throw new Error("README.md does not show test/package/readme-example.ts verbatim");
   }
   copyFileSync(join(ROOT, "test/package/readme-example.ts"), join(app, "marquee.test.ts"));
   writeFileSync(
     join(app, "tsconfig.json"),
     JSON.stringify({
-      compilerOptions: { target: "ES2022", module: "NodeNext", moduleResolution: "NodeNext", lib: ["ES2023", "DOM"], types: [], strict: true, noEmit: true, skipLibCheck: true },
+      compilerOptions: {
+        target: "ES2022",
+        module: "NodeNext",
+        moduleResolution: "NodeNext",
+        lib: ["ES2023", "DOM"],
+        types: [],
+        strict: true,
+        noEmit: true,
+        skipLibCheck: true,
+      },
       include: ["marquee.test.ts"],
     }),
   );

@@ -7,11 +7,11 @@
 import { closeSync, existsSync, fsyncSync, mkdirSync, openSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { createAccount } from "../../../db/accounts.ts";
+import { DAY_MS } from "../../../db/contract.ts";
 import type { Db } from "../../../db/driver.ts";
 import { ledgerPathFor, openLedger } from "../../../db/ledger.ts";
-import { readReplicaStats, openReplica, REPLICA_PAGE_BYTES } from "../../../db/replica.ts";
+import { openReplica, REPLICA_PAGE_BYTES, readReplicaStats } from "../../../db/replica.ts";
 import { issueKey } from "../../../server/keys.ts";
-import { DAY_MS } from "../../../db/contract.ts";
 import { BUN, CACHE, DATA, UNLIMITED_RATE } from "./config.ts";
 import { runOk } from "./proc.ts";
 
@@ -59,7 +59,17 @@ export async function ensureReplica(rebuild: boolean, log: (s: string) => void):
     log(`the cached replica has ${pageBytes}-byte pages, a new one ${REPLICA_PAGE_BYTES}: building it again`);
   }
   log(`generating ${DATA.events.toLocaleString("en-US")} demo events anchored on ${today} into ${DEMO_NDJSON} …`);
-  await marquee("demo-data", "--events", String(DATA.events), "--seed", String(DATA.seed), "--anchor", today, "--out", DEMO_NDJSON);
+  await marquee(
+    "demo-data",
+    "--events",
+    String(DATA.events),
+    "--seed",
+    String(DATA.seed),
+    "--anchor",
+    today,
+    "--out",
+    DEMO_NDJSON,
+  );
   rmSync(REPLICA_DIR, { recursive: true, force: true });
   mkdirSync(REPLICA_DIR, { recursive: true });
   log(`syncing it into ${REPLICA_DB} …`);
@@ -119,7 +129,12 @@ export type AccountKind = "bench" | "trial" | "handoff";
  * subscribed (trial-eligible). handoff: enterprise with rate lifted, live key (handoffs are
  * limited per account regardless of plan).
  */
-export function createKeys(ledger: Db, kind: AccountKind, count: number, label: string): { keys: string[]; file: string } {
+export function createKeys(
+  ledger: Db,
+  kind: AccountKind,
+  count: number,
+  label: string,
+): { keys: string[]; file: string } {
   mkdirSync(RUN_DIR, { recursive: true });
   const now = Date.now();
   const keys = ledger.transaction(() => {
@@ -129,13 +144,17 @@ export function createKeys(ledger: Db, kind: AccountKind, count: number, label: 
       const id =
         kind === "trial"
           ? createAccount(ledger, { email, plan: "none", verified: true, hadSubscription: false }, now)
-          : createAccount(ledger, { email, plan: "enterprise", rowBudget: null, rateSustained: UNLIMITED_RATE, rateBurst: UNLIMITED_RATE }, now);
+          : createAccount(
+              ledger,
+              { email, plan: "enterprise", rowBudget: null, rateSustained: UNLIMITED_RATE, rateBurst: UNLIMITED_RATE },
+              now,
+            );
       out.push(issueKey(ledger, id, "live", now).key);
     }
     return out;
   });
   const file = join(RUN_DIR, `${kind}-${label}.keys`);
-  writeFileSync(file, keys.join("\n") + "\n", { mode: 0o600 });
+  writeFileSync(file, `${keys.join("\n")}\n`, { mode: 0o600 });
   return { keys, file };
 }
 

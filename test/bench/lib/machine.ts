@@ -53,7 +53,9 @@ export function describeMachine(): Machine {
     kernel: sh("uname", ["-sr"]),
     bun: sh(BUN, ["--version"]),
     node: sh("node", ["--version"]),
-    wrk: sh("wrk", ["--version"]).split("\n")[0].replace(/ Copyright.*$/, ""),
+    wrk: sh("wrk", ["--version"])
+      .split("\n")[0]
+      .replace(/ Copyright.*$/, ""),
     loadAverage: Math.round(loadavg()[0] * 100) / 100,
   };
 }

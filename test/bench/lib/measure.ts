@@ -14,7 +14,7 @@ import type { Server } from "./proc.ts";
 import type { Cell } from "./report.ts";
 import type { Scenario } from "./scenarios.ts";
 import type { TargetId } from "./targets.ts";
-import { combine, measure, probe, slice, type LoadSpec, type Slice } from "./wrk.ts";
+import { combine, type LoadSpec, measure, probe, type Slice, slice } from "./wrk.ts";
 
 export interface TargetProgress {
   warmed: boolean;
@@ -34,12 +34,22 @@ function keysFor(rps: number, seconds: number, uses: number): number {
  * page's rate alone would give each trial key three or four pages, so most measured requests
  * would be an account's first: not what a trial's 40 pages look like.
  */
-async function rotatedKeys(run: { target: TargetId; ledger: Db }, s: Scenario, spec: LoadSpec, progress: TargetProgress) {
+async function rotatedKeys(
+  run: { target: TargetId; ledger: Db },
+  s: Scenario,
+  spec: LoadSpec,
+  progress: TargetProgress,
+) {
   const { ledger, target } = run;
   const auth = s.auth as "trial" | "handoff";
   const uses = auth === "trial" ? ROTATION.usesPerTrialKey : ROTATION.usesPerHandoffKey;
   const probeRps = Math.max(progress.listRps, 5_000);
-  const probeKeys = createKeys(ledger, auth, keysFor(probeRps * ROTATION.rateMargin, ROTATION.probeS, uses), `${target}-probe`);
+  const probeKeys = createKeys(
+    ledger,
+    auth,
+    keysFor(probeRps * ROTATION.rateMargin, ROTATION.probeS, uses),
+    `${target}-probe`,
+  );
   const rate = (await probe({ ...spec, keysFile: probeKeys.file }, ROTATION.probeS)).rps;
   const seconds = LOAD.warmupS + LOAD.durationS;
   const count = keysFor(rate * ROTATION.rateMargin, seconds, uses);
@@ -48,7 +58,7 @@ async function rotatedKeys(run: { target: TargetId; ledger: Db }, s: Scenario, s
 
 function singleKeyFile(key: string): string {
   const file = join(RUN_DIR, "single.keys");
-  writeFileSync(file, key + "\n", { mode: 0o600 });
+  writeFileSync(file, `${key}\n`, { mode: 0o600 });
   return file;
 }
 
@@ -95,7 +105,9 @@ async function prepare(side: Side, s: Scenario, ctx: MeasureContext): Promise<Re
     const keys = await rotatedKeys({ target, ledger: ctx.ledger }, s, spec, progress);
     keyCount = keys.count;
     spec.keysFile = keys.file;
-    log(`  ${s.id}: probe ${keys.rate.toFixed(0)} req/s on ${target} → ${keys.count.toLocaleString("en-US")} fresh ${s.auth} accounts`);
+    log(
+      `  ${s.id}: probe ${keys.rate.toFixed(0)} req/s on ${target} → ${keys.count.toLocaleString("en-US")} fresh ${s.auth} accounts`,
+    );
   }
   // One plain request first: a target that cannot serve the scenario is reported, not loaded.
   if (!spec.keysFile || mock) {
@@ -114,7 +126,11 @@ async function prepare(side: Side, s: Scenario, ctx: MeasureContext): Promise<Re
  * scenario starts with B), so a machine that slows down or speeds up for a few seconds weighs on
  * both sides of a ratio alike. A side's slices combine into one result (combine() in wrk.ts).
  */
-export async function measureSides(sides: Side[], scenarios: Scenario[], ctx: MeasureContext): Promise<Map<TargetId, Record<string, Cell>>> {
+export async function measureSides(
+  sides: Side[],
+  scenarios: Scenario[],
+  ctx: MeasureContext,
+): Promise<Map<TargetId, Record<string, Cell>>> {
   const cells = new Map<TargetId, Record<string, Cell>>(sides.map((side) => [side.target, {}]));
   const sliceS = LOAD.durationS / LOAD.slices;
   for (const [i, s] of scenarios.entries()) {
@@ -141,7 +157,9 @@ export async function measureSides(sides: Side[], scenarios: Scenario[], ctx: Me
       const { target, progress } = r.side;
       cells.get(target)![s.id] = { load };
       if (r.keyCount > 0) {
-        const answers = Object.entries(load.statuses ?? {}).map(([status, n]) => `${n.toLocaleString("en-US")} × ${status}`).join(", ");
+        const answers = Object.entries(load.statuses ?? {})
+          .map(([status, n]) => `${n.toLocaleString("en-US")} × ${status}`)
+          .join(", ");
         ctx.notes.push(
           `${s.title} on ${target}: keys rotated over ${r.keyCount.toLocaleString("en-US")} fresh ${s.auth} accounts, ` +
             `about ${(r.sent / r.keyCount).toFixed(0)} requests each with the warm-up; answers (warm-up excluded): ${answers || "none"}.`,

@@ -19,11 +19,23 @@ export interface Captured {
   body: string;
 }
 
-export async function request(baseUrl: string, method: string, path: string, key: string, body?: string): Promise<Captured> {
+export async function request(
+  baseUrl: string,
+  method: string,
+  path: string,
+  key: string,
+  body?: string,
+): Promise<Captured> {
   const headers: Record<string, string> = { authorization: `Bearer ${key}` };
   if (body !== undefined) headers["content-type"] = "application/json";
   const res = await fetch(baseUrl + path, { method, headers, body, redirect: "manual" });
-  return { method, path, status: res.status, contentType: res.headers.get("content-type") ?? "application/octet-stream", body: await res.text() };
+  return {
+    method,
+    path,
+    status: res.status,
+    contentType: res.headers.get("content-type") ?? "application/octet-stream",
+    body: await res.text(),
+  };
 }
 
 /** `code` of an error envelope (list or handoff shape), for reporting why a request failed. */
@@ -44,7 +56,12 @@ export async function walkToDeepCursor(baseUrl: string, key: string): Promise<{ 
   let cursor: string | null = null;
   let pages = 0;
   while (pages < DATA.deepPages) {
-    const r = await request(baseUrl, "GET", cursor ? `/v1/events?cursor=${encodeURIComponent(cursor)}` : "/v1/events", key);
+    const r = await request(
+      baseUrl,
+      "GET",
+      cursor ? `/v1/events?cursor=${encodeURIComponent(cursor)}` : "/v1/events",
+      key,
+    );
     if (r.status !== 200) throw new Error(`deep walk: page ${pages + 1} answered ${r.status} ${errorCode(r)}`);
     const page = JSON.parse(r.body) as Page;
     if (!page.page.nextCursor || !page.page.hasMore) break;
@@ -68,14 +85,21 @@ export async function findHandoffEvent(baseUrl: string, replica: Db, key: string
   return candidates[0] ?? 1;
 }
 
-export async function resolveInputs(baseUrl: string, replica: Db, benchKey: string, handoffKey: string, notes: string[]): Promise<ResolvedInputs & { deepPages: number }> {
+export async function resolveInputs(
+  baseUrl: string,
+  replica: Db,
+  benchKey: string,
+  handoffKey: string,
+  notes: string[],
+): Promise<ResolvedInputs & { deepPages: number }> {
   const { state, city } = pickStateCity(replica);
   const sourcePrefix = pickSourcePrefix(replica);
   let deepCursor = "";
   let deepPages = 0;
   try {
     ({ cursor: deepCursor, pages: deepPages } = await walkToDeepCursor(baseUrl, benchKey));
-    if (deepPages < DATA.deepPages) notes.push(`The default query ran out after ${deepPages} pages; the deep page is page ${deepPages + 1}.`);
+    if (deepPages < DATA.deepPages)
+      notes.push(`The default query ran out after ${deepPages} pages; the deep page is page ${deepPages + 1}.`);
   } catch (err) {
     notes.push(`Deep page: ${(err as Error).message}; not measured.`);
   }

@@ -2,7 +2,7 @@
  * Child processes for the benchmark: one-shot commands, long-running servers that are ready when
  * an HTTP probe answers 200, and their resident memory read from /proc.
  */
-import { spawn, type ChildProcess } from "node:child_process";
+import { type ChildProcess, spawn } from "node:child_process";
 import { readFileSync } from "node:fs";
 import { freePort } from "../../net.ts";
 import { ROOT } from "./config.ts";
@@ -17,10 +17,18 @@ export interface RunResult {
 }
 
 /** Runs a command to completion, capturing its output. */
-export function run(cmd: string, args: string[], opts: { env?: Record<string, string>; cwd?: string } = {}): Promise<RunResult> {
+export function run(
+  cmd: string,
+  args: string[],
+  opts: { env?: Record<string, string>; cwd?: string } = {},
+): Promise<RunResult> {
   const started = performance.now();
   return new Promise((resolve, reject) => {
-    const child = spawn(cmd, args, { cwd: opts.cwd ?? ROOT, env: { ...process.env, ...opts.env }, stdio: ["ignore", "pipe", "pipe"] });
+    const child = spawn(cmd, args, {
+      cwd: opts.cwd ?? ROOT,
+      env: { ...process.env, ...opts.env },
+      stdio: ["ignore", "pipe", "pipe"],
+    });
     let stdout = "";
     let stderr = "";
     child.stdout.on("data", (d) => (stdout += d));
@@ -31,9 +39,14 @@ export function run(cmd: string, args: string[], opts: { env?: Record<string, st
 }
 
 /** Like `run`, but throws with the command's stderr when it fails. */
-export async function runOk(cmd: string, args: string[], opts: { env?: Record<string, string>; cwd?: string } = {}): Promise<RunResult> {
+export async function runOk(
+  cmd: string,
+  args: string[],
+  opts: { env?: Record<string, string>; cwd?: string } = {},
+): Promise<RunResult> {
   const r = await run(cmd, args, opts);
-  if (r.code !== 0) throw new Error(`${cmd} ${args.join(" ")} failed (${r.code}): ${(r.stderr || r.stdout).slice(-2000)}`);
+  if (r.code !== 0)
+    throw new Error(`${cmd} ${args.join(" ")} failed (${r.code}): ${(r.stderr || r.stdout).slice(-2000)}`);
   return r;
 }
 
@@ -64,7 +77,12 @@ export async function startServer(
 ): Promise<Server> {
   const started = performance.now();
   // Its own process group, so a wrapper (npx) and the server it starts stop together.
-  const child = spawn(cmd, args, { cwd: ROOT, env: { ...process.env, ...opts.env }, stdio: ["ignore", "pipe", "pipe"], detached: true });
+  const child = spawn(cmd, args, {
+    cwd: ROOT,
+    env: { ...process.env, ...opts.env },
+    stdio: ["ignore", "pipe", "pipe"],
+    detached: true,
+  });
   live.add(child);
   let output = "";
   child.stdout!.on("data", (d) => (output = (output + d).slice(-20_000)));

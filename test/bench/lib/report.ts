@@ -3,14 +3,14 @@
  * written into test/bench/RESULTS.md between markers (the analysis written around them stays).
  */
 import { existsSync, readFileSync, writeFileSync } from "node:fs";
-import { DATA, LOAD, RESULTS_MD, TARGETS } from "./config.ts";
-import type { Machine } from "./machine.ts";
 import type { StageRow } from "../list-stages.ts";
 import type { CopyResult, PeerResult, StreamingResult } from "../postgres.ts";
+import { DATA, LOAD, RESULTS_MD, TARGETS } from "./config.ts";
+import type { Machine } from "./machine.ts";
 import type { Scenario } from "./scenarios.ts";
-import type { UniqueCell, UniqueScenario, UniqueSide } from "./unique-measure.ts";
 import type { SyncThroughput, SyncUnderLoad } from "./sync-load.ts";
 import { TARGET_TITLES, type TargetId } from "./targets.ts";
+import type { UniqueCell, UniqueScenario, UniqueSide } from "./unique-measure.ts";
 import type { LoadResult } from "./wrk.ts";
 
 export type Cell = { load: LoadResult } | { skipped: string };
@@ -48,7 +48,8 @@ interface Verdict {
 const BEGIN = "<!-- bench:results:begin -->";
 const END = "<!-- bench:results:end -->";
 
-const fmt = (n: number, digits = 0) => n.toLocaleString("en-US", { minimumFractionDigits: digits, maximumFractionDigits: digits });
+const fmt = (n: number, digits = 0) =>
+  n.toLocaleString("en-US", { minimumFractionDigits: digits, maximumFractionDigits: digits });
 const ms = (n: number) => (n < 10 ? fmt(n, 2) : fmt(n, 1));
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor((xs.length - 1) / 2)];
 const loadOf = (c: Cell | undefined) => (c && "load" in c ? c.load : undefined);
@@ -57,7 +58,11 @@ function cellText(c: Cell | undefined, withBytes = false): string[] {
   if (!c) return ["–", "–", "–"];
   if ("skipped" in c) return [c.skipped, "", ""];
   const l = c.load;
-  const refused = l.statuses ? Object.entries(l.statuses).filter(([s]) => Number(s) >= 300).map(([s, n]) => `${fmt(n)} × ${s}`) : [];
+  const refused = l.statuses
+    ? Object.entries(l.statuses)
+        .filter(([s]) => Number(s) >= 300)
+        .map(([s, n]) => `${fmt(n)} × ${s}`)
+    : [];
   const flag =
     l.non2xx + l.socketErrors > 0
       ? ` (${refused.length ? refused.join(", ") : `${fmt(l.non2xx)} non-2xx`}${l.socketErrors ? `, ${fmt(l.socketErrors)} socket errors` : ""})`
@@ -90,7 +95,11 @@ export function verdicts(r: RunReport): Verdict[] {
     measured: def && defCeil ? `${fmt((100 * def.rps) / defCeil.rps)} %` : "not measured",
     met: def && defCeil ? def.rps >= TARGETS.defaultShareOfCeiling * defCeil.rps : null,
   });
-  out.push({ target: `default page: Bun p99 < ${TARGETS.defaultP99Ms} ms`, measured: def ? `${ms(def.p99Ms)} ms` : "not measured", met: def ? def.p99Ms < TARGETS.defaultP99Ms : null });
+  out.push({
+    target: `default page: Bun p99 < ${TARGETS.defaultP99Ms} ms`,
+    measured: def ? `${ms(def.p99Ms)} ms` : "not measured",
+    met: def ? def.p99Ms < TARGETS.defaultP99Ms : null,
+  });
   for (const s of r.scenarios.filter((s) => s.list && s.id !== "default-25")) {
     const b = get(s.id, "bun");
     const c = get(s.id, "ceiling");
@@ -108,41 +117,85 @@ export function verdicts(r: RunReport): Verdict[] {
   });
   for (const s of r.scenarios.filter((s) => s.geo)) {
     const b = get(s.id, "bun");
-    out.push({ target: `${s.title}: Bun p50 < ${TARGETS.geoP50Ms} ms`, measured: b ? `${ms(b.p50Ms)} ms` : "not measured", met: b ? b.p50Ms < TARGETS.geoP50Ms : null });
+    out.push({
+      target: `${s.title}: Bun p50 < ${TARGETS.geoP50Ms} ms`,
+      measured: b ? `${ms(b.p50Ms)} ms` : "not measured",
+      met: b ? b.p50Ms < TARGETS.geoP50Ms : null,
+    });
   }
   const vsPrism = r.scenarios.filter((s) => get(s.id, "prism") && get(s.id, "bun"));
   const behindPrism = vsPrism.filter((s) => get(s.id, "bun")!.rps <= get(s.id, "prism")!.rps).map((s) => s.id);
   out.push({
     target: "Marquee (Bun) ahead of Prism on every scenario Prism serves",
-    measured: vsPrism.length ? `${vsPrism.length - behindPrism.length}/${vsPrism.length} ahead${behindPrism.length ? `; behind on ${behindPrism.join(", ")}` : ""}` : "Prism served no scenario",
+    measured: vsPrism.length
+      ? `${vsPrism.length - behindPrism.length}/${vsPrism.length} ahead${behindPrism.length ? `; behind on ${behindPrism.join(", ")}` : ""}`
+      : "Prism served no scenario",
     met: vsPrism.length ? behindPrism.length === 0 : null,
   });
   const both = r.scenarios.filter((s) => get(s.id, "bun") && get(s.id, "node"));
   const nodeAhead = both.filter((s) => get(s.id, "bun")!.rps <= get(s.id, "node")!.rps).map((s) => s.id);
   out.push({
     target: "Bun ahead of Node on every scenario",
-    measured: both.length ? `${both.length - nodeAhead.length}/${both.length} ahead${nodeAhead.length ? `; behind on ${nodeAhead.join(", ")}` : ""}` : "not measured",
+    measured: both.length
+      ? `${both.length - nodeAhead.length}/${both.length} ahead${nodeAhead.length ? `; behind on ${nodeAhead.join(", ")}` : ""}`
+      : "not measured",
     met: both.length ? nodeAhead.length === 0 : null,
   });
   const rss = r.rss.bun;
-  out.push({ target: `Bun RSS while serving < ${TARGETS.rssMb} MB`, measured: rss ? `${fmt(rss.rssMb)} MB (peak ${fmt(rss.peakMb)} MB)` : "not measured", met: rss ? rss.peakMb < TARGETS.rssMb : null });
+  out.push({
+    target: `Bun RSS while serving < ${TARGETS.rssMb} MB`,
+    measured: rss ? `${fmt(rss.rssMb)} MB (peak ${fmt(rss.peakMb)} MB)` : "not measured",
+    met: rss ? rss.peakMb < TARGETS.rssMb : null,
+  });
   const cold = r.coldStartMs.length ? median(r.coldStartMs) : undefined;
-  out.push({ target: `cold start of dist/marquee serve < ${TARGETS.coldStartMs} ms`, measured: cold !== undefined ? `${fmt(cold)} ms (median of ${r.coldStartMs.length})` : "not measured", met: cold !== undefined ? cold < TARGETS.coldStartMs : null });
+  out.push({
+    target: `cold start of dist/marquee serve < ${TARGETS.coldStartMs} ms`,
+    measured: cold !== undefined ? `${fmt(cold)} ms (median of ${r.coldStartMs.length})` : "not measured",
+    met: cold !== undefined ? cold < TARGETS.coldStartMs : null,
+  });
   const st = r.syncThroughput && "recordsPerS" in r.syncThroughput ? r.syncThroughput : undefined;
-  out.push({ target: `sync ≥ ${fmt(TARGETS.syncRecordsPerS)} records/s`, measured: st ? `${fmt(st.recordsPerS)} records/s` : "not measured", met: st ? st.recordsPerS >= TARGETS.syncRecordsPerS : null });
+  out.push({
+    target: `sync ≥ ${fmt(TARGETS.syncRecordsPerS)} records/s`,
+    measured: st ? `${fmt(st.recordsPerS)} records/s` : "not measured",
+    met: st ? st.recordsPerS >= TARGETS.syncRecordsPerS : null,
+  });
   const su = r.syncUnderLoad && "load" in r.syncUnderLoad ? r.syncUnderLoad : undefined;
   out.push({
     target: `default page p99 during a ${fmt(DATA.changeRecords)}-change sync ≤ ${TARGETS.syncP99Factor}x idle`,
-    measured: su ? `${ms(su.load.p99Ms)} ms vs ${ms(su.idle.p99Ms)} ms idle (${fmt(su.load.p99Ms / su.idle.p99Ms, 2)}x)` : "not measured",
+    measured: su
+      ? `${ms(su.load.p99Ms)} ms vs ${ms(su.idle.p99Ms)} ms idle (${fmt(su.load.p99Ms / su.idle.p99Ms, 2)}x)`
+      : "not measured",
     met: su ? su.load.p99Ms <= TARGETS.syncP99Factor * su.idle.p99Ms : null,
   });
   out.push(...uniqueVerdicts(r));
   const pg = r.postgres && "copy" in r.postgres ? r.postgres : undefined;
   out.push(
-    { target: `PostgreSQL initial copy ≥ ${fmt(TARGETS.pgCopyRowsPerS)} rows/s`, measured: pg ? `${fmt(pg.copy.rowsPerS)} rows/s` : "not measured", met: pg ? pg.copy.rowsPerS >= TARGETS.pgCopyRowsPerS : null },
-    { target: `PostgreSQL commit to served: p99 < ${fmt(TARGETS.pgCommitToServedP99Ms)} ms at ${fmt(DATA.pgChangesPerS)} changes/s`, measured: pg ? `p50 ${fmt(pg.streaming.commitToServed.p50)} ms, p99 ${fmt(pg.streaming.commitToServed.p99)} ms (max lag ${fmt(pg.streaming.maxLagBytes)} bytes)` : "not measured", met: pg ? pg.streaming.commitToServed.p99 < TARGETS.pgCommitToServedP99Ms : null },
-    { target: `default page p99 during the PostgreSQL stream ≤ ${TARGETS.pgStreamP99Factor}x idle`, measured: pg ? `${ms(pg.streaming.duringStream.p99)} ms vs ${ms(pg.streaming.idle.p99)} ms idle (${fmt(pg.streaming.p99Ratio, 2)}x)` : "not measured", met: pg ? pg.streaming.p99Ratio <= TARGETS.pgStreamP99Factor : null },
-    { target: `default page: Marquee ≥ ${TARGETS.pgPeerFactor}x a server reading PostgreSQL directly`, measured: pg ? `${fmt(pg.peer.throughputRatio, 1)}x (${fmt(pg.peer.marquee.perS)} against ${fmt(pg.peer.peer.perS)} req/s)` : "not measured", met: pg ? pg.peer.throughputRatio >= TARGETS.pgPeerFactor : null },
+    {
+      target: `PostgreSQL initial copy ≥ ${fmt(TARGETS.pgCopyRowsPerS)} rows/s`,
+      measured: pg ? `${fmt(pg.copy.rowsPerS)} rows/s` : "not measured",
+      met: pg ? pg.copy.rowsPerS >= TARGETS.pgCopyRowsPerS : null,
+    },
+    {
+      target: `PostgreSQL commit to served: p99 < ${fmt(TARGETS.pgCommitToServedP99Ms)} ms at ${fmt(DATA.pgChangesPerS)} changes/s`,
+      measured: pg
+        ? `p50 ${fmt(pg.streaming.commitToServed.p50)} ms, p99 ${fmt(pg.streaming.commitToServed.p99)} ms (max lag ${fmt(pg.streaming.maxLagBytes)} bytes)`
+        : "not measured",
+      met: pg ? pg.streaming.commitToServed.p99 < TARGETS.pgCommitToServedP99Ms : null,
+    },
+    {
+      target: `default page p99 during the PostgreSQL stream ≤ ${TARGETS.pgStreamP99Factor}x idle`,
+      measured: pg
+        ? `${ms(pg.streaming.duringStream.p99)} ms vs ${ms(pg.streaming.idle.p99)} ms idle (${fmt(pg.streaming.p99Ratio, 2)}x)`
+        : "not measured",
+      met: pg ? pg.streaming.p99Ratio <= TARGETS.pgStreamP99Factor : null,
+    },
+    {
+      target: `default page: Marquee ≥ ${TARGETS.pgPeerFactor}x a server reading PostgreSQL directly`,
+      measured: pg
+        ? `${fmt(pg.peer.throughputRatio, 1)}x (${fmt(pg.peer.marquee.perS)} against ${fmt(pg.peer.peer.perS)} req/s)`
+        : "not measured",
+      met: pg ? pg.peer.throughputRatio >= TARGETS.pgPeerFactor : null,
+    },
   );
   return out;
 }
@@ -177,7 +230,11 @@ function uniqueVerdicts(r: RunReport): Verdict[] {
   for (const s of u.scenarios) {
     const l = get(s.id, "bun");
     const limit = s.geo ? TARGETS.uniqueGeoP99Ms : TARGETS.uniqueP99Ms;
-    out.push({ target: `unique ${s.id.slice(2)}: Bun p99 < ${limit} ms`, measured: l ? `${ms(l.p99Ms)} ms` : "not measured", met: l ? l.p99Ms < limit : null });
+    out.push({
+      target: `unique ${s.id.slice(2)}: Bun p99 < ${limit} ms`,
+      measured: l ? `${ms(l.p99Ms)} ms` : "not measured",
+      met: l ? l.p99Ms < limit : null,
+    });
   }
   return out;
 }
@@ -202,7 +259,9 @@ function uniqueTable(r: RunReport): string[] {
     "|---|--:|--:|--:|--:|--:|--:|",
     ...rows,
     "",
-    ...(u.rss ? [`RSS of that Marquee after the unique traffic: ${fmt(u.rss.rssMb)} MB (peak ${fmt(u.rss.peakMb)} MB).`, ""] : []),
+    ...(u.rss
+      ? [`RSS of that Marquee after the unique traffic: ${fmt(u.rss.rssMb)} MB (peak ${fmt(u.rss.peakMb)} MB).`, ""]
+      : []),
   ];
 }
 
@@ -216,7 +275,10 @@ function stagesTable(r: RunReport): string[] {
     "",
     `| class | ${stages.join(" | ")} | total mean | total median |`,
     `|---|${stages.map(() => "--:").join("|")}|--:|--:|`,
-    ...r.stages.map((s) => `| ${s.cls} | ${stages.map((k) => fmt((s.meanUs as Record<string, number>)[k])).join(" | ")} | ${fmt(s.totalMeanUs)} | ${fmt(s.totalMedianUs)} |`),
+    ...r.stages.map(
+      (s) =>
+        `| ${s.cls} | ${stages.map((k) => fmt((s.meanUs as Record<string, number>)[k])).join(" | ")} | ${fmt(s.totalMeanUs)} | ${fmt(s.totalMedianUs)} |`,
+    ),
     "",
   ];
 }
@@ -226,7 +288,9 @@ export function renderMarkdown(r: RunReport): string {
   const v = verdicts(r);
   const su = r.syncUnderLoad;
   const st = r.syncThroughput;
-  const rssRows = (Object.keys(r.rss) as TargetId[]).map((t) => `| RSS after load, ${TARGET_TITLES[t]} | ${fmt(r.rss[t]!.rssMb)} MB (peak ${fmt(r.rss[t]!.peakMb)} MB) |`);
+  const rssRows = (Object.keys(r.rss) as TargetId[]).map(
+    (t) => `| RSS after load, ${TARGET_TITLES[t]} | ${fmt(r.rss[t]!.rssMb)} MB (peak ${fmt(r.rss[t]!.peakMb)} MB) |`,
+  );
   return [
     `Run of ${m.date} on commit \`${m.commit}\`${m.dirty ? " (with uncommitted changes)" : ""}: ${m.nproc} × ${m.cpuModel}, ${m.memoryGb} GB RAM, ${m.kernel}; Bun ${m.bun}, Node ${m.node}, ${m.wrk}; load average ${m.loadAverage} at the start. Whole run ${fmt(r.elapsedS)} s.`,
     "",
@@ -243,7 +307,7 @@ export function renderMarkdown(r: RunReport): string {
     "| figure | value |",
     "|---|---|",
     ...rssRows,
-    `| cold start, dist/marquee serve to first 200 of /healthz | ${r.coldStartMs.length ? r.coldStartMs.map((x) => fmt(x)).join(", ") + ` ms (median ${fmt(median(r.coldStartMs))} ms)` : "not measured"} |`,
+    `| cold start, dist/marquee serve to first 200 of /healthz | ${r.coldStartMs.length ? `${r.coldStartMs.map((x) => fmt(x)).join(", ")} ms (median ${fmt(median(r.coldStartMs))} ms)` : "not measured"} |`,
     `| sync of the ${fmt(DATA.events)}-event demo stream into an empty replica | ${st ? ("skipped" in st ? st.skipped : `${fmt(st.records)} records in ${fmt(st.seconds, 1)} s = ${fmt(st.recordsPerS)} records/s (median of ${st.runs.length} runs: ${st.runs.map((x) => fmt(x, 1)).join(", ")} s)`) : "not measured"} |`,
     ...(r.postgres
       ? [
@@ -258,7 +322,9 @@ export function renderMarkdown(r: RunReport): string {
     "",
     "| target | measured | verdict |",
     "|---|---|---|",
-    ...v.map((x) => `| ${x.target} | ${x.measured} | ${x.met === null ? "not measured" : x.met ? "met" : "**missed**"} |`),
+    ...v.map(
+      (x) => `| ${x.target} | ${x.measured} | ${x.met === null ? "not measured" : x.met ? "met" : "**missed**"} |`,
+    ),
     ...(r.notes.length ? ["", "### Notes from this run", "", ...r.notes.map((n) => `- ${n}`)] : []),
   ].join("\n");
 }
@@ -267,11 +333,17 @@ export function renderMarkdown(r: RunReport): string {
 export function writeResults(markdown: string): void {
   const section = `${BEGIN}\n${markdown}\n${END}`;
   if (!existsSync(RESULTS_MD)) {
-    writeFileSync(RESULTS_MD, `# Benchmark results\n\nWritten by \`npm run bench\` (test/bench/run.ts).\n\n${section}\n`);
+    writeFileSync(
+      RESULTS_MD,
+      `# Benchmark results\n\nWritten by \`npm run bench\` (test/bench/run.ts).\n\n${section}\n`,
+    );
     return;
   }
   const text = readFileSync(RESULTS_MD, "utf8");
   const a = text.indexOf(BEGIN);
   const b = text.indexOf(END);
-  writeFileSync(RESULTS_MD, a >= 0 && b > a ? text.slice(0, a) + section + text.slice(b + END.length) : `${text.trimEnd()}\n\n${section}\n`);
+  writeFileSync(
+    RESULTS_MD,
+    a >= 0 && b > a ? text.slice(0, a) + section + text.slice(b + END.length) : `${text.trimEnd()}\n\n${section}\n`,
+  );
 }

@@ -4,9 +4,10 @@
  * deep cursor, an event a handoff can be created for) are resolved against the running server
  * and the replica before any load is applied.
  */
-import { ringDiagonalMiles } from "../../../db/geo.ts";
+
 import { LIST } from "../../../db/contract.ts";
 import type { Db } from "../../../db/driver.ts";
+import { ringDiagonalMiles } from "../../../db/geo.ts";
 import { DATA, MANHATTAN } from "./config.ts";
 
 export type Auth = "bench" | "trial" | "handoff";
@@ -29,7 +30,12 @@ export interface Scenario {
  * 50). It reaches from Westchester to Staten Island and from Newark to Nassau County.
  */
 export const MANHATTAN_RING: Array<[number, number]> = [
-  [41.02, -73.98], [40.89, -73.67], [40.57, -73.67], [40.48, -73.98], [40.57, -74.28], [40.89, -74.28],
+  [41.02, -73.98],
+  [40.89, -73.67],
+  [40.57, -73.67],
+  [40.48, -73.98],
+  [40.57, -74.28],
+  [40.89, -74.28],
 ];
 
 export interface ResolvedInputs {
@@ -42,23 +48,55 @@ export interface ResolvedInputs {
 
 export function buildScenarios(r: ResolvedInputs): Scenario[] {
   const diagonal = ringDiagonalMiles(MANHATTAN_RING);
-  if (diagonal > LIST.maxPolygonDiagonalMiles) throw new Error(`bench polygon diagonal ${diagonal} mi exceeds the limit`);
+  if (diagonal > LIST.maxPolygonDiagonalMiles)
+    throw new Error(`bench polygon diagonal ${diagonal} mi exceeds the limit`);
   const polygon = encodeURIComponent(MANHATTAN_RING.map(([lat, lng]) => `${lat},${lng}`).join(";"));
   const q = (params: string) => `/v1/events?${params}`;
-  const list = (id: string, title: string, path: string, geo = false): Scenario => ({ id, title, method: "GET", path, auth: "bench", list: true, geo });
+  const list = (id: string, title: string, path: string, geo = false): Scenario => ({
+    id,
+    title,
+    method: "GET",
+    path,
+    auth: "bench",
+    list: true,
+    geo,
+  });
   return [
     list("default-25", "default page (limit 25)", "/v1/events"),
     list("default-100", "default page, limit 100", q("limit=100")),
-    list("state-city", `state + city (${r.state}, ${r.city})`, q(`state=${r.state}&city=${encodeURIComponent(r.city)}`)),
+    list(
+      "state-city",
+      `state + city (${r.state}, ${r.city})`,
+      q(`state=${r.state}&city=${encodeURIComponent(r.city)}`),
+    ),
     list("source", `source prefix (${r.sourcePrefix})`, q(`source=${encodeURIComponent(r.sourcePrefix)}`)),
     list("exclude", "exclude sold-out and aggregators", q("exclude_sold_out=true&exclude_aggregators=true")),
     list("deep", `deep page (after ${DATA.deepPages.toLocaleString("en-US")} pages)`, q(`cursor=${r.deepCursor}`)),
-    list("circle", "25-mile circle over Manhattan", q(`lat=${MANHATTAN.lat}&lng=${MANHATTAN.lng}&radius_miles=25`), true),
+    list(
+      "circle",
+      "25-mile circle over Manhattan",
+      q(`lat=${MANHATTAN.lat}&lng=${MANHATTAN.lng}&radius_miles=25`),
+      true,
+    ),
     list("polygon", `polygon over Manhattan (${diagonal.toFixed(1)} mi diagonal)`, q(`polygon=${polygon}`), true),
-    { id: "trial", title: "trial account page (keys rotated)", method: "GET", path: q("limit=25"), auth: "trial", list: true, geo: false },
     {
-      id: "handoff", title: "handoff creation (keys rotated)", method: "POST", path: "/v1/ticket-handoffs",
-      body: JSON.stringify({ event_id: r.handoffEventId }), auth: "handoff", list: false, geo: false,
+      id: "trial",
+      title: "trial account page (keys rotated)",
+      method: "GET",
+      path: q("limit=25"),
+      auth: "trial",
+      list: true,
+      geo: false,
+    },
+    {
+      id: "handoff",
+      title: "handoff creation (keys rotated)",
+      method: "POST",
+      path: "/v1/ticket-handoffs",
+      body: JSON.stringify({ event_id: r.handoffEventId }),
+      auth: "handoff",
+      list: false,
+      geo: false,
     },
   ];
 }
@@ -67,7 +105,9 @@ export function buildScenarios(r: ResolvedInputs): Scenario[] {
 export function pickStateCity(replica: Db): { state: string; city: string } {
   const top = (where: string) =>
     replica
-      .prepare<{ state: string; city: string }>(`SELECT state, city FROM snapshot WHERE ${where} GROUP BY state, city ORDER BY count(*) DESC LIMIT 1`)
+      .prepare<{ state: string; city: string }>(
+        `SELECT state, city FROM snapshot WHERE ${where} GROUP BY state, city ORDER BY count(*) DESC LIMIT 1`,
+      )
       .get();
   const pick = top("state = 'NY' AND city = 'New York'") ?? top("state = 'NY'") ?? top("1");
   if (!pick) throw new Error("the replica's snapshot is empty");

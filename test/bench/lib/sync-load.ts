@@ -9,7 +9,7 @@ import { openReplica, readWatermark } from "../../../db/replica.ts";
 import { BUN } from "./config.ts";
 import { DEMO_NDJSON, REPLICA_DB, RUN_DIR } from "./fixture.ts";
 import { run, runOk } from "./proc.ts";
-import { startOpenEndedLoad, type LoadResult, type LoadSpec } from "./wrk.ts";
+import { type LoadResult, type LoadSpec, startOpenEndedLoad } from "./wrk.ts";
 
 export interface SyncThroughput {
   records: number;
@@ -38,7 +38,8 @@ export async function measureSyncThroughput(runs: number): Promise<SyncThroughpu
   const records = await countRecords(DEMO_NDJSON);
   const db = join(RUN_DIR, "sync-throughput.db");
   const clean = () => {
-    for (const f of [db, db.replace(/\.db$/, ".ledger.db")]) for (const s of ["", "-wal", "-shm"]) rmSync(f + s, { force: true });
+    for (const f of [db, db.replace(/\.db$/, ".ledger.db")])
+      for (const s of ["", "-wal", "-shm"]) rmSync(f + s, { force: true });
   };
   const times: number[] = [];
   try {
@@ -54,10 +55,26 @@ export async function measureSyncThroughput(runs: number): Promise<SyncThroughpu
 }
 
 interface EventRow {
-  id: number; venueId: number; title: string; slug: string; startDate: string; endDate: string | null;
-  costText: string | null; isFree: number | null; isSoldOut: number; isLowTickets: number; age: string | null;
-  website: string | null; websiteBroken: number; imageUrl: string | null; categories: string; source: string;
-  status: string; duplicateOf: number | null; ticketed: number; ticketLinks: string | null;
+  id: number;
+  venueId: number;
+  title: string;
+  slug: string;
+  startDate: string;
+  endDate: string | null;
+  costText: string | null;
+  isFree: number | null;
+  isSoldOut: number;
+  isLowTickets: number;
+  age: string | null;
+  website: string | null;
+  websiteBroken: number;
+  imageUrl: string | null;
+  categories: string;
+  source: string;
+  status: string;
+  duplicateOf: number | null;
+  ticketed: number;
+  ticketLinks: string | null;
 }
 
 const bool = (x: number | null) => (x == null ? null : x === 1);
@@ -89,14 +106,18 @@ export async function writeChangeStream(count: number): Promise<{ file: string; 
         event: {
           ...e,
           title: e.title.endsWith(" (updated)") ? e.title.slice(0, -10) : `${e.title} (updated)`,
-          isFree: bool(e.isFree), isSoldOut: e.isSoldOut === 1, isLowTickets: e.isLowTickets !== 1,
-          websiteBroken: e.websiteBroken === 1, ticketed: e.ticketed === 1, categories: JSON.parse(e.categories),
+          isFree: bool(e.isFree),
+          isSoldOut: e.isSoldOut === 1,
+          isLowTickets: e.isLowTickets !== 1,
+          websiteBroken: e.websiteBroken === 1,
+          ticketed: e.ticketed === 1,
+          categories: JSON.parse(e.categories),
           ticketLinks: JSON.parse(e.ticketLinks ?? "[]"), // stored as validated upstream (replica v6)
         },
       }),
     );
     const file = join(RUN_DIR, "changes.ndjson");
-    writeFileSync(file, lines.join("\n") + "\n");
+    writeFileSync(file, `${lines.join("\n")}\n`);
     return { file, records: lines.length };
   } finally {
     replica.close();

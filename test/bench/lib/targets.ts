@@ -7,7 +7,7 @@ import { existsSync } from "node:fs";
 import { join } from "node:path";
 import { BUN, CACHE, ROOT } from "./config.ts";
 import { REPLICA_DB } from "./fixture.ts";
-import { runOk, startServer, type Server } from "./proc.ts";
+import { runOk, type Server, startServer } from "./proc.ts";
 
 export type TargetId = "ceiling" | "bun" | "node" | "prism";
 
@@ -28,7 +28,19 @@ export const DIST_BINARY = join(ROOT, "dist", "marquee");
  * steady serving, and the sync-under-load figure measures a refresh separately).
  */
 export function serveArgs(port: number): string[] {
-  return ["serve", "--db", REPLICA_DB, "--port", String(port), "--host", "127.0.0.1", "--base-url", `http://127.0.0.1:${port}`, "--snapshot-interval", "3600"];
+  return [
+    "serve",
+    "--db",
+    REPLICA_DB,
+    "--port",
+    String(port),
+    "--host",
+    "127.0.0.1",
+    "--base-url",
+    `http://127.0.0.1:${port}`,
+    "--snapshot-interval",
+    "3600",
+  ];
 }
 
 const ENV = { MARQUEE_SECRET: "", MARQUEE_DB: "", MARQUEE_BASE_URL: "", PORT: "" };
@@ -44,8 +56,16 @@ export function startMarqueeBun(port: number): Promise<Server> {
  */
 export async function buildNodeBundle(): Promise<void> {
   await runOk(BUN, [
-    "build", "server/entry-node.ts", "--target=node", "--splitting", "--outdir", NODE_BUNDLE_DIR,
-    "--external", "better-sqlite3", "--external", "bun:sqlite",
+    "build",
+    "server/entry-node.ts",
+    "--target=node",
+    "--splitting",
+    "--outdir",
+    NODE_BUNDLE_DIR,
+    "--external",
+    "better-sqlite3",
+    "--external",
+    "bun:sqlite",
   ]);
 }
 
@@ -65,7 +85,10 @@ export function startBinary(port: number): Promise<Server> {
 }
 
 export function startCeiling(port: number, bodiesFile: string): Promise<Server> {
-  return startServer("ceiling", BUN, ["test/bench/ceiling.ts", "--port", String(port), "--bodies", bodiesFile], { port, probe: "/healthz" });
+  return startServer("ceiling", BUN, ["test/bench/ceiling.ts", "--port", String(port), "--bodies", bodiesFile], {
+    port,
+    probe: "/healthz",
+  });
 }
 
 /**
@@ -73,16 +96,25 @@ export function startCeiling(port: number, bodiesFile: string): Promise<Server> 
  * the npm registry; the first run downloads it. Any HTTP answer to the probe means it listens.
  */
 export function startPrism(port: number, openapiFile: string): Promise<Server> {
-  return startServer("prism", "npx", ["--yes", "@stoplight/prism-cli@5", "mock", "-h", "127.0.0.1", "-p", String(port), openapiFile], {
-    port,
-    probe: "/v1/events",
-    timeoutMs: 240_000,
-    pollMs: 250,
-    ready: () => true,
-  });
+  return startServer(
+    "prism",
+    "npx",
+    ["--yes", "@stoplight/prism-cli@5", "mock", "-h", "127.0.0.1", "-p", String(port), openapiFile],
+    {
+      port,
+      probe: "/v1/events",
+      timeoutMs: 240_000,
+      pollMs: 250,
+      ready: () => true,
+    },
+  );
 }
 
 /** The straightforward peer (test/bench/peer.ts) over the bench replica. */
 export function startPeer(port: number): Promise<Server> {
-  return startServer("peer", BUN, ["test/bench/peer.ts", "--port", String(port), "--db", REPLICA_DB], { port, probe: "/healthz", env: ENV });
+  return startServer("peer", BUN, ["test/bench/peer.ts", "--port", String(port), "--db", REPLICA_DB], {
+    port,
+    probe: "/healthz",
+    env: ENV,
+  });
 }

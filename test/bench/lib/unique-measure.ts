@@ -8,7 +8,7 @@
 import { LOAD } from "./config.ts";
 import type { Server } from "./proc.ts";
 import type { UniqueLists } from "./unique.ts";
-import { combine, slice, type LoadResult, type LoadSpec, type Slice } from "./wrk.ts";
+import { combine, type LoadResult, type LoadSpec, type Slice, slice } from "./wrk.ts";
 
 export interface UniqueScenario {
   id: string;
@@ -31,15 +31,33 @@ export interface UniqueCell {
 export const WALK_PAGES = 40;
 
 export function uniqueScenarios(lists: UniqueLists): UniqueScenario[] {
-  const p = (id: string, title: string, file: string, geo: boolean, peer: boolean): UniqueScenario => ({ id, title, geo, peer, source: { paths: file } });
+  const p = (id: string, title: string, file: string, geo: boolean, peer: boolean): UniqueScenario => ({
+    id,
+    title,
+    geo,
+    peer,
+    source: { paths: file },
+  });
   return [
     p("u-state", "state, each its own window", lists.paths.state, false, true),
     p("u-state-city", "state + city, each its own window", lists.paths["state-city"], false, true),
     p("u-source", "source (a source or its vendor), each its own window", lists.paths.source, false, false),
     p("u-circle", "circle of 1–25 miles around a venue's neighbourhood", lists.paths.circle, true, true),
     p("u-polygon", "polygon of 4–8 vertices, 6–34 miles across", lists.paths.polygon, true, false),
-    { id: "u-walk", title: `cursor walks of ${WALK_PAGES} pages (a state, its own window)`, geo: false, peer: false, source: { walks: lists.walks, pages: WALK_PAGES } },
-    p("u-zipf", `mix of every class, Zipf over ${lists.zipf.queries.toLocaleString("en-US")} queries (${Math.round(100 * lists.zipf.repeatShare)} % repeats)`, lists.zipf.file, false, false),
+    {
+      id: "u-walk",
+      title: `cursor walks of ${WALK_PAGES} pages (a state, its own window)`,
+      geo: false,
+      peer: false,
+      source: { walks: lists.walks, pages: WALK_PAGES },
+    },
+    p(
+      "u-zipf",
+      `mix of every class, Zipf over ${lists.zipf.queries.toLocaleString("en-US")} queries (${Math.round(100 * lists.zipf.repeatShare)} % repeats)`,
+      lists.zipf.file,
+      false,
+      false,
+    ),
   ];
 }
 

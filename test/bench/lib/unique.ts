@@ -43,7 +43,7 @@ function random(seed: number): () => number {
 function weighted<T>(items: T[], weights: number[], rand: () => number): () => T {
   const sums = new Float64Array(weights.length);
   let total = 0;
-  weights.forEach((w, i) => (sums[i] = total += w));
+  for (let i = 0; i < weights.length; i++) sums[i] = total += weights[i];
   return () => {
     const x = rand() * total;
     let lo = 0;
@@ -79,18 +79,30 @@ export function writeUniqueLists(replica: Db, o: UniqueOptions): UniqueLists {
        WHERE v.latitude IS NOT NULL AND v.longitude IS NOT NULL AND c.events > 0`,
     )
     .all();
-  const venue = weighted(venues, venues.map((v) => v.n), rand);
-  const states = replica.prepare<{ state: string; n: number }>("SELECT state, count(*) AS n FROM snapshot GROUP BY state").all();
+  const venue = weighted(
+    venues,
+    venues.map((v) => v.n),
+    rand,
+  );
+  const states = replica
+    .prepare<{ state: string; n: number }>("SELECT state, count(*) AS n FROM snapshot GROUP BY state")
+    .all();
   const state = weighted(
     states.filter((s) => (US_STATES as readonly string[]).includes(s.state)).map((s) => s.state),
     states.filter((s) => (US_STATES as readonly string[]).includes(s.state)).map((s) => s.n),
     rand,
   );
-  const sources = replica.prepare<{ source: string; events: number }>("SELECT source, events FROM snapshot_sources").all();
-  const source = weighted(sources.map((s) => s.source), sources.map((s) => s.events), rand);
+  const sources = replica
+    .prepare<{ source: string; events: number }>("SELECT source, events FROM snapshot_sources")
+    .all();
+  const source = weighted(
+    sources.map((s) => s.source),
+    sources.map((s) => s.events),
+    rand,
+  );
 
   // A window opening anywhere in the next 120 days, to the second: clients send their own.
-  const startsAfter = () => new Date(o.nowMs + int(120 * DAY_MS / 1000) * 1000).toISOString().replace(".000Z", "Z");
+  const startsAfter = () => new Date(o.nowMs + int((120 * DAY_MS) / 1000) * 1000).toISOString().replace(".000Z", "Z");
   const e = encodeURIComponent;
   const makers: Record<UniqueClass, () => string> = {
     state: () => `state=${state()}&starts_after=${startsAfter()}`,
@@ -138,7 +150,7 @@ export function writeUniqueLists(replica: Db, o: UniqueOptions): UniqueLists {
   };
   const write = (name: string, lines: string[]) => {
     const file = join(RUN_DIR, name);
-    writeFileSync(file, lines.join("\n") + "\n");
+    writeFileSync(file, `${lines.join("\n")}\n`);
     return file;
   };
 
@@ -159,7 +171,11 @@ export function writeUniqueLists(replica: Db, o: UniqueOptions): UniqueLists {
   // The mix: queries of every class, drawn by Zipf (s = 1) over their popularity rank.
   const classes = Object.keys(makers) as UniqueClass[];
   const queries = distinct(() => makers[classes[int(classes.length)]](), o.zipfQueries);
-  const zipfPick = weighted(queries, queries.map((_, rank) => 1 / (rank + 1)), rand);
+  const zipfPick = weighted(
+    queries,
+    queries.map((_, rank) => 1 / (rank + 1)),
+    rand,
+  );
   const seen = new Set<string>();
   let repeats = 0;
   const mix: string[] = [];
@@ -170,5 +186,10 @@ export function writeUniqueLists(replica: Db, o: UniqueOptions): UniqueLists {
     mix.push(p);
   }
   sample.zipf = queries[0];
-  return { paths, walks, zipf: { file: write("zipf.paths", mix), repeatShare: repeats / o.zipfRequests, queries: o.zipfQueries }, sample };
+  return {
+    paths,
+    walks,
+    zipf: { file: write("zipf.paths", mix), repeatShare: repeats / o.zipfRequests, queries: o.zipfQueries },
+    sample,
+  };
 }

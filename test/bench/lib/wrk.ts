@@ -58,19 +58,61 @@ export interface Slice extends LoadResult {
 /** Null when wrk is installed, else how to install it. */
 export function checkWrk(): string | null {
   const r = spawnSync("wrk", ["--version"], { encoding: "utf8" });
-  if (r.error) return "wrk is not installed. Install it with: apt-get update && apt-get install -y wrk (macOS: brew install wrk)";
+  if (r.error)
+    return "wrk is not installed. Install it with: apt-get update && apt-get install -y wrk (macOS: brew install wrk)";
   return null;
 }
 
 function wrkArgs(spec: LoadSpec, duration: string): string[] {
-  const args = ["-t", String(LOAD.threads), "-c", String(LOAD.connections), "-d", duration, "--latency", "--timeout", `${LOAD.timeoutS}s`];
+  const args = [
+    "-t",
+    String(LOAD.threads),
+    "-c",
+    String(LOAD.connections),
+    "-d",
+    duration,
+    "--latency",
+    "--timeout",
+    `${LOAD.timeoutS}s`,
+  ];
   const threads = String(LOAD.threads);
-  if (spec.pathsFile) return [...args, "-s", ROTATE_URLS_LUA, spec.url, "--", spec.pathsFile, threads, spec.key ?? "", spec.startAt ?? "0"];
+  if (spec.pathsFile)
+    return [
+      ...args,
+      "-s",
+      ROTATE_URLS_LUA,
+      spec.url,
+      "--",
+      spec.pathsFile,
+      threads,
+      spec.key ?? "",
+      spec.startAt ?? "0",
+    ];
   if (spec.walksFile) {
-    return [...args, "-s", WALK_LUA, spec.url, "--", spec.walksFile, threads, spec.key ?? "", String(spec.walkPages ?? 40), spec.startAt ?? "0"];
+    return [
+      ...args,
+      "-s",
+      WALK_LUA,
+      spec.url,
+      "--",
+      spec.walksFile,
+      threads,
+      spec.key ?? "",
+      String(spec.walkPages ?? 40),
+      spec.startAt ?? "0",
+    ];
   }
   if (spec.keysFile) {
-    args.push("-s", ROTATE_LUA, spec.url, "--", spec.keysFile, String(LOAD.threads), spec.method ?? "GET", spec.startAt ?? "0");
+    args.push(
+      "-s",
+      ROTATE_LUA,
+      spec.url,
+      "--",
+      spec.keysFile,
+      String(LOAD.threads),
+      spec.method ?? "GET",
+      spec.startAt ?? "0",
+    );
     if (spec.body !== undefined) args.push(spec.body);
     return args;
   }
@@ -162,7 +204,9 @@ function runWrk(args: string[]): { promise: Promise<string>; interrupt(): void }
   child.stderr.on("data", (d) => (out += d));
   const promise = new Promise<string>((resolve, reject) => {
     child.once("error", reject);
-    child.once("exit", (code) => (code === 0 ? resolve(out) : reject(new Error(`wrk exited ${code}: ${out.slice(-2000)}`))));
+    child.once("exit", (code) =>
+      code === 0 ? resolve(out) : reject(new Error(`wrk exited ${code}: ${out.slice(-2000)}`)),
+    );
   });
   return { promise, interrupt: () => child.kill("SIGINT") };
 }
