@@ -38,6 +38,7 @@ import { measureUnique, uniqueScenarios } from "./lib/unique-measure.ts";
 import { checkWrk, measure } from "./lib/wrk.ts";
 import { measureStages } from "./list-stages.ts";
 import { measurePeer, measurePostgresCopy, measureStreaming, preparePostgres } from "./postgres.ts";
+import { measureStartTimes } from "./start-times.ts";
 
 const { values: flags } = parseArgs({
   options: {
@@ -185,6 +186,11 @@ async function main(): Promise<number> {
       await s.stop();
     }
     log(`cold starts: ${report.coldStartMs.map((x) => x.toFixed(0)).join(", ")} ms`);
+    // marquee/testing as another project's test suite starts it (test/bench/start-times.ts).
+    report.startTimes = await measureStartTimes();
+    log(
+      `startMarquee(): empty ${report.startTimes.emptyMs.map((x) => x.toFixed(0)).join(", ")} ms; 5,000 demo events ${report.startTimes.demo5000Ms.map((x) => x.toFixed(0)).join(", ")} ms`,
+    );
   }
 
   if (!flags["skip-sync"]) {

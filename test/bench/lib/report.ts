@@ -5,6 +5,7 @@
 import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import type { StageRow } from "../list-stages.ts";
 import type { CopyResult, PeerResult, StreamingResult } from "../postgres.ts";
+import { START_TARGETS } from "../start-times.ts";
 import { DATA, LOAD, RESULTS_MD, TARGETS } from "./config.ts";
 import type { Machine } from "./machine.ts";
 import type { Scenario } from "./scenarios.ts";
@@ -34,6 +35,8 @@ export interface RunReport {
   };
   /** Microseconds per stage of a new request (test/bench/list-stages.ts). */
   stages?: StageRow[];
+  /** `startMarquee()` from marquee/testing: to its first answer, per run (test/bench/start-times.ts). */
+  startTimes?: { emptyMs: number[]; demo5000Ms: number[]; parallel8Ms: number };
   /** The PostgreSQL upstream (test/bench/postgres.ts). */
   postgres?: { copy: CopyResult; streaming: StreamingResult; peer: PeerResult } | { skipped: string };
   elapsedS: number;
@@ -168,6 +171,19 @@ export function verdicts(r: RunReport): Verdict[] {
     met: su ? su.load.p99Ms <= TARGETS.syncP99Factor * su.idle.p99Ms : null,
   });
   out.push(...uniqueVerdicts(r));
+  const st2 = r.startTimes;
+  out.push(
+    {
+      target: `startMarquee() empty instance answers within ${START_TARGETS.emptyMs} ms (every run)`,
+      measured: st2 ? `${st2.emptyMs.map((x) => fmt(x)).join(", ")} ms` : "not measured",
+      met: st2 ? Math.max(...st2.emptyMs) <= START_TARGETS.emptyMs : null,
+    },
+    {
+      target: `startMarquee({ demoEvents: 5000 }) within ${fmt(START_TARGETS.demo5000Ms)} ms (every run)`,
+      measured: st2 ? `${st2.demo5000Ms.map((x) => fmt(x)).join(", ")} ms` : "not measured",
+      met: st2 ? Math.max(...st2.demo5000Ms) <= START_TARGETS.demo5000Ms : null,
+    },
+  );
   const pg = r.postgres && "copy" in r.postgres ? r.postgres : undefined;
   out.push(
     {
