@@ -187,7 +187,7 @@ export function venueSetOf(filter: PageFilter): ReadonlySet<number> | null {
   return filter.venueSet ?? new Set(filter.venueIds);
 }
 
-type KeyRow = { start_ms: number; id: number; end_ms: number; venue_id?: number };
+type SnapshotRow = { start_ms: number; id: number; end_ms: number; venue_id?: number };
 
 /** Up to `want` rows of one half, in order, whose venue is in `venues`: growing chunks. */
 function scanVenues(
@@ -197,9 +197,9 @@ function scanVenues(
   want: number,
   venues: ReadonlySet<number>,
   firstChunk: number,
-): KeyRow[] {
-  const out: KeyRow[] = [];
-  const stmt = db.prepare<KeyRow>(q.sql);
+): SnapshotRow[] {
+  const out: SnapshotRow[] = [];
+  const stmt = db.prepare<SnapshotRow>(q.sql);
   let pos = from;
   for (let chunk = firstChunk; ; chunk = Math.min(chunk * 2, 8192)) {
     const rows = stmt.all({ ...q.params, ls: pos.startMs, lid: pos.id, lim: chunk });
@@ -210,7 +210,7 @@ function scanVenues(
   }
 }
 
-const byKey = (a: KeyRow, b: KeyRow) => a.start_ms - b.start_ms || a.id - b.id;
+const byKey = (a: SnapshotRow, b: SnapshotRow) => a.start_ms - b.start_ms || a.id - b.id;
 
 /** What a selection reads about the snapshot besides its rows: its stats and cached estimates. */
 export interface SnapshotView {
@@ -261,14 +261,14 @@ export function selectPage(
   // Growing chunks for the JS venue check, starting near what the venues' share of the rows needs.
   const share = venueRows !== null ? venueRows / Math.max(1, venueStateRows ?? stats.events) : 1;
   const firstChunk = Math.min(8192, Math.max(64, Math.ceil((1.25 * want) / Math.max(share, 1e-4))));
-  const rows: KeyRow[] = [];
+  const rows: SnapshotRow[] = [];
   for (const long of [0, 1] as const) {
     const q = buildHalfQuery(plan, long, filter, plan === "source" ? sourceList : null, venuesInSql);
     const b = bounds[long];
     for (const part of parts) {
       const params = part === null ? q.params : { ...q.params, part };
       if (venueSet) rows.push(...scanVenues(db, { sql: q.sql, params }, b, want, venueSet, firstChunk));
-      else rows.push(...db.prepare<KeyRow>(q.sql).all({ ...params, ls: b.startMs, lid: b.id, lim: want }));
+      else rows.push(...db.prepare<SnapshotRow>(q.sql).all({ ...params, ls: b.startMs, lid: b.id, lim: want }));
     }
   }
   rows.sort(byKey);

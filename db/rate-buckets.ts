@@ -5,7 +5,7 @@
  * requests (server/limits/meter.ts), so a restart resumes where the buckets stood.
  */
 import type { Db } from "./driver.ts";
-import { writeRows } from "./rows-batch.ts";
+import { writeRows } from "./multi-row-write.ts";
 
 export interface BucketSpec {
   /** 'key:<id>' or 'account:<id>'. */

@@ -8,7 +8,7 @@
  * requests.
  */
 import type { Db } from "./driver.ts";
-import { writeRows } from "./rows-batch.ts";
+import { writeRows } from "./multi-row-write.ts";
 
 export type Allowance = "trial" | "budget";
 

@@ -5,7 +5,7 @@
  */
 import { DAY_MS, TRIAL } from "./contract.ts";
 import type { Db } from "./driver.ts";
-import { writeRows } from "./rows-batch.ts";
+import { writeRows } from "./multi-row-write.ts";
 
 export interface Trial {
   accountId: number;

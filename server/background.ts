@@ -5,14 +5,15 @@
  */
 import { type AccountFields, createAccount } from "../db/accounts.ts";
 import type { KeyKind } from "../db/contract.ts";
-import { DEMO, HOT_PATH } from "../db/contract.ts";
+import { DEMO } from "../db/contract.ts";
 import { assertSourceKind, readReplicaStats } from "../db/replica.ts";
+import { HOT_PATH } from "../db/tuning.ts";
 import { demoChunks } from "../sync/demo/generate.ts";
 import { startPostgresFollower } from "../sync/postgres/follower.ts";
 import { isPostgresUrl } from "../sync/postgres/schema.ts";
 import { formatSummary } from "../sync/progress.ts";
 import { openSource, type SourcePosition, streamSource } from "../sync/source.ts";
-import { refreshSnapshotIfStale, SyncError, syncFrom } from "../sync/worker.ts";
+import { refreshSnapshotIfStale, SyncError, syncFrom } from "../sync/sync-from.ts";
 import { type AppContext, notifyReplicaChange } from "./context.ts";
 import { issueKey } from "./keys.ts";
 

@@ -4,10 +4,11 @@
 import { randomBytes } from "node:crypto";
 import { mkdirSync } from "node:fs";
 import { dirname } from "node:path";
-import { ACCESS, HOT_PATH } from "../db/contract.ts";
+import { ACCESS } from "../db/contract.ts";
 import type { Db } from "../db/driver.ts";
 import { ensureSetting, ledgerPathFor, openLedger } from "../db/ledger.ts";
 import { openReplica } from "../db/replica.ts";
+import { HOT_PATH } from "../db/tuning.ts";
 import { Access } from "./access.ts";
 import { type Clock, createClock } from "./clock.ts";
 import type { Config } from "./config.ts";

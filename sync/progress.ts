@@ -2,7 +2,7 @@
  * What a sync run tells its operator: a progress bar redrawn in place on a terminal, and one
  * summary line always (docs/operations.md, The program).
  */
-import type { SyncProgress, SyncSummary } from "./worker.ts";
+import type { SyncProgress, SyncSummary } from "./sync-from.ts";
 
 const BAR_WIDTH = 28;
 const REDRAW_MS = 100;

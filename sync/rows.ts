@@ -3,7 +3,7 @@
  * boundary cheaply: one typed array of numbers, the text fields end to end as latin1 bytes (the
  * rare record with wider characters: in a string of their own) with their lengths, and one kind
  * byte per record. A bulk sync derives and encodes on the thread that
- * parses (sync/worker.ts) while the writer thread (sync/writer-thread.ts) decodes and inserts;
+ * parses (sync/sync-from.ts) while the writer thread (sync/writer-thread.ts) decodes and inserts;
  * structured-cloning the same rows as objects cost about as much as deriving them (measured:
  * ~150 ms per 20,000 records), where typed arrays are transferred without a copy.
  *

@@ -7,7 +7,7 @@
 import { join } from "node:path";
 import Database from "better-sqlite3";
 import { beforeAll, beforeEach, expect } from "vitest";
-import { HOT_PATH } from "../db/contract.ts";
+import { HOT_PATH } from "../db/tuning.ts";
 import type { Client } from "./harness.ts";
 import { eventRecord, venueRecord } from "./records.ts";
 

@@ -4,7 +4,8 @@
  * fault injection and real ledger failures answering 503 without rows.
  */
 import { expect, it } from "vitest";
-import { ACCESS, HOT_PATH } from "../db/contract.ts";
+import { ACCESS } from "../db/contract.ts";
+import { HOT_PATH } from "../db/tuning.ts";
 import {
   after,
   DAY_S,

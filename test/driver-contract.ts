@@ -9,7 +9,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { Db, OpenOptions } from "../db/driver.ts";
 import { migrate } from "../db/migrate.ts";
-import { writeRows } from "../db/rows-batch.ts";
+import { writeRows } from "../db/multi-row-write.ts";
 
 /** The slice of a test framework the suite needs (vitest and bun:test both provide it). */
 export interface TestApi {

@@ -7,10 +7,11 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { createAccount } from "../db/accounts.ts";
-import { ACCESS, DAY_MS, HOT_PATH, TRIAL } from "../db/contract.ts";
+import { ACCESS, DAY_MS, TRIAL } from "../db/contract.ts";
 import type { Db } from "../db/driver.ts";
 import { openLedger } from "../db/ledger.ts";
 import { readTrial } from "../db/trials.ts";
+import { HOT_PATH } from "../db/tuning.ts";
 import { createMeter, type Meter } from "../server/limits/meter.ts";
 
 const NOW = Date.parse("2026-06-01T12:00:00Z");

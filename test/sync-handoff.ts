@@ -12,7 +12,7 @@ import { openReplica, readWatermark } from "../db/replica.ts";
 import { demoRecords } from "../sync/demo/generate.ts";
 import type { HandOff } from "../sync/pipeline.ts";
 import { streamSource } from "../sync/source.ts";
-import { SyncError, type SyncSummary, syncFrom } from "../sync/worker.ts";
+import { SyncError, type SyncSummary, syncFrom } from "../sync/sync-from.ts";
 import type { TestApi } from "./driver-contract.ts";
 import { dumpReplica, type ReplicaDump } from "./fixtures/replica-dump.ts";
 

@@ -11,7 +11,7 @@ import { join } from "node:path";
 import { afterAll, beforeAll, expect, it } from "vitest";
 import { openReplica, readWatermark } from "../db/replica.ts";
 import { openSource } from "../sync/source.ts";
-import { syncFrom } from "../sync/worker.ts";
+import { syncFrom } from "../sync/sync-from.ts";
 
 const venue = (seq: number) =>
   `${JSON.stringify({

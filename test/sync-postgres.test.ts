@@ -18,7 +18,7 @@ import { parsePostgresUrl, upstreamDdl } from "../sync/postgres/schema.ts";
 import { type PostgresSyncOptions, syncFromPostgres } from "../sync/postgres/sync.ts";
 import { refreshServingSnapshot } from "../sync/serving-snapshot.ts";
 import { streamSource } from "../sync/source.ts";
-import { syncFrom } from "../sync/worker.ts";
+import { syncFrom } from "../sync/sync-from.ts";
 import { dumpReplica } from "./fixtures/replica-dump.ts";
 import { liveRows, servedPages } from "./pg-served.ts";
 import { type PgServer, startPgServer } from "./pg-server.ts";

@@ -1,5 +1,5 @@
 /**
- * The sync worker (sync/worker.ts) on a real replica file: batches and the watermark, idempotent
+ * The sync worker (sync/sync-from.ts) on a real replica file: batches and the watermark, idempotent
  * re-runs, bad lines (line numbers, nothing half-applied, resume after the fix), delete and hide
  * semantics through live rows and the serving snapshot, and the sources (file, stream, follow).
  */
@@ -14,7 +14,7 @@ import { refreshSnapshot } from "../db/snapshot.ts";
 import { applyBatch } from "../sync/apply.ts";
 import { parseRecordLine } from "../sync/records.ts";
 import { fileSource, streamSource } from "../sync/source.ts";
-import { refreshSnapshotIfStale, SyncError, syncFrom } from "../sync/worker.ts";
+import { refreshSnapshotIfStale, SyncError, syncFrom } from "../sync/sync-from.ts";
 import { dumpReplica } from "./fixtures/replica-dump.ts";
 import { deleteRecord, eventRecord, venueRecord } from "./records.ts";
 

@@ -9,7 +9,7 @@ import { isPostgresUrl } from "../../sync/postgres/schema.ts";
 import { enterBackground, SYNC_PRIORITIES } from "../../sync/priority.ts";
 import { createProgressBar, formatSummary } from "../../sync/progress.ts";
 import { openSource } from "../../sync/source.ts";
-import { SyncError, type SyncSummary, syncFrom } from "../../sync/worker.ts";
+import { SyncError, type SyncSummary, syncFrom } from "../../sync/sync-from.ts";
 import { resolveConfig } from "../config.ts";
 import { type Command, intFlag, oneOf, parseFlags, UsageError } from "./args.ts";
 import { runPostgresSync } from "./sync-postgres.ts";

@@ -9,9 +9,10 @@
  */
 import { LRUCache } from "lru-cache";
 import { type Account, connectionChanges, findKeyByDigest, type KeyRow, readAccount } from "../../db/accounts.ts";
-import { ACCESS, HOT_PATH } from "../../db/contract.ts";
+import { ACCESS } from "../../db/contract.ts";
 import type { Db } from "../../db/driver.ts";
 import { readAccessEpoch } from "../../db/ledger-access.ts";
+import { HOT_PATH } from "../../db/tuning.ts";
 
 /** LRU values cannot be undefined; a box also caches "no such key" answers. */
 interface Box<T> {

@@ -20,7 +20,7 @@
  * - Usage reaches the ledger delivery by delivery (deliveries in the same millisecond as one),
  *   so a restarted process resumes the exact rolling window.
  */
-import { ACCESS, HOT_PATH } from "../../db/contract.ts";
+import { ACCESS } from "../../db/contract.ts";
 import type { Db } from "../../db/driver.ts";
 import {
   type BucketSpec,
@@ -43,6 +43,7 @@ import {
   type UsageEntry,
 } from "../../db/row-usage.ts";
 import { newTrial, readTrial, type Trial, withRowsAdded, writeTrials } from "../../db/trials.ts";
+import { HOT_PATH } from "../../db/tuning.ts";
 import { withBusyTimeout, withoutFsync } from "./ledger.ts";
 
 interface Usage {

@@ -1,5 +1,5 @@
 /**
- * Every cache of the list path, created together with their sizes (db/contract.ts HOT_PATH) and
+ * Every cache of the list path, created together with their sizes (db/tuning.ts HOT_PATH) and
  * cleared together. What makes each one exact is written beside it; docs/architecture.md,
  * "Caches", has the whole argument.
  *
@@ -18,11 +18,11 @@
  * `notifyReplicaChange`); the state checks catch what other processes write.
  */
 import { LRUCache } from "lru-cache";
-import { HOT_PATH } from "../../db/contract.ts";
 import type { Db } from "../../db/driver.ts";
 import { GeoIndex } from "../../db/geo.ts";
 import { HydratedEvents, RecentReplicaState } from "../../db/hydrate.ts";
 import { SnapshotEstimates } from "../../db/snapshot-stats.ts";
+import { HOT_PATH } from "../../db/tuning.ts";
 import { createPageCache, type PageCache } from "./page-cache.ts";
 import type { ListQuery } from "./parse.ts";
 import { ListHeaders } from "./response.ts";

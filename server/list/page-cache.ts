@@ -25,9 +25,9 @@
  * needs no read transaction, geo lookup or hydration: the cursor is the only per-request part.
  */
 import { LRUCache } from "lru-cache";
-import { HOT_PATH } from "../../db/contract.ts";
 import type { PageSelection } from "../../db/events-query.ts";
 import type { LiveBounds } from "../../db/hydrate.ts";
+import { HOT_PATH } from "../../db/tuning.ts";
 import type { ListWindow } from "./window.ts";
 
 /** A page ready to send: its page object (for the row count) and the response body's UTF-8. */

@@ -3,7 +3,7 @@
  * title, local date and time in the venue's zone, venue and city, cost, categories, the sold-out
  * or low-tickets badge and a tickets link (the service's `ticketUrl` redirect) when there is one.
  */
-import type { ServableEvent } from "../../db/handoffs.ts";
+import type { ServableEvent } from "../../db/servable-event.ts";
 import { formatWhen, knownTimeZone } from "./format.ts";
 import { html, safeHref } from "./html.ts";
 import { messagePage, renderPage } from "./layout.ts";

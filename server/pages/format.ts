@@ -4,7 +4,7 @@
  * the venue's IANA zone, with the zone's abbreviation. A venue without a usable zone gets UTC,
  * labelled as such, rather than a guess.
  */
-import type { ServableEvent } from "../../db/handoffs.ts";
+import type { ServableEvent } from "../../db/servable-event.ts";
 
 const OPTIONS: Record<"date-time" | "time" | "day", Intl.DateTimeFormatOptions> = {
   "date-time": {

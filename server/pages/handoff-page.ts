@@ -5,7 +5,8 @@
  * /v1/ticket-handoffs": the service never buys, holds or checks inventory). Continue is a plain
  * form POST, so it works without JavaScript and link previews (which only GET) record nothing.
  */
-import type { Handoff, ServableEvent } from "../../db/handoffs.ts";
+import type { Handoff } from "../../db/handoffs.ts";
+import type { ServableEvent } from "../../db/servable-event.ts";
 import { formatLocalTime, formatWhen, hostOf, minutesFromNow, sellerName } from "./format.ts";
 import { html, type SafeHtml, safeHref } from "./html.ts";
 import { messagePage, renderPage } from "./layout.ts";

@@ -21,10 +21,9 @@ import {
   insertHandoff,
   isLedgerBusy,
   readHandoff,
-  readServableEvent,
-  type ServableEvent,
 } from "../../db/handoffs.ts";
 import { isoUtc } from "../../db/instant.ts";
+import { readServableEvent, type ServableEvent } from "../../db/servable-event.ts";
 import { safeHttpUrl } from "../../sync/derive.ts";
 import type { KeyIdentity } from "../access.ts";
 import type { AppContext } from "../context.ts";

@@ -11,14 +11,8 @@
  */
 
 import { HANDOFF } from "../../db/contract.ts";
-import {
-  type Handoff,
-  isLedgerBusy,
-  readHandoff,
-  readServableEvent,
-  redeemHandoff,
-  type ServableEvent,
-} from "../../db/handoffs.ts";
+import { type Handoff, isLedgerBusy, readHandoff, redeemHandoff } from "../../db/handoffs.ts";
+import { readServableEvent, type ServableEvent } from "../../db/servable-event.ts";
 import type { AppContext } from "../context.ts";
 import { handle, type RequestScope } from "../handle.ts";
 import { renderEventNotFound, renderEventPage } from "../pages/event-page.ts";

@@ -1,0 +1,48 @@
+/**
+ * How the serving process trades memory and time for speed: cache sizes, how stale a cache may
+ * run, how often counters are written. None of these changes what the API answers, only how fast
+ * (test/bench/RESULTS.md measures them); the API's own limits and codes are in db/contract.ts.
+ */
+/** Hot-path caches of the list endpoint (db/hydrate.ts). */
+export const HOT_PATH = {
+  /**
+   * Bytes of events and venues kept as served JSON between requests (db/hydrate.ts
+   * HydratedEvents), by a conservative estimate: about 1.3 kB an event, so some 45,000 events.
+   */
+  hydratedEventBytes: 64 * 1024 * 1024,
+  /**
+   * Page selections kept between requests (server/list/page-cache.ts), and their bytes with
+   * bodies (about 40 kB for a page of 25, its body and the last answer sent from it). Small on
+   * purpose: a body helps only a query that repeats, while new queries pay to keep theirs
+   * (test/bench/RESULTS.md, "Unique traffic").
+   */
+  cachedPages: 2_000,
+  cachedPageBytes: 24 * 1024 * 1024,
+  /** The serving process collects its garbage in full once its RSS passes this, at most this often (server/background.ts). */
+  collectAboveRssBytes: 448 * 1024 * 1024,
+  collectEveryMs: 30_000,
+  /** Geo searches kept for the current venue table (db/geo.ts GeoIndex), and their bytes. */
+  geoResults: 256,
+  geoResultBytes: 16 * 1024 * 1024,
+  /** Source-prefix row estimates kept per snapshot (db/snapshot-stats.ts SnapshotEstimates). */
+  sourceEstimates: 2_000,
+  /**
+   * Commits by other processes (`marquee sync`, the CLI) reach the serving process's caches at
+   * most this late; its own writes at once. Saves a ledger and a replica read per request.
+   */
+  foreignCommitLagMs: 5,
+  /** Parsed list queries kept by their raw query string (server/routes/events.ts). */
+  parsedQueries: 2_000,
+  /** Longest a change to the request path's counters waits before it is written (server/limits/meter.ts). */
+  meterFlushMs: 10,
+  /** Delivered rows older than the rolling window are deleted from the ledger about this often per account. */
+  meterPruneMs: 60_000,
+  /** A refused group of counter changes is retried after this. */
+  meterRetryMs: 100,
+  /** The meter's group waits this long for a lock held elsewhere, then retries later. */
+  meterBusyTimeoutMs: 50,
+  /** SQLite page cache of the serving process's ledger connection. */
+  ledgerCacheKiB: 32_768,
+  /** Buckets, usage totals and trials kept in memory before idle ones are dropped (they reload). */
+  meterEntries: 100_000,
+} as const;
