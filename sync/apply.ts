@@ -7,7 +7,15 @@ import type { Db } from "../db/driver.ts";
 import { readWatermark } from "../db/replica.ts";
 import { snapshotTracked, stopTracking, trackingLimit } from "../db/snapshot.ts";
 import type { UpstreamRecord } from "./records.ts";
-import { encodeRecords, type RowBatch, RowDecoder, RowKind } from "./rows.ts";
+import {
+  columnIndex,
+  EVENT_COLUMNS,
+  encodeRecords,
+  type RowBatch,
+  RowDecoder,
+  RowKind,
+  VENUE_COLUMNS,
+} from "./rows.ts";
 
 export interface ApplyResult {
   applied: number;
@@ -31,10 +39,8 @@ function statements(db: Db) {
     deleteVenue: db.prepare("DELETE FROM venues WHERE id = $id"),
     // Positional: a bulk import binds 28 values a row, and named binding cost ~10% more per insert.
     upsertEvent: db.prepare(
-      `INSERT OR REPLACE INTO events(id, seq, venue_id, start_ms, end_ms, is_free, is_sold_out, is_low_tickets,
-         website_broken, duplicate_of, ticketed, title, slug, start_date, end_date, cost_text, age, website_raw,
-         image_url, categories, source, vendor, status, cost, website, ticket_link_status, ticket_destination, ticket_links)
-       VALUES (${Array.from({ length: 28 }, () => "?").join(", ")})`,
+      `INSERT OR REPLACE INTO events(id, seq, ${EVENT_COLUMNS.map((c) => c.name).join(", ")})
+       VALUES (${Array.from({ length: 2 + EVENT_COLUMNS.length }, () => "?").join(", ")})`,
     ),
     deleteEvent: db.prepare("DELETE FROM events WHERE id = $id"),
     setWatermark: db.prepare("UPDATE sync_state SET value = $seq WHERE key = 'watermark'"),
@@ -85,18 +91,30 @@ interface BatchState {
   track: boolean;
 }
 
+const VENUE = columnIndex(VENUE_COLUMNS);
+const EVENT = columnIndex(EVENT_COLUMNS);
+
 /** Reads the rest of a venue row (after seq and id) and writes it. */
 function applyVenue(s: Statements, d: RowDecoder, r: Row, state: BatchState): void {
-  const latitude = d.num(),
-    longitude = d.num(),
-    visible = d.int();
-  const name = d.text(),
-    city = d.text(),
-    st = d.text(),
-    timezone = d.str(),
-    precision = d.str();
+  const v = d.readColumns(VENUE_COLUMNS);
+  const latitude = v[VENUE.latitude] as number | null;
+  const longitude = v[VENUE.longitude] as number | null;
+  const visible = v[VENUE.visible] as number;
+  const city = v[VENUE.city] as string;
+  const st = v[VENUE.state] as string;
   if (state.track) mark(s, { ...r, city, state: st, visible });
-  s.upsertVenue.run({ id: r.id, name, city, state: st, timezone, latitude, longitude, precision, visible, seq: r.seq });
+  s.upsertVenue.run({
+    id: r.id,
+    name: v[VENUE.name],
+    city,
+    state: st,
+    timezone: v[VENUE.timezone],
+    latitude,
+    longitude,
+    precision: v[VENUE.geocode_precision],
+    visible,
+    seq: r.seq,
+  });
   s.deleteRtree.run({ id: r.id });
   if (latitude != null && longitude != null) s.insertRtree.run({ id: r.id, lat: latitude, lng: longitude });
 }
@@ -120,46 +138,18 @@ interface EventSnapshotFields {
  * then has no snapshot to refresh.
  */
 function applyEvent(s: Statements, d: RowDecoder, r: Row, state: BatchState): void {
-  const v = [
-    d.int(),
-    d.int(),
-    d.num(),
-    d.num(),
-    d.int(),
-    d.int(),
-    d.int(),
-    d.num(),
-    d.int(),
-    d.text(),
-    d.text(),
-    d.text(),
-    d.str(),
-    d.str(),
-    d.str(),
-    d.str(),
-    d.str(),
-    d.text(),
-    d.text(),
-    d.text(),
-    d.text(),
-    d.str(),
-    d.str(),
-    d.text(),
-    d.str(),
-    d.str(),
-  ] as const;
+  const v = d.readColumns(EVENT_COLUMNS);
   if (state.track) {
     const old = s.eventRow.get({ id: r.id });
-    // Positions in `v`: venue_id 0, start_ms 1, end_ms 2, is_sold_out 4, duplicate_of 7, source 18, status 20.
     const same =
       old !== undefined &&
-      old.venue_id === v[0] &&
-      old.start_ms === v[1] &&
-      (old.end_ms ?? null) === (v[2] ?? null) &&
-      old.is_sold_out === v[4] &&
-      (old.duplicate_of ?? null) === (v[7] ?? null) &&
-      old.source === v[18] &&
-      old.status === v[20];
+      old.venue_id === v[EVENT.venue_id] &&
+      old.start_ms === v[EVENT.start_ms] &&
+      (old.end_ms ?? null) === (v[EVENT.end_ms] ?? null) &&
+      old.is_sold_out === v[EVENT.is_sold_out] &&
+      (old.duplicate_of ?? null) === (v[EVENT.duplicate_of] ?? null) &&
+      old.source === v[EVENT.source] &&
+      old.status === v[EVENT.status];
     if (!same) mark(s, r);
   }
   s.upsertEvent.run(r.id, r.seq, ...v);
@@ -167,13 +157,8 @@ function applyEvent(s: Statements, d: RowDecoder, r: Row, state: BatchState): vo
 
 /** Skips the rest of a record at or below the watermark, so the decoder stays in step. */
 function skipRest(d: RowDecoder, kind: RowKind): void {
-  if (kind === RowKind.Venue) {
-    for (let i = 0; i < 3; i++) d.num();
-    for (let i = 0; i < 5; i++) d.str();
-  } else if (kind === RowKind.Event) {
-    for (let i = 0; i < 9; i++) d.num();
-    for (let i = 0; i < 17; i++) d.str();
-  }
+  if (kind === RowKind.Venue) d.readColumns(VENUE_COLUMNS);
+  else if (kind === RowKind.Event) d.readColumns(EVENT_COLUMNS);
 }
 
 /**

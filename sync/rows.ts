@@ -36,6 +36,90 @@ export interface RowBatch {
   lengths: Int32Array;
 }
 
+/**
+ * A column of an encoded row after its seq and id: its name in the replica, whether it crosses as
+ * a number or as text, whether it may be null, and how it is derived from the record. The encoder
+ * writes and the decoder reads the columns in this order; apply binds them in this order too
+ * (sync/apply.ts), so the layout is written down once, here.
+ */
+interface Column<X> {
+  name: string;
+  type: "num" | "text";
+  nullable: boolean;
+  from(x: X): number | string | null;
+}
+
+const num = <X>(name: string, from: (x: X) => number | null, nullable = true): Column<X> => ({
+  name,
+  type: "num",
+  nullable,
+  from,
+});
+const text = <X>(name: string, from: (x: X) => string | null, nullable = true): Column<X> => ({
+  name,
+  type: "text",
+  nullable,
+  from,
+});
+
+type VenueRecord = Extract<UpstreamRecord, { type: "venue" }>["venue"];
+
+export const VENUE_COLUMNS: readonly Column<VenueRecord>[] = [
+  num("latitude", (v) => v.latitude),
+  num("longitude", (v) => v.longitude),
+  num("visible", (v) => b(v.visible), false),
+  text("name", (v) => v.name, false),
+  text("city", (v) => v.city, false),
+  text("state", (v) => v.state, false),
+  text("timezone", (v) => v.timezone),
+  text("geocode_precision", (v) => v.geocodePrecision),
+];
+
+/** An event with what is derived from it once, before its columns are read off it. */
+interface DerivedEvent {
+  e: Extract<UpstreamRecord, { type: "event" }>["event"];
+  start: { ms: number; iso: string };
+  end: { ms: number; iso: string } | null;
+  website: string | null;
+  ticketing: { status: string; destination: string | null };
+}
+
+export const EVENT_COLUMNS: readonly Column<DerivedEvent>[] = [
+  num("venue_id", (x) => x.e.venueId, false),
+  num("start_ms", (x) => x.start.ms, false),
+  num("end_ms", (x) => x.end?.ms ?? null),
+  num("is_free", (x) => b(x.e.isFree)),
+  num("is_sold_out", (x) => b(x.e.isSoldOut), false),
+  num("is_low_tickets", (x) => b(x.e.isLowTickets), false),
+  num("website_broken", (x) => b(x.e.websiteBroken), false),
+  num("duplicate_of", (x) => x.e.duplicateOf),
+  num("ticketed", (x) => b(x.e.ticketed), false),
+  text("title", (x) => x.e.title, false),
+  text("slug", (x) => x.e.slug, false),
+  text("start_date", (x) => x.start.iso, false),
+  text("end_date", (x) => x.end?.iso ?? null),
+  text("cost_text", (x) => x.e.costText),
+  text("age", (x) => x.e.age),
+  // website_raw only where it differs from the served website (db/replica.ts): usually it is the same URL.
+  text("website_raw", (x) => (x.e.website === x.website ? null : x.e.website)),
+  text("image_url", (x) => x.e.imageUrl),
+  text("categories", (x) => JSON.stringify(deriveCategories(x.e.categories)), false),
+  text("source", (x) => x.e.source, false),
+  text("vendor", (x) => vendorOf(x.e.source), false),
+  text("status", (x) => x.e.status, false),
+  text("cost", (x) => deriveCost(x.e.costText, x.e.isFree)),
+  text("website", (x) => x.website),
+  text("ticket_link_status", (x) => x.ticketing.status, false),
+  text("ticket_destination", (x) => x.ticketing.destination),
+  // {url, seller, broken}, as validated; NULL for none.
+  text("ticket_links", (x) => (x.e.ticketLinks.length === 0 ? null : JSON.stringify(x.e.ticketLinks))),
+];
+
+/** Each column's place in a decoded row (`readColumns`), by name. */
+export function columnIndex<X>(columns: readonly Column<X>[]): Record<string, number> {
+  return Object.fromEntries(columns.map((c, i) => [c.name, i]));
+}
+
 const WIDE = 0x80;
 /** Room an encoder starts with, per array; each grows by doubling. */
 const START = { records: 1024, nums: 16 * 1024, textBytes: 1024 * 1024, strings: 32 * 1024 } as const;
@@ -151,6 +235,13 @@ export class RowEncoder {
     else this.wideTexts.push(s);
   }
 
+  private columns<X>(columns: readonly Column<X>[], x: X): void {
+    for (const c of columns) {
+      if (c.type === "num") this.num(c.from(x) as number | null);
+      else this.str(c.from(x) as string | null);
+    }
+  }
+
   /**
    * Adds a record. `narrow`: its line held no character above U+00FF and no \u escape, so
    * neither do its strings (nor what is derived from them).
@@ -160,32 +251,25 @@ export class RowEncoder {
     this.narrow = narrow;
     switch (r.type) {
       case "venue": {
-        const x = r.venue;
         this.kind(RowKind.Venue | wide);
-        this.num(r.seq), this.num(x.id), this.num(x.latitude), this.num(x.longitude), this.num(b(x.visible));
-        this.str(x.name), this.str(x.city), this.str(x.state), this.str(x.timezone), this.str(x.geocodePrecision);
+        this.num(r.seq), this.num(r.venue.id);
+        this.columns(VENUE_COLUMNS, r.venue);
         return;
       }
       case "event": {
         const e = r.event;
         const start = deriveInstant(e.startDate);
-        const end = e.endDate == null ? null : deriveInstant(e.endDate);
         const website = deriveWebsite(e.website, e.websiteBroken);
-        const ticketing = deriveTicketing(e, website);
+        const x: DerivedEvent = {
+          e,
+          start,
+          end: e.endDate == null ? null : deriveInstant(e.endDate),
+          website,
+          ticketing: deriveTicketing(e, website),
+        };
         this.kind(RowKind.Event | wide);
-        this.num(r.seq), this.num(e.id), this.num(e.venueId), this.num(start.ms), this.num(end?.ms ?? null);
-        this.num(b(e.isFree)), this.num(b(e.isSoldOut)), this.num(b(e.isLowTickets)), this.num(b(e.websiteBroken));
-        this.num(e.duplicateOf), this.num(b(e.ticketed));
-        this.str(e.title), this.str(e.slug), this.str(start.iso), this.str(end?.iso ?? null), this.str(e.costText);
-        // website_raw only where it differs from the served website (db/replica.ts): usually it is the same URL.
-        this.str(e.age), this.str(e.website === website ? null : e.website), this.str(e.imageUrl);
-        this.str(JSON.stringify(deriveCategories(e.categories)));
-        this.str(e.source),
-          this.str(vendorOf(e.source)),
-          this.str(e.status),
-          this.str(deriveCost(e.costText, e.isFree));
-        this.str(website), this.str(ticketing.status), this.str(ticketing.destination);
-        this.str(e.ticketLinks.length === 0 ? null : JSON.stringify(e.ticketLinks)); // {url, seller, broken}, as validated
+        this.num(r.seq), this.num(e.id);
+        this.columns(EVENT_COLUMNS, x);
         return;
       }
       case "delete":
@@ -278,5 +362,15 @@ export class RowDecoder {
   /** A string the encoder never writes as null. */
   text(): string {
     return this.str()!;
+  }
+
+  /** The next row's columns, in their table's order. */
+  readColumns<X>(columns: readonly Column<X>[]): Array<number | string | null> {
+    const out: Array<number | string | null> = new Array(columns.length);
+    for (let i = 0; i < columns.length; i++) {
+      const c = columns[i];
+      out[i] = c.type === "num" ? (c.nullable ? this.num() : this.int()) : c.nullable ? this.str() : this.text();
+    }
+    return out;
   }
 }
