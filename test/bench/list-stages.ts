@@ -52,7 +52,6 @@ export async function measureStages(dbPath: string, requests: number): Promise<S
   replica.close();
   // The bench's ledger beside the replica (each bench run starts it afresh): one more account.
   const ctx = await createContext(resolveConfig({ dbPath, baseUrl: "http://bench.local" }, {}));
-  if (process.env.PRAGMA) ctx.replica.exec(process.env.PRAGMA);
   try {
     const account = createAccount(
       ctx.ledger,
