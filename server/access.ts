@@ -1,8 +1,8 @@
 /**
  * The list pipeline's access stages (docs/api.md, Listing events, stages 1–3) and the bookkeeping after
- * validation. The events route calls, in order:
+ * validation. The list pipeline (server/list/service.ts) calls, in order:
  *
- *   const access = authorizeList(ctx, scope, { geo })   // 1 key → 2 access → 3 admission; throws ApiError
+ *   const access = ctx.access.authorizeList(scope, { geo })   // 1 key → 2 access → 3 admission; throws ApiError
  *   … stages 4–8: unsupported_pagination, feature gate (access.polygons), parameters,
  *     lookahead (access.horizonMs), cursor match …
  *   const limit = access.open(requestedLimit)           // starts a trial, reserves rows, clamps the page
