@@ -105,7 +105,7 @@ export function updateAccount(db: Db, id: number, fields: Partial<AccountFields>
   if (!current) return undefined;
   const f = { ...current, ...stripUndefined(fields) };
   // Ending a paid plan leaves a prior subscription behind: no new trial, and a later plan is a
-  // replacement subscription (docs/api.md 5 and 6). An explicit value still wins.
+  // replacement subscription (docs/api.md, Plans and access). An explicit value still wins.
   if (current.plan !== "none" && f.plan === "none" && fields.hadSubscription === undefined) f.hadSubscription = true;
   db.prepare(
     `UPDATE accounts SET email=$email, plan=$plan, verified=$verified, had_subscription=$hadSubscription,

@@ -9,7 +9,7 @@ export const SPEC_VERSION = "1.7.1";
 export const DAY_MS = 86_400_000;
 export const MINUTE_MS = 60_000;
 
-/** Spec "Limits" and "GET /v1/events" parameter table. */
+/** The list parameters' limits (docs/api.md, Parameters). */
 export const LIST = {
   defaultLimit: 25,
   minLimit: 1,
@@ -193,7 +193,7 @@ export const RATE = {
 export const ACCESS = {
   /** A row reservation not settled by then is void, so a crashed request cannot hold rows forever. */
   reservationTtlMs: 30_000,
-  /** Spec "Limits": the row allowance is an exact rolling 24 hours. */
+  /** The row allowance is an exact rolling 24 hours (docs/api.md, Row budgets). */
   rowBudgetWindowMs: DAY_MS,
   /** Retry-After when requests in flight hold the rest of a row budget (not yet delivered). */
   budgetHeldRetryAfterS: 1,
@@ -250,7 +250,7 @@ export type PortalErrorCode = keyof typeof PORTAL_ERRORS;
 
 // ---- Errors (docs/api.md) -----------------------------------------------------------------
 
-/** Every list-endpoint error code with its status. Spec "Errors" table, complete. */
+/** Every list-endpoint error code with its status (docs/api.md, Errors). */
 export const LIST_ERRORS = {
   invalid_api_key: 401,
   subscription_required: 402,

@@ -1,6 +1,6 @@
 /**
- * Page selection for `GET /v1/events` over the serving snapshot (docs/api.md, Serving snapshot, spec "Pagination
- * rules"). Keyset over (start_ms, id): a page is every snapshot row after the position, inside
+ * Page selection for `GET /v1/events` over the serving snapshot (docs/api.md, Serving snapshot
+ * and Pagination). Keyset over (start_ms, id): a page is every snapshot row after the position, inside
  * the window and the filters, in that order, `limit + 1` of them so the extra row says hasMore.
  *
  * The snapshot splits short and long events (db/replica.ts). A page reads two ordered index

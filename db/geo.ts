@@ -64,7 +64,7 @@ export function greatCircleMiles(aLat: number, aLng: number, bLat: number, bLng:
 }
 
 /**
- * Spec "Limits": the polygon's bounding-box diagonal, measured like every other distance.
+ * docs/api.md, Geo search: the polygon's bounding-box diagonal, measured like every other distance.
  * Rings are read in plain longitude order, as GeoJSON and the membership test read them, so a
  * ring whose longitudes span more than 180° has a box reaching the long way round the globe.
  * The great-circle distance between its corners would measure the short way instead, so such a

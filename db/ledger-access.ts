@@ -26,7 +26,7 @@ export const ACCESS_MIGRATIONS: Migration[] = [
   {
     version: 10,
     sql: `
--- Spec "States and transitions": one trial per account, started by the first valid request.
+-- One trial per account, started by the first valid request (docs/api.md, Trials).
 CREATE TABLE trials (
   account_id INTEGER PRIMARY KEY REFERENCES accounts(id),
   started_ms INTEGER NOT NULL,

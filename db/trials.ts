@@ -1,5 +1,5 @@
 /**
- * The REST trial of an account (docs/api.md, docs/api.md, Plans and access): started by the
+ * The REST trial of an account (docs/api.md, Trials): started by the
  * first valid request, then 7 days and 1,000 delivered rows in total, whichever ends first.
  * The serving process keeps trials in memory and writes them here (server/limits/meter.ts).
  */

@@ -1,5 +1,5 @@
 /**
- * Cursor tokens (docs/api.md 4, docs/api.md, Listing events). A token is opaque
+ * Cursor tokens (docs/api.md, Pagination). A token is opaque
  * base64url; the version is the first field of the decoded text:
  *
  *   v1:<startMs>:<id>                                   legacy: position only
@@ -60,7 +60,7 @@ export function encodeCursor(secret: string, position: PagePosition, pinned: Pin
   return Buffer.from(`${body}:${sign(secret, body)}`).toString("base64url");
 }
 
-/** Legacy position-only token, as earlier versions minted them (docs/api.md 5). */
+/** Legacy position-only token, as earlier versions minted them (docs/api.md, Pagination). */
 export function encodeLegacyCursor(position: PagePosition): string {
   return Buffer.from(`v1:${position.startMs}:${position.id}`).toString("base64url");
 }

@@ -1,5 +1,5 @@
 /**
- * The query parameters of `GET /v1/events` (docs/api.md, docs/api.md, Listing events): one valibot schema
+ * The query parameters of `GET /v1/events` (docs/api.md, Parameters): one valibot schema
  * per parameter, each validating ONE raw query value and stamped with its error code, plus the
  * defaults and descriptions. The route validates with these and the OpenAPI document and the
  * MCP tool are generated from `LIST_PARAMETERS`, so they are the single source of truth.
@@ -204,7 +204,7 @@ export const LIST_PARAMETERS: ListParameter[] = [
 ];
 
 /**
- * The parameters a current cursor's fingerprint covers (docs/api.md 4): every
+ * The parameters a current cursor's fingerprint covers (docs/api.md, Pagination): every
  * filter, dates as sent, `include_centroids` included; `limit` and `cursor` excluded.
  */
 export const FINGERPRINTED_PARAMS = LIST_PARAMETERS.map((p) => p.name).filter((n) => n !== "limit" && n !== "cursor");

@@ -14,7 +14,7 @@ export { Event, type Event as EventShape, TICKET_LINK_STATUSES, Venue } from "..
 
 import { Event, utc } from "../db/event.ts";
 
-/** Spec "Page (envelope)". */
+/** The page envelope (docs/api.md, Pagination). */
 export const PageInfo = v.pipe(
   v.strictObject({
     nextCursor: v.pipe(
@@ -37,7 +37,7 @@ export const PageInfo = v.pipe(
 
 export const Page = v.pipe(v.strictObject({ data: v.array(Event), page: PageInfo }), v.title("Page"));
 
-/** Spec "POST /v1/ticket-handoffs": exactly one field. */
+/** The body of `POST /v1/ticket-handoffs`: exactly one field (docs/api.md, Ticket handoffs). */
 export const TicketHandoffRequest = v.pipe(
   v.strictObject({
     event_id: v.pipe(v.number(), v.integer(), v.minValue(1), v.maxValue(HANDOFF.maxEventId)),
@@ -45,7 +45,7 @@ export const TicketHandoffRequest = v.pipe(
   v.title("TicketHandoffRequest"),
 );
 
-/** Spec "Ticket handoff (response of POST)". */
+/** A created ticket handoff (docs/api.md, Ticket handoffs). */
 export const TicketHandoff = v.pipe(
   v.strictObject({
     handoff_id: v.pipe(v.string(), v.minLength(1), v.description("Opaque reference. Not an order or reservation id.")),
@@ -63,7 +63,7 @@ export const TicketHandoff = v.pipe(
   v.title("TicketHandoff"),
 );
 
-/** Spec "Error envelope": `{ error: { code, message, requestId } }`; code narrowed per status. */
+/** The error envelope `{ error: { code, message, requestId } }` (docs/api.md, Errors); code narrowed per status. */
 export function listErrorSchema(codes: readonly [string, ...string[]]) {
   return v.strictObject({
     error: v.strictObject({
@@ -74,7 +74,7 @@ export function listErrorSchema(codes: readonly [string, ...string[]]) {
   });
 }
 
-/** Spec "Ticket-handoff errors": `{ error: { code, message }, request_id, event_url? }`. */
+/** Ticket-handoff errors: `{ error: { code, message }, request_id, event_url? }` (docs/api.md, Ticket handoffs). */
 export function handoffErrorSchema(codes: readonly [string, ...string[]], withEventUrl = false) {
   const error = v.strictObject({
     code: v.picklist(codes),

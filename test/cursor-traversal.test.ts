@@ -1,5 +1,5 @@
 /**
- * Keyset traversal over (startDate, id) (docs/api.md 1–4, 8): a full traversal with
+ * Keyset traversal over (startDate, id) (docs/api.md, Pagination): a full traversal with
  * random page sizes returns every matching event exactly once, on a data set with heavy startDate
  * ties where short and long events share start times; a current cursor refuses changed filters.
  */

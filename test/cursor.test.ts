@@ -1,6 +1,6 @@
 /**
  * Cursor tokens (server/cursor.ts): round trips, forgery and alteration, legacy tokens, and the
- * filter fingerprint (docs/api.md 4–5, docs/api.md, Listing events).
+ * filter fingerprint (docs/api.md, Pagination).
  */
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";

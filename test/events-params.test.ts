@@ -160,7 +160,7 @@ describeMatrix("GET /v1/events parameters", (use) => {
     for (const [qs, code] of chain) await expectError(c, key, qs, 400, code);
   });
 
-  it("never answers 500 and always uses the spec's envelope (fuzz)", async () => {
+  it("never answers 500 and always uses the documented envelope (fuzz)", async () => {
     const c = use();
     const names = [
       "state",

@@ -1,5 +1,5 @@
 /**
- * Snapshot, then hydrate (docs/api.md, Serving snapshot, docs/api.md 3): pages are chosen from the
+ * Snapshot, then hydrate (docs/api.md, Serving snapshot): pages are chosen from the
  * serving snapshot and hydrated from live rows. Live changes made after the snapshot — which
  * the HTTP test API cannot produce, since /_test/records refreshes the snapshot — are applied
  * here straight to the replica of an in-process server.

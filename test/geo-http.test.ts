@@ -2,7 +2,7 @@
  * Geo search over HTTP, in-process and against the Bun server: pages through circle and polygon
  * results and compares the delivered events and `venue.distanceMiles` to the brute-force
  * reference; checks composition with other filters, the geo window, check order around
- * `feature_not_in_plan`, and the 5-unit rate cost (docs/api.md, docs/api.md, Listing events–6).
+ * `feature_not_in_plan`, and the 5-unit rate cost (docs/api.md, Geo search).
  */
 import { beforeAll, expect, it } from "vitest";
 import { DAY_MS } from "../db/contract.ts";

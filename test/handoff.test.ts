@@ -89,7 +89,7 @@ describeMatrix("ticket handoffs: creation", (use) => {
     ]);
   });
 
-  it("creates a handoff with exactly the spec's fields and picks the first usable supported seller", async () => {
+  it("creates a handoff with exactly the documented fields and picks the first usable supported seller", async () => {
     const c = use();
     const res = await create(c, await c.keyFor({ plan: "business" }), { event_id: 100 });
     expect(res.status).toBe(201);

@@ -132,7 +132,7 @@ describeMatrix("MCP tools", (use) => {
     expect(ids).not.toContain(5100);
   });
 
-  it("maps REST errors to tool errors carrying the spec's code and status", async () => {
+  it("maps REST errors to tool errors carrying the documented code and status", async () => {
     const bad = (await mcp.callTool({ name: "search_events", arguments: { limit: 0 } })) as ToolText;
     expect(bad.isError).toBe(true);
     expect(errorOf(bad)).toMatchObject({ status: 400, error: { code: "invalid_limit" } });

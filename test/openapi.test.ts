@@ -33,7 +33,7 @@ const codesOf = (schemaRef: Json) =>
   schemas[schemaRef.$ref.split("/").pop()].properties.error.properties.code.enum as string[];
 
 describe("OpenAPI document", () => {
-  it("is OpenAPI 3.1 at the spec's version, with a bearer scheme and a public document", () => {
+  it("is OpenAPI 3.1 at the documented version, with a bearer scheme and a public document", () => {
     expect(doc.openapi).toBe("3.1.0");
     expect(doc.info.version).toBe(SPEC_VERSION);
     expect(doc.components.securitySchemes.bearerAuth).toMatchObject({ type: "http", scheme: "bearer" });
@@ -92,7 +92,7 @@ describe("OpenAPI document", () => {
     for (const p of listOp.parameters as Json[]) expect(p.description.length, p.name).toBeGreaterThan(20);
   });
 
-  it("describes the resources with the spec's fields, taxonomies and handoff bounds", () => {
+  it("describes the resources with the documented fields, taxonomies and handoff bounds", () => {
     expect(Object.keys(schemas.Event.properties)).toEqual([
       "id",
       "title",
@@ -132,7 +132,7 @@ describe("OpenAPI document", () => {
     ]);
   });
 
-  it("declares every response header of the spec where it applies", () => {
+  it("declares every documented response header where it applies", () => {
     const headersOf = (status: string) => Object.keys(listOp.responses[status].headers ?? {});
     expect(headersOf("200")).toEqual(
       expect.arrayContaining([

@@ -1,5 +1,5 @@
 /**
- * Request rate and row budgets (docs/api.md, docs/api.md, Plans and access):
+ * Request rate and row budgets (docs/api.md, Rate limits and Row budgets):
  * token buckets per key, per trial account and per negotiated account; geo requests cost 5 even
  * when malformed; counters only on 200 and 429 rate_limited; exact rolling 24-hour row budgets.
  */

@@ -1,5 +1,5 @@
 /**
- * The REST trial (docs/api.md 5, "States and transitions", docs/api.md, Plans and access): started by the
+ * The REST trial (docs/api.md, Trials): started by the
  * first valid request, 7 days and 1,000 rows in total, pages clamped to 25 and to the unreserved
  * remainder, X-Trial-* headers, shared by every key, ended by subscribing.
  */

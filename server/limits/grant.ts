@@ -5,16 +5,16 @@
  *
  * Precedence where docs/api.md leaves it open (docs/api.md, Plans and access):
  * - an active plan checks the policy first: missing, stale or foreign → 403 account_not_provisioned
- *   (docs/api.md 7; permanent). Verification does not matter to a paid plan.
- * - no plan and a prior subscription → 402 subscription_required, verified or not (spec
- *   "Authentication" 5: a previous subscription is not extended by a new trial).
+ *   (docs/api.md, Plans and access; permanent). Verification does not matter to a paid plan.
+ * - no plan and a prior subscription → 402 subscription_required, verified or not (a
+ *   previous subscription is not extended by a new trial).
  * - no plan, a trial that started → its state: active, or 402 trial_expired / trial_exhausted,
  *   whichever end came first.
  * - no plan, no trial yet, unverified → 403 email_verification_required; verified → the trial,
  *   which starts only when a request passes validation (ListAccess.open).
  * - a replacement subscription is Basic unless upgraded: plan `legacy` on an account that had a
  *   subscription before (hadSubscription) serves as Basic, since Legacy features are kept only
- *   while the original subscription stays active (docs/api.md 6).
+ *   while the original subscription stays active.
  */
 import type { Account } from "../../db/accounts.ts";
 import { DAY_MS, type Plan, TIERS, TRIAL } from "../../db/contract.ts";
