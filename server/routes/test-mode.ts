@@ -8,6 +8,7 @@ import { parseIsoInstant } from "../../db/instant.ts";
 import { refreshSnapshot } from "../../db/snapshot.ts";
 import { applyBatch } from "../../sync/apply.ts";
 import { parseRecordLine, RecordError, type UpstreamRecord } from "../../sync/records.ts";
+import { inTestClockRange, TEST_CLOCK_RANGE } from "../clock.ts";
 import { type AppContext, notifyLedgerReset, notifyReplicaChange } from "../context.ts";
 import { handle, json } from "../handle.ts";
 import type { RouteTable } from "../route-table.ts";
@@ -35,13 +36,18 @@ export function testModeRoutes(app: RouteTable, ctx: AppContext): void {
     "/_test/clock",
     handle(async ({ req }) => {
       const body = await readJson(req);
+      let target: number | null = null;
       if (body && typeof body.advanceSeconds === "number" && Number.isFinite(body.advanceSeconds)) {
-        ctx.clock.advance(body.advanceSeconds * 1000);
-      } else if (body && typeof body.set === "string" && parseInstantOrDate(body.set) !== null) {
-        ctx.clock.set(parseInstantOrDate(body.set)!);
-      } else {
-        return bad('expected {"advanceSeconds": N} or {"set": "ISO 8601"}');
+        target = ctx.clock.now() + body.advanceSeconds * 1000;
+      } else if (body && typeof body.set === "string") {
+        target = parseInstantOrDate(body.set);
       }
+      if (target === null) return bad('expected {"advanceSeconds": N} or {"set": "ISO 8601"}');
+      if (!inTestClockRange(target)) {
+        const range = `${new Date(TEST_CLOCK_RANGE.minMs).toISOString()} to ${new Date(TEST_CLOCK_RANGE.maxMs).toISOString()}`;
+        return bad(`the clock stays within ${range}; it was not moved`);
+      }
+      ctx.clock.set(target);
       return json(clockState());
     }),
   );
