@@ -72,7 +72,11 @@ describeMatrix("test-mode clock", (use) => {
     ]) {
       const res = await c.postJson("/_test/clock", body);
       const err = (await res.json()) as { error: { code: string; message: string } };
-      expect({ body, status: res.status, code: err.error.code }).toEqual({ body, status: 400, code: "invalid_request" });
+      expect({ body, status: res.status, code: err.error.code }).toEqual({
+        body,
+        status: 400,
+        code: "invalid_request",
+      });
       const clock = (await (await c.get("/_test/clock")).json()) as { now: string };
       expect(clock.now).toBe("2030-05-01T12:00:00.000Z");
       expect((await c.get("/healthz")).status).toBe(200);
