@@ -14,7 +14,7 @@
  */
 
 import * as v from "valibot";
-import { isLedgerBusy } from "../../db/handoffs.ts";
+import { isStorageFailure } from "../../db/storage-failure.ts";
 import type { AppContext } from "../context.ts";
 import { ApiError, isApiError } from "../errors.ts";
 import { handle, json, type RequestScope } from "../handle.ts";
@@ -118,7 +118,7 @@ export function developerRoutes(app: RouteTable, ctx: AppContext): void {
         // JSON clients get the list envelope (no-store, like every error) from `handle`.
         if (p.json) throw err;
         if (isApiError(err) && err.status < 500) return refusalPage(err, p);
-        if (isLedgerBusy(err)) return page(503, renderTemporarilyUnavailable(), { "retry-after": "1" });
+        if (isStorageFailure(err)) return page(503, renderTemporarilyUnavailable(), { "retry-after": "1" });
         console.error(
           `[${scope.requestId}] ${scope.req.method} ${scope.url.pathname}:`,
           err instanceof Error ? err.stack : err,
