@@ -8,6 +8,7 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe } from "vitest";
+import { BUN_SERVE_ARGS } from "../bin/find-bun.js";
 import type { AppContext } from "../server/context.ts";
 import type { OpenApiDocument } from "../server/openapi.ts";
 import { freePort } from "./net.ts";
@@ -69,6 +70,7 @@ export async function startBunServer(
     command,
     [
       ...prefix,
+      ...BUN_SERVE_ARGS,
       join(ROOT, "server/main.ts"),
       "serve",
       "--test-mode",
