@@ -6,6 +6,14 @@ import { createRequire } from "node:module";
 import { delimiter, dirname, join } from "node:path";
 
 const require = createRequire(import.meta.url);
+
+/**
+ * Bun's own options for every process that runs Marquee: its HTTP parser reads request heads up to
+ * 512 KiB (db/contract.ts HTTP_LIMITS.parserHeadBytes) before answering a bare 431 itself, so
+ * heads over Marquee's 16 KiB limit still get its 431 in the envelope (docs/api.md, What the
+ * HTTP layer refuses).
+ */
+export const BUN_SERVE_ARGS = ["--max-http-header-size=524288"];
 const exe = process.platform === "win32" ? ".exe" : "";
 
 /** The platform packages the `bun` package installs its binary from, this machine's first. */

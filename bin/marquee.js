@@ -3,7 +3,7 @@
 import { spawnSync } from "node:child_process";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { BUN_MISSING, findBun } from "./find-bun.js";
+import { BUN_MISSING, BUN_SERVE_ARGS, findBun } from "./find-bun.js";
 
 const root = join(dirname(fileURLToPath(import.meta.url)), "..");
 const bun = findBun();
@@ -11,7 +11,9 @@ if (!bun) {
   console.error(BUN_MISSING);
   process.exit(1);
 }
-const result = spawnSync(bun, [join(root, "server", "main.ts"), ...process.argv.slice(2)], { stdio: "inherit" });
+const result = spawnSync(bun, [...BUN_SERVE_ARGS, join(root, "server", "main.ts"), ...process.argv.slice(2)], {
+  stdio: "inherit",
+});
 if (result.error) {
   console.error(`marquee: cannot run ${bun}: ${result.error.message}`);
   process.exit(1);

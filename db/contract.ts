@@ -248,6 +248,18 @@ export const PORTAL_ERRORS = {
 } as const;
 export type PortalErrorCode = keyof typeof PORTAL_ERRORS;
 
+// ---- The HTTP layer (docs/api.md, What the HTTP layer refuses) -----------------------------
+
+export const HTTP_LIMITS = {
+  /** A request head (its URL and header fields) longer than this answers 431 in the envelope. */
+  maxHeadBytes: 16 * 1024,
+  /**
+   * What Bun's own parser reads of a head before it answers a bare 431 itself: set above
+   * `maxHeadBytes` (bin/find-bun.js BUN_SERVE_ARGS) so the heads between reach Marquee's envelope.
+   */
+  parserHeadBytes: 512 * 1024,
+} as const;
+
 // ---- Errors (docs/api.md) -----------------------------------------------------------------
 
 /** Every list-endpoint error code with its status (docs/api.md, Errors). */
@@ -282,8 +294,12 @@ export const LIST_ERRORS = {
   trial_unavailable: 503,
   internal_error: 500,
   not_found: 404,
+  request_header_too_large: 431,
 } as const;
 export type ListErrorCode = keyof typeof LIST_ERRORS;
+
+/** Codes any route answers (the router's and the HTTP layer's), not the list endpoint's own. */
+export const ROUTE_LEVEL_ERRORS: readonly ListErrorCode[] = ["not_found", "request_header_too_large"];
 
 /** Ticket-handoff error codes. `invalid_request` is 400 or 413 (body too large). */
 export const HANDOFF_ERRORS = {

@@ -50,6 +50,11 @@ export interface ListAccess {
   open(requestedLimit: number): number;
   /** Records the delivered rows and releases any reservation. Call exactly once after open(). */
   settle(delivered: number): void;
+  /**
+   * Instead of open() and settle(), for HEAD: the headers a 200 would carry as things stand,
+   * with nothing started, reserved or counted beyond the request-rate units already taken.
+   */
+  describe(): void;
 }
 
 export interface KeyIdentity {
@@ -234,6 +239,11 @@ class AdmittedList implements ListAccess {
     if (result instanceof ApiError) throw result;
     this.#hold = result;
     return result.rows;
+  }
+
+  describe(): void {
+    if (this.allowance) Object.assign(this.scope.headers, this.allowance.headers);
+    setRateCounters(this.scope.headers, this.verdict);
   }
 
   settle(delivered: number): void {

@@ -6,6 +6,7 @@ import { H3 } from "h3";
 import type { AppContext } from "./context.ts";
 import { ApiError, renderError } from "./errors.ts";
 import { type H3Scope, h3Handler, newRequestId, type RouteHandler } from "./handle.ts";
+import { headTooLarge, isHeadTooLarge } from "./request-head.ts";
 import { RouteTable } from "./route-table.ts";
 import { developerRoutes } from "./routes/developers.ts";
 import { eventsRoutes } from "./routes/events.ts";
@@ -35,8 +36,9 @@ export function createApp(ctx: AppContext, routes: RouteTable = createRouteTable
     silent: true,
     // Reached only for what no route handler caught: unmatched paths or methods and malformed
     // URLs (route handlers render their own errors through `handle`). Both are "no such resource".
-    onError: (error) => {
+    onError: (error, event) => {
       const status = (error as { status?: number }).status ?? 500;
+      if (isHeadTooLarge(event.req)) return renderError(headTooLarge("list"), newRequestId());
       return renderError(status < 500 ? new ApiError("not_found") : error, newRequestId());
     },
   });

@@ -25,3 +25,12 @@ export function createClock(source: () => number = Date.now): Clock {
     },
   };
 }
+
+/**
+ * The instants the test clock may show: what an RFC 3339 date-time with a four-digit year writes,
+ * from the Unix epoch on (docs/api.md, Test mode). A move outside it is refused and changes nothing.
+ */
+export const TEST_CLOCK_RANGE = { minMs: 0, maxMs: Date.UTC(9999, 11, 31, 23, 59, 59, 999) } as const;
+
+export const inTestClockRange = (ms: number): boolean =>
+  Number.isFinite(ms) && ms >= TEST_CLOCK_RANGE.minMs && ms <= TEST_CLOCK_RANGE.maxMs;

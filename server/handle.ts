@@ -9,6 +9,7 @@
  */
 import { defineHandler, type H3Event } from "h3";
 import { type Envelope, isApiError, renderError } from "./errors.ts";
+import { headTooLarge, isHeadTooLarge } from "./request-head.ts";
 
 export interface RequestScope {
   /** h3's event; null when Bun's router called the route directly. */
@@ -101,6 +102,7 @@ function run<S extends RequestScope>(
   envelope: Envelope,
   options: RouteOptions,
 ): Response | Promise<Response> {
+  if (isHeadTooLarge(scope.req)) return failed(scope, envelope, headTooLarge(envelope));
   let res: Response | Promise<Response>;
   try {
     res = fn(scope);

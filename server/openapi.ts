@@ -6,7 +6,7 @@
  */
 import { toJsonSchema, toJsonSchemaDefs } from "@valibot/to-json-schema";
 import type * as v from "valibot";
-import { HANDOFF, HANDOFF_ERRORS, LIST_ERRORS, SPEC_VERSION } from "../db/contract.ts";
+import { HANDOFF, HANDOFF_ERRORS, LIST_ERRORS, ROUTE_LEVEL_ERRORS, SPEC_VERSION } from "../db/contract.ts";
 import {
   type HeaderObject,
   handoffResponseHeaders,
@@ -33,9 +33,11 @@ const RESOURCES = {
   TicketHandoff: schemas.TicketHandoff,
 } as const;
 
-/** Spec "Errors" table, grouped by status. `not_found` is the router's, not the list endpoint's. */
+const isRouteLevel = (code: string) => (ROUTE_LEVEL_ERRORS as readonly string[]).includes(code);
+
+/** Spec "Errors" table, grouped by status. `not_found` and `request_header_too_large` are every route's, not the list endpoint's. */
 export function listErrorCodesByStatus(): Map<number, string[]> {
-  return groupByStatus(Object.entries(LIST_ERRORS).filter(([code]) => code !== "not_found"));
+  return groupByStatus(Object.entries(LIST_ERRORS).filter(([code]) => !isRouteLevel(code)));
 }
 
 /** Spec "Ticket-handoff errors": `invalid_request` is also the 413 of an over-long body. */

@@ -55,6 +55,9 @@ export const StateParam = v.message(
   v.pipe(
     v.string(),
     v.trim(),
+    // ASCII letters only: Unicode case mapping turns "ı" into "I" and "ſ" into "S", so a
+    // non-ASCII value could otherwise fold into a code (docs/api.md, Parameters).
+    v.regex(/^[A-Za-z]{2}$/),
     v.toUpperCase(),
     v.picklist(US_STATES),
     v.description(

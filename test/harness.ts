@@ -8,6 +8,8 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe } from "vitest";
+import { BUN_SERVE_ARGS } from "../bin/find-bun.js";
+import type { AppContext } from "../server/context.ts";
 import type { OpenApiDocument } from "../server/openapi.ts";
 import { freePort } from "./net.ts";
 import { ContractValidator } from "./openapi-validator.ts";
@@ -25,7 +27,11 @@ export interface Target {
   close(): Promise<void>;
 }
 
-export async function startInProcess(options: { baseUrl?: string } = {}): Promise<Target> {
+/**
+ * In-process, the app context is at hand: a suite may break the server's own connections at the
+ * driver seam (a storage failure), which no HTTP request can do.
+ */
+export async function startInProcess(options: { baseUrl?: string } = {}): Promise<Target & { ctx: AppContext }> {
   const { createApp } = await import("../server/app.ts");
   const { createContext } = await import("../server/context.ts");
   const { resolveConfig } = await import("../server/config.ts");
@@ -37,6 +43,7 @@ export async function startInProcess(options: { baseUrl?: string } = {}): Promis
     kind: "in-process",
     baseUrl,
     dir,
+    ctx,
     fetch: async (path, init) => app.request(new URL(path, baseUrl).href, init),
     async close() {
       ctx.close();
@@ -49,12 +56,21 @@ export async function startInProcess(options: { baseUrl?: string } = {}): Promis
 export async function startBunServer(
   extraArgs: string[] = [],
   dir: string = mkdtempSync(join(tmpdir(), "marquee-e2e-")),
+  options: { fileSizeLimitable?: boolean } = {},
 ): Promise<Target & { child: ChildProcess }> {
   const port = await freePort();
   const baseUrl = `http://127.0.0.1:${port}`;
+  // fileSizeLimitable: SIGXFSZ ignored (an ignored signal stays ignored across exec), so a file
+  // size limit set on the running server (prlimit) fails its writes with an I/O error instead of
+  // killing it: a disk that refuses writes, for a real process without root.
+  const [command, prefix] = options.fileSizeLimitable
+    ? ["bash", ["-c", `trap '' XFSZ; exec "$0" "$@"`, BUN]]
+    : [BUN, []];
   const child = spawn(
-    BUN,
+    command,
     [
+      ...prefix,
+      ...BUN_SERVE_ARGS,
       join(ROOT, "server/main.ts"),
       "serve",
       "--test-mode",

@@ -59,6 +59,34 @@ describeMatrix("test-mode clock", (use) => {
     expect(res.status).toBe(400);
   });
 
+  it("refuses a move out of range with a 400 and stays where it was", async () => {
+    const c = use();
+    await c.setClock("2030-05-01T12:00:00Z");
+    for (const body of [
+      { advanceSeconds: 1e15 },
+      { advanceSeconds: -1e12 },
+      { advanceSeconds: 1e300 },
+      { set: "10000-01-01T00:00:00Z" },
+      { set: "9999-12-31T23:59:59-23:59" },
+      { set: "1969-12-31T23:59:59Z" },
+    ]) {
+      const res = await c.postJson("/_test/clock", body);
+      const err = (await res.json()) as { error: { code: string; message: string } };
+      expect({ body, status: res.status, code: err.error.code }).toEqual({
+        body,
+        status: 400,
+        code: "invalid_request",
+      });
+      const clock = (await (await c.get("/_test/clock")).json()) as { now: string };
+      expect(clock.now).toBe("2030-05-01T12:00:00.000Z");
+      expect((await c.get("/healthz")).status).toBe(200);
+    }
+    // The edges themselves are in range.
+    await c.setClock("9999-12-31T23:59:59.999Z");
+    await c.setClock("1970-01-01T00:00:00Z");
+    await c.setClock("2030-05-01T12:00:00Z");
+  });
+
   it("creates accounts and keys, and reset empties the ledger", async () => {
     const c = use();
     const id = await c.account({ email: "a@example.com", plan: "basic" });

@@ -15,7 +15,7 @@ import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { BUN_MISSING, findBun } from "../bin/find-bun.js";
+import { BUN_MISSING, BUN_SERVE_ARGS, findBun } from "../bin/find-bun.js";
 
 export type Plan = "none" | "basic" | "business" | "enterprise" | "legacy";
 export type KeyKind = "live" | "builder" | "legacy";
@@ -133,6 +133,7 @@ function spawnServer(bun: string, dir: string, port: number, demo: DemoSetup): P
   const child = spawn(
     bun,
     [
+      ...BUN_SERVE_ARGS,
       CHILD,
       dir,
       String(demo.events),

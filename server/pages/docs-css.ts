@@ -1,3 +1,5 @@
+import { createHash } from "node:crypto";
+
 /**
  * The /docs page's stylesheet, inlined so the page needs nothing from elsewhere (the service
  * may run without internet access). Colours meet WCAG AA contrast on their backgrounds.
@@ -44,3 +46,6 @@ section.response h5 { font-size: 1rem; margin: 0.5rem 0; }
 ul.codes { margin: 0.25rem 0; }
 footer.site { padding: 1.5rem clamp(1rem, 4vw, 3rem); border-top: 1px solid var(--line); color: var(--muted); }
 `;
+
+/** CSP source expression for the stylesheet above (server/pages/security-headers.ts). */
+export const DOCS_CSS_HASH = `'sha256-${createHash("sha256").update(DOCS_CSS).digest("base64")}'`;

@@ -7,7 +7,8 @@
  * hash and forbids framing (the handoff page's Continue button must not be clickjacked).
  */
 import { html, jsonScriptData, SafeHtml } from "./html.ts";
-import { PAGE_CSS, PAGE_CSS_HASH } from "./styles.ts";
+import { type HtmlSecurity, htmlSecurityHeaders } from "./security-headers.ts";
+import { PAGE_CSS } from "./styles.ts";
 
 export interface PageShell {
   title: string;
@@ -45,13 +46,12 @@ ${p.main}
 `.value;
 }
 
-/** Exported for pages that narrow it further (the developer portal's forms post only here). */
-export const PAGE_CSP = `default-src 'none'; style-src ${PAGE_CSS_HASH}; img-src 'self' data:; base-uri 'none'; frame-ancestors 'none'`;
-
 export interface PageResponseOptions {
   /** Defaults to `no-store`. */
   cacheControl?: string;
   headers?: Record<string, string>;
+  /** What the page narrows in the shared security headers (server/pages/security-headers.ts). */
+  security?: HtmlSecurity;
   /** HEAD: same status and headers, no body. */
   head?: boolean;
 }
@@ -62,11 +62,7 @@ export function pageResponse(status: number, body: string, options: PageResponse
     "content-type": "text/html; charset=utf-8",
     "content-length": String(bytes.byteLength),
     "cache-control": options.cacheControl ?? "no-store",
-    "content-security-policy": PAGE_CSP,
-    // frame-ancestors for browsers that predate it.
-    "x-frame-options": "DENY",
-    "x-content-type-options": "nosniff",
-    "referrer-policy": "strict-origin-when-cross-origin",
+    ...htmlSecurityHeaders(options.security),
     ...options.headers,
   });
   return new Response(options.head ? null : bytes, { status, headers });

@@ -14,12 +14,12 @@
  */
 
 import * as v from "valibot";
-import { isLedgerBusy } from "../../db/handoffs.ts";
+import { isStorageFailure } from "../../db/storage-failure.ts";
 import type { AppContext } from "../context.ts";
 import { ApiError, isApiError } from "../errors.ts";
 import { handle, json, type RequestScope } from "../handle.ts";
 import { renderServerError, renderTemporarilyUnavailable } from "../pages/handoff-page.ts";
-import { PAGE_CSP, pageResponse } from "../pages/layout.ts";
+import { pageResponse } from "../pages/layout.ts";
 import {
   renderKeyNotFound,
   renderRequestRefused,
@@ -29,6 +29,7 @@ import {
   renderSignInNeeded,
 } from "../pages/portal-messages.ts";
 import { type KeysPageView, renderKeysPage } from "../pages/portal-page.ts";
+import type { HtmlSecurity } from "../pages/security-headers.ts";
 import { parsePathId } from "../pages/urls.ts";
 import {
   type CreatedKey,
@@ -53,14 +54,10 @@ import { type ActiveSession, endSession, resolveSession, signIn } from "../porta
 import type { RouteTable } from "../route-table.ts";
 
 /**
- * Portal pages: never cached, never framed, and their forms post only here. No referrer leaves
- * for other sites; `same-origin` rather than `no-referrer`, under which browsers send the forms'
- * `Origin` as `null` and the same-origin check would refuse every form.
+ * Portal pages: never cached, never framed, and their forms post only here; the referrer rule is
+ * explained with the shared headers (server/pages/security-headers.ts).
  */
-const PAGE_HEADERS = {
-  "content-security-policy": `${PAGE_CSP}; form-action 'self'`,
-  "referrer-policy": "same-origin",
-};
+const PORTAL_SECURITY: HtmlSecurity = { formAction: "'self'", referrerPolicy: "same-origin" };
 const NO_STORE = { "cache-control": "no-store" };
 
 const portalError = (
@@ -89,7 +86,7 @@ export function developerRoutes(app: RouteTable, ctx: AppContext): void {
   const base = ctx.config.baseUrl;
 
   const page = (status: number, body: string, headers: Record<string, string> = {}) =>
-    pageResponse(status, body, { headers: { ...PAGE_HEADERS, ...headers } });
+    pageResponse(status, body, { headers, security: PORTAL_SECURITY });
 
   /** HTML for a refusal a JSON client gets as the list envelope. */
   function refusalPage(err: ApiError, p: PortalRequest): Response {
@@ -121,7 +118,7 @@ export function developerRoutes(app: RouteTable, ctx: AppContext): void {
         // JSON clients get the list envelope (no-store, like every error) from `handle`.
         if (p.json) throw err;
         if (isApiError(err) && err.status < 500) return refusalPage(err, p);
-        if (isLedgerBusy(err)) return page(503, renderTemporarilyUnavailable(), { "retry-after": "1" });
+        if (isStorageFailure(err)) return page(503, renderTemporarilyUnavailable(), { "retry-after": "1" });
         console.error(
           `[${scope.requestId}] ${scope.req.method} ${scope.url.pathname}:`,
           err instanceof Error ? err.stack : err,

@@ -24,6 +24,7 @@ import {
 } from "../../db/handoffs.ts";
 import { isoUtc } from "../../db/instant.ts";
 import { readServableEvent, type ServableEvent } from "../../db/servable-event.ts";
+import { isStorageFailure, storageFailureCause } from "../../db/storage-failure.ts";
 import { safeHttpUrl } from "../../sync/derive.ts";
 import type { KeyIdentity } from "../access.ts";
 import type { AppContext } from "../context.ts";
@@ -58,6 +59,12 @@ const handoffUnavailable = () =>
   fail("handoff_unavailable", "Handoffs are temporarily unavailable. Retry after the Retry-After delay.", {
     retry: true,
   });
+
+/** The ledger cannot store (a full disk, an I/O error, a read-only file): logged, then 503 (docs/api.md, Ticket handoffs). */
+function storageUnavailable(err: unknown): ApiError {
+  console.error(`handoff storage unavailable: ${storageFailureCause(err)}`);
+  return handoffUnavailable();
+}
 
 export function handoffRoutes(app: RouteTable, ctx: AppContext): void {
   app.post(
@@ -105,7 +112,7 @@ async function createTicketHandoff(ctx: AppContext, req: Request): Promise<Respo
     // A handoff lives 15 minutes and is recreated at will: no fsync (server/limits/ledger.ts).
     withoutFsync(ctx.ledger, () => insertHandoff(ctx.ledger, handoff));
   } catch (err) {
-    if (isLedgerBusy(err)) throw handoffUnavailable();
+    if (isStorageFailure(err)) throw storageUnavailable(err);
     throw err;
   }
   const handoffUrl = handoffUrlFor(ctx.config.baseUrl, handoff.id);
@@ -132,7 +139,7 @@ function authenticateHandoffKey(ctx: AppContext, req: Request): KeyIdentity {
   } catch (err) {
     if (isApiError(err) && err.code === "invalid_api_key") throw invalidKey();
     // Any other failure to read the key is the API's "authentication temporarily unavailable".
-    if (isApiError(err) || isLedgerBusy(err)) throw handoffUnavailable();
+    if (isApiError(err) || isStorageFailure(err)) throw handoffUnavailable();
     throw err;
   }
   if (!HANDOFF_KEY_KINDS.has(identity.kind)) throw invalidKey();
@@ -150,7 +157,10 @@ function admitAttempt(ctx: AppContext, accountId: number): void {
   try {
     admitted = withoutFsync(ctx.ledger, () => admitHandoffAttempt(ctx.ledger, accountId, ctx.clock.now()));
   } catch (err) {
+    // A lock held past the busy timeout: the count could not be confirmed in time. Any other
+    // storage failure: the ledger cannot store handoffs at all.
     if (isLedgerBusy(err)) throw unavailable();
+    if (isStorageFailure(err)) throw storageUnavailable(err);
     throw err;
   }
   if (!admitted) {

@@ -8,6 +8,8 @@ import type { AppContext } from "../context.ts";
 import { handle } from "../handle.ts";
 import { buildOpenApiDocument } from "../openapi.ts";
 import { renderDocsPage } from "../pages/docs.ts";
+import { DOCS_CSS_HASH } from "../pages/docs-css.ts";
+import { htmlSecurityHeaders } from "../pages/security-headers.ts";
 import type { RouteTable } from "../route-table.ts";
 
 export function openapiRoutes(app: RouteTable, ctx: AppContext): void {
@@ -38,9 +40,8 @@ export function openapiRoutes(app: RouteTable, ctx: AppContext): void {
           headers: {
             "content-type": "text/html; charset=utf-8",
             "cache-control": "public, max-age=300",
-            // Self-contained: inline styles only, no scripts, nothing fetched from elsewhere.
-            "content-security-policy":
-              "default-src 'none'; style-src 'unsafe-inline'; img-src 'self' data:; base-uri 'none'; form-action 'none'",
+            // Self-contained: its one inline stylesheet, no scripts, no forms, nothing from elsewhere.
+            ...htmlSecurityHeaders({ styleSrc: DOCS_CSS_HASH, formAction: "'none'" }),
           },
         }),
     ),

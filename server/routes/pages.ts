@@ -11,8 +11,9 @@
  */
 
 import { HANDOFF } from "../../db/contract.ts";
-import { type Handoff, isLedgerBusy, readHandoff, redeemHandoff } from "../../db/handoffs.ts";
+import { type Handoff, readHandoff, redeemHandoff } from "../../db/handoffs.ts";
 import { readServableEvent, type ServableEvent } from "../../db/servable-event.ts";
+import { isStorageFailure, storageFailureCause } from "../../db/storage-failure.ts";
 import type { AppContext } from "../context.ts";
 import { handle, type RequestScope } from "../handle.ts";
 import { renderEventNotFound, renderEventPage } from "../pages/event-page.ts";
@@ -36,14 +37,18 @@ const EVENT_PAGE_CACHE = "public, max-age=60";
 
 type PageHandler = (scope: RequestScope, head: boolean) => Response | Promise<Response>;
 
-/** `handle` (request id) plus HTML error pages: a locked ledger is a 503 page, anything else a 500 page. */
+/** `handle` (request id) plus HTML error pages: a storage failure is a 503 page, anything else a 500 page. */
 function page(fn: PageHandler) {
   return handle(async (scope) => {
     const head = scope.req.method === "HEAD";
     try {
       return await fn(scope, head);
     } catch (err) {
-      if (isLedgerBusy(err)) return pageResponse(503, renderTemporarilyUnavailable(), { head, headers: RETRY_AFTER });
+      // A locked, full, failing or read-only ledger: nothing was recorded, Continue works again later.
+      if (isStorageFailure(err)) {
+        console.error(`[${scope.requestId}] handoff storage unavailable: ${storageFailureCause(err)}`);
+        return pageResponse(503, renderTemporarilyUnavailable(), { head, headers: RETRY_AFTER });
+      }
       console.error(
         `[${scope.requestId}] ${scope.req.method} ${scope.url.pathname}:`,
         err instanceof Error ? err.stack : err,

@@ -8,10 +8,11 @@ import { createAccount, readAccount, updateAccount } from "../../db/accounts.ts"
 import { KEY_KINDS } from "../../db/contract.ts";
 import { parseAccountInput } from "../account-input.ts";
 import type { AppContext } from "../context.ts";
-import { handle, json } from "../handle.ts";
+import { json } from "../handle.ts";
 import { issueKey } from "../keys.ts";
 import { createSignInLink } from "../portal/sessions.ts";
 import type { RouteTable } from "../route-table.ts";
+import { testHandle } from "./test-handle.ts";
 
 const bad = (message: string, status = 400) => json({ error: { code: "invalid_request", message } }, status);
 
@@ -28,7 +29,7 @@ const accountId = (raw: string | undefined) => (raw && /^\d+$/.test(raw) ? Numbe
 export function testAccountRoutes(app: RouteTable, ctx: AppContext): void {
   app.post(
     "/_test/accounts",
-    handle(async ({ req }) => {
+    testHandle(async ({ req }) => {
       const input = parseAccountInput(await body(req));
       if (!input.ok) return bad(input.message);
       if (!input.fields.email) return bad("email is required");
@@ -39,7 +40,7 @@ export function testAccountRoutes(app: RouteTable, ctx: AppContext): void {
 
   app.get(
     "/_test/accounts/:id",
-    handle(({ event }) => {
+    testHandle(({ event }) => {
       const account = readAccount(ctx.ledger, accountId(event.context.params?.id));
       return account ? json(account) : bad("no such account", 404);
     }),
@@ -47,7 +48,7 @@ export function testAccountRoutes(app: RouteTable, ctx: AppContext): void {
 
   app.patch(
     "/_test/accounts/:id",
-    handle(async ({ event, req }) => {
+    testHandle(async ({ event, req }) => {
       const input = parseAccountInput(await body(req));
       if (!input.ok) return bad(input.message);
       const account = updateAccount(ctx.ledger, accountId(event.context.params?.id), input.fields, ctx.clock.now());
@@ -57,7 +58,7 @@ export function testAccountRoutes(app: RouteTable, ctx: AppContext): void {
 
   app.post(
     "/_test/accounts/:id/sign-in-link",
-    handle(({ event }) => {
+    testHandle(({ event }) => {
       const link = createSignInLink(
         ctx.ledger,
         ctx.config.baseUrl,
@@ -71,7 +72,7 @@ export function testAccountRoutes(app: RouteTable, ctx: AppContext): void {
   const KeyInput = v.strictObject({ kind: v.optional(v.picklist(KEY_KINDS), "live") });
   app.post(
     "/_test/accounts/:id/keys",
-    handle(async ({ event, req }) => {
+    testHandle(async ({ event, req }) => {
       const id = accountId(event.context.params?.id);
       if (!readAccount(ctx.ledger, id)) return bad("no such account", 404);
       const input = v.safeParse(KeyInput, (await body(req)) ?? {});

@@ -8,10 +8,12 @@ import { parseIsoInstant } from "../../db/instant.ts";
 import { refreshSnapshot } from "../../db/snapshot.ts";
 import { applyBatch } from "../../sync/apply.ts";
 import { parseRecordLine, RecordError, type UpstreamRecord } from "../../sync/records.ts";
+import { inTestClockRange, TEST_CLOCK_RANGE } from "../clock.ts";
 import { type AppContext, notifyLedgerReset, notifyReplicaChange } from "../context.ts";
-import { handle, json } from "../handle.ts";
+import { json } from "../handle.ts";
 import type { RouteTable } from "../route-table.ts";
 import { testAccountRoutes } from "./test-accounts.ts";
+import { testHandle } from "./test-handle.ts";
 
 const bad = (message: string) => json({ error: { code: "invalid_request", message } }, 400);
 
@@ -29,26 +31,31 @@ export function testModeRoutes(app: RouteTable, ctx: AppContext): void {
 
   app.get(
     "/_test/clock",
-    handle(() => json(clockState())),
+    testHandle(() => json(clockState())),
   );
   app.post(
     "/_test/clock",
-    handle(async ({ req }) => {
+    testHandle(async ({ req }) => {
       const body = await readJson(req);
+      let target: number | null = null;
       if (body && typeof body.advanceSeconds === "number" && Number.isFinite(body.advanceSeconds)) {
-        ctx.clock.advance(body.advanceSeconds * 1000);
-      } else if (body && typeof body.set === "string" && parseInstantOrDate(body.set) !== null) {
-        ctx.clock.set(parseInstantOrDate(body.set)!);
-      } else {
-        return bad('expected {"advanceSeconds": N} or {"set": "ISO 8601"}');
+        target = ctx.clock.now() + body.advanceSeconds * 1000;
+      } else if (body && typeof body.set === "string") {
+        target = parseInstantOrDate(body.set);
       }
+      if (target === null) return bad('expected {"advanceSeconds": N} or {"set": "ISO 8601"}');
+      if (!inTestClockRange(target)) {
+        const range = `${new Date(TEST_CLOCK_RANGE.minMs).toISOString()} to ${new Date(TEST_CLOCK_RANGE.maxMs).toISOString()}`;
+        return bad(`the clock stays within ${range}; it was not moved`);
+      }
+      ctx.clock.set(target);
       return json(clockState());
     }),
   );
 
   app.post(
     "/_test/records",
-    handle(async ({ req }) => {
+    testHandle(async ({ req }) => {
       const text = await req.text();
       const records: UpstreamRecord[] = [];
       let line = 0;
@@ -74,7 +81,7 @@ export function testModeRoutes(app: RouteTable, ctx: AppContext): void {
 
   app.post(
     "/_test/snapshot",
-    handle(() => {
+    testHandle(() => {
       const snapshotEvents = refreshSnapshot(ctx.replica, ctx.clock.now());
       notifyReplicaChange(ctx);
       return json({ snapshotEvents });
@@ -83,7 +90,7 @@ export function testModeRoutes(app: RouteTable, ctx: AppContext): void {
 
   app.post(
     "/_test/faults",
-    handle(async ({ req }) => {
+    testHandle(async ({ req }) => {
       const body = await readJson(req);
       const code = body?.code as FaultCode;
       const times = body?.times ?? 1;
@@ -97,7 +104,7 @@ export function testModeRoutes(app: RouteTable, ctx: AppContext): void {
 
   app.post(
     "/_test/reset",
-    handle(() => {
+    testHandle(() => {
       resetLedger(ctx);
       return json({ ok: true });
     }),
