@@ -12,7 +12,7 @@ import { demoChunks } from "../sync/demo/generate.ts";
 import { startPostgresFollower } from "../sync/postgres/follower.ts";
 import { isPostgresUrl } from "../sync/postgres/schema.ts";
 import { formatSummary } from "../sync/progress.ts";
-import { openSource, type SourcePosition, streamSource } from "../sync/source.ts";
+import { displaySource, openSource, type SourcePosition, streamSource } from "../sync/source.ts";
 import { refreshSnapshotIfStale, SyncError, syncFrom } from "../sync/sync-from.ts";
 import { type AppContext, notifyReplicaChange } from "./context.ts";
 import { issueKey } from "./keys.ts";
@@ -110,11 +110,11 @@ async function startPeriodicSync(ctx: AppContext, spec: string): Promise<void> {
     } catch (err) {
       if (err instanceof SyncError) {
         if (err.summary.applied > 0) notifyReplicaChange(ctx);
-        console.error(`sync from ${spec} failed: ${err.message}`);
+        console.error(`sync from ${displaySource(spec)} failed: ${err.message}`);
       } else {
         // E.g. the file was replaced by a shorter one: read it again from the start next time.
         position = undefined;
-        console.error(`sync from ${spec} failed: ${(err as Error).message}`);
+        console.error(`sync from ${displaySource(spec)} failed: ${(err as Error).message}`);
       }
     } finally {
       running = false;

@@ -11,20 +11,45 @@ import { type RecordSource, type SourceOptions, sleep, splitLines } from "./sour
 
 export class HttpSourceError extends Error {}
 
+/**
+ * The URL as logs and summaries show it: without credentials or a query string, either of which
+ * may carry a secret (a password, a signed URL's signature).
+ */
+export function displayUrl(url: string): string {
+  try {
+    const u = new URL(url);
+    return `${u.protocol}//${u.host}${u.pathname}${u.search ? "?…" : ""}`;
+  } catch {
+    return "(an unparsable URL)";
+  }
+}
+
+/** The URL without its credentials, and the Basic authorization they stand for (fetch refuses them in the URL). */
+function splitCredentials(url: string): { url: string; headers: Record<string, string> } {
+  const u = new URL(url);
+  if (!u.username && !u.password) return { url, headers: {} };
+  const user = `${decodeURIComponent(u.username)}:${decodeURIComponent(u.password)}`;
+  u.username = "";
+  u.password = "";
+  return { url: u.href, headers: { authorization: `Basic ${Buffer.from(user).toString("base64")}` } };
+}
+
 /** One GET from `offset`; yields the body's bytes from there on. */
-async function* fetchFrom(url: string, offset: number, signal?: AbortSignal): AsyncGenerator<Uint8Array> {
+async function* fetchFrom(source: string, offset: number, signal?: AbortSignal): AsyncGenerator<Uint8Array> {
+  const shown = displayUrl(source);
+  const { url, headers } = splitCredentials(source);
+  if (offset > 0) headers.range = `bytes=${offset}-`;
   let res: Response;
   try {
-    res = await fetch(url, { headers: offset > 0 ? { range: `bytes=${offset}-` } : {}, signal });
+    res = await fetch(url, { headers, signal });
   } catch (err) {
     if (signal?.aborted) return;
     const cause = (err as { cause?: { code?: string; message?: string } }).cause;
-    throw new HttpSourceError(
-      `cannot fetch ${url} (${cause?.code ?? cause?.message ?? (err as Error).message}); check the URL and that the server is up`,
-    );
+    const reason = String(cause?.code ?? cause?.message ?? (err as Error).message).replaceAll(url, shown);
+    throw new HttpSourceError(`cannot fetch ${shown} (${reason}); check the URL and that the server is up`);
   }
   if (res.status === 416) return; // nothing past the offset yet
-  if (!res.ok) throw new HttpSourceError(`GET ${url} answered ${res.status} ${res.statusText}; check the URL`);
+  if (!res.ok) throw new HttpSourceError(`GET ${shown} answered ${res.status} ${res.statusText}; check the URL`);
   let skip = res.status === 206 ? 0 : offset;
   if (!res.body) return;
   try {
@@ -38,7 +63,7 @@ async function* fetchFrom(url: string, offset: number, signal?: AbortSignal): As
     }
   } catch (err) {
     if (signal?.aborted) return;
-    throw new HttpSourceError(`reading ${url} failed: ${(err as Error).message}`);
+    throw new HttpSourceError(`reading ${shown} failed: ${(err as Error).message}`);
   }
 }
 
@@ -59,7 +84,7 @@ async function* httpBytes(url: string, options: SourceOptions): AsyncGenerator<U
 export function httpSource(url: string, options: SourceOptions = {}): RecordSource {
   const start = options.start ?? { offset: 0, line: 0 };
   return {
-    name: url,
+    name: displayUrl(url),
     size: undefined,
     startOffset: start.offset,
     chunks: () => splitLines(httpBytes(url, options), start, options.signal),

@@ -7,7 +7,7 @@
  */
 import { closeSync, fstatSync, openSync, readSync, statSync } from "node:fs";
 import { SYNC } from "../db/contract.ts";
-import { httpSource } from "./source-http.ts";
+import { displayUrl, httpSource } from "./source-http.ts";
 import {
   type LineChunk,
   type RecordSource,
@@ -69,6 +69,11 @@ export function streamSource(
     for await (const chunk of stream) yield typeof chunk === "string" ? encoder.encode(chunk) : chunk;
   }
   return { name, size: undefined, chunks: () => splitLines(bytes(), { offset: 0, line: 0 }) };
+}
+
+/** `SRC` as logs show it: an http(s) URL without its credentials or query string. */
+export function displaySource(spec: string): string {
+  return /^https?:\/\//i.test(spec) ? displayUrl(spec) : spec;
 }
 
 /** `SRC` of `sync --from`: `-` is stdin, an http(s) URL an NDJSON stream, anything else a file path. */

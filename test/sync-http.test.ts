@@ -10,7 +10,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, expect, it } from "vitest";
 import { openReplica, readWatermark } from "../db/replica.ts";
-import { openSource } from "../sync/source.ts";
+import { displaySource, openSource } from "../sync/source.ts";
 import { syncFrom } from "../sync/sync-from.ts";
 
 const venue = (seq: number) =>
@@ -37,10 +37,12 @@ let base: string;
 let body = "";
 let release: () => void = () => {};
 const ranges: string[] = [];
+const authorizations: Array<string | undefined> = [];
 
 beforeAll(async () => {
   dir = mkdtempSync(join(tmpdir(), "marquee-http-"));
   server = createServer((req, res) => {
+    authorizations.push(req.headers.authorization);
     if (req.url === "/slow.ndjson") {
       res.writeHead(200, { "content-type": "application/x-ndjson" });
       res.write(body.slice(0, body.length / 2));
@@ -117,5 +119,21 @@ it("a missing resource is one clear error", async () => {
   await expect(syncFrom(db, openSource(`${base}/nope.ndjson`))).rejects.toThrow(
     `GET ${base}/nope.ndjson answered 404 Not Found; check the URL`,
   );
+  db.close();
+});
+
+it("sends a URL's credentials as Basic authorization and never shows them or its query string", async () => {
+  const db = await openReplica(join(dir, "secret.db"));
+  const host = base.replace("http://", "");
+  const url = `http://reader:hunter2@${host}/nope.ndjson?token=s3cret`;
+  const failure = await syncFrom(db, openSource(url)).catch((err: Error) => err);
+  expect((failure as Error).message).toBe(`GET ${base}/nope.ndjson?… answered 404 Not Found; check the URL`);
+  expect(authorizations.at(-1)).toBe(`Basic ${Buffer.from("reader:hunter2").toString("base64")}`);
+  const refused = await syncFrom(db, openSource("http://reader:hunter2@127.0.0.1:1/x.ndjson")).catch((e: Error) => e);
+  expect((refused as Error).message).toMatch(/^cannot fetch http:\/\/127\.0\.0\.1:1\/x\.ndjson \(/);
+  expect((refused as Error).message).not.toMatch(/hunter2/);
+  expect(openSource(url).name).toBe(`${base}/nope.ndjson?…`);
+  expect(displaySource(url)).not.toMatch(/hunter2|s3cret/);
+  expect(displaySource("./data/records.ndjson")).toBe("./data/records.ndjson");
   db.close();
 });
