@@ -112,7 +112,12 @@ export function inThreadWriter(db: Db): BatchWriter {
 
 /** The writer for a run: a thread when the runtime, the replica and the input size make it pay. */
 export async function openWriter(db: Db, inputBytes: number | undefined): Promise<BatchWriter> {
-  const threaded = onBun && db.path !== ":memory:" && db.path !== "" && (inputBytes ?? Infinity) >= THREAD_MIN_BYTES;
+  return openWriterWhen(db, (inputBytes ?? Infinity) >= THREAD_MIN_BYTES);
+}
+
+/** A writer thread when `wanted` and the runtime and the replica allow one; in-thread otherwise. */
+export async function openWriterWhen(db: Db, wanted: boolean): Promise<BatchWriter> {
+  const threaded = wanted && onBun && db.path !== ":memory:" && db.path !== "";
   if (!threaded) return inThreadWriter(db);
   return (await startThread(db)) ?? inThreadWriter(db);
 }

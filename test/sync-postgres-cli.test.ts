@@ -119,10 +119,27 @@ describe("the upstream tables", () => {
     });
     expect(summary.copied).toBeGreaterThan(2000);
     expect(summary.rowsPerSecond).toBeGreaterThan(0);
+    expect(summary.copyWriterThread).toBe(false);
+    // The same copy written by the writer thread, as a large copy is (its own replica and slot).
+    const threaded = cli([
+      "sync",
+      "--from",
+      url,
+      "--db",
+      join(dir, "demo-pg-thread.db"),
+      "--thread-rows",
+      "1",
+      "--json",
+    ]);
+    expect(threaded.status, threaded.stderr).toBe(0);
+    expect(JSON.parse(threaded.stdout)).toMatchObject({ copied: summary.copied, rejects: 0, copyWriterThread: true });
     expect(cli(["sync", "--from", file, "--db", join(dir, "demo-ndjson.db")]).status).toBe(0);
 
     expect(await rowsOf(join(dir, "demo-pg.db"))).toEqual(await rowsOf(join(dir, "demo-ndjson.db")));
     expect(await servedPages(join(dir, "demo-pg.db"))).toEqual(await servedPages(join(dir, "demo-ndjson.db")));
+    expect(await rowsOf(join(dir, "demo-pg-thread.db"))).toEqual(await rowsOf(join(dir, "demo-pg.db")));
+    expect(await servedPages(join(dir, "demo-pg-thread.db"))).toEqual(await servedPages(join(dir, "demo-pg.db")));
+    cli(["sync", "--from", url, "--db", join(dir, "demo-pg-thread.db"), "--drop-slot"]);
 
     // One kind of upstream per replica, both ways round.
     const ndjsonIntoPg = cli(["sync", "--from", file, "--db", join(dir, "demo-pg.db")]);

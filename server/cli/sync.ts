@@ -6,6 +6,7 @@ import { dirname } from "node:path";
 import { SYNC } from "../../db/contract.ts";
 import { assertSourceKind, openReplica } from "../../db/replica.ts";
 import { isPostgresUrl } from "../../sync/postgres/schema.ts";
+import { COPY_THREAD_MIN_ROWS } from "../../sync/postgres/sync.ts";
 import { enterBackground, SYNC_PRIORITIES } from "../../sync/priority.ts";
 import { createProgressBar, formatSummary } from "../../sync/progress.ts";
 import { openSource } from "../../sync/source.ts";
@@ -16,7 +17,7 @@ import { runPostgresSync } from "./sync-postgres.ts";
 
 export const syncCommand: Command = {
   summary: "pull upstream records into the replica",
-  usage: `marquee sync --from SRC [--follow] [--slot NAME] [--drop-slot] [--batch-size N] [--priority P] [--db PATH] [--json]
+  usage: `marquee sync --from SRC [--follow] [--slot NAME] [--drop-slot] [--batch-size N] [--thread-rows N] [--priority P] [--db PATH] [--json]
 
   --from SRC      an NDJSON file of upstream records (docs/upstream-records.md), - for stdin, an http(s):// URL of an
                   NDJSON stream (--follow asks again every 2 s), or a PostgreSQL URL
@@ -29,6 +30,8 @@ export const syncCommand: Command = {
                   PostgreSQL: keep streaming the slot's changes (snapshot refreshed within 0.2 s).
   --batch-size N  records per transaction (default ${SYNC.batchSize}; PostgreSQL: rows per
                   transaction of the initial copy, default 5,000)
+  --thread-rows N PostgreSQL: an initial copy of at least N rows is written by a second thread
+                  (default ${COPY_THREAD_MIN_ROWS.toLocaleString("en-US")})
   --priority P    background (default): on Linux the sync runs in the scheduler's idle class,
                   so a server on the same cores always goes first and the sync takes what they
                   leave (alone on a machine it runs at full speed); elsewhere at nice 19.
@@ -43,15 +46,20 @@ a file, commits what was read and refreshes the snapshot; a second Ctrl-C exits 
       from: { type: "string" },
       follow: { type: "boolean", default: false },
       "batch-size": { type: "string" },
+      "thread-rows": { type: "string" },
       priority: { type: "string", default: "background" },
       slot: { type: "string" },
       "drop-slot": { type: "boolean", default: false },
     });
     if (!values.from) throw new UsageError("--from SRC is required (a file path, - for stdin, or a postgres:// URL)");
     if (isPostgresUrl(values.from))
-      return syncPostgres(values.from, { ...values, batchSize: intFlag("batch-size", values["batch-size"], 1) });
-    if (values.slot !== undefined || values["drop-slot"])
-      throw new UsageError("--slot and --drop-slot need a postgres:// source");
+      return syncPostgres(values.from, {
+        ...values,
+        batchSize: intFlag("batch-size", values["batch-size"], 1),
+        threadRows: intFlag("thread-rows", values["thread-rows"], 0),
+      });
+    if (values.slot !== undefined || values["drop-slot"] || values["thread-rows"] !== undefined)
+      throw new UsageError("--slot, --drop-slot and --thread-rows need a postgres:// source");
     const batchSize = intFlag("batch-size", values["batch-size"], 1);
     // Before any thread is started: the writer thread and SQLite's sorters inherit it.
     const background =
@@ -120,7 +128,15 @@ a file, commits what was read and refreshes the snapshot; a second Ctrl-C exits 
 
 async function syncPostgres(
   from: string,
-  values: { db?: string; follow: boolean; slot?: string; "drop-slot": boolean; json: boolean; batchSize?: number },
+  values: {
+    db?: string;
+    follow: boolean;
+    slot?: string;
+    "drop-slot": boolean;
+    json: boolean;
+    batchSize?: number;
+    threadRows?: number;
+  },
 ): Promise<number> {
   const { dbPath } = resolveConfig({ dbPath: values.db });
   if (dbPath !== ":memory:") mkdirSync(dirname(dbPath), { recursive: true });
@@ -133,6 +149,7 @@ async function syncPostgres(
       dropSlot: values["drop-slot"],
       json: values.json,
       batchSize: values.batchSize,
+      threadRows: values.threadRows,
     });
   } finally {
     db.close();

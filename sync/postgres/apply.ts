@@ -10,12 +10,13 @@ import type { Db } from "../../db/driver.ts";
 import { readWatermark, writeUpstreamState } from "../../db/replica.ts";
 import { applyRows } from "../apply.ts";
 import type { UpstreamRecord } from "../records.ts";
-import { encodeRecords } from "../rows.ts";
+import { encodeRecords, type RowEncoder } from "../rows.ts";
 import { idOfRow, type Row, recordOfRow } from "./records.ts";
 import type { UpstreamTable } from "./schema.ts";
 
 export type Change =
-  | { op: "upsert"; table: UpstreamTable; row: Row }
+  /** `narrow`: none of the row's strings holds a character above U+00FF (sync/rows.ts RowEncoder.push). */
+  | { op: "upsert"; table: UpstreamTable; row: Row; narrow?: boolean }
   | { op: "delete"; table: UpstreamTable; row: Row }
   | { op: "truncate"; table: UpstreamTable };
 
@@ -70,17 +71,21 @@ export class ChangeApplier {
   /**
    * Turns `changes` into records numbered after `seq`, and says what becomes of each row's
    * reject entry. `fresh`: the rows are new to an emptied replica (the initial copy), so none
-   * has an entry to clear.
+   * has an entry to clear. `into`: the records go straight into that encoder (the initial copy's
+   * batches), not into `records`.
    */
-  prepare(changes: readonly Change[], seq: number, options: { fresh?: boolean } = {}): Prepared {
+  prepare(changes: readonly Change[], seq: number, options: { fresh?: boolean; into?: RowEncoder } = {}): Prepared {
     const records: UpstreamRecord[] = [];
     const rejects: Reject[] = [];
     const verdicts: Verdict[] = [];
+    const into = options.into;
+    // A delete record holds no strings, so it is narrow whatever its row held.
+    const emit = (record: UpstreamRecord, narrow: boolean) => (into ? into.push(record, narrow) : records.push(record));
     for (const change of changes) {
       const entity = ENTITY[change.table];
       if (change.op === "truncate") {
         const ids = this.db.prepare<{ id: number }>(`SELECT id FROM ${change.table}`).all();
-        for (const { id } of ids) records.push({ type: "delete", seq: ++seq, entity, id: Number(id) });
+        for (const { id } of ids) emit({ type: "delete", seq: ++seq, entity, id: Number(id) }, true);
         continue;
       }
       const id = idOfRow(change.row);
@@ -89,17 +94,17 @@ export class ChangeApplier {
         continue;
       }
       if (change.op === "delete") {
-        records.push({ type: "delete", seq: ++seq, entity, id });
+        emit({ type: "delete", seq: ++seq, entity, id }, true);
         verdicts.push({ entity, id, reason: null });
         continue;
       }
       const outcome = recordOfRow(change.table, this.withUnchangedValues(change.table, change.row), seq + 1);
       seq++;
       if ("record" in outcome) {
-        records.push(outcome.record);
+        emit(outcome.record, change.narrow === true);
         if (!options.fresh) verdicts.push({ entity, id, reason: null });
       } else {
-        records.push({ type: "delete", seq, entity, id });
+        emit({ type: "delete", seq, entity, id }, true);
         rejects.push({ table: change.table, id, reason: outcome.reason });
         verdicts.push({ entity, id, reason: outcome.reason });
       }
@@ -133,6 +138,7 @@ export interface Verdict {
 }
 
 export interface Prepared {
+  /** Empty when the records went into an encoder (`prepare`'s `into`). */
   records: UpstreamRecord[];
   rejects: Reject[];
   verdicts: Verdict[];

@@ -1,19 +1,25 @@
 /**
  * The initial copy of a PostgreSQL upstream: both tables read inside the snapshot exported when
  * the replication slot was created, so the copy and the slot's changes after it meet exactly
- * (docs/upstream-records.md, "PostgreSQL tables"). Rows leave PostgreSQL as JSON through COPY and are
- * applied with an NDJSON import's bulk settings (sync/writer.ts), on this thread: PostgreSQL
- * renders the JSON in its own process meanwhile, and the writer thread of a bulk import made a
- * 103,596-row copy slower here (2.8 s against 1.4 s). The copy is
- * complete once its last transaction, on this connection, commits the slot's starting position
- * with the rejected rows; until then a rerun starts the copy over.
+ * (docs/upstream-records.md, "PostgreSQL tables"). Rows leave PostgreSQL through COPY in its text
+ * form, split into lines on bytes and decoded in pieces as an NDJSON file's are, and are applied
+ * with an import's bulk settings (sync/writer.ts). A large copy is written by the writer thread
+ * while this one reads and checks the rows; a small one on this thread, where a 103,596-row copy
+ * once ran faster (1.4 s against 2.8 s; the threshold: sync/postgres/sync.ts). Measured on the
+ * 1,035,952-row demo copy (test/bench/RESULTS.md, "Round 10"): rows as JSON (row_to_json, then
+ * JSON.parse) cost PostgreSQL ~1.4 s more per 200,000 rows than the columns as text and made
+ * 75 % more bytes to decode. The copy is complete once its last transaction, on this connection,
+ * commits the slot's starting position with the rejected rows; until then a rerun starts the
+ * copy over.
  */
 import type pg from "pg";
 import { to as copyTo } from "pg-copy-streams";
 import { readWatermark } from "../../db/replica.ts";
-import { encodeRecords } from "../rows.ts";
-import { applyBulkSettings, inThreadWriter } from "../writer.ts";
+import { RowEncoder } from "../rows.ts";
+import { type LineChunk, splitLines } from "../source-lines.ts";
+import { applyBulkSettings, openWriterWhen } from "../writer.ts";
 import type { Change, ChangeApplier, Reject, Verdict } from "./apply.ts";
+import type { Row } from "./records.ts";
 import { ident, type PostgresSource, UPSTREAM_COLUMNS, type UpstreamTable } from "./schema.ts";
 
 export interface CopyCounts {
@@ -21,6 +27,8 @@ export interface CopyCounts {
   total: number;
   copied: number;
   rejects: Reject[];
+  /** Whether a writer thread wrote the rows (sync/writer.ts). */
+  writerThread: boolean;
 }
 
 /**
@@ -31,27 +39,64 @@ const instantText = (column: string) =>
   `to_char(${column} AT TIME ZONE 'UTC', CASE WHEN date_trunc('second', ${column}) = ${column} ` +
   `THEN 'YYYY-MM-DD"T"HH24:MI:SS"Z"' ELSE 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"' END) AS ${column}`;
 
-/** One JSON object a row, with the columns Marquee reads. */
+/**
+ * The columns Marquee reads, in COPY's text form: tab-separated, `\N` for null. The categories
+ * come as a JSON array and ticket_links as jsonb's JSON text, both parsed as the stream's are
+ * (sync/postgres/records.ts).
+ */
 function copySql(source: PostgresSource, table: UpstreamTable): string {
-  const columns = UPSTREAM_COLUMNS[table].map((c) => (c === "start_date" || c === "end_date" ? instantText(c) : c));
-  return `COPY (SELECT row_to_json(t) FROM (SELECT ${columns.join(", ")} FROM ${ident(source.schema)}.${ident(table)} ORDER BY id) t) TO STDOUT`;
+  const columns = UPSTREAM_COLUMNS[table].map((c) =>
+    c === "start_date" || c === "end_date" ? instantText(c) : c === "categories" ? `array_to_json(${c}) AS ${c}` : c,
+  );
+  return `COPY (SELECT ${columns.join(", ")} FROM ${ident(source.schema)}.${ident(table)} ORDER BY id) TO STDOUT`;
 }
 
-/** COPY's text format doubles backslashes (row_to_json's output holds no other character it escapes). */
-const unescapeCopy = (line: string) =>
-  line.includes("\\") ? line.replace(/\\(.)/g, (_, c: string) => (c === "\\" ? "\\" : `\\${c}`)) : line;
+/** Columns whose text is not kept as it is: bigint, boolean and double precision. */
+const COLUMN_TYPES: Partial<Record<string, "int" | "bool" | "float">> = {
+  id: "int",
+  venue_id: "int",
+  duplicate_of: "int",
+  visible: "bool",
+  is_free: "bool",
+  is_sold_out: "bool",
+  is_low_tickets: "bool",
+  website_broken: "bool",
+  ticketed: "bool",
+  latitude: "float",
+  longitude: "float",
+};
 
-async function* copyLines(client: pg.Client, sql: string): AsyncGenerator<string> {
-  const stream = client.query(copyTo(sql));
-  const decoder = new TextDecoder();
-  let rest = "";
-  for await (const chunk of stream as AsyncIterable<Uint8Array>) {
-    const text = rest + decoder.decode(chunk, { stream: true });
-    const lines = text.split("\n");
-    rest = lines.pop()!;
-    for (const line of lines) yield line;
-  }
-  if (rest !== "") yield rest;
+/** COPY's text form escapes a backslash, and b, f, n, r, t, v for those control characters, with a backslash. */
+const ESCAPED: Record<string, string> = { b: "\b", f: "\f", n: "\n", r: "\r", t: "\t", v: "\v" };
+const unescapeField = (field: string) =>
+  field.includes("\\") ? field.replace(/\\(.)/gs, (_, c: string) => ESCAPED[c] ?? c) : field;
+
+const NULL = "\\N";
+const READ = {
+  text: (f: string) => (f === NULL ? null : unescapeField(f)),
+  // bigint prints as digits only, float8 as a number Number() reads back exactly (or NaN, Infinity).
+  int: (f: string) => (f === NULL ? null : Number(f)),
+  float: (f: string) => (f === NULL ? null : Number(f)),
+  bool: (f: string) => (f === NULL ? null : f === "t"),
+};
+
+/** Reads one COPY line of `table` into a row (its values as row_to_json would give them). */
+function rowReader(table: UpstreamTable): (line: string) => Row {
+  const columns = UPSTREAM_COLUMNS[table];
+  const readers = columns.map((c) => READ[COLUMN_TYPES[c] ?? "text"]);
+  return (line) => {
+    const fields = line.split("\t");
+    if (fields.length !== columns.length)
+      throw new Error(`COPY of ${table} gave ${fields.length} fields where ${columns.length} columns were asked for`);
+    const row: Row = {};
+    for (let i = 0; i < columns.length; i++) row[columns[i]] = readers[i](fields[i]);
+    return row;
+  };
+}
+
+/** The lines of one COPY, a chunk of them at a time (sync/source-lines.ts: split on bytes, decoded in pieces). */
+function copyChunks(client: pg.Client, sql: string): AsyncIterable<LineChunk> {
+  return splitLines(client.query(copyTo(sql)) as AsyncIterable<Uint8Array>, { offset: 0, line: 0 });
 }
 
 /** Batches written but not yet committed, at most; the next one fills meanwhile. */
@@ -67,10 +112,16 @@ export async function copyTables(
   snapshot: string,
   position: string,
   applier: ChangeApplier,
-  options: { batchSize: number; onBatch?: (counts: CopyCounts) => void; signal?: AbortSignal },
+  options: {
+    batchSize: number;
+    /** Copies of at least this many rows are written by a writer thread (sync/writer.ts), where the runtime allows one. */
+    threadMinRows: number;
+    onBatch?: (counts: CopyCounts) => void;
+    signal?: AbortSignal;
+  },
 ): Promise<CopyCounts> {
   const db = applier.db;
-  const counts: CopyCounts = { total: 0, copied: 0, rejects: [] };
+  const counts: CopyCounts = { total: 0, copied: 0, rejects: [], writerThread: false };
   await client.query("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY");
   try {
     await client.query(`SET TRANSACTION SNAPSHOT '${snapshot.replaceAll("'", "''")}'`);
@@ -80,31 +131,39 @@ export async function copyTables(
     counts.total = Number(rows[0].n);
     options.onBatch?.(counts);
     const restore = applyBulkSettings(db);
-    const writer = inThreadWriter(db);
+    const writer = await openWriterWhen(db, counts.total >= options.threadMinRows);
+    counts.writerThread = writer.threaded;
     try {
       let seq = readWatermark(db);
       const verdicts: Verdict[] = [];
       const outstanding: Array<Promise<unknown>> = [];
       let batch: Change[] = [];
+      // One encoder for the whole copy: a committed batch's arrays come back to it (Written.rows).
+      const encoder = new RowEncoder();
       const send = async () => {
-        const prepared = applier.prepare(batch, seq, { fresh: true });
+        const prepared = applier.prepare(batch, seq, { fresh: true, into: encoder });
         seq = prepared.seq;
         verdicts.push(...prepared.verdicts);
         counts.rejects.push(...prepared.rejects);
         counts.copied += batch.length;
         batch = [];
-        const written = writer.write(encodeRecords(prepared.records));
-        written.catch(() => {}); // awaited below, in order
+        const written = writer.write(encoder.finish());
+        // Awaited below, in order; a committed batch's arrays are the encoder's to fill again.
+        written.then((w) => w.rows && encoder.recycle(w.rows)).catch(() => {});
         outstanding.push(written);
         while (outstanding.length >= MAX_OUTSTANDING) await outstanding.shift();
         options.onBatch?.(counts);
       };
       for (const table of ["venues", "events"] as UpstreamTable[]) {
-        for await (const line of copyLines(client, copySql(source, table))) {
+        const read = rowReader(table);
+        for await (const chunk of copyChunks(client, copySql(source, table))) {
           if (options.signal?.aborted)
             throw new Error("stopped during the initial copy; run it again to start the copy over");
-          batch.push({ op: "upsert", table, row: JSON.parse(unescapeCopy(line)) });
-          if (batch.length >= options.batchSize) await send();
+          const { lines, wide } = chunk;
+          for (let i = 0; i < lines.length; i++) {
+            batch.push({ op: "upsert", table, row: read(lines[i]), narrow: !wide?.has(i) });
+            if (batch.length >= options.batchSize) await send();
+          }
         }
       }
       if (batch.length > 0) await send();

@@ -88,9 +88,10 @@ const isInstant = (s: string) => parseIsoInstant(s) !== null;
 
 /** The record a row stands for, or why it breaks the record rules (the field and the rule). */
 export function recordOfRow(table: UpstreamTable, row: Row, seq: number): RowOutcome {
-  for (const [column, value] of Object.entries(row)) {
+  // Not Object.entries: its arrays, one a column, were 3 % of the initial copy's CPU profile.
+  for (const column in row) {
     // A value the stream left out: PostgreSQL does not resend an unchanged out-of-line (TOAST) value.
-    if (value === undefined)
+    if (row[column] === undefined)
       return { reason: `${column}: unchanged large value not sent; set REPLICA IDENTITY FULL on the table` };
   }
   const candidate = table === "venues" ? venueRecord(row, seq) : eventRecord(row, seq);

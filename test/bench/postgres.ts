@@ -13,7 +13,9 @@
  * Each starts from `preparePostgres`, which runs its own PostgreSQL server (test/pg-server.ts)
  * and writes the demo data set into it. Standalone:
  *
- *   bun test/bench/postgres.ts [--events 1000000] [--seconds 60] [--rate 1000]
+ *   bun test/bench/postgres.ts [--events 1000000] [--seconds 60] [--rate 1000] [--copy-only]
+ *
+ * `--copy-only` measures the initial copy alone.
  */
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -308,7 +310,12 @@ export async function measurePeer(fx: PostgresFixture, options: { seconds: numbe
 
 if (import.meta.main) {
   const { values } = parseArgs({
-    options: { events: { type: "string" }, seconds: { type: "string" }, rate: { type: "string" } },
+    options: {
+      events: { type: "string" },
+      seconds: { type: "string" },
+      rate: { type: "string" },
+      "copy-only": { type: "boolean", default: false },
+    },
   });
   const events = Number(values.events ?? 1_000_000);
   const seconds = Number(values.seconds ?? 60);
@@ -321,12 +328,15 @@ if (import.meta.main) {
     log(
       `initial copy: ${copy.rows.toLocaleString("en-US")} rows in ${copy.seconds.toFixed(1)} s, ${Math.round(copy.rowsPerS).toLocaleString("en-US")} rows/s`,
     );
-    const streaming = await measureStreaming(fx, { seconds, changesPerS, idleSeconds: Math.min(10, seconds) }, log);
-    const peer = await measurePeer(fx, { seconds: Math.min(10, seconds) });
-    log(
-      `default page: Marquee ${Math.round(peer.marquee.perS)} req/s (p99 ${peer.marquee.p99.toFixed(2)} ms), PostgreSQL peer ${Math.round(peer.peer.perS)} req/s (p99 ${peer.peer.p99.toFixed(2)} ms): ${peer.throughputRatio.toFixed(1)}x`,
-    );
-    console.log(JSON.stringify({ events, copy, streaming, peer }, null, 2));
+    if (values["copy-only"]) console.log(JSON.stringify({ events, copy }, null, 2));
+    else {
+      const streaming = await measureStreaming(fx, { seconds, changesPerS, idleSeconds: Math.min(10, seconds) }, log);
+      const peer = await measurePeer(fx, { seconds: Math.min(10, seconds) });
+      log(
+        `default page: Marquee ${Math.round(peer.marquee.perS)} req/s (p99 ${peer.marquee.p99.toFixed(2)} ms), PostgreSQL peer ${Math.round(peer.peer.perS)} req/s (p99 ${peer.peer.p99.toFixed(2)} ms): ${peer.throughputRatio.toFixed(1)}x`,
+      );
+      console.log(JSON.stringify({ events, copy, streaming, peer }, null, 2));
+    }
   } finally {
     fx.close();
   }
