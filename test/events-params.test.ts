@@ -5,6 +5,7 @@
  */
 import fc from "fast-check";
 import { beforeAll, expect, it } from "vitest";
+import { LIST_PARAMETERS } from "../server/params.ts";
 import { type Client, describeMatrix } from "./harness.ts";
 import { eventRecord, venueRecord } from "./records.ts";
 
@@ -163,26 +164,7 @@ describeMatrix("GET /v1/events parameters", (use) => {
 
   it("never answers 500 and always uses the documented envelope (fuzz)", async () => {
     const c = use();
-    const names = [
-      "state",
-      "city",
-      "starts_after",
-      "starts_before",
-      "source",
-      "exclude_aggregators",
-      "exclude_sold_out",
-      "limit",
-      "cursor",
-      "lat",
-      "lng",
-      "radius_miles",
-      "polygon",
-      "include_centroids",
-      "page",
-      "offset",
-      "next_cursor",
-      "nextCursor",
-    ];
+    const names = [...LIST_PARAMETERS.map((p) => p.name), "page", "offset", "next_cursor", "nextCursor"];
     const value = fc.oneof(
       fc.string(),
       fc.constantFrom(

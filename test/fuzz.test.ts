@@ -6,27 +6,13 @@
  */
 import fc from "fast-check";
 import { beforeAll, expect, it } from "vitest";
+import { LIST_PARAMETERS } from "../server/params.ts";
 import { describeMatrix } from "./harness.ts";
 import { eventRecord, venueRecord } from "./records.ts";
 
 const NOW = "2030-01-01T00:00:00Z";
-const NAMES = [
-  "state",
-  "city",
-  "starts_after",
-  "starts_before",
-  "source",
-  "exclude_aggregators",
-  "exclude_sold_out",
-  "limit",
-  "cursor",
-  "lat",
-  "lng",
-  "radius_miles",
-  "polygon",
-  "include_centroids",
-  "page",
-];
+/** Every list parameter, and one the API refuses (offset pagination). */
+const NAMES = [...LIST_PARAMETERS.map((p) => p.name), "page"];
 
 /** Query-string text as a client might send it: escapes of any bytes, malformed escapes, raw characters. */
 const queryText = fc
