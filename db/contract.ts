@@ -125,7 +125,7 @@ export const AGGREGATOR_VENDORS = [
 export const HANDOFF_SELLERS = [...AGGREGATOR_VENDORS, "dice", "etix", "seetickets", "tixr"] as const;
 
 export const GEOCODE_PRECISIONS = ["street", "zip", "city", "unknown"] as const;
-/** Spec: without `include_centroids` a geo filter admits only these (null is excluded too). */
+/** Without `include_centroids` a geo filter admits only these, null excluded too (docs/api.md, Geo search). */
 export const PRECISE_GEOCODES = ["street", "unknown"] as const;
 
 export const EVENT_STATUSES = ["active", "cancelled", "spam", "inactive"] as const;

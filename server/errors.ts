@@ -66,7 +66,7 @@ export function renderError(err: unknown, requestId: string, envelope: Envelope 
   headers.set("content-type", "application/json; charset=utf-8");
   headers.set("x-request-id", requestId);
   headers.set("cache-control", "no-store");
-  // Spec: 401 and 500 report the published limit (402 too, set where it is raised).
+  // docs/api.md, Headers: 401 and 500 report the published limit (402 too, set where it is raised).
   if ((e.status === 401 || e.status === 500) && e.envelope === "list") {
     headers.set("x-ratelimit-limit", String(RATE.publishedLimit));
   }

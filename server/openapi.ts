@@ -35,12 +35,12 @@ const RESOURCES = {
 
 const isRouteLevel = (code: string) => (ROUTE_LEVEL_ERRORS as readonly string[]).includes(code);
 
-/** Spec "Errors" table, grouped by status. `not_found` and `request_header_too_large` are every route's, not the list endpoint's. */
+/** The list errors (docs/api.md, Errors), grouped by status. `not_found` and `request_header_too_large` are every route's, not the list endpoint's. */
 export function listErrorCodesByStatus(): Map<number, string[]> {
   return groupByStatus(Object.entries(LIST_ERRORS).filter(([code]) => !isRouteLevel(code)));
 }
 
-/** Spec "Ticket-handoff errors": `invalid_request` is also the 413 of an over-long body. */
+/** The ticket-handoff errors (docs/api.md, Ticket handoffs): `invalid_request` is also the 413 of an over-long body. */
 export function handoffErrorCodesByStatus(): Map<number, string[]> {
   const byStatus = groupByStatus(Object.entries(HANDOFF_ERRORS));
   byStatus.set(413, ["invalid_request"]);
@@ -104,7 +104,7 @@ export function buildOpenApiDocument(options: { baseUrl: string }): OpenApiDocum
     },
   };
   for (const [status, codes] of handoffErrorCodesByStatus()) {
-    // Spec: `event_url` is present for ticket_link_unavailable (the only 409).
+    // docs/api.md, Ticket handoffs: `event_url` is present for ticket_link_unavailable (the only 409).
     const schema = schemas.handoffErrorSchema(codes as [string, ...string[]], status === 409);
     handoffResponses[status] = errorResponse(
       `HandoffError${status}`,

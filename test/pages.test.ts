@@ -171,7 +171,7 @@ describeMatrix("event pages and ticket redirects", (use) => {
     const res = await c.get("/t/300");
     expect(res.status).toBe(302);
     expect(res.headers.get("location")).toBe("https://www.ticketmaster.com/event/300?aff=mq");
-    // A sold-out event keeps its working link (spec: ticketLinkStatus stays available).
+    // A sold-out event keeps its working link (docs/api.md, The Event object: ticketLinkStatus stays available).
     expect((await c.get("/t/301")).headers.get("location")).toBe("https://www.ticketmaster.com/event/301?aff=mq");
     for (const id of [302, 303, 304, 305, 999]) {
       const r = await c.get(`/t/${id}`);
