@@ -170,7 +170,12 @@ describe("marquee demo-data and sync", () => {
     [
       "--slot with a file",
       ["sync", "--from", "x", "--slot", "s"],
-      /^marquee sync: --slot and --drop-slot need a postgres:\/\/ source/,
+      /^marquee sync: --slot needs a postgres:\/\/ source$/m,
+    ],
+    [
+      "--drop-slot and --thread-rows with a file",
+      ["sync", "--from", "x", "--drop-slot", "--thread-rows", "5"],
+      /^marquee sync: --drop-slot and --thread-rows need a postgres:\/\/ source$/m,
     ],
     [
       "demo-data --events abc",

@@ -58,8 +58,15 @@ a file, commits what was read and refreshes the snapshot; a second Ctrl-C exits 
         batchSize: intFlag("batch-size", values["batch-size"], 1),
         threadRows: intFlag("thread-rows", values["thread-rows"], 0),
       });
-    if (values.slot !== undefined || values["drop-slot"] || values["thread-rows"] !== undefined)
-      throw new UsageError("--slot, --drop-slot and --thread-rows need a postgres:// source");
+    const postgresOnly = [
+      values.slot !== undefined && "--slot",
+      values["drop-slot"] && "--drop-slot",
+      values["thread-rows"] !== undefined && "--thread-rows",
+    ].filter(Boolean);
+    if (postgresOnly.length > 0)
+      throw new UsageError(
+        `${postgresOnly.join(" and ")} need${postgresOnly.length > 1 ? "" : "s"} a postgres:// source`,
+      );
     const batchSize = intFlag("batch-size", values["batch-size"], 1);
     // Before any thread is started: the writer thread and SQLite's sorters inherit it.
     const background =
