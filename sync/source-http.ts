@@ -37,7 +37,13 @@ function splitCredentials(url: string): { url: string; headers: Record<string, s
 /** One GET from `offset`; yields the body's bytes from there on. */
 async function* fetchFrom(source: string, offset: number, signal?: AbortSignal): AsyncGenerator<Uint8Array> {
   const shown = displayUrl(source);
-  const { url, headers } = splitCredentials(source);
+  let url: string;
+  let headers: Record<string, string>;
+  try {
+    ({ url, headers } = splitCredentials(source));
+  } catch {
+    throw new HttpSourceError(`cannot fetch ${shown} (not a valid URL); check the URL`);
+  }
   if (offset > 0) headers.range = `bytes=${offset}-`;
   let res: Response;
   try {

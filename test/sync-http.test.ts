@@ -135,5 +135,8 @@ it("sends a URL's credentials as Basic authorization and never shows them or its
   expect(openSource(url).name).toBe(`${base}/nope.ndjson?…`);
   expect(displaySource(url)).not.toMatch(/hunter2|s3cret/);
   expect(displaySource("./data/records.ndjson")).toBe("./data/records.ndjson");
+  await expect(syncFrom(db, openSource("http://a b/x.ndjson"))).rejects.toThrow(
+    "cannot fetch (an unparsable URL) (not a valid URL); check the URL",
+  );
   db.close();
 });
