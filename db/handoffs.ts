@@ -108,14 +108,3 @@ export function countHandoffClicks(ledger: Db, id: string): number {
     .get({ id });
   return Number(row?.n ?? 0);
 }
-
-/** SQLITE_BUSY / SQLITE_LOCKED from either driver: the ledger could not be written in time. */
-export function isLedgerBusy(err: unknown): boolean {
-  const e = err as { code?: unknown; message?: unknown } | null;
-  const code = typeof e?.code === "string" ? e.code : "";
-  return (
-    code.startsWith("SQLITE_BUSY") ||
-    code.startsWith("SQLITE_LOCKED") ||
-    /database is locked/i.test(String(e?.message ?? ""))
-  );
-}

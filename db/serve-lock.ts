@@ -12,7 +12,7 @@
 import { mkdirSync } from "node:fs";
 import { dirname } from "node:path";
 import { type Db, openDb } from "./driver.ts";
-import { isLedgerBusy } from "./handoffs.ts";
+import { isLedgerBusy } from "./storage-failure.ts";
 
 /**
  * Takes the lock, or throws (the one line `marquee serve` prints) when another process holds it.

@@ -15,16 +15,10 @@
 
 import * as v from "valibot";
 import { HANDOFF, HANDOFF_SELLERS, type HandoffErrorCode } from "../../db/contract.ts";
-import {
-  admitHandoffAttempt,
-  countHandoffClicks,
-  insertHandoff,
-  isLedgerBusy,
-  readHandoff,
-} from "../../db/handoffs.ts";
+import { admitHandoffAttempt, countHandoffClicks, insertHandoff, readHandoff } from "../../db/handoffs.ts";
 import { isoUtc } from "../../db/instant.ts";
 import { readServableEvent, type ServableEvent } from "../../db/servable-event.ts";
-import { isStorageFailure, storageFailureCause } from "../../db/storage-failure.ts";
+import { isLedgerBusy, isStorageFailure, storageFailureCause } from "../../db/storage-failure.ts";
 import { safeHttpUrl } from "../../sync/derive.ts";
 import type { KeyIdentity } from "../access.ts";
 import type { AppContext } from "../context.ts";
