@@ -71,15 +71,17 @@ export function streamSource(
   return { name, size: undefined, chunks: () => splitLines(bytes(), { offset: 0, line: 0 }) };
 }
 
+const isHttpUrl = (spec: string) => /^https?:\/\//i.test(spec);
+
 /** `SRC` as logs show it: an http(s) URL without its credentials or query string. */
 export function displaySource(spec: string): string {
-  return /^https?:\/\//i.test(spec) ? displayUrl(spec) : spec;
+  return isHttpUrl(spec) ? displayUrl(spec) : spec;
 }
 
 /** `SRC` of `sync --from`: `-` is stdin, an http(s) URL an NDJSON stream, anything else a file path. */
 export function openSource(spec: string, options: SourceOptions = {}): RecordSource {
   if (spec === "-") return streamSource("stdin", process.stdin);
-  if (/^https?:\/\//i.test(spec)) return httpSource(spec, options);
+  if (isHttpUrl(spec)) return httpSource(spec, options);
   if (/^(postgres|postgresql):\/\//i.test(spec))
     throw new Error("a PostgreSQL source is read by sync/postgres, not as NDJSON");
   return fileSource(spec, options);
