@@ -91,6 +91,20 @@ export class ListService {
     return this.settle(scope, access, out);
   }
 
+  /**
+   * HEAD: GET's checks, status and headers without a body, charging only the request-rate units
+   * (docs/api.md, Listing events). Stages 1–8 run; no trial starts, no row is reserved, counted
+   * or read, since none is delivered.
+   */
+  answerHead(scope: RequestScope): Response {
+    const request = this.request(scope);
+    const access = this.authorize(scope, request);
+    const parsed = this.parse(request, access);
+    this.window(parsed, access, this.deps.clock.now());
+    access.describe();
+    return new Response(null, { status: 200, headers: this.caches.headers.for(scope) });
+  }
+
   request(scope: RequestScope): ListRequest {
     const search = scope.search;
     const known = this.caches.parsed.get(search);
