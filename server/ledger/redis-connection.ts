@@ -1,0 +1,85 @@
+/**
+ * Connections to a Redis ledger (docs/operations.md, "Run several servers"). One place decides
+ * how long a command may take and what happens while Redis is away, so every caller fails the
+ * same way: within `REDIS_LEDGER.commandTimeoutMs`, with an error the caller turns into its
+ * stage's 503, never a hang.
+ *
+ * - `commandTimeout`: a command with no reply in time rejects (Redis stopped or overloaded);
+ * - `enableOfflineQueue: false`: while disconnected, commands reject at once instead of queueing;
+ * - the client reconnects by itself (backoff capped at `reconnectMaxMs`), so serving recovers
+ *   without a restart when Redis answers again;
+ * - `enableAutoPipelining`: commands issued in the same tick share one write, so concurrent
+ *   requests do not each pay a round trip's system calls.
+ */
+import { Redis, type RedisOptions } from "ioredis";
+
+export const REDIS_LEDGER = {
+  /** Longest wait for any ledger command before the request answers 503. */
+  commandTimeoutMs: 500,
+  connectTimeoutMs: 1_000,
+  reconnectMaxMs: 1_000,
+} as const;
+
+/** The URL as logs may show it: no password. */
+export function displayRedisUrl(url: string): string {
+  try {
+    const u = new URL(url);
+    u.password = "";
+    u.username = "";
+    return u.href;
+  } catch {
+    return "redis://(invalid URL)";
+  }
+}
+
+/** Throws a one-line error naming the problem when `url` is not a usable redis:// URL. */
+export function checkRedisUrl(url: string): void {
+  let u: URL;
+  try {
+    u = new URL(url);
+  } catch {
+    throw new Error(`--ledger: not a URL; expected redis://[user:password@]host:port[/db]`);
+  }
+  if (u.protocol !== "redis:" && u.protocol !== "rediss:")
+    throw new Error(`--ledger: ${u.protocol}// is not supported; expected redis://[user:password@]host:port[/db]`);
+  const db = u.pathname.replace(/^\//, "");
+  if (db !== "" && !/^\d+$/.test(db)) throw new Error(`--ledger: database "${db}" is not a number`);
+}
+
+/**
+ * A client for `url`. `subscriber` clients may block on SUBSCRIBE, so they get no command
+ * timeout. The first connection is awaited: an unreachable Redis is an error at start-up.
+ */
+export async function connectRedis(url: string, options: { subscriber?: boolean } = {}): Promise<Redis> {
+  checkRedisUrl(url);
+  const extra: RedisOptions = options.subscriber
+    ? { enableOfflineQueue: true }
+    : {
+        commandTimeout: REDIS_LEDGER.commandTimeoutMs,
+        enableOfflineQueue: false,
+        enableAutoPipelining: true,
+      };
+  const client = new Redis(url, {
+    lazyConnect: true,
+    connectTimeout: REDIS_LEDGER.connectTimeoutMs,
+    maxRetriesPerRequest: 0,
+    retryStrategy: (times) => Math.min(50 * 2 ** times, REDIS_LEDGER.reconnectMaxMs),
+    ...extra,
+  });
+  // ioredis reports connection errors as events too; the commands' rejections carry them to callers.
+  let logged = false;
+  client.on("error", (err: Error) => {
+    if (!logged) console.error(`ledger: ${displayRedisUrl(url)}: ${err.message}`);
+    logged = true;
+  });
+  client.on("ready", () => {
+    logged = false;
+  });
+  try {
+    await client.connect();
+  } catch (err) {
+    client.disconnect();
+    throw new Error(`cannot reach the Redis ledger at ${displayRedisUrl(url)}: ${(err as Error).message}`);
+  }
+  return client;
+}

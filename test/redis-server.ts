@@ -1,0 +1,90 @@
+/**
+ * A throwaway `redis-server` for a test file: started on a free loopback port in a temporary
+ * folder with the append-only file on (the README's recommended configuration), stopped and
+ * removed afterwards. Uses Debian's `redis-server` (.ci/run installs it).
+ */
+import { type ChildProcess, execFileSync, spawn } from "node:child_process";
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { freePort } from "./net.ts";
+
+export interface RedisServer {
+  port: number;
+  url: string;
+  dir: string;
+  /** SIGSTOP: the server keeps its connections but answers nothing (a hang). */
+  pause(): void;
+  /** SIGCONT after pause(). */
+  resume(): void;
+  /** Stops the server (SIGTERM, AOF kept) and starts it again on the same port and folder. */
+  restart(): Promise<void>;
+  /** Runs one command through redis-cli; returns its output. */
+  cli(...args: string[]): string;
+  stop(): Promise<void>;
+}
+
+async function waitForPing(port: number): Promise<void> {
+  const deadline = Date.now() + 10_000;
+  for (;;) {
+    try {
+      if (execFileSync("redis-cli", ["-p", String(port), "ping"], { encoding: "utf8" }).trim() === "PONG") return;
+    } catch {}
+    if (Date.now() > deadline) throw new Error(`redis-server on port ${port} did not start`);
+    await new Promise((r) => setTimeout(r, 50));
+  }
+}
+
+export async function startRedisServer(): Promise<RedisServer> {
+  const dir = mkdtempSync(join(tmpdir(), "marquee-redis-"));
+  const port = await freePort();
+  let child: ChildProcess;
+  const start = async () => {
+    child = spawn(
+      "redis-server",
+      [
+        "--port",
+        String(port),
+        "--bind",
+        "127.0.0.1",
+        "--save",
+        "",
+        "--appendonly",
+        "yes",
+        "--appendfsync",
+        "always",
+        "--dir",
+        dir,
+      ],
+      { stdio: "ignore" },
+    );
+    child.once("error", (err) => {
+      throw new Error(`redis-server did not start (apt-get install redis-server, see .ci/run): ${err.message}`);
+    });
+    await waitForPing(port);
+  };
+  const stopChild = () =>
+    new Promise<void>((resolve) => {
+      if (child.exitCode !== null || child.signalCode !== null) return resolve();
+      child.once("exit", () => resolve());
+      child.kill("SIGCONT");
+      child.kill("SIGTERM");
+    });
+  await start();
+  return {
+    port,
+    url: `redis://127.0.0.1:${port}`,
+    dir,
+    pause: () => void child.kill("SIGSTOP"),
+    resume: () => void child.kill("SIGCONT"),
+    async restart() {
+      await stopChild();
+      await start();
+    },
+    cli: (...args) => execFileSync("redis-cli", ["-p", String(port), ...args], { encoding: "utf8" }),
+    async stop() {
+      await stopChild();
+      rmSync(dir, { recursive: true, force: true });
+    },
+  };
+}
