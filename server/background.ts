@@ -167,7 +167,10 @@ function startMemoryGuard(): void {
  * memory guard. Such a process sees the writer's commits as it would a separate `marquee sync`'s
  * (server/list/caches.ts).
  */
-export async function startBackgroundWork(ctx: AppContext, options: { writer: boolean } = { writer: true }): Promise<void> {
+export async function startBackgroundWork(
+  ctx: AppContext,
+  options: { writer: boolean } = { writer: true },
+): Promise<void> {
   startMemoryGuard();
   if (!options.writer) return;
   if (ctx.config.demo) await loadDemo(ctx);
