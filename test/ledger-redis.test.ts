@@ -4,7 +4,7 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { HANDOFF, MINUTE_MS, PORTAL } from "../db/contract.ts";
 import type { NewKey } from "../server/ledger/ledger.ts";
-import { openRedisLedger, type RedisLedger } from "../server/ledger/redis.ts";
+import { assertRedisVersion, openRedisLedger, type RedisLedger } from "../server/ledger/redis.ts";
 import { REDIS_KEYS } from "../server/ledger/redis-keys.ts";
 import { type RedisServer, startRedisServer } from "./redis-server.ts";
 
@@ -369,5 +369,15 @@ describe("a shared ledger", () => {
 
   it("names the problem in one line when Redis cannot be reached", async () => {
     await expect(openRedisLedger("redis://127.0.0.1:1")).rejects.toThrow(/^cannot reach the Redis ledger/);
+  });
+
+  it("asks for Redis 6.2 or later", () => {
+    const info = (v: string) => `# Server\r\nredis_version:${v}\r\nredis_mode:standalone\r\n`;
+    for (const ok of ["6.2.0", "7.0.15", "10.0.1"])
+      expect(() => assertRedisVersion(info(ok), server.url)).not.toThrow();
+    expect(() => assertRedisVersion(info("6.0.16"), "redis://:hunter2@db:6379")).toThrow(
+      /^the Redis ledger at redis:\/\/db:6379 runs Redis 6\.0; Marquee needs Redis 6\.2 or later$/,
+    );
+    expect(() => assertRedisVersion("", server.url)).toThrow(/does not say its version/);
   });
 });

@@ -391,10 +391,15 @@ function accountFields(fields: Partial<AccountFields>): Partial<AccountFields> {
   return out as Partial<AccountFields>;
 }
 
-/** The server's version from INFO, e.g. [7, 0, 15]. */
-function redisVersion(info: string): number[] {
-  const match = /^redis_version:([\d.]+)/m.exec(info);
-  return match ? match[1].split(".").map(Number) : [0];
+/** Throws a one-line error unless INFO's `redis_version` is 6.2 or later. */
+export function assertRedisVersion(info: string, url: string): void {
+  const match = /^redis_version:(\d+)\.(\d+)/m.exec(info);
+  const [major, minor] = match ? [Number(match[1]), Number(match[2])] : [0, 0];
+  if (major > MIN_VERSION[0] || (major === MIN_VERSION[0] && minor >= MIN_VERSION[1])) return;
+  const found = match ? `runs Redis ${major}.${minor}` : "does not say its version";
+  throw new Error(
+    `the Redis ledger at ${displayRedisUrl(url)} ${found}; Marquee needs Redis ${MIN_VERSION.join(".")} or later`,
+  );
 }
 
 /**
@@ -405,12 +410,7 @@ export async function openRedisLedger(url: string): Promise<RedisLedger> {
   const redis = await connectRedis(url);
   let subscriber: Redis | undefined;
   try {
-    const [major, minor = 0] = redisVersion(await redis.info("server"));
-    if (major < MIN_VERSION[0] || (major === MIN_VERSION[0] && minor < MIN_VERSION[1])) {
-      throw new Error(
-        `the Redis ledger at ${displayRedisUrl(url)} runs Redis ${major}.${minor}; Marquee needs ${MIN_VERSION.join(".")} or later`,
-      );
-    }
+    assertRedisVersion(await redis.info("server"), url);
     subscriber = await connectRedis(url, { subscriber: true });
     const ledger = new RedisLedger(redis, subscriber);
     await subscriber.subscribe(K.accessChanged);
