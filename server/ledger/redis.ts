@@ -32,7 +32,7 @@
  */
 import type { Redis } from "ioredis";
 import { ACCOUNT_DEFAULTS, type Account, type AccountFields, type KeyListing, type KeyRow } from "../../db/accounts.ts";
-import { FAULT_CODES, type FaultCode, HANDOFF, MINUTE_MS } from "../../db/contract.ts";
+import { HANDOFF, MINUTE_MS } from "../../db/contract.ts";
 import type { Handoff, Redemption } from "../../db/handoffs.ts";
 import type { Session, SignInLink } from "../../db/portal.ts";
 import type { Trial } from "../../db/trials.ts";
@@ -53,6 +53,7 @@ import {
   TRIAL_FIELDS,
 } from "./redis-records.ts";
 import { defineScripts, type RunScript } from "./redis-scripts.ts";
+import { redisTestState } from "./redis-test-state.ts";
 
 /** Redis before 6.2 lacks commands and script behaviour the ledger relies on. */
 const MIN_VERSION = [6, 2] as const;
@@ -92,7 +93,7 @@ export class RedisLedger implements Ledger {
       if (disconnected) this.#notify();
       disconnected = false;
     });
-    this.test = this.#testState();
+    this.test = redisTestState(redis, this.#run);
   }
 
   #notify(): void {
@@ -341,33 +342,6 @@ export class RedisLedger implements Ledger {
       if (doomed.length) await this.redis.unlink(...doomed);
     } while (cursor !== "0");
     await this.redis.publish(K.accessChanged, "reset");
-  }
-
-  #testState(): TestState {
-    const redis = this.redis;
-    return {
-      readClock: async () => {
-        const v = await redis.get(K.testClock);
-        return v === null ? null : Number(v);
-      },
-      writeClock: async (ms) => {
-        if (ms === null) await redis.del(K.testClock);
-        else await redis.set(K.testClock, str(ms));
-      },
-      armFault: async (code, times) => {
-        if (times > 0) await redis.hset(K.testFaults, code, String(times));
-        else await redis.hdel(K.testFaults, code);
-      },
-      takeFault: async (code) => (await this.#run("takeFault", [K.testFaults], [code])) === 1,
-      pendingFaults: async () => {
-        const hash = await redis.hgetall(K.testFaults);
-        const out: Partial<Record<FaultCode, number>> = {};
-        for (const [code, n] of Object.entries(hash)) {
-          if (FAULT_CODES.includes(code as FaultCode) && Number(n) > 0) out[code as FaultCode] = Number(n);
-        }
-        return out;
-      },
-    };
   }
 
   onAccessChange(listener: () => void): () => void {
