@@ -1,11 +1,13 @@
-// The Redis ledger (server/ledger/redis.ts) against a real redis-server: each operation's
-// semantics and its exactness under concurrency, then what only a shared ledger has: several
-// instances on one server, a stopped server, a restarted one.
+// The Redis ledger (server/ledger/redis.ts) against a real redis-server: the ledger contract
+// (test/ledger-contract.ts), each operation's Redis-side semantics and its exactness under
+// concurrency, then what only a shared ledger has: several instances on one server, a stopped
+// server, a restarted one.
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { HANDOFF, MINUTE_MS, PORTAL } from "../db/contract.ts";
 import type { NewKey } from "../server/ledger/ledger.ts";
 import { assertRedisVersion, openRedisLedger, type RedisLedger } from "../server/ledger/redis.ts";
 import { REDIS_KEYS } from "../server/ledger/redis-keys.ts";
+import { ledgerContract } from "./ledger-contract.ts";
 import { type RedisServer, startRedisServer } from "./redis-server.ts";
 
 const T0 = Date.UTC(2026, 5, 1, 12);
@@ -21,6 +23,14 @@ afterAll(async () => {
   await server?.stop();
 });
 beforeEach(() => ledger.reset());
+
+// Each contract test gets its own connections to the shared server, emptied as test mode empties it.
+ledgerContract("redis", async () => {
+  const opened = await openRedisLedger(server.url);
+  await opened.reset();
+  await opened.test.writeClock(null);
+  return { ledger: opened, close: () => opened.close() };
+});
 
 let digests = 0;
 const newKey = (accountId: number, extra: Partial<NewKey> = {}): NewKey => ({
