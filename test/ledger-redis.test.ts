@@ -2,12 +2,17 @@
 // (test/ledger-contract.ts), each operation's Redis-side semantics and its exactness under
 // concurrency, then what only a shared ledger has: several instances on one server, a stopped
 // server, a restarted one.
+import { type ChildProcess, execFileSync, spawn } from "node:child_process";
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { HANDOFF, MINUTE_MS, PORTAL } from "../db/contract.ts";
 import type { NewKey } from "../server/ledger/ledger.ts";
 import { assertRedisVersion, openRedisLedger, type RedisLedger } from "../server/ledger/redis.ts";
 import { REDIS_KEYS } from "../server/ledger/redis-keys.ts";
 import { ledgerContract } from "./ledger-contract.ts";
+import { freePort } from "./net.ts";
 import { type RedisServer, startRedisServer } from "./redis-server.ts";
 
 const T0 = Date.UTC(2026, 5, 1, 12);
@@ -30,6 +35,69 @@ ledgerContract("redis", async () => {
   await opened.reset();
   await opened.test.writeClock(null);
   return { ledger: opened, close: () => opened.close() };
+});
+
+/**
+ * A one-node Redis Cluster owning every slot: it refuses (CROSSSLOT) any command or script whose
+ * keys span slots, so the contract passing on it shows each operation stays within one slot.
+ */
+async function startOneNodeCluster(): Promise<{ url: string; cli(...args: string[]): string; stop(): Promise<void> }> {
+  const dir = mkdtempSync(join(tmpdir(), "marquee-redis-cluster-"));
+  const port = await freePort();
+  const cli = (...args: string[]) => execFileSync("redis-cli", ["-p", String(port), ...args], { encoding: "utf8" });
+  const child: ChildProcess = spawn(
+    "redis-server",
+    ["--port", String(port), "--bind", "127.0.0.1", "--save", "", "--dir", dir, "--cluster-enabled", "yes"],
+    { stdio: "ignore" },
+  );
+  const deadline = Date.now() + 10_000;
+  const ready = (probe: () => boolean) => {
+    try {
+      return probe();
+    } catch {
+      return false;
+    }
+  };
+  while (!ready(() => cli("ping").trim() === "PONG")) {
+    if (Date.now() > deadline) throw new Error("the cluster node did not start");
+    await new Promise((r) => setTimeout(r, 50));
+  }
+  cli("CLUSTER", "ADDSLOTSRANGE", "0", "16383");
+  while (!ready(() => cli("CLUSTER", "INFO").includes("cluster_state:ok"))) {
+    if (Date.now() > deadline) throw new Error("the cluster did not become ready");
+    await new Promise((r) => setTimeout(r, 50));
+  }
+  return {
+    url: `redis://127.0.0.1:${port}`,
+    cli,
+    stop: () =>
+      new Promise<void>((resolve) => {
+        child.once("exit", () => {
+          rmSync(dir, { recursive: true, force: true });
+          resolve();
+        });
+        child.kill("SIGTERM");
+      }),
+  };
+}
+
+describe("on Redis Cluster", () => {
+  let cluster: Awaited<ReturnType<typeof startOneNodeCluster>>;
+  beforeAll(async () => {
+    cluster = await startOneNodeCluster();
+  });
+  afterAll(() => cluster?.stop());
+
+  ledgerContract("redis cluster", async () => {
+    const opened = await openRedisLedger(cluster.url);
+    await opened.reset();
+    await opened.test.writeClock(null);
+    return { ledger: opened, close: () => opened.close() };
+  });
+
+  it("the node refuses a script whose keys span slots, so the contract above shows each stays in one", () => {
+    expect(cluster.cli("EVAL", "return 1", "2", "x{a1}", "x{a2}")).toMatch(/CROSSSLOT/);
+  });
 });
 
 let digests = 0;

@@ -339,7 +339,8 @@ export class RedisLedger implements Ledger {
       const [next, keys] = await this.redis.scan(cursor, "MATCH", K.all, "COUNT", 1000);
       cursor = next;
       const doomed = keys.filter((k) => !k.startsWith(K.settingsPrefix) && k !== K.testClock);
-      if (doomed.length) await this.redis.unlink(...doomed);
+      // One key a command: keys of different slots cannot share one on Redis Cluster.
+      await Promise.all(doomed.map((key) => this.redis.unlink(key)));
     } while (cursor !== "0");
     await this.redis.publish(K.accessChanged, "reset");
   }
