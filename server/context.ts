@@ -66,7 +66,7 @@ export async function createContext(config: Config, clock: Clock = createClock()
   };
 }
 
-/** The ledger the server runs on: the SQLite file beside the replica (docs/architecture.md, "The ledger"). */
+/** The ledger the server runs on: the SQLite file beside the replica (docs/architecture.md, "The ledger and the meter"). */
 export async function openLedgerFor(config: Config, clock: Clock, faults: Faults): Promise<SqliteLedger> {
   const ledger = await openSqliteLedger(ledgerPathFor(config.dbPath), clock, faults);
   // Request-path ledger writes answer 503 rather than wait long behind a held lock (docs/api.md).

@@ -1,5 +1,5 @@
 /**
- * The ledger contract (docs/architecture.md, "The ledger"): one suite, written against the
+ * The ledger contract (docs/architecture.md, "The ledger and the meter"): one suite, written against the
  * `Ledger` interface alone (server/ledger/ledger.ts), run against every implementation
  * (test/ledger-sqlite.test.ts, and the Redis ledger's own test file). Each test opens a fresh,
  * empty ledger and closes it afterwards. Concurrent calls are started together with

@@ -1,7 +1,7 @@
 /**
  * The ledger contract (test/ledger-contract.ts) against the SQLite ledger, and what only the
  * SQLite file shows: changes made through another connection (the CLI's) reach `onAccessChange`,
- * and each write keeps its durability (docs/architecture.md, "The ledger").
+ * and each write keeps its durability (docs/architecture.md, "The ledger and the meter").
  */
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";

@@ -1,13 +1,13 @@
 /**
- * The ledger in the SQLite file beside the replica (docs/architecture.md, "The ledger"), owned
- * by one `marquee serve`: every operation of the seam (server/ledger/ledger.ts) over the db/
- * functions, each one statement or one BEGIN IMMEDIATE transaction, so concurrent callers (and
- * the CLI in another process) are serialised by SQLite.
+ * The ledger in the SQLite file beside the replica (docs/architecture.md, "The ledger and the
+ * meter"), owned by one `marquee serve`: every operation of the seam (server/ledger/ledger.ts)
+ * over the db/ functions, each one statement or one BEGIN IMMEDIATE transaction, so concurrent
+ * callers (and the CLI in another process) are serialised by SQLite.
  *
- * Durability as docs/architecture.md describes it: the ledger runs with synchronous=FULL, so
- * accounts, keys, sign-in links, sessions and the once-only Continue are durable when the
- * promise settles; handoff attempts and handoffs (15 minutes of life, recreated at will) commit
- * without an fsync (server/limits/ledger.ts, `withoutFsync`).
+ * Durability: the ledger runs with synchronous=FULL (db/ledger.ts), so accounts, keys, sign-in
+ * links, sessions and the once-only Continue are durable when the promise settles; handoff
+ * attempts and handoffs (15 minutes of life, recreated at will) commit without an fsync
+ * (server/limits/ledger.ts, `withoutFsync`).
  *
  * Trials and delivered rows are read through the process's meter (server/limits/meter.ts), which
  * holds the counters it has not written yet. Test mode's clock and faults are this process's own
