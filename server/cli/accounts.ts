@@ -11,14 +11,18 @@ import { PLANS, POLICY_STATES, PORTAL } from "../../db/contract.ts";
 import { ledgerPathFor } from "../../db/ledger.ts";
 import { parseAccountInput } from "../account-input.ts";
 import { createClock } from "../clock.ts";
-import { resolveConfig } from "../config.ts";
+import { assertLedgerUrl, resolveConfig } from "../config.ts";
 import { createFaults } from "../faults.ts";
 import type { Ledger } from "../ledger/ledger.ts";
 import { openSqliteLedger } from "../ledger/sqlite.ts";
 import { createSignInLink } from "../portal/sessions.ts";
 import { type Command, intFlag, oneOf, output, parseFlags, UsageError } from "./args.ts";
 
+/** Every operator command that reads or writes the ledger takes the shared one with --ledger. */
+export const LEDGER_FLAG = { ledger: { type: "string" } } as const;
+
 const ACCOUNT_FLAGS = {
+  ...LEDGER_FLAG,
   email: { type: "string" },
   plan: { type: "string" },
   unverified: { type: "boolean" },
@@ -32,9 +36,18 @@ const ACCOUNT_FLAGS = {
   "key-limit": { type: "string" },
 } as const;
 
-/** Opens the ledger beside the replica named by --db, $MARQUEE_DB or the default. */
-export async function openOperatorLedger(dbFlag: string | undefined): Promise<Ledger> {
-  const { dbPath } = resolveConfig({ dbPath: dbFlag });
+/**
+ * Opens the ledger the servers use: the shared one named by --ledger or $MARQUEE_LEDGER
+ * (docs/operations.md, Run several servers), else the SQLite file beside the replica named by
+ * --db, $MARQUEE_DB or the default.
+ */
+export async function openOperatorLedger(flags: { db?: string; ledger?: string }): Promise<Ledger> {
+  const { dbPath, ledgerUrl } = resolveConfig({ dbPath: flags.db, ledgerUrl: flags.ledger });
+  await assertLedgerUrl(ledgerUrl, flags.ledger === undefined ? "env" : "flag");
+  if (ledgerUrl !== undefined) {
+    const { openRedisLedger } = await import("../ledger/redis.ts");
+    return openRedisLedger(ledgerUrl);
+  }
   if (dbPath !== ":memory:") mkdirSync(dirname(dbPath), { recursive: true });
   return openSqliteLedger(ledgerPathFor(dbPath), createClock(), createFaults());
 }
@@ -110,7 +123,7 @@ async function create(argv: string[]): Promise<number> {
   const { values } = parseFlags(argv, ACCOUNT_FLAGS);
   const fields = accountFields(values);
   if (!fields.email) throw new UsageError("--email is required");
-  const ledger = await openOperatorLedger(values.db);
+  const ledger = await openOperatorLedger(values);
   try {
     const account = await ledger.createAccount(fields, Date.now());
     output(values.json, account, String(account.id));
@@ -125,7 +138,7 @@ async function update(argv: string[]): Promise<number> {
   if (positionals.length > 1) throw new UsageError(`unexpected argument '${positionals[1]}'`);
   const id = idArg("account ID", positionals[0]);
   const fields = accountFields(values);
-  const ledger = await openOperatorLedger(values.db);
+  const ledger = await openOperatorLedger(values);
   try {
     const account = await ledger.updateAccount(id, fields, Date.now());
     if (!account) throw new Error(`no account ${id}`);
@@ -138,11 +151,11 @@ async function update(argv: string[]): Promise<number> {
 
 /** `accounts sign-in-link ID`: a one-time URL the operator's site hands to the account's owner. */
 async function signInLink(argv: string[]): Promise<number> {
-  const { values, positionals } = parseFlags(argv, { "base-url": { type: "string" } }, true);
+  const { values, positionals } = parseFlags(argv, { ...LEDGER_FLAG, "base-url": { type: "string" } }, true);
   if (positionals.length > 1) throw new UsageError(`unexpected argument '${positionals[1]}'`);
   const id = idArg("account ID", positionals[0]);
   const { baseUrl } = resolveConfig({ baseUrl: values["base-url"] });
-  const ledger = await openOperatorLedger(values.db);
+  const ledger = await openOperatorLedger(values);
   try {
     const link = await createSignInLink(ledger, baseUrl, id, Date.now());
     if (!link) throw new Error(`no account ${id}`);

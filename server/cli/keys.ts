@@ -6,7 +6,7 @@
 import type { KeyRow } from "../../db/accounts.ts";
 import { KEY_KINDS } from "../../db/contract.ts";
 import { issueKey } from "../keys.ts";
-import { idArg, openOperatorLedger } from "./accounts.ts";
+import { idArg, LEDGER_FLAG, openOperatorLedger } from "./accounts.ts";
 import { type Command, oneOf, output, parseFlags, UsageError } from "./args.ts";
 
 const iso = (ms: number | null) => (ms === null ? null : new Date(ms).toISOString());
@@ -16,11 +16,11 @@ function noExtraArguments(positionals: string[], expected: number): void {
 }
 
 async function create(argv: string[]): Promise<number> {
-  const { values, positionals } = parseFlags(argv, { account: { type: "string" }, kind: { type: "string" } }, true);
+  const { values, positionals } = parseFlags(argv, { ...LEDGER_FLAG, account: { type: "string" }, kind: { type: "string" } }, true);
   noExtraArguments(positionals, 0);
   const accountId = idArg("--account", values.account);
   const kind = oneOf("kind", values.kind, KEY_KINDS) ?? "live";
-  const ledger = await openOperatorLedger(values.db);
+  const ledger = await openOperatorLedger(values);
   try {
     if (!(await ledger.readAccount(accountId))) throw new Error(`no account ${accountId}`);
     const issued = await issueKey(ledger, accountId, kind, Date.now());
@@ -34,10 +34,10 @@ async function create(argv: string[]): Promise<number> {
 }
 
 async function revoke(argv: string[]): Promise<number> {
-  const { values, positionals } = parseFlags(argv, {}, true);
+  const { values, positionals } = parseFlags(argv, LEDGER_FLAG, true);
   noExtraArguments(positionals, 1);
   const keyId = idArg("KEY_ID", positionals[0]);
-  const ledger = await openOperatorLedger(values.db);
+  const ledger = await openOperatorLedger(values);
   try {
     if (!(await ledger.revokeKey(keyId, Date.now()))) throw new Error(`no key ${keyId}`);
     output(values.json, { id: keyId, revoked: true }, `revoked key ${keyId}`);
@@ -53,10 +53,10 @@ function keyLine(k: KeyRow): string {
 }
 
 async function list(argv: string[]): Promise<number> {
-  const { values, positionals } = parseFlags(argv, { account: { type: "string" } }, true);
+  const { values, positionals } = parseFlags(argv, { ...LEDGER_FLAG, account: { type: "string" } }, true);
   noExtraArguments(positionals, 0);
   const accountId = idArg("--account", values.account);
-  const ledger = await openOperatorLedger(values.db);
+  const ledger = await openOperatorLedger(values);
   try {
     if (!(await ledger.readAccount(accountId))) throw new Error(`no account ${accountId}`);
     const keys = await ledger.listKeys(accountId);
