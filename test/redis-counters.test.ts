@@ -179,6 +179,25 @@ describe("Redis counters", () => {
     expect(await counters[0].rowsDelivered(account, DAY, NOW_MS + DAY + hour)).toBe(0);
   });
 
+  it("keeps the trial across a Redis restart and sends its scripts again", async () => {
+    const hold = await counters[0].reserveTrial(account, 25, NOW_MS);
+    await counters[0].settleTrial(account, hold, 20, NOW_MS);
+    await server.restart();
+    const deadline = Date.now() + 5000;
+    for (;;) {
+      try {
+        expect(await counters[1].reserveTrial(account, 25, NOW_MS + 1)).toMatchObject({
+          rows: 25,
+          trial: { startedMs: NOW_MS, rowsUsed: 20 },
+        });
+        break;
+      } catch (err) {
+        if (Date.now() > deadline) throw err;
+        await new Promise((r) => setTimeout(r, 50));
+      }
+    }
+  });
+
   it("records every account's deliveries, so a budget set later counts the last 24 hours", async () => {
     await counters[0].recordDelivery(account, 30, NOW_MS);
     await counters[1].recordDelivery(account, 20, NOW_MS);

@@ -37,7 +37,7 @@ export const COUNTER_KEYS = {
   bucket: (accountId: number, bucket: string) => `marquee:{a${accountId}}:bucket:${bucket}`,
   /** Sorted set of live reservations: member `<id>:<rows>`, score = expiry ms. */
   holds: (accountId: number, allowance: Allowance) => `marquee:{a${accountId}}:holds:${allowance}`,
-  /** String: the account's reservation id counter (INCR). */
+  /** String: the account's reservation id counter (INCR; never expires, so an id is never reused). */
   holdIds: (accountId: number) => `marquee:{a${accountId}}:holds:ids`,
 } as const;
 
@@ -101,7 +101,6 @@ local function hold(key, idsKey, rows, now)
   local member = redis.call('INCR', idsKey) .. ':' .. rows
   redis.call('ZADD', key, now + HOLD_MS, member)
   redis.call('PEXPIRE', key, HOLD_MS + SPARE_MS)
-  redis.call('PEXPIRE', idsKey, HOLD_MS + SPARE_MS)
   return member
 end
 
