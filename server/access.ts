@@ -37,6 +37,9 @@ import { ledgerFailure, unavailable, withLedger } from "./limits/ledger.ts";
 import type { Meter } from "./limits/meter.ts";
 import { bucketFor, rateLimited, requestCost, setRateCounters } from "./limits/rate.ts";
 
+/** What stages 4–8 need of the access decision. */
+export type ListTerms = Pick<ListAccess, "horizonMs" | "polygons">;
+
 export interface ListAccess {
   accountId: number;
   keyId: number;
@@ -82,10 +85,25 @@ export interface KeyIdentity {
  * serving process). Both run the same stages in the same order with the same headers and errors.
  */
 export interface AccessControl {
+  /**
+   * True when authorizeList takes `prepare` (below) to reserve the page's rows in the same ledger
+   * step as stage 3. Absent on the SQLite ledger, whose steps cost no round trip.
+   */
+  readonly prepares?: boolean;
   /** Stage 1: the bearer key's identity, else 401 `invalid_api_key` (503 `policy_unavailable`). */
   authenticate(req: Request): KeyIdentity | Promise<KeyIdentity>;
-  /** Stages 1–3 of the list pipeline; throws (or rejects with) the first refusal as an ApiError. */
-  authorizeList(scope: RequestScope, request: { geo: boolean }): ListAccess | Promise<ListAccess>;
+  /**
+   * Stages 1–3 of the list pipeline; throws (or rejects with) the first refusal as an ApiError.
+   * `prepare`, when the implementation `prepares`: stages 4–8 run before stage 3's ledger step,
+   * given what stage 2 decided; they return the requested page size or throw their error, which
+   * is thrown only when stages 1–3 pass (the first failure still wins). The page's rows are then
+   * reserved with stage 3 and `open` answers without asking the ledger again. Whether or not it
+   * calls `prepare`, the caller runs stages 4–8 itself when `prepare` was not called.
+   */
+  authorizeList(
+    scope: RequestScope,
+    request: { geo: boolean; prepare?: (terms: ListTerms) => number },
+  ): ListAccess | Promise<ListAccess>;
   /** Forgets every key and account read (after the ledger was emptied or changed in place). */
   clear(): void;
 }

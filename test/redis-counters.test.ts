@@ -133,6 +133,47 @@ describe("Redis counters", () => {
     });
   });
 
+  it("reserves with stage 3 when asked, as open() would, and only when stage 3 admits", async () => {
+    const trial = { kind: "trial" } as const;
+    const spec = keyBucket(account);
+    // Asked to reserve: the trial starts and the page is held in the same step.
+    const a = await counters[0].admit(account, spec, 1, trial, true, NOW_MS, 100);
+    expect(a).toMatchObject({
+      verdict: { admitted: true },
+      trial: { startedMs: NOW_MS, rowsUsed: 0 },
+      reserved: 0,
+      reservation: { rows: TRIAL.maxRowsPerPage },
+    });
+    expect((await counters[1].admit(account, spec, 1, trial, true, NOW_MS, 5)).reservation).toMatchObject({
+      rows: 5,
+      reserved: 25,
+    });
+    expect(await counters[0].settleTrial(account, a.reservation!, 25, NOW_MS)).toMatchObject({
+      live: true,
+      trial: { rowsUsed: 25 },
+      reserved: 5,
+    });
+    // Not asked (the request failed validation): nothing held, nothing started.
+    const other = nextAccount++;
+    expect(await counters[0].admit(other, keyBucket(other), 1, trial, true, NOW_MS)).toMatchObject({
+      reservation: null,
+    });
+    expect(await counters[0].readTrial(other)).toBeUndefined();
+    // Refused by the limiter: nothing held either.
+    const empty = { ...keyBucket(other), capacity: 1 };
+    expect((await counters[0].admit(other, empty, 1, trial, true, NOW_MS, 10)).reservation).not.toBeNull();
+    const refused = await counters[0].admit(other, empty, 1, trial, true, NOW_MS, 10);
+    expect(refused).toMatchObject({ verdict: { admitted: false }, reserved: 10, reservation: null });
+    // A budget: clamped to the unreserved remainder.
+    const budget = nextAccount++;
+    const b = await counters[1].admit(budget, keyBucket(budget), 1, { kind: "budget", limit: 30 }, false, NOW_MS, 25);
+    expect(b.reservation).toMatchObject({ rows: 25 });
+    const c = await counters[0].admit(budget, keyBucket(budget), 1, { kind: "budget", limit: 30 }, false, NOW_MS, 25);
+    expect(c).toMatchObject({ reserved: 25, reservation: { rows: 5 } });
+    const d = await counters[0].admit(budget, keyBucket(budget), 1, { kind: "budget", limit: 30 }, false, NOW_MS, 25);
+    expect(d).toMatchObject({ reserved: 30, used: 0, reservation: null });
+  });
+
   it("lets a reservation expire: its rows are free again and a late settle counts nothing", async () => {
     await redis[0].hset(REDIS_KEYS.trial(account), "startedMs", NOW_MS, "rowsUsed", 975);
     const held = await counters[0].reserveTrial(account, 25, NOW_MS);
@@ -184,6 +225,10 @@ describe("Redis counters", () => {
     await counters[0].settleTrial(account, hold, 20, NOW_MS);
     await server.restart();
     const deadline = Date.now() + 5000;
+    while (!redis.every((r) => r.status === "ready")) {
+      expect(Date.now()).toBeLessThan(deadline);
+      await new Promise((r) => setTimeout(r, 20));
+    }
     for (;;) {
       try {
         expect(await counters[1].reserveTrial(account, 25, NOW_MS + 1)).toMatchObject({

@@ -16,10 +16,10 @@
  */
 import { LRUCache } from "lru-cache";
 import type { Account, KeyRow } from "../../db/accounts.ts";
-import { ACCESS, type FaultCode, TRIAL } from "../../db/contract.ts";
+import { ACCESS, DAY_MS, type FaultCode, TRIAL } from "../../db/contract.ts";
 import type { BucketSpec, BucketVerdict } from "../../db/rate-buckets.ts";
 import { trialExpiresMs, trialState } from "../../db/trials.ts";
-import type { AccessControl, KeyIdentity, ListAccess } from "../access.ts";
+import type { AccessControl, KeyIdentity, ListAccess, ListTerms } from "../access.ts";
 import type { Clock } from "../clock.ts";
 import { ApiError } from "../errors.ts";
 import type { RequestScope } from "../handle.ts";
@@ -55,6 +55,9 @@ interface KeyTerms {
 
 const invalidKey = () => new ApiError("invalid_api_key");
 
+/** What a trial serves (server/limits/grant.ts), known before its state is read. */
+const TRIAL_TERMS: ListTerms = { horizonMs: TRIAL.horizonDays * DAY_MS, polygons: TRIAL.polygons };
+
 export class RedisAccess implements AccessControl {
   readonly #keys = new LRUCache<string, Box<KeyRow>>({ max: ACCESS.cacheEntries });
   readonly #accounts = new LRUCache<number, Box<Account>>({ max: ACCESS.cacheEntries });
@@ -62,9 +65,15 @@ export class RedisAccess implements AccessControl {
   /** Moves on every clear, so a lookup that started before a change is not cached after it. */
   #generation = 0;
   readonly #unsubscribe: () => void;
+  /**
+   * Outside test mode stages 4–8 run before stage 3's script, which then reserves the page's rows
+   * too. Test mode takes faults between stage 3 and the reservation, so it reserves at open().
+   */
+  readonly prepares: boolean;
 
   constructor(private readonly deps: RedisAccessDeps) {
     this.#unsubscribe = deps.ledger.onAccessChange(() => this.clear());
+    this.prepares = !deps.testMode;
   }
 
   clear(): void {
@@ -136,7 +145,10 @@ export class RedisAccess implements AccessControl {
     }
   }
 
-  async authorizeList(scope: RequestScope, request: { geo: boolean }): Promise<ListAccess> {
+  async authorizeList(
+    scope: RequestScope,
+    request: { geo: boolean; prepare?: (terms: ListTerms) => number },
+  ): Promise<ListAccess> {
     const { clock, counters } = this.deps;
     const headers = scope.headers;
     headers[H.rateLimit] = PUBLISHED_RATE_LIMIT[H.rateLimit];
@@ -176,6 +188,16 @@ export class RedisAccess implements AccessControl {
         : null;
     if (await this.fault("rate_limit_unavailable", "rate_limit_unavailable"))
       throw unavailable("rate_limit_unavailable");
+    // Stages 4–8 now, their verdict kept until stage 3 has spoken.
+    let requested = 0;
+    let invalid: { error: unknown } | null = null;
+    if (request.prepare && this.prepares) {
+      try {
+        requested = request.prepare(trialAccount ? TRIAL_TERMS : grant!);
+      } catch (error) {
+        invalid = { error };
+      }
+    }
     const now = clock.now();
     let admission: Awaited<ReturnType<RedisCounters["admit"]>>;
     try {
@@ -186,6 +208,7 @@ export class RedisAccess implements AccessControl {
         allowance,
         account.verified,
         now,
+        allowance && !invalid ? requested : 0,
       );
     } catch (err) {
       // For a trial account the script's first step is stage 2's read of the trial.
@@ -212,7 +235,18 @@ export class RedisAccess implements AccessControl {
     }
     if (!verdict.admitted) throw rateLimited(terms.bucket, verdict);
     if (refusal) throw refusal;
-    return new RedisAdmittedList(this, scope, account.id, key.id, grant!, allowance, allowanceHeaders, verdict);
+    if (invalid) throw invalid.error;
+    return new RedisAdmittedList(
+      this,
+      scope,
+      account.id,
+      key.id,
+      grant!,
+      allowance,
+      allowanceHeaders,
+      verdict,
+      admission.reservation,
+    );
   }
 
   /** For the admitted request: the counters and the clock. */
@@ -274,6 +308,8 @@ class RedisAdmittedList implements ListAccess {
     /** The allowance's headers after the last step (stage 3's check, then open and settle). */
     private allowanceHeaders: Record<string, string> | null,
     private readonly verdict: BucketVerdict,
+    /** The reservation stage 3 made with its admission (ListAccess prepared), or null. */
+    private readonly reserved: Reserved | null,
   ) {
     this.horizonMs = grant.horizonMs;
     this.polygons = grant.polygons;
@@ -293,9 +329,10 @@ class RedisAdmittedList implements ListAccess {
     let r: Reserved;
     try {
       r =
-        allowance.kind === "trial"
+        this.reserved ??
+        (allowance.kind === "trial"
           ? await access.counters.reserveTrial(this.accountId, requestedLimit, nowMs)
-          : await access.counters.reserveBudget(this.accountId, allowance.limit, requestedLimit, nowMs);
+          : await access.counters.reserveBudget(this.accountId, allowance.limit, requestedLimit, nowMs));
     } catch (err) {
       throw ledgerFailure(code, err);
     }

@@ -12,7 +12,8 @@
  *   settle  (ListAccess.settle) releases the hold and counts what was delivered;
  *   record  the delivered rows of an account without a row allowance.
  *
- * So an admitted page costs two round trips without a row allowance, three with one.
+ * An admitted page costs two round trips: stage 3 with the reservation when the caller has
+ * validated the request first (`admit`'s `reserve`), then the settlement or the record.
  *
  * - Each script touches one account's keys only (`marquee:{a<id>}:…`, server/ledger/redis-keys.ts):
  *   one hash slot, so Redis Cluster runs them.
@@ -141,10 +142,12 @@ end
 `;
 
 /**
- * KEYS: bucket, trial, holds, usage, usage total. ARGV: now, capacity, refill/s, cost, kind
- * ("none" | "trial" | "budget"), budget limit, verified (1/0).
+ * KEYS: bucket, trial, holds, usage, usage total, hold ids. ARGV: now, capacity, refill/s, cost,
+ * kind ("none" | "trial" | "budget"), budget limit, verified (1/0), rows to reserve (0: none).
  * Returns {admitted, tokens, retryAfterMs, fullAtMs, gated, startedMs, rowsUsed, exhaustedMs,
- * reserved, used, msUntilBelow}; `gated` = 1 when a trial account was refused before the take.
+ * reserved, used, msUntilBelow, rows, member}; `gated` = 1 when a trial account was refused
+ * before the take. When asked to reserve and stage 3 admits, the reservation is made as open()
+ * makes it (RESERVE_TRIAL, RESERVE_BUDGET) and the trial reported is the one it started.
  */
 const ADMIT = `${PRELUDE}
 local now = tonumber(ARGV[1])
@@ -166,7 +169,28 @@ elseif kind == 'budget' then
   reserved = held(KEYS[3], now)
   if used >= limit then wait = msUntilBelow(KEYS[4], KEYS[5], limit, now) end
 end
-return {v[1], v[2], v[3], v[4], 0, t[1], t[2], t[3], reserved, used, wait}
+local requested = tonumber(ARGV[8])
+local rows, member = 0, ''
+if v[1] == 1 and requested > 0 then
+  if kind == 'trial' then
+    local remaining = TRIAL_ROWS - t[2] - reserved
+    if remaining > 0 then
+      if t[1] < 0 then
+        redis.call('HSET', KEYS[2], 'startedMs', ARGV[1], 'rowsUsed', 0)
+        t = {now, 0, -1}
+      end
+      rows = math.min(requested, PAGE_ROWS, remaining)
+      member = hold(KEYS[3], KEYS[6], rows, now)
+    end
+  elseif kind == 'budget' then
+    local remaining = tonumber(ARGV[6]) - used - reserved
+    if remaining > 0 then
+      rows = math.min(requested, remaining)
+      member = hold(KEYS[3], KEYS[6], rows, now)
+    end
+  end
+end
+return {v[1], v[2], v[3], v[4], 0, t[1], t[2], t[3], reserved, used, wait, rows, member}
 `;
 
 /**
@@ -283,6 +307,8 @@ export interface Admission {
   used: number;
   /** Budget accounts, when used >= limit: ms until enough rows age out. */
   msUntilBelow: number;
+  /** The reservation made with the admission when one was asked for and stage 3 admitted. */
+  reservation: Reserved | null;
 }
 
 /** A reservation: `rows` > 0 with its `member`, or rows 0 when nothing could be held. */
@@ -312,7 +338,7 @@ export class RedisCounters {
   constructor(redis: Redis) {
     const define = (name: keyof Scripts, keys: number, lua: string) =>
       redis.defineCommand(name, { numberOfKeys: keys, lua });
-    define("marqueeAdmit", 5, ADMIT);
+    define("marqueeAdmit", 6, ADMIT);
     define("marqueeReserveTrial", 3, RESERVE_TRIAL);
     define("marqueeReserveBudget", 4, RESERVE_BUDGET);
     define("marqueeSettleTrial", 4, SETTLE_TRIAL);
@@ -330,6 +356,7 @@ export class RedisCounters {
     allowance: RowAllowanceSpec,
     verified: boolean,
     nowMs: number,
+    reserve = 0,
   ): Promise<Admission> {
     const kind = allowance?.kind ?? "none";
     const r = await this.#redis.marqueeAdmit(
@@ -338,6 +365,7 @@ export class RedisCounters {
       COUNTER_KEYS.holds(accountId, kind === "budget" ? "budget" : "trial"),
       REDIS_KEYS.usage(accountId),
       REDIS_KEYS.usageTotal(accountId),
+      COUNTER_KEYS.holdIds(accountId),
       nowMs,
       spec.capacity,
       String(spec.refillPerSecond),
@@ -345,7 +373,12 @@ export class RedisCounters {
       kind,
       allowance?.kind === "budget" ? allowance.limit : 0,
       verified ? 1 : 0,
+      reserve,
     );
+    const trial = trialOf(accountId, Number(r[5]), Number(r[6]), Number(r[7]));
+    const reserved = Number(r[8]);
+    const used = Number(r[9]);
+    const rows = Number(r[11]);
     return {
       verdict: {
         admitted: r[0] === 1,
@@ -354,10 +387,11 @@ export class RedisCounters {
         fullAtMs: Number(r[3]),
       },
       gated: r[4] === 1,
-      trial: trialOf(accountId, Number(r[5]), Number(r[6]), Number(r[7])),
-      reserved: Number(r[8]),
-      used: Number(r[9]),
+      trial,
+      reserved,
+      used,
       msUntilBelow: Number(r[10]),
+      reservation: rows > 0 ? { rows, member: String(r[12]), trial, used, reserved, msUntilBelow: 0 } : null,
     };
   }
 
