@@ -247,6 +247,31 @@ describe("the list pipeline on a Redis ledger", () => {
     });
   });
 
+  it("asks Redis twice for an admitted page outside test mode: stage 3 with the reservation, then the count", async () => {
+    /** Commands Redis has run so far, by name. */
+    const commands = () => {
+      const calls: Record<string, number> = {};
+      for (const m of server.cli("INFO", "commandstats").matchAll(/^cmdstat_(\w+):calls=(\d+)/gm))
+        calls[m[1]] = Number(m[2]);
+      return calls;
+    };
+    for (const fields of [{ plan: "none" }, { plan: "basic" }, { plan: "legacy" }] as const) {
+      const { key } = await redisKey(fields);
+      // Keys and accounts are read once, then cached.
+      expect((await servers[1].get("/v1/events?limit=2", key)).status).toBe(200);
+      const before = commands();
+      expect(await shape(await servers[1].get("/v1/events?limit=3", key))).toMatchObject({ status: 200, count: 3 });
+      const after = commands();
+      // Commands inside a script count too, so only the scripts are compared; every step of the
+      // request path is a script (keys and accounts are cached).
+      const scripts = (at: Record<string, number>) => (at.evalsha ?? 0) + (at.eval ?? 0);
+      expect({ plan: fields.plan, scripts: scripts(after) - scripts(before) }).toEqual({
+        plan: fields.plan,
+        scripts: 2,
+      });
+    }
+  });
+
   it("drops cached keys and accounts when any server changes them", async () => {
     const { accountId, keyId, key } = await redisKey({ plan: "basic" });
     expect((await servers[1].get("/v1/events?limit=1", key)).status).toBe(200);
