@@ -162,8 +162,17 @@ function startMemoryGuard(): void {
   timer.unref?.();
 }
 
-export async function startBackgroundWork(ctx: AppContext): Promise<void> {
+/**
+ * `writer: false` (every worker of `serve --workers` but worker 0, server/workers.ts): only the
+ * memory guard. Such a process sees the writer's commits as it would a separate `marquee sync`'s
+ * (server/list/caches.ts).
+ */
+export async function startBackgroundWork(
+  ctx: AppContext,
+  options: { writer: boolean } = { writer: true },
+): Promise<void> {
   startMemoryGuard();
+  if (!options.writer) return;
   if (ctx.config.demo) await loadDemo(ctx);
   if (ctx.config.syncFrom && isPostgresUrl(ctx.config.syncFrom)) startStreaming(ctx, ctx.config.syncFrom);
   else if (ctx.config.syncFrom) await startPeriodicSync(ctx, ctx.config.syncFrom);

@@ -4,6 +4,10 @@
  * a sixth of its throughput (test/bench/RESULTS.md). Bun's router also takes the route table's
  * fast routes (server/route-table.ts), the same handlers without h3 in between; every other path
  * and method still goes to the app. Elsewhere (Node), h3's `serve`.
+ *
+ * `reusePort`: the worker of a `--workers` supervisor shares the port with its siblings
+ * (SO_REUSEPORT, server/workers.ts); a lone server keeps the port to itself, so a second one
+ * started by mistake fails to listen instead of splitting the traffic.
  */
 import { type H3, serve } from "h3";
 import { onBun } from "../db/runtime.ts";
@@ -28,20 +32,26 @@ export function bunRoutes(routes: RouteTable): BunRoutes {
 export async function listen(
   app: H3,
   routes: RouteTable,
-  options: { port: number; hostname: string },
+  options: { port: number; hostname: string; reusePort?: boolean },
 ): Promise<Listener> {
   if (onBun) {
     // development: false — whatever NODE_ENV says, never Bun's error page with a stack trace.
     const server = Bun.serve({
       port: options.port,
       hostname: options.hostname,
+      reusePort: options.reusePort ?? false,
       development: false,
       routes: bunRoutes(routes),
       fetch: (req) => app.fetch(req),
     });
     return { close: () => server.stop(true) };
   }
-  const server = serve(app, { port: options.port, hostname: options.hostname, silent: true });
+  const server = serve(app, {
+    port: options.port,
+    hostname: options.hostname,
+    reusePort: options.reusePort ?? false,
+    silent: true,
+  });
   await server.ready();
   return { close: () => server.close(true) };
 }

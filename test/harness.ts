@@ -13,6 +13,7 @@ import type { AppContext } from "../server/context.ts";
 import type { OpenApiDocument } from "../server/openapi.ts";
 import { freePort } from "./net.ts";
 import { ContractValidator } from "./openapi-validator.ts";
+import { type RedisServer, startRedisServer } from "./redis-server.ts";
 
 export { freePort };
 
@@ -20,7 +21,7 @@ export const ROOT = join(import.meta.dirname, "..");
 export const BUN = join(ROOT, "node_modules", ".bin", "bun");
 
 export interface Target {
-  readonly kind: "in-process" | "bun";
+  readonly kind: "in-process" | "bun" | "redis-pair";
   readonly baseUrl: string;
   readonly dir: string;
   fetch(path: string, init?: RequestInit): Promise<Response>;
@@ -56,10 +57,11 @@ export async function startInProcess(options: { baseUrl?: string } = {}): Promis
 export async function startBunServer(
   extraArgs: string[] = [],
   dir: string = mkdtempSync(join(tmpdir(), "marquee-e2e-")),
-  options: { fileSizeLimitable?: boolean } = {},
+  options: { fileSizeLimitable?: boolean; baseUrl?: string } = {},
 ): Promise<Target & { child: ChildProcess }> {
   const port = await freePort();
-  const baseUrl = `http://127.0.0.1:${port}`;
+  const listening = `http://127.0.0.1:${port}`;
+  const baseUrl = options.baseUrl ?? listening;
   // fileSizeLimitable: SIGXFSZ ignored (an ignored signal stays ignored across exec), so a file
   // size limit set on the running server (prlimit) fails its writes with an I/O error instead of
   // killing it: a disk that refuses writes, for a real process without root.
@@ -89,13 +91,16 @@ export async function startBunServer(
   let stderr = "";
   child.stderr!.on("data", (d) => (stderr += d));
   child.stdout!.resume();
-  await waitForHealth(baseUrl, child, () => stderr);
+  await waitForHealth(listening, child, () => stderr);
   return {
     kind: "bun",
     baseUrl,
     dir,
     child,
-    fetch: (path, init) => fetch(new URL(path, baseUrl).href, { ...init, redirect: "manual" }),
+    fetch: (path, init) => {
+      const url = new URL(path, baseUrl);
+      return fetch(new URL(url.pathname + url.search, listening).href, { ...init, redirect: "manual" });
+    },
     async close() {
       // A child killed by a signal has a signalCode and no exitCode; its exit event has fired.
       if (child.exitCode === null && child.signalCode === null) {
@@ -236,15 +241,46 @@ export class Client {
   }
 }
 
-export const TARGETS = ["in-process", "bun"] as const;
+/**
+ * Two spawned Bun servers on one Redis ledger (a throwaway redis-server) and one replica file,
+ * requests alternating between them: every limit, the test clock, faults and reset must hold
+ * across servers exactly as on one (docs/operations.md, Run several servers).
+ */
+export async function startRedisPair(): Promise<Target & { servers: Target[]; redis: RedisServer }> {
+  const redis = await startRedisServer();
+  const dir = mkdtempSync(join(tmpdir(), "marquee-pair-"));
+  const args = ["--ledger", redis.url];
+  // One public base URL, as behind a load balancer: links either server renders are the same.
+  const baseUrl = "http://marquee-pair.test";
+  const first = await startBunServer(args, dir, { baseUrl });
+  const second = await startBunServer(args, dir, { baseUrl });
+  const servers = [first, second];
+  let turn = 0;
+  return {
+    kind: "redis-pair",
+    baseUrl,
+    dir,
+    servers,
+    redis,
+    fetch: (path, init) => servers[turn++ % 2].fetch(path, init),
+    async close() {
+      await second.close();
+      await first.close();
+      await redis.stop();
+    },
+  };
+}
 
-export function startTarget(kind: (typeof TARGETS)[number]): Promise<Target> {
-  return kind === "bun" ? startBunServer() : startInProcess();
+export const TARGETS: readonly Target["kind"][] = ["in-process", "bun"];
+
+export function startTarget(kind: Target["kind"]): Promise<Target> {
+  return kind === "bun" ? startBunServer() : kind === "redis-pair" ? startRedisPair() : startInProcess();
 }
 
 /**
- * Runs `suite` once per target: in-process (Node, better-sqlite3) and against a spawned Bun
- * server (bun:sqlite). `use()` returns the suite's client after `beforeAll`.
+ * Runs `suite` once per target: in-process (Node, better-sqlite3), against a spawned Bun
+ * server (bun:sqlite), and against two Bun servers sharing a Redis ledger, requests alternating
+ * between them. `use()` returns the suite's client after `beforeAll`.
  */
 export function describeMatrix(name: string, suite: (use: () => Client, kind: Target["kind"]) => void): void {
   for (const kind of TARGETS) {

@@ -2,15 +2,17 @@ import { ledgerPathFor } from "../../db/ledger.ts";
 import { lockLedgerForServing } from "../../db/serve-lock.ts";
 import { createApp, createRouteTable } from "../app.ts";
 import { startBackgroundWork } from "../background.ts";
-import { resolveConfig } from "../config.ts";
+import { assertLedgerUrl, type Config, DEFAULTS, resolveConfig } from "../config.ts";
 import { createContext } from "../context.ts";
 import { listen } from "../listen.ts";
-import { type Command, intFlag, parseFlags } from "./args.ts";
+import { reportListening, stopWithSupervisor, superviseWorkers, withoutWorkersFlag } from "../workers.ts";
+import { type Command, intFlag, parseFlags, UsageError } from "./args.ts";
 
 export const serveCommand: Command = {
   summary: "serve the API",
   usage: `marquee serve [--port 8080] [--host 0.0.0.0] [--base-url URL] [--demo] [--test-mode]
               [--sync-from SRC] [--sync-interval S] [--snapshot-interval S] [--db PATH]
+              [--ledger redis://[user:password@]host:port[/db]] [--workers N]
 
   --demo        when the replica is empty, load the built-in demo data and create demo
                 accounts and keys (printed once)
@@ -18,7 +20,10 @@ export const serveCommand: Command = {
   --sync-from SRC
                 an NDJSON file or http(s):// URL: synced at start, then every --sync-interval
                 seconds; a postgres://user:password@host/db URL: its changes are streamed while
-                serving (see marquee sync --help), /healthz reports the upstream`,
+                serving (see marquee sync --help), /healthz reports the upstream
+  --ledger URL  keep the ledger in Redis (default $MARQUEE_LEDGER; unset: the SQLite ledger
+                beside the replica, owned by one server), so several servers share accounts
+  --workers N   run N serving processes on one port (Linux, 1 to ${DEFAULTS.maxWorkers}, default 1); needs --ledger`,
   async run(argv) {
     const { values } = parseFlags(argv, {
       port: { type: "string" },
@@ -29,6 +34,8 @@ export const serveCommand: Command = {
       "sync-from": { type: "string" },
       "sync-interval": { type: "string" },
       "snapshot-interval": { type: "string" },
+      ledger: { type: "string" },
+      workers: { type: "string" },
     });
     const config = resolveConfig({
       dbPath: values.db,
@@ -40,25 +47,80 @@ export const serveCommand: Command = {
       syncFrom: values["sync-from"],
       syncIntervalS: intFlag("sync-interval", values["sync-interval"], 1),
       snapshotIntervalS: intFlag("snapshot-interval", values["snapshot-interval"], 1),
+      ledgerUrl: values.ledger,
+      workers: workersFlag(values.workers),
     });
-    // Before anything is read or written: a second server on this ledger is refused here.
-    const lock = await lockLedgerForServing(ledgerPathFor(config.dbPath));
-    const ctx = await createContext(config);
-    await startBackgroundWork(ctx);
-    const routes = createRouteTable(ctx);
-    const app = createApp(ctx, routes);
-    const server = await listen(app, routes, { port: config.port, hostname: config.host });
-    console.log(
-      `Marquee listening on ${config.baseUrl} (replica ${config.dbPath}${config.testMode ? ", test mode" : ""})`,
-    );
-    const stop = async () => {
-      await server.close();
-      ctx.close();
-      lock?.close();
-      process.exit(0);
-    };
-    process.on("SIGINT", stop);
-    process.on("SIGTERM", stop);
-    return new Promise<undefined>(() => {}); // serve until stopped
+    await assertLedgerUrl(config.ledgerUrl, values.ledger === undefined ? "env" : "flag");
+    if (config.workers > 1 && config.workerIndex === undefined) {
+      assertWorkersPossible(config);
+      return superviseWorkers({
+        count: config.workers,
+        argv: withoutWorkersFlag(argv),
+        listeningLine: listeningLine(config),
+      });
+    }
+    return serve(config);
   },
 };
+
+function workersFlag(value: string | undefined): number | undefined {
+  if (value === undefined) return undefined;
+  const n = Number(value);
+  if (!/^\d+$/.test(value) || n < 1 || n > DEFAULTS.maxWorkers)
+    throw new UsageError(`--workers must be an integer from 1 to ${DEFAULTS.maxWorkers}`);
+  return n;
+}
+
+/** docs/operations.md, Configuration: several processes on one port need the kernel's SO_REUSEPORT and one ledger for all. */
+function assertWorkersPossible(config: Config): void {
+  if (process.platform !== "linux")
+    throw new UsageError(
+      `--workers needs Linux (SO_REUSEPORT spreads connections over processes there only); run one server per port on ${process.platform}`,
+    );
+  if (config.ledgerUrl === undefined)
+    throw new UsageError(
+      "--workers needs a shared ledger (--ledger redis://…): the SQLite ledger is owned by one process",
+    );
+}
+
+function listeningLine(config: Config): string {
+  const notes = [`replica ${config.dbPath}`];
+  if (config.testMode) notes.push("test mode");
+  if (config.workers > 1) notes.push(`${config.workers} workers`);
+  return `Marquee listening on ${config.baseUrl} (${notes.join(", ")})`;
+}
+
+/** One serving process: a lone server, or worker `config.workerIndex` of a supervisor. */
+async function serve(config: Config): Promise<undefined> {
+  const worker = config.workerIndex;
+  // Before anything is read or written: a second server on this SQLite ledger is refused here.
+  // A shared ledger has no owner; its servers coordinate through it.
+  const lock = config.ledgerUrl === undefined ? await lockLedgerForServing(ledgerPathFor(config.dbPath)) : null;
+  const ctx = await createContext(config);
+  // The replica's writing work runs in one process: a lone server, or worker 0.
+  await startBackgroundWork(ctx, { writer: worker === undefined || worker === 0 });
+  const routes = createRouteTable(ctx);
+  const app = createApp(ctx, routes);
+  const server = await listen(app, routes, {
+    port: config.port,
+    hostname: config.host,
+    reusePort: worker !== undefined,
+  });
+  let stopping = false;
+  const stop = async () => {
+    if (stopping) return;
+    stopping = true;
+    await server.close();
+    ctx.close();
+    lock?.close();
+    process.exit(0);
+  };
+  process.on("SIGINT", stop);
+  process.on("SIGTERM", stop);
+  if (worker === undefined) console.log(listeningLine(config));
+  else {
+    reportListening();
+    stopWithSupervisor(stop);
+  }
+  return new Promise<undefined>(() => {}); // serve until stopped
+}

@@ -32,7 +32,7 @@
  */
 import type { Redis } from "ioredis";
 import { ACCOUNT_DEFAULTS, type Account, type AccountFields, type KeyListing, type KeyRow } from "../../db/accounts.ts";
-import { FAULT_CODES, type FaultCode, HANDOFF, MINUTE_MS } from "../../db/contract.ts";
+import { HANDOFF, MINUTE_MS } from "../../db/contract.ts";
 import type { Handoff, Redemption } from "../../db/handoffs.ts";
 import type { Session, SignInLink } from "../../db/portal.ts";
 import type { Trial } from "../../db/trials.ts";
@@ -53,6 +53,7 @@ import {
   TRIAL_FIELDS,
 } from "./redis-records.ts";
 import { defineScripts, type RunScript } from "./redis-scripts.ts";
+import { redisTestState } from "./redis-test-state.ts";
 
 /** Redis before 6.2 lacks commands and script behaviour the ledger relies on. */
 const MIN_VERSION = [6, 2] as const;
@@ -92,7 +93,7 @@ export class RedisLedger implements Ledger {
       if (disconnected) this.#notify();
       disconnected = false;
     });
-    this.test = this.#testState();
+    this.test = redisTestState(redis, this.#run);
   }
 
   #notify(): void {
@@ -338,36 +339,10 @@ export class RedisLedger implements Ledger {
       const [next, keys] = await this.redis.scan(cursor, "MATCH", K.all, "COUNT", 1000);
       cursor = next;
       const doomed = keys.filter((k) => !k.startsWith(K.settingsPrefix) && k !== K.testClock);
-      if (doomed.length) await this.redis.unlink(...doomed);
+      // One key a command: keys of different slots cannot share one on Redis Cluster.
+      await Promise.all(doomed.map((key) => this.redis.unlink(key)));
     } while (cursor !== "0");
     await this.redis.publish(K.accessChanged, "reset");
-  }
-
-  #testState(): TestState {
-    const redis = this.redis;
-    return {
-      readClock: async () => {
-        const v = await redis.get(K.testClock);
-        return v === null ? null : Number(v);
-      },
-      writeClock: async (ms) => {
-        if (ms === null) await redis.del(K.testClock);
-        else await redis.set(K.testClock, str(ms));
-      },
-      armFault: async (code, times) => {
-        if (times > 0) await redis.hset(K.testFaults, code, String(times));
-        else await redis.hdel(K.testFaults, code);
-      },
-      takeFault: async (code) => (await this.#run("takeFault", [K.testFaults], [code])) === 1,
-      pendingFaults: async () => {
-        const hash = await redis.hgetall(K.testFaults);
-        const out: Partial<Record<FaultCode, number>> = {};
-        for (const [code, n] of Object.entries(hash)) {
-          if (FAULT_CODES.includes(code as FaultCode) && Number(n) > 0) out[code as FaultCode] = Number(n);
-        }
-        return out;
-      },
-    };
   }
 
   onAccessChange(listener: () => void): () => void {
@@ -391,10 +366,15 @@ function accountFields(fields: Partial<AccountFields>): Partial<AccountFields> {
   return out as Partial<AccountFields>;
 }
 
-/** The server's version from INFO, e.g. [7, 0, 15]. */
-function redisVersion(info: string): number[] {
-  const match = /^redis_version:([\d.]+)/m.exec(info);
-  return match ? match[1].split(".").map(Number) : [0];
+/** Throws a one-line error unless INFO's `redis_version` is 6.2 or later. */
+export function assertRedisVersion(info: string, url: string): void {
+  const match = /^redis_version:(\d+)\.(\d+)/m.exec(info);
+  const [major, minor] = match ? [Number(match[1]), Number(match[2])] : [0, 0];
+  if (major > MIN_VERSION[0] || (major === MIN_VERSION[0] && minor >= MIN_VERSION[1])) return;
+  const found = match ? `runs Redis ${major}.${minor}` : "does not say its version";
+  throw new Error(
+    `the Redis ledger at ${displayRedisUrl(url)} ${found}; Marquee needs Redis ${MIN_VERSION.join(".")} or later`,
+  );
 }
 
 /**
@@ -405,12 +385,7 @@ export async function openRedisLedger(url: string): Promise<RedisLedger> {
   const redis = await connectRedis(url);
   let subscriber: Redis | undefined;
   try {
-    const [major, minor = 0] = redisVersion(await redis.info("server"));
-    if (major < MIN_VERSION[0] || (major === MIN_VERSION[0] && minor < MIN_VERSION[1])) {
-      throw new Error(
-        `the Redis ledger at ${displayRedisUrl(url)} runs Redis ${major}.${minor}; Marquee needs ${MIN_VERSION.join(".")} or later`,
-      );
-    }
+    assertRedisVersion(await redis.info("server"), url);
     subscriber = await connectRedis(url, { subscriber: true });
     const ledger = new RedisLedger(redis, subscriber);
     await subscriber.subscribe(K.accessChanged);

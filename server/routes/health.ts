@@ -31,6 +31,8 @@ export function healthRoutes(app: RouteTable, ctx: AppContext): void {
           // Source, slot, lag, last applied position and time, rejected rows (README, "Follow your PostgreSQL").
           upstream: ctx.upstream?.status() ?? null,
           now: new Date(now).toISOString(),
+          // Which process answered, under `serve --workers N` only (docs/operations.md, Health).
+          ...(ctx.config.workerIndex === undefined ? {} : { worker: ctx.config.workerIndex, pid: process.pid }),
         },
         200,
         { "cache-control": "no-store" },

@@ -1,0 +1,177 @@
+/**
+ * `marquee serve --workers N` (docs/operations.md, Configuration): the process becomes a
+ * supervisor that runs N serving processes of this same program on one port. Each listens with
+ * SO_REUSEPORT (server/listen.ts), so the kernel spreads new connections over them; they share
+ * the replica file and the shared ledger. Worker 0 alone does the replica's writing work (sync,
+ * demo data, snapshot refresh: server/background.ts); the others see its commits the way a lone
+ * server sees a separate `marquee sync` (server/list/caches.ts).
+ *
+ * The supervisor starts worker 0 first and the others once it listens, so migrations and the
+ * first sync run in one process; prints one line when all listen; restarts a worker that exits
+ * (after a short, growing pause), gives up when one keeps crashing as soon as it starts; and on
+ * SIGTERM or SIGINT stops every worker the way a lone server stops, then exits 0.
+ */
+import { type ChildProcess, spawn } from "node:child_process";
+import { BUN_SERVE_ARGS } from "../bin/find-bun.js";
+import { WORKER_INDEX_ENV } from "./config.ts";
+
+export const SUPERVISION = {
+  /** First pause before a worker is started again; doubled per immediate crash in a row. */
+  restartDelayMs: 100,
+  maxRestartDelayMs: 2_000,
+  /** A worker that exits sooner than this after it was started crashed "immediately". */
+  steadyAfterMs: 5_000,
+  /** Immediate crashes in a row of one worker after which the supervisor stops everything. */
+  maxImmediateCrashes: 5,
+} as const;
+
+/** What a worker tells its supervisor over the IPC channel. */
+interface WorkerMessage {
+  type: "listening";
+}
+
+/**
+ * The command that runs this program again with `args`: the same runtime with its options
+ * (BUN_SERVE_ARGS, bin/find-bun.js, among them) and the same entry file. A `bun build --compile`
+ * binary is its own entry, and carries its options inside.
+ */
+export function programCommand(args: string[]): { file: string; args: string[] } {
+  const entry = process.argv[1];
+  if (entry?.startsWith("/$bunfs/")) return { file: process.execPath, args };
+  const options = [...process.execArgv];
+  if (process.versions.bun) for (const arg of BUN_SERVE_ARGS) if (!options.includes(arg)) options.push(arg);
+  return { file: process.execPath, args: [...options, entry, ...args] };
+}
+
+/** `argv` without its `--workers N` or `--workers=N`. */
+export function withoutWorkersFlag(argv: string[]): string[] {
+  const out: string[] = [];
+  for (let i = 0; i < argv.length; i++) {
+    if (argv[i] === "--workers") i++;
+    else if (!argv[i].startsWith("--workers=")) out.push(argv[i]);
+  }
+  return out;
+}
+
+const describeExit = (code: number | null, signal: NodeJS.Signals | null) =>
+  signal ? `was killed by ${signal}` : `exited with code ${code}`;
+
+interface Slot {
+  index: number;
+  child: ChildProcess;
+  startedAt: number;
+  /** Immediate crashes in a row. */
+  crashes: number;
+}
+
+/**
+ * Runs `count` workers of `marquee serve argv` until a signal stops them (resolves 0) or one
+ * cannot start or keeps crashing (resolves 1). `listeningLine` is printed once all listen.
+ */
+export function superviseWorkers(options: { count: number; argv: string[]; listeningLine: string }): Promise<number> {
+  const { count, argv, listeningLine } = options;
+  const command = programCommand(["serve", ...argv]);
+  const slots: Slot[] = [];
+  const restarts = new Set<ReturnType<typeof setTimeout>>();
+  let phase: "starting" | "running" | "stopping" = "starting";
+  let finish!: (code: number) => void;
+  const done = new Promise<number>((resolve) => (finish = resolve));
+  let exitCode = 0;
+
+  const live = () => slots.filter((s) => s.child.exitCode === null && s.child.signalCode === null);
+
+  const stopAll = (code: number) => {
+    if (phase === "stopping") {
+      // A second signal: no more waiting for requests to drain.
+      for (const s of live()) s.child.kill("SIGKILL");
+      return;
+    }
+    phase = "stopping";
+    exitCode = code;
+    for (const t of restarts) clearTimeout(t);
+    restarts.clear();
+    const running = live();
+    if (running.length === 0) return finish(exitCode);
+    for (const s of running) s.child.kill("SIGTERM");
+  };
+
+  const start = (index: number, crashes: number, onListening?: () => void): Slot => {
+    const child = spawn(command.file, command.args, {
+      env: { ...process.env, [WORKER_INDEX_ENV]: String(index) },
+      // Worker 0 does the syncing, stdin (`--sync-from -`) included.
+      stdio: [index === 0 ? "inherit" : "ignore", "inherit", "inherit", "ipc"],
+    });
+    const slot: Slot = { index, child, startedAt: Date.now(), crashes };
+    slots[index] = slot;
+    child.on("message", (m: WorkerMessage) => {
+      if (m?.type === "listening") onListening?.();
+    });
+    child.on("error", (err) => {
+      console.error(`marquee serve: cannot start worker ${index}: ${err.message}`);
+    });
+    child.on("exit", (code, signal) => onExit(slot, code, signal));
+    return slot;
+  };
+
+  const onExit = (slot: Slot, code: number | null, signal: NodeJS.Signals | null) => {
+    if (phase === "stopping") {
+      if (code !== 0 && signal !== "SIGTERM" && signal !== "SIGINT") exitCode = 1;
+      if (live().length === 0) finish(exitCode);
+      return;
+    }
+    const what = `worker ${slot.index} (pid ${slot.child.pid}) ${describeExit(code, signal)}`;
+    if (phase === "starting") {
+      // It never listened: its own error is already on stderr, and retrying would repeat it.
+      console.error(`marquee serve: ${what} before listening; stopping`);
+      return stopAll(1);
+    }
+    const crashes = Date.now() - slot.startedAt < SUPERVISION.steadyAfterMs ? slot.crashes + 1 : 1;
+    if (crashes > SUPERVISION.maxImmediateCrashes) {
+      console.error(
+        `marquee serve: ${what}, its ${crashes}th exit within ${SUPERVISION.steadyAfterMs / 1000} s of starting; stopping`,
+      );
+      return stopAll(1);
+    }
+    const delayMs = Math.min(SUPERVISION.restartDelayMs * 2 ** (crashes - 1), SUPERVISION.maxRestartDelayMs);
+    const timer = setTimeout(() => {
+      restarts.delete(timer);
+      if (phase !== "running") return;
+      const next = start(slot.index, crashes);
+      console.error(`marquee serve: ${what}; restarted it after ${delayMs} ms (pid ${next.child.pid})`);
+    }, delayMs);
+    restarts.add(timer);
+  };
+
+  const onSignal = () => stopAll(0);
+  process.on("SIGTERM", onSignal);
+  process.on("SIGINT", onSignal);
+
+  // Worker 0 first: it migrates the replica and runs the first sync before the others open it.
+  const listening = (index: number) =>
+    new Promise<void>((resolve) => {
+      start(index, 0, resolve);
+    });
+  listening(0)
+    .then(() => Promise.all(Array.from({ length: count - 1 }, (_, i) => listening(i + 1))))
+    .then(() => {
+      if (phase !== "starting") return;
+      phase = "running";
+      console.log(listeningLine);
+    });
+
+  return done.finally(() => {
+    process.off("SIGTERM", onSignal);
+    process.off("SIGINT", onSignal);
+  });
+}
+
+/** In a worker: tells the supervisor this process listens. */
+export function reportListening(): void {
+  const message: WorkerMessage = { type: "listening" };
+  process.send?.(message);
+}
+
+/** In a worker: `stop` runs when the supervisor is gone (its IPC channel closed), however it ended. */
+export function stopWithSupervisor(stop: () => void): void {
+  process.on("disconnect", stop);
+}
