@@ -3,7 +3,7 @@
  * and demo keys on first start (`--demo`), sync from `--sync-from` at start and every
  * `--sync-interval` seconds (a PostgreSQL source streams instead), and the periodic snapshot refresh.
  */
-import { type AccountFields, createAccount } from "../db/accounts.ts";
+import type { AccountFields } from "../db/accounts.ts";
 import type { KeyKind } from "../db/contract.ts";
 import { DEMO } from "../db/contract.ts";
 import { assertSourceKind, readReplicaStats } from "../db/replica.ts";
@@ -45,8 +45,7 @@ async function loadDemo(ctx: AppContext): Promise<void> {
   const stats = readReplicaStats(ctx.replica);
   if (stats.events > 0 || stats.watermark > 0) {
     // docs/operations.md, The program: demo data and keys only for an empty replica; point a keyless user to the CLI.
-    const accounts = ctx.ledger.prepare<{ n: number }>("SELECT count(*) AS n FROM accounts").get();
-    if (Number(accounts?.n ?? 0) === 0) {
+    if ((await ctx.ledger.countAccounts()) === 0) {
       console.log(
         "The replica already has data, so no demo data or demo keys were made. Create a key with:\n" +
           "  marquee accounts create --email you@example.com --plan business   # prints the account id\n" +
@@ -62,20 +61,16 @@ async function loadDemo(ctx: AppContext): Promise<void> {
   notifyReplicaChange(ctx);
   console.log(formatSummary(summary));
 
-  const existing = ctx.ledger
-    .prepare<{ n: number }>("SELECT count(*) AS n FROM accounts WHERE email LIKE 'demo-%@example.com'")
-    .get();
-  if (Number(existing?.n ?? 0) > 0) {
+  if (await hasDemoAccounts(ctx)) {
     console.log("Demo accounts already exist in the ledger; their keys were shown when they were created.");
     return;
   }
   const now = ctx.clock.now();
-  const issued = ctx.ledger.transaction(() =>
-    DEMO_ACCOUNTS.map((a) => {
-      const accountId = createAccount(ctx.ledger, { email: DEMO_EMAIL(a.label), ...a.fields }, now);
-      return { ...a, accountId, key: issueKey(ctx.ledger, accountId, a.kind, now).key };
-    }),
-  );
+  const issued = [];
+  for (const a of DEMO_ACCOUNTS) {
+    const account = await ctx.ledger.createAccount({ email: DEMO_EMAIL(a.label), ...a.fields }, now);
+    issued.push({ ...a, accountId: account.id, key: (await issueKey(ctx.ledger, account.id, a.kind, now)).key });
+  }
   const base = ctx.config.baseUrl;
   console.log(
     [
@@ -89,6 +84,19 @@ async function loadDemo(ctx: AppContext): Promise<void> {
       "",
     ].join("\n"),
   );
+}
+
+/**
+ * Whether an earlier `--demo` made the demo accounts. They are among the ledger's first accounts,
+ * whose ids count up from 1, so the search stops at the first demo email.
+ */
+async function hasDemoAccounts(ctx: AppContext): Promise<boolean> {
+  const count = await ctx.ledger.countAccounts();
+  for (let id = 1; id <= count; id++) {
+    const account = await ctx.ledger.readAccount(id);
+    if (account && /^demo-.*@example\.com$/i.test(account.email)) return true;
+  }
+  return false;
 }
 
 /** `--sync-from SRC`: syncs now, then every `--sync-interval` seconds from where it stopped. */

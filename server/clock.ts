@@ -7,6 +7,8 @@ export interface Clock {
   now(): number;
   set(ms: number): void;
   advance(ms: number): void;
+  /** Follows the source (the wall clock) again. */
+  unfreeze(): void;
   readonly frozen: boolean;
 }
 
@@ -19,6 +21,9 @@ export function createClock(source: () => number = Date.now): Clock {
     },
     advance(ms) {
       fixed = (fixed ?? source()) + ms;
+    },
+    unfreeze() {
+      fixed = undefined;
     },
     get frozen() {
       return fixed !== undefined;

@@ -6,21 +6,24 @@ import { mkdirSync } from "node:fs";
 import { dirname } from "node:path";
 import { ACCESS } from "../db/contract.ts";
 import type { Db } from "../db/driver.ts";
-import { ensureSetting, ledgerPathFor, openLedger } from "../db/ledger.ts";
+import { ledgerPathFor } from "../db/ledger.ts";
 import { openReplica } from "../db/replica.ts";
 import { HOT_PATH } from "../db/tuning.ts";
 import { Access } from "./access.ts";
 import { type Clock, createClock } from "./clock.ts";
 import type { Config } from "./config.ts";
 import { createFaults, type Faults } from "./faults.ts";
-import { createMeter, type Meter } from "./limits/meter.ts";
+import type { Ledger } from "./ledger/ledger.ts";
+import { openSqliteLedger, SqliteLedger } from "./ledger/sqlite.ts";
+import type { Meter } from "./limits/meter.ts";
 import { ListService } from "./list/service.ts";
 
 export interface AppContext {
   config: Config;
   clock: Clock;
   replica: Db;
-  ledger: Db;
+  /** Accounts, keys, the portal, handoffs and test mode's state (server/ledger/ledger.ts). */
+  ledger: Ledger;
   /** HMAC secret for cursors and handoffs. */
   secret: string;
   faults: Faults;
@@ -38,18 +41,12 @@ export interface AppContext {
 export async function createContext(config: Config, clock: Clock = createClock()): Promise<AppContext> {
   if (config.dbPath !== ":memory:") mkdirSync(dirname(config.dbPath), { recursive: true });
   const replica = await openReplica(config.dbPath);
-  const ledger = await openLedger(ledgerPathFor(config.dbPath));
-  // Request-path ledger writes answer 503 rather than wait long behind a held lock (docs/api.md).
-  ledger.exec(`PRAGMA busy_timeout = ${ACCESS.ledgerBusyTimeoutMs}`);
-  // docs/operations.md, The program: generated and stored when absent, so cursors survive restarts.
-  const secret = config.secret ?? ensureSetting(ledger, "secret", () => randomBytes(32).toString("base64url"));
-  // One connection for every request-path read and the meter's writes: SQLite drops a
-  // connection's page cache whenever another connection commits, and the meter commits every
-  // few milliseconds. A larger cache then keeps the recently created accounts' pages.
-  ledger.exec(`PRAGMA cache_size = -${HOT_PATH.ledgerCacheKiB}`);
-  const meter = createMeter(ledger);
   const faults = createFaults();
-  const access = new Access({ ledger, meter, clock, faults });
+  const ledger = await openLedgerFor(config, clock, faults);
+  // docs/operations.md, The program: generated and stored when absent, so cursors survive restarts.
+  const secret = config.secret ?? (await ledger.ensureSetting("secret", () => randomBytes(32).toString("base64url")));
+  const { db, meter } = ledger;
+  const access = new Access({ ledger: db, meter, clock, faults });
   const list = new ListService({ replica, access, clock, secret, baseUrl: config.baseUrl });
   return {
     config,
@@ -62,11 +59,32 @@ export async function createContext(config: Config, clock: Clock = createClock()
     access,
     list,
     close() {
-      meter.close();
+      // The SQLite ledger closes at once (it writes the meter's last counters first).
+      ledger.close().catch((err) => console.error(`ledger did not close: ${(err as Error)?.message ?? err}`));
       replica.close();
-      ledger.close();
     },
   };
+}
+
+/** The ledger the server runs on: the SQLite file beside the replica (docs/architecture.md, "The ledger and the meter"). */
+export async function openLedgerFor(config: Config, clock: Clock, faults: Faults): Promise<SqliteLedger> {
+  const ledger = await openSqliteLedger(ledgerPathFor(config.dbPath), clock, faults);
+  // Request-path ledger writes answer 503 rather than wait long behind a held lock (docs/api.md).
+  ledger.db.exec(`PRAGMA busy_timeout = ${ACCESS.ledgerBusyTimeoutMs}`);
+  // One connection for every request-path read and the meter's writes: SQLite drops a
+  // connection's page cache whenever another connection commits, and the meter commits every
+  // few milliseconds. A larger cache then keeps the recently created accounts' pages.
+  ledger.db.exec(`PRAGMA cache_size = -${HOT_PATH.ledgerCacheKiB}`);
+  return ledger;
+}
+
+/**
+ * The SQLite connection under the context's ledger, for what works on it directly: the request
+ * path's access stages and meter, and tests and benchmarks that set up or break the file.
+ */
+export function sqliteLedgerDb(ctx: AppContext): Db {
+  if (!(ctx.ledger instanceof SqliteLedger)) throw new Error(`the ledger is ${ctx.ledger.kind}, not SQLite`);
+  return ctx.ledger.db;
 }
 
 /** After anything in this process changed the replica: caches that describe it start again. */

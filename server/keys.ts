@@ -4,10 +4,10 @@
  * rejected without a ledger lookup. Only the SHA-256 digest of a key is ever stored.
  */
 import { createHash, randomBytes } from "node:crypto";
-import { insertKey, type KeyOrigin } from "../db/accounts.ts";
+import type { KeyOrigin } from "../db/accounts.ts";
 import { KEY_KINDS, type KeyKind } from "../db/contract.ts";
-import type { Db } from "../db/driver.ts";
 import { onBun } from "../db/runtime.ts";
+import type { Ledger, NewKey } from "./ledger/ledger.ts";
 
 const BASE62 = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz";
 const RANDOM_CHARS = 32;
@@ -85,16 +85,28 @@ export function bearerToken(req: Request): string | null {
   return m ? m[1] : null;
 }
 
+export interface IssuedKey {
+  id: number;
+  /** Shown once; the ledger keeps only its digest. */
+  key: string;
+  prefix: string;
+}
+
+/** A new key for the account (`key`, shown once) and what the ledger stores of it (`stored`). */
+export function newKey(accountId: number, kind: KeyKind, origin: KeyOrigin = {}): { key: string; stored: NewKey } {
+  const key = generateKey(kind);
+  return { key, stored: { accountId, kind, digest: digestKey(key), prefix: displayPrefix(key), origin } };
+}
+
 /** Creates a key for an account: returns the key (shown once) and its id; stores only the digest. */
-export function issueKey(
-  ledger: Db,
+export async function issueKey(
+  ledger: Ledger,
   accountId: number,
   kind: KeyKind,
   nowMs: number,
   origin: KeyOrigin = {},
-): { id: number; key: string; prefix: string } {
-  const key = generateKey(kind);
-  const prefix = displayPrefix(key);
-  const id = insertKey(ledger, accountId, kind, digestKey(key), prefix, nowMs, origin);
-  return { id, key, prefix };
+): Promise<IssuedKey> {
+  const { key, stored } = newKey(accountId, kind, origin);
+  const id = await ledger.insertKey(stored, nowMs);
+  return { id, key, prefix: stored.prefix };
 }

@@ -13,6 +13,7 @@ import { execFileSync } from "node:child_process";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { openDb } from "../db/driver.ts";
 import { isStorageFailure } from "../db/storage-failure.ts";
+import { sqliteLedgerDb } from "../server/context.ts";
 import { Client, startBunServer, startInProcess, type Target } from "./harness.ts";
 import { eventRecord, venueRecord } from "./records.ts";
 
@@ -33,7 +34,7 @@ const TARGETS: Record<string, () => Promise<Breakable>> = {
   },
   "in-process, a read-only ledger connection": async () => {
     const target = await startInProcess();
-    const readOnly = (on: boolean) => target.ctx.ledger.exec(`PRAGMA query_only = ${on ? 1 : 0}`);
+    const readOnly = (on: boolean) => sqliteLedgerDb(target.ctx).exec(`PRAGMA query_only = ${on ? 1 : 0}`);
     return { target, break: () => readOnly(true), repair: () => readOnly(false) };
   },
 };

@@ -7,12 +7,11 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { createAccount } from "../db/accounts.ts";
 import { ACCESS } from "../db/contract.ts";
 import { readTrial } from "../db/trials.ts";
 import { HOT_PATH } from "../db/tuning.ts";
 import { resolveConfig } from "../server/config.ts";
-import { type AppContext, createContext } from "../server/context.ts";
+import { type AppContext, createContext, sqliteLedgerDb } from "../server/context.ts";
 import { isApiError } from "../server/errors.ts";
 import type { RequestScope } from "../server/handle.ts";
 import { issueKey } from "../server/keys.ts";
@@ -31,9 +30,9 @@ describe("trial reservations between open() and settle()", () => {
     rmSync(dir, { recursive: true, force: true });
   });
 
-  function trialKey() {
-    const accountId = createAccount(ctx.ledger, { email: "t@example.com", plan: "none" }, ctx.clock.now());
-    const { key } = issueKey(ctx.ledger, accountId, "live", ctx.clock.now());
+  async function trialKey() {
+    const { id: accountId } = await ctx.ledger.createAccount({ email: "t@example.com", plan: "none" }, ctx.clock.now());
+    const { key } = await issueKey(ctx.ledger, accountId, "live", ctx.clock.now());
     return { accountId, key };
   }
 
@@ -50,8 +49,8 @@ describe("trial reservations between open() and settle()", () => {
     return { scope, access: ctx.access.authorizeList(scope, { geo: false }) };
   }
 
-  function trialAccess() {
-    const { accountId, key } = trialKey();
+  async function trialAccess() {
+    const { accountId, key } = await trialKey();
     return { accountId, key, ...authorize(key) };
   }
 
@@ -65,8 +64,8 @@ describe("trial reservations between open() and settle()", () => {
     throw new Error("expected a refusal");
   }
 
-  it("withholds a page whose reservation expired: 503 trial_unavailable, nothing counted", () => {
-    const { accountId, scope, access } = trialAccess();
+  it("withholds a page whose reservation expired: 503 trial_unavailable, nothing counted", async () => {
+    const { accountId, scope, access } = await trialAccess();
     expect(access.open(100)).toBe(25);
     ctx.clock.advance(ACCESS.reservationTtlMs);
     expect(() => access.settle(25)).toThrowError(expect.objectContaining({ code: "trial_unavailable", status: 503 }));
@@ -77,20 +76,20 @@ describe("trial reservations between open() and settle()", () => {
   });
 
   it("counts a page settled in time, in the ledger within the meter's flush delay, and settle is once only", async () => {
-    const { accountId, scope, access } = trialAccess();
+    const { accountId, scope, access } = await trialAccess();
     expect(access.open(10)).toBe(10);
     ctx.clock.advance(ACCESS.reservationTtlMs - 1);
     access.settle(7);
     access.settle(7);
     expect(ctx.meter.readTrial(accountId)?.rowsUsed).toBe(7);
     await new Promise((resolve) => setTimeout(resolve, HOT_PATH.meterFlushMs + 60));
-    expect(readTrial(ctx.ledger, accountId)?.rowsUsed).toBe(7);
+    expect(readTrial(sqliteLedgerDb(ctx), accountId)?.rowsUsed).toBe(7);
     expect(scope.headers["X-Trial-RowBudget-Remaining"]).toBe("993");
     expect(scope.headers["X-RateLimit-Remaining"]).toBe("59");
   });
 
-  it("settle(0) after an expired reservation does not throw, so it cannot mask the route's error", () => {
-    const { access } = trialAccess();
+  it("settle(0) after an expired reservation does not throw, so it cannot mask the route's error", async () => {
+    const { access } = await trialAccess();
     access.open(25);
     ctx.clock.advance(ACCESS.reservationTtlMs * 2);
     expect(() => access.settle(0)).not.toThrow();
@@ -98,7 +97,7 @@ describe("trial reservations between open() and settle()", () => {
   });
 
   it("answers 429 trial_capacity_reserved while another request holds the rest, until the hold expires", async () => {
-    const { accountId, key } = trialKey();
+    const { accountId, key } = await trialKey();
     ctx.meter.startTrial(accountId, ctx.clock.now());
     ctx.meter.addTrialRows(accountId, 990, ctx.clock.now());
     const inFlight = authorize(key).access;

@@ -6,12 +6,15 @@
  */
 import { mkdirSync } from "node:fs";
 import { dirname } from "node:path";
-import { type Account, createAccount, readAccount, updateAccount } from "../../db/accounts.ts";
+import type { Account } from "../../db/accounts.ts";
 import { PLANS, POLICY_STATES, PORTAL } from "../../db/contract.ts";
-import type { Db } from "../../db/driver.ts";
-import { ledgerPathFor, openLedger } from "../../db/ledger.ts";
+import { ledgerPathFor } from "../../db/ledger.ts";
 import { parseAccountInput } from "../account-input.ts";
+import { createClock } from "../clock.ts";
 import { resolveConfig } from "../config.ts";
+import { createFaults } from "../faults.ts";
+import type { Ledger } from "../ledger/ledger.ts";
+import { openSqliteLedger } from "../ledger/sqlite.ts";
 import { createSignInLink } from "../portal/sessions.ts";
 import { type Command, intFlag, oneOf, output, parseFlags, UsageError } from "./args.ts";
 
@@ -30,10 +33,10 @@ const ACCOUNT_FLAGS = {
 } as const;
 
 /** Opens the ledger beside the replica named by --db, $MARQUEE_DB or the default. */
-export async function openOperatorLedger(dbFlag: string | undefined): Promise<Db> {
+export async function openOperatorLedger(dbFlag: string | undefined): Promise<Ledger> {
   const { dbPath } = resolveConfig({ dbPath: dbFlag });
   if (dbPath !== ":memory:") mkdirSync(dirname(dbPath), { recursive: true });
-  return openLedger(ledgerPathFor(dbPath));
+  return openSqliteLedger(ledgerPathFor(dbPath), createClock(), createFaults());
 }
 
 /** A positive integer id, e.g. an account or key id given as an argument. */
@@ -109,10 +112,10 @@ async function create(argv: string[]): Promise<number> {
   if (!fields.email) throw new UsageError("--email is required");
   const ledger = await openOperatorLedger(values.db);
   try {
-    const id = createAccount(ledger, fields, Date.now());
-    output(values.json, readAccount(ledger, id), String(id));
+    const account = await ledger.createAccount(fields, Date.now());
+    output(values.json, account, String(account.id));
   } finally {
-    ledger.close();
+    await ledger.close();
   }
   return 0;
 }
@@ -124,11 +127,11 @@ async function update(argv: string[]): Promise<number> {
   const fields = accountFields(values);
   const ledger = await openOperatorLedger(values.db);
   try {
-    const account = updateAccount(ledger, id, fields, Date.now());
+    const account = await ledger.updateAccount(id, fields, Date.now());
     if (!account) throw new Error(`no account ${id}`);
     output(values.json, account, describeAccount(account));
   } finally {
-    ledger.close();
+    await ledger.close();
   }
   return 0;
 }
@@ -141,11 +144,11 @@ async function signInLink(argv: string[]): Promise<number> {
   const { baseUrl } = resolveConfig({ baseUrl: values["base-url"] });
   const ledger = await openOperatorLedger(values.db);
   try {
-    const link = createSignInLink(ledger, baseUrl, id, Date.now());
+    const link = await createSignInLink(ledger, baseUrl, id, Date.now());
     if (!link) throw new Error(`no account ${id}`);
     output(values.json, link, link.url);
   } finally {
-    ledger.close();
+    await ledger.close();
   }
   return 0;
 }

@@ -3,7 +3,7 @@
  * ledger keeps only its SHA-256 digest and a display prefix, so `list` can never show a key.
  * A revocation reaches a running server on its next request (server/limits/cache.ts).
  */
-import { type KeyRow, listKeys, readAccount, revokeKey } from "../../db/accounts.ts";
+import type { KeyRow } from "../../db/accounts.ts";
 import { KEY_KINDS } from "../../db/contract.ts";
 import { issueKey } from "../keys.ts";
 import { idArg, openOperatorLedger } from "./accounts.ts";
@@ -22,13 +22,13 @@ async function create(argv: string[]): Promise<number> {
   const kind = oneOf("kind", values.kind, KEY_KINDS) ?? "live";
   const ledger = await openOperatorLedger(values.db);
   try {
-    if (!readAccount(ledger, accountId)) throw new Error(`no account ${accountId}`);
-    const issued = issueKey(ledger, accountId, kind, Date.now());
+    if (!(await ledger.readAccount(accountId))) throw new Error(`no account ${accountId}`);
+    const issued = await issueKey(ledger, accountId, kind, Date.now());
     output(values.json, { id: issued.id, accountId, kind, prefix: issued.prefix, key: issued.key }, issued.key);
     if (!values.json)
       console.error(`key ${issued.id} (${issued.prefix}…) for account ${accountId}: shown once, store it now`);
   } finally {
-    ledger.close();
+    await ledger.close();
   }
   return 0;
 }
@@ -39,10 +39,10 @@ async function revoke(argv: string[]): Promise<number> {
   const keyId = idArg("KEY_ID", positionals[0]);
   const ledger = await openOperatorLedger(values.db);
   try {
-    if (!revokeKey(ledger, keyId, Date.now())) throw new Error(`no key ${keyId}`);
+    if (!(await ledger.revokeKey(keyId, Date.now()))) throw new Error(`no key ${keyId}`);
     output(values.json, { id: keyId, revoked: true }, `revoked key ${keyId}`);
   } finally {
-    ledger.close();
+    await ledger.close();
   }
   return 0;
 }
@@ -58,8 +58,8 @@ async function list(argv: string[]): Promise<number> {
   const accountId = idArg("--account", values.account);
   const ledger = await openOperatorLedger(values.db);
   try {
-    if (!readAccount(ledger, accountId)) throw new Error(`no account ${accountId}`);
-    const keys = listKeys(ledger, accountId);
+    if (!(await ledger.readAccount(accountId))) throw new Error(`no account ${accountId}`);
+    const keys = await ledger.listKeys(accountId);
     const rows = keys.map((k) => ({ ...k, createdAt: iso(k.createdMs), revokedAt: iso(k.revokedMs) }));
     const header = ["id".padEnd(6), "kind".padEnd(8), "prefix".padEnd(18), "created".padEnd(24), "status"].join("  ");
     output(
@@ -68,7 +68,7 @@ async function list(argv: string[]): Promise<number> {
       keys.length ? [header, ...keys.map(keyLine)].join("\n") : `account ${accountId} has no keys`,
     );
   } finally {
-    ledger.close();
+    await ledger.close();
   }
   return 0;
 }

@@ -7,19 +7,17 @@
  *   by the owner in a rolling hour (429 `key_issuance_rate_limited`). The active-key ceiling is
  *   checked first: waiting does not lift it, so it is the answer that tells the owner what to do.
  *   A refused request creates nothing; revoked keys do not count toward the active ceiling.
- * - revoke one of the account's own keys. The write goes through the ledger connection the
- *   request path reads keys from, whose access cache sees this process's writes on the next
- *   request (server/limits/cache.ts), so the key is refused at once on `/v1/events` and `/mcp`.
+ * - revoke one of the account's own keys. The access caches of every server on the ledger see
+ *   the change at once or within a second (server/limits/cache.ts, `Ledger.onAccessChange`), so
+ *   the key is refused on `/v1/events` and `/mcp`.
  */
-import { type Account, type KeyListing, listKeys, revokeKey } from "../../db/accounts.ts";
+import type { Account, KeyListing } from "../../db/accounts.ts";
 import { ACCESS, DAY_MS, type KeyKind, PORTAL, TIERS, TRIAL } from "../../db/contract.ts";
-import type { Db } from "../../db/driver.ts";
-import { countActiveKeys, readAccountKey, readOwnerIssuance } from "../../db/portal.ts";
-import { trialExpiresMs, trialState } from "../../db/trials.ts";
+import { type Trial, trialExpiresMs, trialState } from "../../db/trials.ts";
 import { ApiError } from "../errors.ts";
-import { issueKey } from "../keys.ts";
+import { newKey } from "../keys.ts";
+import type { Ledger } from "../ledger/ledger.ts";
 import { effectiveTier } from "../limits/grant.ts";
-import type { Meter } from "../limits/meter.ts";
 import type { CreatedDeveloperKey, DeveloperAccount, DeveloperKey } from "./schemas.ts";
 
 export type OwnerKey = DeveloperKey;
@@ -43,8 +41,8 @@ export function toOwnerKey(k: KeyListing): OwnerKey {
   };
 }
 
-export function listOwnerKeys(ledger: Db, accountId: number): OwnerKey[] {
-  return listKeys(ledger, accountId).map(toOwnerKey);
+export async function listOwnerKeys(ledger: Ledger, accountId: number): Promise<OwnerKey[]> {
+  return (await ledger.listKeys(accountId)).map(toOwnerKey);
 }
 
 const portalError = (
@@ -53,48 +51,57 @@ const portalError = (
   headers: Record<string, string> = {},
 ) => new ApiError(code, message, { envelope: "portal", headers });
 
-/** Creates a key for the owner within both ceilings, or throws the refusal; one transaction decides. */
-export function createOwnerKey(ledger: Db, account: Account, label: string | null, nowMs: number): CreatedKey {
+const CEILINGS = { perWindow: PORTAL.issuancePerWindow, windowMs: PORTAL.issuanceWindowMs };
+
+/** Creates a key for the owner within both ceilings, or throws the refusal; one atomic ledger step decides. */
+export async function createOwnerKey(
+  ledger: Ledger,
+  account: Account,
+  label: string | null,
+  nowMs: number,
+): Promise<CreatedKey> {
   const kind = keyKindFor(account);
-  return ledger.transaction(() => {
-    if (countActiveKeys(ledger, account.id) >= account.keyLimit) {
-      throw portalError(
-        "key_limit_reached",
-        `This account already has ${account.keyLimit} active keys, its limit. Revoke a key you no longer use to create another.`,
-      );
-    }
-    const issued = readOwnerIssuance(ledger, account.id, nowMs - PORTAL.issuanceWindowMs);
-    if (issued.count >= PORTAL.issuancePerWindow) {
-      const retryAfterS = Math.max(1, Math.ceil((issued.oldestMs! + PORTAL.issuanceWindowMs - nowMs) / 1000));
-      throw portalError(
-        "key_issuance_rate_limited",
-        `At most ${PORTAL.issuancePerWindow} keys can be created per hour. Try again in ${retryAfterS} seconds.`,
-        { "retry-after": String(retryAfterS) },
-      );
-    }
-    const { id, key, prefix } = issueKey(ledger, account.id, kind, nowMs, { label, issuedBy: "owner" });
-    return { id, kind, label, prefix, createdAt: iso(nowMs), key };
-  });
+  const { key, stored } = newKey(account.id, kind, { label, issuedBy: "owner" });
+  const result = await ledger.insertOwnerKey(stored, { keyLimit: account.keyLimit, ...CEILINGS }, nowMs);
+  if (result.created) return { id: result.id, kind, label, prefix: stored.prefix, createdAt: iso(nowMs), key };
+  if (result.refused === "key_limit_reached") {
+    throw portalError(
+      "key_limit_reached",
+      `This account already has ${account.keyLimit} active keys, its limit. Revoke a key you no longer use to create another.`,
+    );
+  }
+  const retryAfterS = Math.max(1, Math.ceil((result.oldestMs + PORTAL.issuanceWindowMs - nowMs) / 1000));
+  throw portalError(
+    "key_issuance_rate_limited",
+    `At most ${PORTAL.issuancePerWindow} keys can be created per hour. Try again in ${retryAfterS} seconds.`,
+    { "retry-after": String(retryAfterS) },
+  );
 }
 
 /** Revokes one of the account's keys (again is a no-op); undefined when it is not the account's. */
-export function revokeOwnerKey(ledger: Db, accountId: number, keyId: number, nowMs: number): OwnerKey | undefined {
-  const key = readAccountKey(ledger, accountId, keyId);
+export async function revokeOwnerKey(
+  ledger: Ledger,
+  accountId: number,
+  keyId: number,
+  nowMs: number,
+): Promise<OwnerKey | undefined> {
+  const key = await ledger.readAccountKey(accountId, keyId);
   if (!key) return undefined;
-  if (key.revokedMs === null) revokeKey(ledger, keyId, nowMs);
-  return toOwnerKey(readAccountKey(ledger, accountId, keyId)!);
+  if (key.revokedMs === null) await ledger.revokeKey(keyId, nowMs);
+  return toOwnerKey((await ledger.readAccountKey(accountId, keyId))!);
 }
 
-export function readOwnerKey(ledger: Db, accountId: number, keyId: number): OwnerKey | undefined {
-  const key = readAccountKey(ledger, accountId, keyId);
+export async function readOwnerKey(ledger: Ledger, accountId: number, keyId: number): Promise<OwnerKey | undefined> {
+  const key = await ledger.readAccountKey(accountId, keyId);
   return key && toOwnerKey(key);
 }
 
 /** The account as its owner sees it: plan, trial or row budget, and where the key ceilings stand. */
-export function describeAccount(ledger: Db, meter: Meter, account: Account, nowMs: number): PortalAccount {
+export async function describeAccount(ledger: Ledger, account: Account, nowMs: number): Promise<PortalAccount> {
   const paid = account.plan !== "none";
   const tier = paid ? effectiveTier(account) : null;
   const budget = tier === null ? null : tier === "enterprise" ? account.rowBudget : TIERS[tier].rowBudget24h;
+  const counts = await ledger.ownerKeyCounts(account.id, nowMs - PORTAL.issuanceWindowMs);
   return {
     id: account.id,
     email: account.email,
@@ -103,23 +110,22 @@ export function describeAccount(ledger: Db, meter: Meter, account: Account, nowM
     provisioned: !paid || account.policy === "ok",
     keyKind: keyKindFor(account),
     keyLimit: account.keyLimit,
-    activeKeys: countActiveKeys(ledger, account.id),
-    keysCreatedThisHour: readOwnerIssuance(ledger, account.id, nowMs - PORTAL.issuanceWindowMs).count,
+    activeKeys: counts.activeKeys,
+    keysCreatedThisHour: counts.issued.count,
     issuancePerHour: PORTAL.issuancePerWindow,
-    trial: paid || account.hadSubscription ? null : trialView(meter, account.id, nowMs),
+    trial: paid || account.hadSubscription ? null : trialView(await ledger.readTrial(account.id), nowMs),
     rowBudget:
       budget === null
         ? null
         : {
             limit: budget,
-            used: meter.rowsDelivered(account.id, ACCESS.rowBudgetWindowMs, nowMs),
+            used: await ledger.rowsDelivered(account.id, ACCESS.rowBudgetWindowMs, nowMs),
             windowHours: ACCESS.rowBudgetWindowMs / 3_600_000,
           },
   };
 }
 
-function trialView(meter: Meter, accountId: number, nowMs: number): TrialView {
-  const trial = meter.readTrial(accountId);
+function trialView(trial: Trial | undefined, nowMs: number): TrialView {
   if (!trial) return { state: "not_started", rowsUsed: 0, rowLimit: TRIAL.rows, expiresAt: null, daysLeft: null };
   const expiresMs = trialExpiresMs(trial);
   const state = trialState(trial, nowMs);

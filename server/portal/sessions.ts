@@ -6,18 +6,11 @@
  * stored only as SHA-256 digests, like keys. A session belongs to the account's owner at sign-in:
  * once the account is gone or has another owner (its email changed), the session is over.
  */
-import { type Account, readAccount } from "../../db/accounts.ts";
+import type { Account } from "../../db/accounts.ts";
 import { PORTAL } from "../../db/contract.ts";
-import type { Db } from "../../db/driver.ts";
-import {
-  deleteSession,
-  insertSession,
-  insertSignInLink,
-  readSession,
-  type Session,
-  useSignInLink,
-} from "../../db/portal.ts";
+import type { Session } from "../../db/portal.ts";
 import { digestKey, randomBase62 } from "../keys.ts";
+import type { Ledger } from "../ledger/ledger.ts";
 
 const newToken = () => randomBase62(PORTAL.tokenChars);
 const TOKEN_PATTERN = new RegExp(`^[0-9A-Za-z]{${PORTAL.tokenChars}}$`);
@@ -28,17 +21,17 @@ export interface IssuedLink {
 }
 
 /** A one-time sign-in URL for the account's owner; undefined when there is no such account. */
-export function createSignInLink(
-  ledger: Db,
+export async function createSignInLink(
+  ledger: Ledger,
   baseUrl: string,
   accountId: number,
   nowMs: number,
-): IssuedLink | undefined {
-  const account = readAccount(ledger, accountId);
+): Promise<IssuedLink | undefined> {
+  const account = await ledger.readAccount(accountId);
   if (!account) return undefined;
   const token = newToken();
   const expiresMs = nowMs + PORTAL.signInLinkTtlMs;
-  insertSignInLink(ledger, digestKey(token), { accountId, owner: account.email }, nowMs, expiresMs);
+  await ledger.insertSignInLink(digestKey(token), { accountId, owner: account.email }, nowMs, expiresMs);
   return { url: `${baseUrl}/developers/sign-in?token=${token}`, expiresAt: new Date(expiresMs).toISOString() };
 }
 
@@ -50,24 +43,23 @@ export interface SignedIn {
 
 /**
  * Uses the link and starts a session, or undefined when the link is unknown, used, expired, or
- * its account has since gone or changed owner (the link was meant for someone else).
+ * its account has since gone or changed owner (the link was meant for someone else). Using the
+ * link is the one atomic step: of concurrent opens at most one goes on to start a session.
  */
-export function signIn(ledger: Db, token: string, nowMs: number): SignedIn | undefined {
+export async function signIn(ledger: Ledger, token: string, nowMs: number): Promise<SignedIn | undefined> {
   if (!TOKEN_PATTERN.test(token)) return undefined;
-  return ledger.transaction(() => {
-    const link = useSignInLink(ledger, digestKey(token), nowMs);
-    if (!link || !ownerStill(readAccount(ledger, link.accountId), link.owner)) return undefined;
-    const sessionId = newToken();
-    const session: Session = {
-      accountId: link.accountId,
-      owner: link.owner,
-      csrfToken: newToken(),
-      createdMs: nowMs,
-      expiresMs: nowMs + PORTAL.sessionTtlMs,
-    };
-    insertSession(ledger, digestKey(sessionId), session);
-    return { sessionId, session };
-  });
+  const link = await ledger.useSignInLink(digestKey(token), nowMs);
+  if (!link || !ownerStill(await ledger.readAccount(link.accountId), link.owner)) return undefined;
+  const sessionId = newToken();
+  const session: Session = {
+    accountId: link.accountId,
+    owner: link.owner,
+    csrfToken: newToken(),
+    createdMs: nowMs,
+    expiresMs: nowMs + PORTAL.sessionTtlMs,
+  };
+  await ledger.insertSession(digestKey(sessionId), session);
+  return { sessionId, session };
 }
 
 export interface ActiveSession {
@@ -78,21 +70,25 @@ export interface ActiveSession {
 }
 
 /** The session named by the cookie value, when it is live and its account still has the same owner. */
-export function resolveSession(ledger: Db, sessionId: string | null, nowMs: number): ActiveSession | undefined {
+export async function resolveSession(
+  ledger: Ledger,
+  sessionId: string | null,
+  nowMs: number,
+): Promise<ActiveSession | undefined> {
   if (!sessionId || !TOKEN_PATTERN.test(sessionId)) return undefined;
   const digest = digestKey(sessionId);
-  const session = readSession(ledger, digest, nowMs);
+  const session = await ledger.readSession(digest, nowMs);
   if (!session) return undefined;
-  const account = readAccount(ledger, session.accountId);
+  const account = await ledger.readAccount(session.accountId);
   if (!account || !ownerStill(account, session.owner)) {
-    deleteSession(ledger, digest);
+    await ledger.deleteSession(digest);
     return undefined;
   }
   return { session, account, digest };
 }
 
-export function endSession(ledger: Db, digest: string): void {
-  deleteSession(ledger, digest);
+export async function endSession(ledger: Ledger, digest: string): Promise<void> {
+  await ledger.deleteSession(digest);
 }
 
 const ownerStill = (account: Account | undefined, owner: string): account is Account => account?.email === owner;

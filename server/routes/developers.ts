@@ -89,7 +89,7 @@ export function developerRoutes(app: RouteTable, ctx: AppContext): void {
     pageResponse(status, body, { headers, security: PORTAL_SECURITY });
 
   /** HTML for a refusal a JSON client gets as the list envelope. */
-  function refusalPage(err: ApiError, p: PortalRequest): Response {
+  async function refusalPage(err: ApiError, p: PortalRequest): Promise<Response> {
     switch (err.code) {
       case "invalid_session":
         return page(401, renderSignInNeeded());
@@ -101,7 +101,7 @@ export function developerRoutes(app: RouteTable, ctx: AppContext): void {
         // Creation refusals (400, 409, 429) are shown on the keys page itself.
         return page(
           err.status,
-          keysPage(p.active!, p.now, { notice: { kind: "error", text: err.message } }),
+          await keysPage(p.active!, p.now, { notice: { kind: "error", text: err.message } }),
           err.headers,
         );
     }
@@ -112,12 +112,12 @@ export function developerRoutes(app: RouteTable, ctx: AppContext): void {
     handle(async (scope) => {
       const p: PortalRequest = { scope, json: wantsJson(scope.req), now: ctx.clock.now(), active: undefined };
       try {
-        p.active = resolveSession(ctx.ledger, sessionCookie(scope.req), p.now);
+        p.active = await resolveSession(ctx.ledger, sessionCookie(scope.req), p.now);
         return await fn(p);
       } catch (err) {
         // JSON clients get the list envelope (no-store, like every error) from `handle`.
         if (p.json) throw err;
-        if (isApiError(err) && err.status < 500) return refusalPage(err, p);
+        if (isApiError(err) && err.status < 500) return await refusalPage(err, p);
         if (isStorageFailure(err)) return page(503, renderTemporarilyUnavailable(), { "retry-after": "1" });
         console.error(
           `[${scope.requestId}] ${scope.req.method} ${scope.url.pathname}:`,
@@ -136,10 +136,10 @@ export function developerRoutes(app: RouteTable, ctx: AppContext): void {
     return { active: p.active, body };
   }
 
-  function keysPage(active: ActiveSession, now: number, extra: Partial<KeysPageView> = {}): string {
+  async function keysPage(active: ActiveSession, now: number, extra: Partial<KeysPageView> = {}): Promise<string> {
     return renderKeysPage({
-      account: describeAccount(ctx.ledger, ctx.meter, active.account, now),
-      keys: listOwnerKeys(ctx.ledger, active.account.id),
+      account: await describeAccount(ctx.ledger, active.account, now),
+      keys: await listOwnerKeys(ctx.ledger, active.account.id),
       csrfToken: active.session.csrfToken,
       ...extra,
     });
@@ -147,12 +147,12 @@ export function developerRoutes(app: RouteTable, ctx: AppContext): void {
 
   app.get(
     "/developers/sign-in",
-    route((p) => {
+    route(async (p) => {
       const token = p.scope.url.searchParams.get("token") ?? "";
-      const signedIn = signIn(ctx.ledger, token, p.now);
+      const signedIn = await signIn(ctx.ledger, token, p.now);
       if (!signedIn) return page(410, renderSignInLinkGone());
       // A browser signed in before (perhaps as another account) keeps only the new session.
-      if (p.active) endSession(ctx.ledger, p.active.digest);
+      if (p.active) await endSession(ctx.ledger, p.active.digest);
       return new Response(null, {
         status: 303,
         headers: {
@@ -167,20 +167,20 @@ export function developerRoutes(app: RouteTable, ctx: AppContext): void {
 
   app.get(
     "/developers/keys",
-    route((p) => {
+    route(async (p) => {
       if (!p.active) throw noSession();
       const { account, session } = p.active;
       if (p.json) {
         const body = {
-          account: describeAccount(ctx.ledger, ctx.meter, account, p.now),
-          keys: listOwnerKeys(ctx.ledger, account.id),
+          account: await describeAccount(ctx.ledger, account, p.now),
+          keys: await listOwnerKeys(ctx.ledger, account.id),
           csrfToken: session.csrfToken,
         };
         return json(body, 200, NO_STORE);
       }
       // After a revocation the page says which key it was (Post/Redirect/Get).
       const revokedId = parsePathId(p.scope.url.searchParams.get("revoked") ?? undefined);
-      const revoked = revokedId === null ? undefined : readOwnerKey(ctx.ledger, account.id, revokedId);
+      const revoked = revokedId === null ? undefined : await readOwnerKey(ctx.ledger, account.id, revokedId);
       const notice =
         revoked?.status === "revoked"
           ? {
@@ -188,7 +188,7 @@ export function developerRoutes(app: RouteTable, ctx: AppContext): void {
               text: `Key ${revoked.id} (${revoked.prefix}…) is revoked: requests with it are refused.`,
             }
           : undefined;
-      return page(200, keysPage(p.active, p.now, { notice }));
+      return page(200, await keysPage(p.active, p.now, { notice }));
     }),
   );
 
@@ -202,30 +202,30 @@ export function developerRoutes(app: RouteTable, ctx: AppContext): void {
         const err = portalError("invalid_request", input.issues[0].message);
         if (p.json) throw err;
         const label = typeof body.label === "string" ? body.label : "";
-        return page(400, keysPage(active, p.now, { notice: { kind: "error", text: err.message }, label }));
+        return page(400, await keysPage(active, p.now, { notice: { kind: "error", text: err.message }, label }));
       }
       const label = input.output.label || null;
       let created: CreatedKey;
       try {
-        created = createOwnerKey(ctx.ledger, active.account, label, p.now);
+        created = await createOwnerKey(ctx.ledger, active.account, label, p.now);
       } catch (err) {
         if (p.json || !isApiError(err)) throw err;
         return page(
           err.status,
-          keysPage(active, p.now, { notice: { kind: "error", text: err.message }, label: label ?? "" }),
+          await keysPage(active, p.now, { notice: { kind: "error", text: err.message }, label: label ?? "" }),
           err.headers,
         );
       }
       if (p.json) return json(created, 201, NO_STORE);
-      return page(201, keysPage(active, p.now, { created }));
+      return page(201, await keysPage(active, p.now, { created }));
     }),
   );
 
   app.get(
     "/developers/keys/:id/revoke",
-    route((p) => {
+    route(async (p) => {
       if (!p.active) throw noSession();
-      const key = ownKey(p.active, p.scope);
+      const key = await ownKey(p.active, p.scope);
       if (key.status === "revoked") return redirectToKeys(key.id);
       return page(200, renderRevokeConfirmation(key, p.active.session.csrfToken));
     }),
@@ -235,9 +235,9 @@ export function developerRoutes(app: RouteTable, ctx: AppContext): void {
     "/developers/keys/:id/revoke",
     route(async (p) => {
       const { active, body } = await guard(p);
-      const key = ownKey(active, p.scope);
+      const key = await ownKey(active, p.scope);
       if (p.json) {
-        const revoked = revokeOwnerKey(ctx.ledger, active.account.id, key.id, p.now)!;
+        const revoked = (await revokeOwnerKey(ctx.ledger, active.account.id, key.id, p.now))!;
         return json({ id: revoked.id, status: revoked.status }, 200, NO_STORE);
       }
       // A browser revokes only from the confirmation step.
@@ -245,7 +245,7 @@ export function developerRoutes(app: RouteTable, ctx: AppContext): void {
         if (key.status === "revoked") return redirectToKeys(key.id);
         return page(200, renderRevokeConfirmation(key, active.session.csrfToken));
       }
-      revokeOwnerKey(ctx.ledger, active.account.id, key.id, p.now);
+      await revokeOwnerKey(ctx.ledger, active.account.id, key.id, p.now);
       return redirectToKeys(key.id);
     }),
   );
@@ -256,7 +256,7 @@ export function developerRoutes(app: RouteTable, ctx: AppContext): void {
       // Without a session there is nothing to end; the cookie is cleared either way.
       if (p.active) {
         const { active } = await guard(p);
-        endSession(ctx.ledger, active.digest);
+        await endSession(ctx.ledger, active.digest);
       } else if (!sameOrigin(p.scope.req, p.scope.url, base)) {
         throw csrfRefused();
       }
@@ -266,9 +266,9 @@ export function developerRoutes(app: RouteTable, ctx: AppContext): void {
     }),
   );
 
-  function ownKey(active: ActiveSession, scope: RequestScope) {
+  async function ownKey(active: ActiveSession, scope: RequestScope) {
     const id = parsePathId(scope.event?.context.params?.id);
-    const key = id === null ? undefined : readOwnerKey(ctx.ledger, active.account.id, id);
+    const key = id === null ? undefined : await readOwnerKey(ctx.ledger, active.account.id, id);
     if (!key) throw keyNotFound();
     return key;
   }

@@ -15,7 +15,6 @@
 
 import * as v from "valibot";
 import { HANDOFF, HANDOFF_SELLERS, type HandoffErrorCode } from "../../db/contract.ts";
-import { admitHandoffAttempt, countHandoffClicks, insertHandoff, readHandoff } from "../../db/handoffs.ts";
 import { isoUtc } from "../../db/instant.ts";
 import { readServableEvent, type ServableEvent } from "../../db/servable-event.ts";
 import { isLedgerBusy, isStorageFailure, storageFailureCause } from "../../db/storage-failure.ts";
@@ -24,7 +23,6 @@ import type { KeyIdentity } from "../access.ts";
 import type { AppContext } from "../context.ts";
 import { ApiError, isApiError } from "../errors.ts";
 import { handle, json } from "../handle.ts";
-import { withoutFsync } from "../limits/ledger.ts";
 import { eventUrlFor, handoffUrlFor, newHandoffId } from "../pages/urls.ts";
 import type { RouteTable } from "../route-table.ts";
 import { TicketHandoffRequest } from "../schemas.ts";
@@ -69,19 +67,19 @@ export function handoffRoutes(app: RouteTable, ctx: AppContext): void {
     // docs/api.md, Test mode style read for tests: the stored handoff and how many clicks it recorded.
     app.get(
       "/_test/handoffs/:id",
-      handle(({ event }) => {
+      handle(async ({ event }) => {
         const id = event.context.params?.id ?? "";
-        const h = readHandoff(ctx.ledger, id);
+        const h = await ctx.ledger.readHandoff(id);
         if (!h) throw new ApiError("not_found");
-        return json({ ...h, clicks: countHandoffClicks(ctx.ledger, id) });
+        return json({ ...h, clicks: await ctx.ledger.countHandoffClicks(id) });
       }),
     );
   }
 }
 
 async function createTicketHandoff(ctx: AppContext, req: Request): Promise<Response> {
-  const identity = authenticateHandoffKey(ctx, req);
-  admitAttempt(ctx, identity.accountId);
+  const identity = await authenticateHandoffKey(ctx, req);
+  await admitAttempt(ctx, identity.accountId);
   const eventId = await readEventId(req);
   const now = ctx.clock.now();
   const event = readServableEvent(ctx.replica, eventId);
@@ -91,7 +89,7 @@ async function createTicketHandoff(ctx: AppContext, req: Request): Promise<Respo
   const link = handoffLink(event, now);
   if ("reason" in link) throw fail("ticket_link_unavailable", link.reason, { eventUrl });
 
-  if (ctx.faults.take("handoff_unavailable")) throw handoffUnavailable();
+  if (await ctx.ledger.test.takeFault("handoff_unavailable")) throw handoffUnavailable();
   const handoff = {
     id: newHandoffId(),
     accountId: identity.accountId,
@@ -103,8 +101,8 @@ async function createTicketHandoff(ctx: AppContext, req: Request): Promise<Respo
     expiresMs: now + HANDOFF.lifetimeMs,
   };
   try {
-    // A handoff lives 15 minutes and is recreated at will: no fsync (server/limits/ledger.ts).
-    withoutFsync(ctx.ledger, () => insertHandoff(ctx.ledger, handoff));
+    // A handoff lives 15 minutes and is recreated at will: stored without an fsync (server/ledger/sqlite.ts).
+    await ctx.ledger.insertHandoff(handoff);
   } catch (err) {
     if (isStorageFailure(err)) throw storageUnavailable(err);
     throw err;
@@ -126,10 +124,10 @@ async function createTicketHandoff(ctx: AppContext, req: Request): Promise<Respo
 }
 
 /** Stage 1. Only `live` and `builder` keys create handoffs (docs/api.md, Plans and access); legacy keys get 401. */
-function authenticateHandoffKey(ctx: AppContext, req: Request): KeyIdentity {
+async function authenticateHandoffKey(ctx: AppContext, req: Request): Promise<KeyIdentity> {
   let identity: KeyIdentity;
   try {
-    identity = ctx.access.authenticate(req);
+    identity = await ctx.access.authenticate(req);
   } catch (err) {
     if (isApiError(err) && err.code === "invalid_api_key") throw invalidKey();
     // Any other failure to read the key is the API's "authentication temporarily unavailable".
@@ -141,15 +139,15 @@ function authenticateHandoffKey(ctx: AppContext, req: Request): KeyIdentity {
 }
 
 /** Stage 2: the shared per-account handoff limit (also spent by the MCP tool, which calls this route). */
-function admitAttempt(ctx: AppContext, accountId: number): void {
+async function admitAttempt(ctx: AppContext, accountId: number): Promise<void> {
   const unavailable = () =>
     fail("rate_limit_unavailable", "The handoff limit could not be confirmed. Retry after the Retry-After delay.", {
       retry: true,
     });
-  if (ctx.faults.take("rate_limit_unavailable")) throw unavailable();
+  if (await ctx.ledger.test.takeFault("rate_limit_unavailable")) throw unavailable();
   let admitted: boolean;
   try {
-    admitted = withoutFsync(ctx.ledger, () => admitHandoffAttempt(ctx.ledger, accountId, ctx.clock.now()));
+    admitted = await ctx.ledger.admitHandoffAttempt(accountId, ctx.clock.now());
   } catch (err) {
     // A lock held past the busy timeout: the count could not be confirmed in time. Any other
     // storage failure: the ledger cannot store handoffs at all.

@@ -19,7 +19,7 @@ export function mcpRoutes(app: RouteTable, ctx: AppContext): void {
   app.all(
     "/mcp",
     handle(async ({ req, url }) => {
-      ctx.access.authenticate(req);
+      await ctx.access.authenticate(req);
       if (req.method !== "POST") {
         return new Response(
           JSON.stringify({

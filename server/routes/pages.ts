@@ -11,7 +11,7 @@
  */
 
 import { HANDOFF } from "../../db/contract.ts";
-import { type Handoff, readHandoff, redeemHandoff } from "../../db/handoffs.ts";
+import type { Handoff } from "../../db/handoffs.ts";
 import { readServableEvent, type ServableEvent } from "../../db/servable-event.ts";
 import { isStorageFailure, storageFailureCause } from "../../db/storage-failure.ts";
 import type { AppContext } from "../context.ts";
@@ -93,8 +93,8 @@ export function pageRoutes(app: RouteTable, ctx: AppContext): void {
     return new Response(null, { status: 302, headers: { location: e.ticketDestination, "cache-control": "no-store" } });
   });
 
-  getAndHead(app, "/handoffs/:id", (scope, head) => {
-    const h = readHandoffParam(scope);
+  getAndHead(app, "/handoffs/:id", async (scope, head) => {
+    const h = await readHandoffParam(scope);
     if (!h) return pageResponse(404, renderHandoffNotFound(), { head });
     const now = ctx.clock.now();
     const e = readServableEvent(ctx.replica, h.eventId);
@@ -107,8 +107,8 @@ export function pageRoutes(app: RouteTable, ctx: AppContext): void {
   });
 
   // Continue changes state, so it is POST only; a GET here (a reload, a prefetch) goes back to the page.
-  getAndHead(app, "/handoffs/:id/continue", (scope, head) => {
-    const h = readHandoffParam(scope);
+  getAndHead(app, "/handoffs/:id/continue", async (scope, head) => {
+    const h = await readHandoffParam(scope);
     if (!h) return pageResponse(404, renderHandoffNotFound(), { head });
     return new Response(null, {
       status: 303,
@@ -118,8 +118,8 @@ export function pageRoutes(app: RouteTable, ctx: AppContext): void {
 
   app.post(
     "/handoffs/:id/continue",
-    page((scope) => {
-      const h = readHandoffParam(scope);
+    page(async (scope) => {
+      const h = await readHandoffParam(scope);
       if (!h) return pageResponse(404, renderHandoffNotFound());
       const now = ctx.clock.now();
       const e = readServableEvent(ctx.replica, h.eventId);
@@ -127,11 +127,11 @@ export function pageRoutes(app: RouteTable, ctx: AppContext): void {
       if (h.redeemedMs !== null) return pageResponse(409, renderHandoffRedeemed(h, eventUrl));
       if (now >= h.expiresMs) return pageResponse(410, renderHandoffExpired(eventUrl));
       if (!e || !stillOffered(e, h)) return pageResponse(410, renderHandoffWithdrawn(eventUrl));
-      if (ctx.faults.take("handoff_unavailable")) {
+      if (await ctx.ledger.test.takeFault("handoff_unavailable")) {
         return pageResponse(503, renderTemporarilyUnavailable(), { headers: RETRY_AFTER });
       }
-      // The checks above are advisory; this conditional UPDATE decides, once, under concurrency.
-      const r = redeemHandoff(ctx.ledger, h.id, now);
+      // The checks above are advisory; the ledger's one atomic step decides, once, under concurrency.
+      const r = await ctx.ledger.redeemHandoff(h.id, now);
       switch (r.outcome) {
         case "redeemed":
           return new Response(null, {
@@ -148,9 +148,9 @@ export function pageRoutes(app: RouteTable, ctx: AppContext): void {
     }),
   );
 
-  function readHandoffParam(scope: RequestScope): Handoff | undefined {
+  async function readHandoffParam(scope: RequestScope): Promise<Handoff | undefined> {
     const id = param(scope, "id");
-    return id && HANDOFF_ID_PATTERN.test(id) ? readHandoff(ctx.ledger, id) : undefined;
+    return id && HANDOFF_ID_PATTERN.test(id) ? ctx.ledger.readHandoff(id) : undefined;
   }
 }
 

@@ -4,7 +4,6 @@
  */
 
 import * as v from "valibot";
-import { createAccount, readAccount, updateAccount } from "../../db/accounts.ts";
 import { KEY_KINDS } from "../../db/contract.ts";
 import { parseAccountInput } from "../account-input.ts";
 import type { AppContext } from "../context.ts";
@@ -33,15 +32,15 @@ export function testAccountRoutes(app: RouteTable, ctx: AppContext): void {
       const input = parseAccountInput(await body(req));
       if (!input.ok) return bad(input.message);
       if (!input.fields.email) return bad("email is required");
-      const id = createAccount(ctx.ledger, input.fields, ctx.clock.now());
-      return json({ id, ...readAccount(ctx.ledger, id) }, 201);
+      const account = await ctx.ledger.createAccount(input.fields, ctx.clock.now());
+      return json(account, 201);
     }),
   );
 
   app.get(
     "/_test/accounts/:id",
-    testHandle(({ event }) => {
-      const account = readAccount(ctx.ledger, accountId(event.context.params?.id));
+    testHandle(async ({ event }) => {
+      const account = await ctx.ledger.readAccount(accountId(event.context.params?.id));
       return account ? json(account) : bad("no such account", 404);
     }),
   );
@@ -51,15 +50,16 @@ export function testAccountRoutes(app: RouteTable, ctx: AppContext): void {
     testHandle(async ({ event, req }) => {
       const input = parseAccountInput(await body(req));
       if (!input.ok) return bad(input.message);
-      const account = updateAccount(ctx.ledger, accountId(event.context.params?.id), input.fields, ctx.clock.now());
+      const id = accountId(event.context.params?.id);
+      const account = await ctx.ledger.updateAccount(id, input.fields, ctx.clock.now());
       return account ? json(account) : bad("no such account", 404);
     }),
   );
 
   app.post(
     "/_test/accounts/:id/sign-in-link",
-    testHandle(({ event }) => {
-      const link = createSignInLink(
+    testHandle(async ({ event }) => {
+      const link = await createSignInLink(
         ctx.ledger,
         ctx.config.baseUrl,
         accountId(event.context.params?.id),
@@ -74,10 +74,10 @@ export function testAccountRoutes(app: RouteTable, ctx: AppContext): void {
     "/_test/accounts/:id/keys",
     testHandle(async ({ event, req }) => {
       const id = accountId(event.context.params?.id);
-      if (!readAccount(ctx.ledger, id)) return bad("no such account", 404);
+      if (!(await ctx.ledger.readAccount(id))) return bad("no such account", 404);
       const input = v.safeParse(KeyInput, (await body(req)) ?? {});
       if (!input.success) return bad(`kind must be one of ${KEY_KINDS.join(", ")}`);
-      const issued = issueKey(ctx.ledger, id, input.output.kind, ctx.clock.now());
+      const issued = await issueKey(ctx.ledger, id, input.output.kind, ctx.clock.now());
       return json({ id: issued.id, key: issued.key, prefix: issued.prefix, kind: input.output.kind }, 201);
     }),
   );

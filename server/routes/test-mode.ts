@@ -48,6 +48,8 @@ export function testModeRoutes(app: RouteTable, ctx: AppContext): void {
         const range = `${new Date(TEST_CLOCK_RANGE.minMs).toISOString()} to ${new Date(TEST_CLOCK_RANGE.maxMs).toISOString()}`;
         return bad(`the clock stays within ${range}; it was not moved`);
       }
+      // The ledger's test clock (shared by every server on a shared ledger) and this process's own.
+      await ctx.ledger.test.writeClock(target);
       ctx.clock.set(target);
       return json(clockState());
     }),
@@ -97,15 +99,16 @@ export function testModeRoutes(app: RouteTable, ctx: AppContext): void {
       if (!FAULT_CODES.includes(code) || typeof times !== "number" || !Number.isInteger(times) || times < 0) {
         return bad(`expected {"code": one of ${FAULT_CODES.join(", ")}, "times": N}`);
       }
+      await ctx.ledger.test.armFault(code, times);
       ctx.faults.arm(code, times);
-      return json({ faults: ctx.faults.pending() });
+      return json({ faults: await ctx.ledger.test.pendingFaults() });
     }),
   );
 
   app.post(
     "/_test/reset",
-    testHandle(() => {
-      resetLedger(ctx);
+    testHandle(async () => {
+      await resetLedger(ctx);
       return json({ ok: true });
     }),
   );
@@ -113,18 +116,9 @@ export function testModeRoutes(app: RouteTable, ctx: AppContext): void {
   testAccountRoutes(app, ctx);
 }
 
-/** Empties every ledger table except settings (the HMAC secret), then drops caches and faults. */
-export function resetLedger(ctx: AppContext): void {
-  const tables = ctx.ledger
-    .prepare<{ name: string }>(
-      "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%' AND name <> 'settings'",
-    )
-    .all();
-  ctx.ledger.transaction(() => {
-    // Every table is emptied, so references are checked once at commit, not table by table.
-    ctx.ledger.exec("PRAGMA defer_foreign_keys = ON");
-    for (const { name } of tables) ctx.ledger.exec(`DELETE FROM "${name}"`);
-  });
+/** Empties the ledger except its settings (the HMAC secret), then drops this process's caches and faults. */
+export async function resetLedger(ctx: AppContext): Promise<void> {
+  await ctx.ledger.reset();
   ctx.faults.clear();
   notifyLedgerReset(ctx);
 }

@@ -13,7 +13,7 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { parseArgs } from "node:util";
-import { createAccount } from "../../db/accounts.ts";
+import type { AccountFields } from "../../db/accounts.ts";
 import { resolveConfig } from "../../server/config.ts";
 import { type AppContext, createContext } from "../../server/context.ts";
 import { isApiError } from "../../server/errors.ts";
@@ -75,16 +75,13 @@ const dir = mkdtempSync(join(tmpdir(), "marquee-bench-access-"));
 const ctx = await createContext(resolveConfig({ dbPath: join(dir, "marquee.db") }, {}));
 try {
   const unlimited = { rateSustained: 1e9, rateBurst: 1e9 };
-  const keyOf = (fields: Parameters<typeof createAccount>[1]) =>
-    issueKey(
-      ctx.ledger,
-      createAccount(ctx.ledger, { email: "bench@example.com", ...unlimited, ...fields }, Date.now()),
-      "live",
-      Date.now(),
-    ).key;
-  const legacy = keyOf({ plan: "legacy" });
-  const metered = keyOf({ plan: "enterprise", rowBudget: 1e12 });
-  const trial = keyOf({ plan: "none" });
+  const keyOf = async (fields: Partial<AccountFields>) => {
+    const account = await ctx.ledger.createAccount({ email: "bench@example.com", ...unlimited, ...fields }, Date.now());
+    return (await issueKey(ctx.ledger, account.id, "live", Date.now())).key;
+  };
+  const legacy = await keyOf({ plan: "legacy" });
+  const metered = await keyOf({ plan: "enterprise", rowBudget: 1e12 });
+  const trial = await keyOf({ plan: "none" });
 
   const results = [
     measure("no-op (request setup only)", () => {}, legacy),

@@ -13,7 +13,6 @@
 import { existsSync, readFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { parseArgs } from "node:util";
-import { createAccount } from "../../db/accounts.ts";
 import { type PageFilter, readConsistently, selectPage } from "../../db/events-query.ts";
 import { hydratePage } from "../../db/hydrate.ts";
 import { readReplicaStats } from "../../db/replica.ts";
@@ -46,12 +45,11 @@ console.log(
   `replica ${dbPath}: ${stats.events} events, ${stats.snapshotEvents} in the snapshot; now = ${new Date(clock.now()).toISOString()}`,
 );
 
-const account = createAccount(
-  ctx.ledger,
+const account = await ctx.ledger.createAccount(
   { plan: "enterprise", rateSustained: 1e9, rateBurst: 1e9 } as never,
   clock.now(),
 );
-const { key } = issueKey(ctx.ledger, account, "live", clock.now());
+const { key } = await issueKey(ctx.ledger, account.id, "live", clock.now());
 const app = createApp(ctx);
 
 const pct = (xs: number[], p: number) =>

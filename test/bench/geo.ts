@@ -16,7 +16,6 @@ import { spawnSync } from "node:child_process";
 import { existsSync, mkdirSync, writeFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { parseArgs } from "node:util";
-import { createAccount } from "../../db/accounts.ts";
 import { findGeoCandidates, type GeoFilter } from "../../db/geo.ts";
 import { readReplicaStats } from "../../db/replica.ts";
 import { createApp } from "../../server/app.ts";
@@ -69,12 +68,11 @@ clock.set(first?.t ?? Date.now());
 const app = createApp(ctx);
 
 const nowMs = clock.now();
-const accountId = createAccount(
-  ctx.ledger,
+const { id: accountId } = await ctx.ledger.createAccount(
   { email: "geo-bench@example.com", plan: "business", rateSustained: 1_000_000_000, rateBurst: 1_000_000_000 },
   nowMs,
 );
-const { key } = issueKey(ctx.ledger, accountId, "live", nowMs);
+const { key } = await issueKey(ctx.ledger, accountId, "live", nowMs);
 const auth = { headers: { authorization: `Bearer ${key}` } };
 
 const jitter = rng(5);

@@ -10,7 +10,6 @@
 import { existsSync, readFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { parseArgs } from "node:util";
-import { createAccount } from "../../db/accounts.ts";
 import { createApp } from "../../server/app.ts";
 import { createClock } from "../../server/clock.ts";
 import { resolveConfig } from "../../server/config.ts";
@@ -28,12 +27,11 @@ const anchor = existsSync(builtPath)
   : undefined;
 if (anchor) clock.set(Date.parse(anchor) + 12 * 3_600_000);
 
-const account = createAccount(
-  ctx.ledger,
+const account = await ctx.ledger.createAccount(
   { plan: "enterprise", rateSustained: 1e9, rateBurst: 1e9 } as never,
   clock.now(),
 );
-const { key } = issueKey(ctx.ledger, account, "live", clock.now());
+const { key } = await issueKey(ctx.ledger, account.id, "live", clock.now());
 const app = createApp(ctx);
 const headers = { authorization: `Bearer ${key}` };
 

@@ -11,7 +11,6 @@
  */
 import { mkdirSync, readFileSync } from "node:fs";
 import { parseArgs } from "node:util";
-import { createAccount } from "../../db/accounts.ts";
 import { readConsistently } from "../../db/events-query.ts";
 import { openReplica } from "../../db/replica.ts";
 import type { ImmediateListAccess } from "../../server/access.ts";
@@ -54,8 +53,7 @@ export async function measureStages(dbPath: string, requests: number): Promise<S
   // The bench's ledger beside the replica (each bench run starts it afresh): one more account.
   const ctx = await createContext(resolveConfig({ dbPath, baseUrl: "http://bench.local" }, {}));
   try {
-    const account = createAccount(
-      ctx.ledger,
+    const account = await ctx.ledger.createAccount(
       {
         email: "stages@bench.example",
         plan: "enterprise",
@@ -65,7 +63,7 @@ export async function measureStages(dbPath: string, requests: number): Promise<S
       },
       Date.now(),
     );
-    const key = issueKey(ctx.ledger, account, "live", Date.now()).key;
+    const key = (await issueKey(ctx.ledger, account.id, "live", Date.now())).key;
     const list = ctx.list;
     const rows: StageRow[] = [];
     for (const cls of CLASSES) {

@@ -16,9 +16,8 @@ import { parseArgs } from "node:util";
 import { createAccount } from "../../db/accounts.ts";
 import { ledgerPathFor, openLedger } from "../../db/ledger.ts";
 import { openReplica } from "../../db/replica.ts";
-import { issueKey } from "../../server/keys.ts";
 import { BUN, CACHE, LOAD, UNLIMITED_RATE } from "./lib/config.ts";
-import { RUN_DIR } from "./lib/fixture.ts";
+import { issueKeyOn, RUN_DIR } from "./lib/fixture.ts";
 import { freePort, readRss, runOk, startServer } from "./lib/proc.ts";
 import { writeUniqueLists } from "./lib/unique.ts";
 import { measure } from "./lib/wrk.ts";
@@ -82,7 +81,7 @@ async function measureSize(events: number): Promise<ScaleRow> {
     },
     now,
   );
-  const key = issueKey(ledger, account, "live", now).key;
+  const key = issueKeyOn(ledger, account, "live", now);
   ledger.close();
   const replica = await openReplica(db, { readonly: true });
   const lists = writeUniqueLists(replica, {

@@ -6,12 +6,12 @@
  */
 import { closeSync, existsSync, fsyncSync, mkdirSync, openSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { createAccount } from "../../../db/accounts.ts";
-import { DAY_MS } from "../../../db/contract.ts";
+import { createAccount, insertKey } from "../../../db/accounts.ts";
+import { DAY_MS, type KeyKind } from "../../../db/contract.ts";
 import type { Db } from "../../../db/driver.ts";
 import { ledgerPathFor, openLedger } from "../../../db/ledger.ts";
 import { openReplica, REPLICA_PAGE_BYTES, readReplicaStats } from "../../../db/replica.ts";
-import { issueKey } from "../../../server/keys.ts";
+import { newKey } from "../../../server/keys.ts";
 import { BUN, CACHE, DATA, UNLIMITED_RATE } from "./config.ts";
 import { runOk } from "./proc.ts";
 
@@ -121,6 +121,13 @@ export async function openBenchLedger(): Promise<Db> {
   return openLedger(ledgerPathFor(REPLICA_DB));
 }
 
+/** A key stored straight into an open ledger file, inside the caller's transaction (bulk set-up). */
+export function issueKeyOn(ledger: Db, accountId: number, kind: KeyKind, nowMs: number): string {
+  const { key, stored } = newKey(accountId, kind);
+  insertKey(ledger, accountId, kind, stored.digest, stored.prefix, nowMs);
+  return key;
+}
+
 export type AccountKind = "bench" | "trial" | "handoff";
 
 /**
@@ -149,7 +156,7 @@ export function createKeys(
               { email, plan: "enterprise", rowBudget: null, rateSustained: UNLIMITED_RATE, rateBurst: UNLIMITED_RATE },
               now,
             );
-      out.push(issueKey(ledger, id, "live", now).key);
+      out.push(issueKeyOn(ledger, id, "live", now));
     }
     return out;
   });
