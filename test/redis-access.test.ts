@@ -10,7 +10,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { Redis } from "ioredis";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { type AccountFields, createAccount } from "../db/accounts.ts";
+import type { AccountFields } from "../db/accounts.ts";
 import { ACCESS, DAY_MS, TRIAL } from "../db/contract.ts";
 import { refreshSnapshot } from "../db/snapshot.ts";
 import { resolveConfig } from "../server/config.ts";
@@ -115,9 +115,9 @@ describe("the list pipeline on a Redis ledger", () => {
   }
 
   /** The same account on the SQLite ledger (the default `Access`). */
-  function sqliteKey(fields: Partial<AccountFields>) {
-    const accountId = createAccount(ctx.ledger, { email: "s@example.com", ...fields }, ctx.clock.now());
-    return issueKey(ctx.ledger, accountId, "live", ctx.clock.now()).key;
+  async function sqliteKey(fields: Partial<AccountFields>) {
+    const account = await ctx.ledger.createAccount({ email: "s@example.com", ...fields }, ctx.clock.now());
+    return (await issueKey(ctx.ledger, account.id, "live", ctx.clock.now())).key;
   }
   const sqliteGet = () => route(ctx.list);
 
@@ -151,7 +151,7 @@ describe("the list pipeline on a Redis ledger", () => {
     const keys: [redis: string, sqlite: string][] = [];
     for (const [name, fields, requests] of cases) {
       const r = await redisKey(fields!);
-      const s = sqliteKey(fields!);
+      const s = await sqliteKey(fields!);
       for (const q of requests) {
         const [path, method] = q === "HEAD" ? ["/v1/events?limit=5", "HEAD"] : [`/v1/events${q}`, "GET"];
         const want = await shape(await sqliteGet()(path, s, method));
