@@ -37,6 +37,9 @@ import { ledgerFailure, unavailable, withLedger } from "./limits/ledger.ts";
 import type { Meter } from "./limits/meter.ts";
 import { bucketFor, rateLimited, requestCost, setRateCounters } from "./limits/rate.ts";
 
+/** What stages 4–8 need of the access decision. */
+export type ListTerms = Pick<ListAccess, "horizonMs" | "polygons">;
+
 export interface ListAccess {
   accountId: number;
   keyId: number;
@@ -46,10 +49,16 @@ export interface ListAccess {
   polygons: boolean;
   /** What the request is served as: `trial` or the effective paid tier. */
   tier: AccessTier;
-  /** After validation: starts the trial if due, reserves rows, returns the effective page size. */
-  open(requestedLimit: number): number;
-  /** Records the delivered rows and releases any reservation. Call exactly once after open(). */
-  settle(delivered: number): void;
+  /**
+   * After validation: starts the trial if due, reserves rows, returns the effective page size.
+   * A number at once on the SQLite ledger; a promise when the ledger must be asked (Redis).
+   */
+  open(requestedLimit: number): number | Promise<number>;
+  /**
+   * Records the delivered rows and releases any reservation. Call exactly once after open().
+   * settle(0) after a failure never throws (or rejects), so it cannot mask the route's own error.
+   */
+  settle(delivered: number): void | Promise<void>;
   /**
    * Instead of open() and settle(), for HEAD: the headers a 200 would carry as things stand,
    * with nothing started, reserved or counted beyond the request-rate units already taken.
@@ -57,10 +66,46 @@ export interface ListAccess {
   describe(): void;
 }
 
+/** The SQLite ledger's ListAccess: open and settle answer at once. */
+export interface ImmediateListAccess extends ListAccess {
+  open(requestedLimit: number): number;
+  settle(delivered: number): void;
+}
+
 export interface KeyIdentity {
   keyId: number;
   accountId: number;
   kind: KeyKind;
+}
+
+/**
+ * The access stages as the list pipeline (server/list/service.ts) and the routes that take a key
+ * use them, over either ledger: `Access` below (SQLite: synchronous, counters in the process's
+ * meter) or `RedisAccess` (server/ledger/redis-access.ts: counters in Redis, shared by every
+ * serving process). Both run the same stages in the same order with the same headers and errors.
+ */
+export interface AccessControl {
+  /**
+   * True when authorizeList takes `prepare` (below) to reserve the page's rows in the same ledger
+   * step as stage 3. Absent on the SQLite ledger, whose steps cost no round trip.
+   */
+  readonly prepares?: boolean;
+  /** Stage 1: the bearer key's identity, else 401 `invalid_api_key` (503 `policy_unavailable`). */
+  authenticate(req: Request): KeyIdentity | Promise<KeyIdentity>;
+  /**
+   * Stages 1–3 of the list pipeline; throws (or rejects with) the first refusal as an ApiError.
+   * `prepare`, when the implementation `prepares`: stages 4–8 run before stage 3's ledger step,
+   * given what stage 2 decided; they return the requested page size or throw their error, which
+   * is thrown only when stages 1–3 pass (the first failure still wins). The page's rows are then
+   * reserved with stage 3 and `open` answers without asking the ledger again. Whether or not it
+   * calls `prepare`, the caller runs stages 4–8 itself when `prepare` was not called.
+   */
+  authorizeList(
+    scope: RequestScope,
+    request: { geo: boolean; prepare?: (terms: ListTerms) => number },
+  ): ListAccess | Promise<ListAccess>;
+  /** Forgets every key and account read (after the ledger was emptied or changed in place). */
+  clear(): void;
 }
 
 /** What the access stages read and write. */
@@ -87,7 +132,7 @@ interface KeyTerms {
 }
 
 /** Keys, accounts and admission for every route that takes a key; owns the access cache. */
-export class Access {
+export class Access implements AccessControl {
   readonly #cache: AccessCache;
   /** Dropped with the key rows they belong to (the cache's rows are the keys). */
   readonly #terms = new WeakMap<KeyRow, KeyTerms>();
@@ -142,7 +187,7 @@ export class Access {
   }
 
   /** Stages 1–3 of the list pipeline; throws the first refusal as an ApiError. */
-  authorizeList(scope: RequestScope, request: { geo: boolean }): ListAccess {
+  authorizeList(scope: RequestScope, request: { geo: boolean }): ImmediateListAccess {
     const { faults, meter, clock } = this.deps;
     const headers = scope.headers;
     // Until the account's bucket is known, the published limit (401s report it too).
@@ -198,7 +243,7 @@ export class Access {
 const rateLimitUnavailable = () => unavailable("rate_limit_unavailable");
 
 /** An admitted list request between stage 3 and its response (a class: one object per request). */
-class AdmittedList implements ListAccess {
+class AdmittedList implements ImmediateListAccess {
   readonly horizonMs: number | null;
   readonly polygons: boolean;
   readonly tier: AccessTier;

@@ -15,6 +15,10 @@
  *
  * select and hydrate read one state of the replica inside one read transaction; when the page
  * cache holds a body that provably equals theirs (server/list/page-cache.ts), neither runs.
+ *
+ * On the SQLite ledger authorize, open and settle answer at once and the whole pipeline is
+ * synchronous (no promise on the hot path). On a Redis ledger (server/ledger/redis-access.ts) they
+ * answer with promises and the same stages continue in `answerLater` / `answerHeadLater`.
  */
 
 import type { Db } from "../../db/driver.ts";
@@ -28,7 +32,7 @@ import {
 import type { GeoCandidates } from "../../db/geo.ts";
 import { hydratePageJson, type LiveBounds, readReplicaState } from "../../db/hydrate.ts";
 import { readSnapshotStats } from "../../db/snapshot-stats.ts";
-import type { Access, ListAccess } from "../access.ts";
+import type { AccessControl, ListAccess, ListTerms } from "../access.ts";
 import type { Clock } from "../clock.ts";
 import { assertCursorMatches, filterFingerprint } from "../cursor.ts";
 import type { RequestScope } from "../handle.ts";
@@ -41,7 +45,7 @@ import { assertLookahead, type ListWindow, resolveWindow } from "./window.ts";
 
 export interface ListDeps {
   replica: Db;
-  access: Access;
+  access: AccessControl;
   clock: Clock;
   /** HMAC secret of cursors. */
   secret: string;
@@ -74,21 +78,75 @@ export class ListService {
   }
 
   /** The whole pipeline for one request. */
-  answer(scope: RequestScope): Response {
+  answer(scope: RequestScope): Response | Promise<Response> {
     const request = this.request(scope);
+    if (this.deps.access.prepares) return this.answerPrepared(scope, request);
     const access = this.authorize(scope, request);
+    if (access instanceof Promise) return this.answerLater(scope, request, access);
     const parsed = this.parse(request, access);
     const nowMs = this.deps.clock.now();
     const window = this.window(parsed, access, nowMs);
     const limit = access.open(parsed.q.limit);
+    if (typeof limit !== "number") return this.pageLater(scope, request, parsed, window, access, limit);
     let out: PageOut;
     try {
       out = this.page(request.search, parsed, window, limit);
     } catch (err) {
-      access.settle(0);
+      const settled = access.settle(0);
+      if (settled instanceof Promise) return settled.then(() => Promise.reject(err));
       throw err;
     }
     return this.settle(scope, access, out);
+  }
+
+  /** `answer` once stage 3 has answered asynchronously: the same stages in the same order. */
+  async answerLater(scope: RequestScope, request: ListRequest, pending: Promise<ListAccess>): Promise<Response> {
+    const access = await pending;
+    const parsed = this.parse(request, access);
+    const window = this.window(parsed, access, this.deps.clock.now());
+    return this.pageLater(scope, request, parsed, window, access, access.open(parsed.q.limit));
+  }
+
+  /**
+   * `answer` on a ledger that reserves the page's rows with stage 3 (one round trip fewer):
+   * stages 4–8 run when stage 2 has decided, their error held until stages 1–3 pass.
+   */
+  async answerPrepared(scope: RequestScope, request: ListRequest): Promise<Response> {
+    let parsed: ParsedQuery | undefined;
+    let window: ListWindow | undefined;
+    const prepare = (terms: ListTerms) => {
+      parsed = this.parse(request, terms);
+      window = this.window(parsed, terms, this.deps.clock.now());
+      return parsed.q.limit;
+    };
+    const geo = request.known?.geo ?? isGeoRequest(request.params!);
+    const access = await this.deps.access.authorizeList(scope, { geo, prepare });
+    if (!parsed || !window) {
+      parsed = this.parse(request, access);
+      window = this.window(parsed, access, this.deps.clock.now());
+    }
+    return this.pageLater(scope, request, parsed, window, access, access.open(parsed.q.limit));
+  }
+
+  /** From open on, waiting for the ledger where it answers with promises. */
+  async pageLater(
+    scope: RequestScope,
+    request: ListRequest,
+    parsed: ParsedQuery,
+    window: ListWindow,
+    access: ListAccess,
+    opening: number | Promise<number>,
+  ): Promise<Response> {
+    const limit = await opening;
+    let out: PageOut;
+    try {
+      out = this.page(request.search, parsed, window, limit);
+    } catch (err) {
+      await access.settle(0);
+      throw err;
+    }
+    await access.settle(out.page.count);
+    return new Response(out.body, { status: 200, headers: this.caches.headers.for(scope) });
   }
 
   /**
@@ -96,9 +154,19 @@ export class ListService {
    * (docs/api.md, Listing events). Stages 1–8 run; no trial starts, no row is reserved, counted
    * or read, since none is delivered.
    */
-  answerHead(scope: RequestScope): Response {
+  answerHead(scope: RequestScope): Response | Promise<Response> {
     const request = this.request(scope);
     const access = this.authorize(scope, request);
+    if (access instanceof Promise) return this.answerHeadLater(scope, request, access);
+    return this.head(scope, request, access);
+  }
+
+  async answerHeadLater(scope: RequestScope, request: ListRequest, pending: Promise<ListAccess>): Promise<Response> {
+    return this.head(scope, request, await pending);
+  }
+
+  /** HEAD after stage 3: stages 4–8, then the headers a 200 would carry. */
+  head(scope: RequestScope, request: ListRequest, access: ListAccess): Response {
     const parsed = this.parse(request, access);
     this.window(parsed, access, this.deps.clock.now());
     access.describe();
@@ -112,13 +180,13 @@ export class ListService {
   }
 
   /** Stages 1–3. A geo request costs more rate units, decided by the parameters' presence alone. */
-  authorize(scope: RequestScope, request: ListRequest): ListAccess {
+  authorize(scope: RequestScope, request: ListRequest): ListAccess | Promise<ListAccess> {
     const geo = request.known?.geo ?? isGeoRequest(request.params!);
     return this.deps.access.authorizeList(scope, { geo });
   }
 
   /** Stages 4–6, kept by the raw query string (a pure function of it). */
-  parse(request: ListRequest, access: ListAccess): ParsedQuery {
+  parse(request: ListRequest, access: ListTerms): ParsedQuery {
     const { known, params, search } = request;
     if (known) {
       assertPolygonAllowed(known.polygon, access.polygons);
@@ -137,7 +205,7 @@ export class ListService {
   }
 
   /** The date range, stages 7–8, and the window this request reads. */
-  window(parsed: ParsedQuery, access: ListAccess, nowMs: number): ListWindow {
+  window(parsed: ParsedQuery, access: ListTerms, nowMs: number): ListWindow {
     const { q, fingerprint } = parsed;
     assertDateRange(q, nowMs);
     assertLookahead(q, nowMs, access.horizonMs);
@@ -217,8 +285,11 @@ export class ListService {
   }
 
   /** Counts the delivered rows and answers with the page. */
-  settle(scope: RequestScope, access: ListAccess, out: PageOut): Response {
-    access.settle(out.page.count);
+  settle(scope: RequestScope, access: ListAccess, out: PageOut): Response | Promise<Response> {
+    const settled = access.settle(out.page.count);
+    if (settled instanceof Promise) {
+      return settled.then(() => new Response(out.body, { status: 200, headers: this.caches.headers.for(scope) }));
+    }
     return new Response(out.body, { status: 200, headers: this.caches.headers.for(scope) });
   }
 }

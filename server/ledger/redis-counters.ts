@@ -1,0 +1,511 @@
+/**
+ * The request path's counters on a Redis ledger (docs/api.md, Plans and access): token buckets,
+ * the trial's rows, rolling 24-hour row budgets and the row reservations of requests in flight.
+ * Every decision the SQLite meter makes in memory (server/limits/meter.ts, with
+ * server/limits/allowances.ts) is here one Lua script, so any number of serving processes share
+ * each limit exactly:
+ *
+ *   admit   (stage 3) the bucket take and the allowance check in one step; for a trial account
+ *           the trial's state first, taking nothing when the trial has ended or cannot start;
+ *   reserve (ListAccess.open) the trial starts if due, the page is clamped to the unreserved
+ *           remainder and held for ACCESS.reservationTtlMs;
+ *   settle  (ListAccess.settle) releases the hold and counts what was delivered;
+ *   record  the delivered rows of an account without a row allowance.
+ *
+ * An admitted page costs two round trips: stage 3 with the reservation when the caller has
+ * validated the request first (`admit`'s `reserve`), then the settlement or the record.
+ *
+ * - Each script touches one account's keys only (`marquee:{a<id>}:…`, server/ledger/redis-keys.ts):
+ *   one hash slot, so Redis Cluster runs them.
+ * - Times are the caller's `nowMs` (the test clock in test mode), never Redis's TIME. Expiries
+ *   Redis applies by itself (PEXPIRE on buckets and holds) only forget state that no answer
+ *   needs any more, with an hour to spare.
+ * - Deliveries are the sorted set of running totals db/row-usage.ts describes (member = the total
+ *   after the delivery, score = its ms; one member per ms), pruned to the window and the one
+ *   delivery before it, so rows in (now - 24 h, now] = total - that baseline.
+ * - Floating-point tokens travel as strings ("%.17g"): Redis turns a Lua number into an integer.
+ */
+import type { Redis } from "ioredis";
+import { ACCESS, DAY_MS, TRIAL } from "../../db/contract.ts";
+import type { BucketSpec, BucketVerdict } from "../../db/rate-buckets.ts";
+import type { Allowance } from "../../db/row-usage.ts";
+import type { Trial } from "../../db/trials.ts";
+import { REDIS_KEYS } from "./redis-keys.ts";
+
+/** Keys of the request path beside REDIS_KEYS, in the same account slot. */
+export const COUNTER_KEYS = {
+  /** Hash `t` (tokens, "%.17g"), `u` (ms of the last take): `key:<id>` or `account:<id>` (BucketSpec.bucket). */
+  bucket: (accountId: number, bucket: string) => `marquee:{a${accountId}}:bucket:${bucket}`,
+  /** Sorted set of live reservations: member `<id>:<rows>`, score = expiry ms. */
+  holds: (accountId: number, allowance: Allowance) => `marquee:{a${accountId}}:holds:${allowance}`,
+  /** String: the account's reservation id counter (INCR; never expires, so an id is never reused). */
+  holdIds: (accountId: number) => `marquee:{a${accountId}}:holds:ids`,
+} as const;
+
+/** Real time Redis keeps buckets and holds beyond the moment nothing needs them. */
+const SPARE_MS = 3_600_000;
+
+const PRELUDE = `
+local TRIAL_ROWS = ${TRIAL.rows}
+local TRIAL_MS = ${TRIAL.days * DAY_MS}
+local PAGE_ROWS = ${TRIAL.maxRowsPerPage}
+local WINDOW_MS = ${ACCESS.rowBudgetWindowMs}
+local HOLD_MS = ${ACCESS.reservationTtlMs}
+local SPARE_MS = ${SPARE_MS}
+
+local function fmt(x) return string.format('%.17g', x) end
+
+-- db/rate-buckets.ts spendTokens, on the stored bucket.
+local function take(key, now, nowText, capacity, refill, cost)
+  local s = redis.call('HMGET', key, 't', 'u')
+  local before = capacity
+  if s[1] then
+    before = math.min(capacity, tonumber(s[1]) + (math.max(0, now - tonumber(s[2])) / 1000) * refill)
+  end
+  local price = math.min(cost, capacity)
+  local admitted = before >= price
+  local tokens = before
+  local retry = 0
+  if admitted then tokens = before - price else retry = math.ceil(((price - tokens) / refill) * 1000) end
+  local full = math.ceil(((capacity - tokens) / refill) * 1000)
+  if admitted then
+    redis.call('HSET', key, 't', fmt(tokens), 'u', nowText)
+    redis.call('PEXPIRE', key, full + SPARE_MS)
+  end
+  return {admitted and 1 or 0, fmt(tokens), retry, now + full}
+end
+
+-- The trial as {startedMs, rowsUsed, exhaustedMs}; startedMs -1 when it has not started, exhaustedMs -1 while rows remain.
+local function readTrial(key)
+  local t = redis.call('HMGET', key, 'startedMs', 'rowsUsed', 'exhaustedMs')
+  if not t[1] then return {-1, 0, -1} end
+  return {tonumber(t[1]), tonumber(t[2] or '0'), tonumber(t[3] or '-1')}
+end
+
+-- db/trials.ts trialState.
+local function trialState(t, now)
+  local expires = t[1] + TRIAL_MS
+  if t[3] >= 0 and t[3] < expires then return 'exhausted' end
+  if now >= expires then return 'expired' end
+  return 'active'
+end
+
+-- Rows held by live reservations; expired ones are dropped.
+local function held(key, now)
+  redis.call('ZREMRANGEBYSCORE', key, '-inf', now)
+  local rows = 0
+  for _, m in ipairs(redis.call('ZRANGE', key, 0, -1)) do rows = rows + tonumber(string.match(m, ':(%d+)$')) end
+  return rows
+end
+
+local function hold(key, idsKey, rows, now)
+  local member = redis.call('INCR', idsKey) .. ':' .. rows
+  redis.call('ZADD', key, now + HOLD_MS, member)
+  redis.call('PEXPIRE', key, HOLD_MS + SPARE_MS)
+  return member
+end
+
+-- Ends a reservation; true when it was live (not expired, not ended before).
+local function release(key, member, now)
+  local score = redis.call('ZSCORE', key, member)
+  redis.call('ZREM', key, member)
+  return score ~= false and tonumber(score) > now
+end
+
+-- Rows delivered in (now - WINDOW_MS, now]; forgets deliveries before the window's baseline.
+local function delivered(log, totalKey, now)
+  local total = tonumber(redis.call('GET', totalKey) or '0')
+  local base = redis.call('ZREVRANGEBYSCORE', log, now - WINDOW_MS, '-inf', 'WITHSCORES', 'LIMIT', 0, 1)
+  if #base == 0 then return total end
+  redis.call('ZREMRANGEBYSCORE', log, '-inf', '(' .. base[2])
+  return total - tonumber(base[1])
+end
+
+local function record(log, totalKey, rows, now, nowText)
+  if rows <= 0 then return end
+  local total = redis.call('INCRBY', totalKey, rows)
+  -- Deliveries in the same millisecond are one entry: nothing can tell them apart.
+  redis.call('ZREMRANGEBYSCORE', log, now, now)
+  redis.call('ZADD', log, now, total)
+  delivered(log, totalKey, now)
+end
+
+-- db/row-usage.ts msUntilRowsBelow: when enough of the window's deliveries have aged out.
+local function msUntilBelow(log, totalKey, limit, now)
+  local floor = tonumber(redis.call('GET', totalKey) or '0') - limit
+  local entries = redis.call('ZRANGEBYSCORE', log, '(' .. (now - WINDOW_MS), '+inf', 'WITHSCORES')
+  for i = 1, #entries, 2 do
+    if tonumber(entries[i]) > floor then return math.max(0, tonumber(entries[i + 1]) + WINDOW_MS - now) end
+  end
+  return 0
+end
+`;
+
+/**
+ * KEYS: bucket, trial, holds, usage, usage total, hold ids. ARGV: now, capacity, refill/s, cost,
+ * kind ("none" | "trial" | "budget"), budget limit, verified (1/0), rows to reserve (0: none).
+ * Returns {admitted, tokens, retryAfterMs, fullAtMs, gated, startedMs, rowsUsed, exhaustedMs,
+ * reserved, used, msUntilBelow, rows, member}; `gated` = 1 when a trial account was refused
+ * before the take. When asked to reserve and stage 3 admits, the reservation is made as open()
+ * makes it (RESERVE_TRIAL, RESERVE_BUDGET) and the trial reported is the one it started.
+ */
+const ADMIT = `${PRELUDE}
+local now = tonumber(ARGV[1])
+local kind = ARGV[5]
+local t = {-1, 0, -1}
+if kind == 'trial' then
+  t = readTrial(KEYS[2])
+  if (t[1] >= 0 and trialState(t, now) ~= 'active') or (t[1] < 0 and ARGV[7] ~= '1') then
+    return {0, '0', 0, 0, 1, t[1], t[2], t[3], 0, 0, 0}
+  end
+end
+local v = take(KEYS[1], now, ARGV[1], tonumber(ARGV[2]), tonumber(ARGV[3]), tonumber(ARGV[4]))
+local reserved, used, wait = 0, 0, 0
+if kind == 'trial' then
+  reserved = held(KEYS[3], now)
+elseif kind == 'budget' then
+  local limit = tonumber(ARGV[6])
+  used = delivered(KEYS[4], KEYS[5], now)
+  reserved = held(KEYS[3], now)
+  if used >= limit then wait = msUntilBelow(KEYS[4], KEYS[5], limit, now) end
+end
+local requested = tonumber(ARGV[8])
+local rows, member = 0, ''
+if v[1] == 1 and requested > 0 then
+  if kind == 'trial' then
+    local remaining = TRIAL_ROWS - t[2] - reserved
+    if remaining > 0 then
+      if t[1] < 0 then
+        redis.call('HSET', KEYS[2], 'startedMs', ARGV[1], 'rowsUsed', 0)
+        t = {now, 0, -1}
+      end
+      rows = math.min(requested, PAGE_ROWS, remaining)
+      member = hold(KEYS[3], KEYS[6], rows, now)
+    end
+  elseif kind == 'budget' then
+    local remaining = tonumber(ARGV[6]) - used - reserved
+    if remaining > 0 then
+      rows = math.min(requested, remaining)
+      member = hold(KEYS[3], KEYS[6], rows, now)
+    end
+  end
+end
+return {v[1], v[2], v[3], v[4], 0, t[1], t[2], t[3], reserved, used, wait, rows, member}
+`;
+
+/**
+ * KEYS: trial, holds, hold ids. ARGV: now, requested rows.
+ * Returns {rows, member, startedMs, rowsUsed, exhaustedMs, reserved}; rows 0 / member "" when nothing was held.
+ */
+const RESERVE_TRIAL = `${PRELUDE}
+local now = tonumber(ARGV[1])
+local t = readTrial(KEYS[1])
+if t[1] < 0 then
+  redis.call('HSET', KEYS[1], 'startedMs', ARGV[1], 'rowsUsed', 0)
+  t = {now, 0, -1}
+end
+local reserved = held(KEYS[2], now)
+local rows = math.min(tonumber(ARGV[2]), PAGE_ROWS, TRIAL_ROWS - t[2] - reserved)
+if trialState(t, now) == 'expired' or rows <= 0 then return {0, '', t[1], t[2], t[3], reserved} end
+return {rows, hold(KEYS[2], KEYS[3], rows, now), t[1], t[2], t[3], reserved}
+`;
+
+/**
+ * KEYS: holds, hold ids, usage, usage total. ARGV: now, requested rows, limit.
+ * Returns {rows, member, used, reserved, msUntilBelow}.
+ */
+const RESERVE_BUDGET = `${PRELUDE}
+local now = tonumber(ARGV[1])
+local limit = tonumber(ARGV[3])
+local used = delivered(KEYS[3], KEYS[4], now)
+local reserved = held(KEYS[1], now)
+local remaining = limit - used - reserved
+if remaining <= 0 then
+  local wait = 0
+  if used >= limit then wait = msUntilBelow(KEYS[3], KEYS[4], limit, now) end
+  return {0, '', used, reserved, wait}
+end
+local rows = math.min(tonumber(ARGV[2]), remaining)
+return {rows, hold(KEYS[1], KEYS[2], rows, now), used, reserved, 0}
+`;
+
+/**
+ * KEYS: trial, holds, usage, usage total. ARGV: now, member, held rows, delivered rows.
+ * Counts min(delivered, held) only when the hold was live. Returns {live, startedMs, rowsUsed, exhaustedMs, reserved}.
+ */
+const SETTLE_TRIAL = `${PRELUDE}
+local now = tonumber(ARGV[1])
+local live = release(KEYS[2], ARGV[2], now)
+local rows = 0
+if live then rows = math.min(tonumber(ARGV[4]), tonumber(ARGV[3])) end
+if rows > 0 and redis.call('EXISTS', KEYS[1]) == 1 then
+  local used = redis.call('HINCRBY', KEYS[1], 'rowsUsed', rows)
+  if used >= TRIAL_ROWS and redis.call('HEXISTS', KEYS[1], 'exhaustedMs') == 0 then
+    redis.call('HSET', KEYS[1], 'exhaustedMs', ARGV[1])
+  end
+  record(KEYS[3], KEYS[4], rows, now, ARGV[1])
+end
+local t = readTrial(KEYS[1])
+return {live and 1 or 0, t[1], t[2], t[3], held(KEYS[2], now)}
+`;
+
+/**
+ * KEYS: holds, usage, usage total. ARGV: now, member, held rows, delivered rows.
+ * An expired hold still counts what was delivered: the budget is exact, the hold was advisory.
+ * Returns {live, used, reserved}.
+ */
+const SETTLE_BUDGET = `${PRELUDE}
+local now = tonumber(ARGV[1])
+local live = release(KEYS[1], ARGV[2], now)
+record(KEYS[2], KEYS[3], math.min(tonumber(ARGV[4]), tonumber(ARGV[3])), now, ARGV[1])
+return {live and 1 or 0, delivered(KEYS[2], KEYS[3], now), held(KEYS[1], now)}
+`;
+
+/** KEYS: usage, usage total. ARGV: now, rows. */
+const RECORD = `${PRELUDE}
+record(KEYS[1], KEYS[2], tonumber(ARGV[2]), tonumber(ARGV[1]), ARGV[1])
+return 1
+`;
+
+/** KEYS: usage, usage total. ARGV: now, window ms. Read-only: rows delivered in (now - window, now]. */
+const ROWS_DELIVERED = `
+local total = tonumber(redis.call('GET', KEYS[2]) or '0')
+local base = redis.call('ZREVRANGEBYSCORE', KEYS[1], tonumber(ARGV[1]) - tonumber(ARGV[2]), '-inf', 'LIMIT', 0, 1)
+if #base == 0 then return total end
+return total - tonumber(base[1])
+`;
+
+type Reply = (number | string)[];
+
+interface Scripts {
+  marqueeAdmit(...args: (string | number)[]): Promise<Reply>;
+  marqueeReserveTrial(...args: (string | number)[]): Promise<Reply>;
+  marqueeReserveBudget(...args: (string | number)[]): Promise<Reply>;
+  marqueeSettleTrial(...args: (string | number)[]): Promise<Reply>;
+  marqueeSettleBudget(...args: (string | number)[]): Promise<Reply>;
+  marqueeRecord(...args: (string | number)[]): Promise<number>;
+  marqueeRowsDelivered(...args: (string | number)[]): Promise<number>;
+}
+
+/** The trial as the scripts report it (-1 = absent). */
+function trialOf(accountId: number, startedMs: number, rowsUsed: number, exhaustedMs: number): Trial | undefined {
+  if (startedMs < 0) return undefined;
+  return { accountId, startedMs, rowsUsed, exhaustedMs: exhaustedMs < 0 ? null : exhaustedMs };
+}
+
+export type RowAllowanceSpec = { kind: "trial" } | { kind: "budget"; limit: number } | null;
+
+export interface Admission {
+  verdict: BucketVerdict;
+  /** A trial account refused before the take (its trial ended, or cannot start unverified): nothing was spent. */
+  gated: boolean;
+  /** Trial accounts: the trial as it stands (undefined until it starts). */
+  trial: Trial | undefined;
+  /** Rows held by live reservations of the allowance. */
+  reserved: number;
+  /** Budget accounts: rows delivered in the rolling window. */
+  used: number;
+  /** Budget accounts, when used >= limit: ms until enough rows age out. */
+  msUntilBelow: number;
+  /** The reservation made with the admission when one was asked for and stage 3 admitted. */
+  reservation: Reserved | null;
+}
+
+/** A reservation: `rows` > 0 with its `member`, or rows 0 when nothing could be held. */
+export interface Reserved {
+  rows: number;
+  member: string;
+  /** The trial after it started (trial reservations). */
+  trial: Trial | undefined;
+  /** Rows delivered in the window (budget reservations). */
+  used: number;
+  /** Rows other requests held, before this hold. */
+  reserved: number;
+  msUntilBelow: number;
+}
+
+export interface Settled {
+  live: boolean;
+  trial: Trial | undefined;
+  used: number;
+  reserved: number;
+}
+
+/** The counters' scripts on one connection (server/ledger/redis-connection.ts). */
+export class RedisCounters {
+  readonly #redis: Redis & Scripts;
+
+  constructor(redis: Redis) {
+    const define = (name: keyof Scripts, keys: number, lua: string) =>
+      redis.defineCommand(name, { numberOfKeys: keys, lua });
+    define("marqueeAdmit", 6, ADMIT);
+    define("marqueeReserveTrial", 3, RESERVE_TRIAL);
+    define("marqueeReserveBudget", 4, RESERVE_BUDGET);
+    define("marqueeSettleTrial", 4, SETTLE_TRIAL);
+    define("marqueeSettleBudget", 3, SETTLE_BUDGET);
+    define("marqueeRecord", 2, RECORD);
+    define("marqueeRowsDelivered", 2, ROWS_DELIVERED);
+    this.#redis = redis as Redis & Scripts;
+  }
+
+  /** Stage 3: the bucket take with the allowance's check (server/access.ts, authorizeList). */
+  async admit(
+    accountId: number,
+    spec: BucketSpec,
+    cost: number,
+    allowance: RowAllowanceSpec,
+    verified: boolean,
+    nowMs: number,
+    reserve = 0,
+  ): Promise<Admission> {
+    const kind = allowance?.kind ?? "none";
+    const r = await this.#redis.marqueeAdmit(
+      COUNTER_KEYS.bucket(accountId, spec.bucket),
+      REDIS_KEYS.trial(accountId),
+      COUNTER_KEYS.holds(accountId, kind === "budget" ? "budget" : "trial"),
+      REDIS_KEYS.usage(accountId),
+      REDIS_KEYS.usageTotal(accountId),
+      COUNTER_KEYS.holdIds(accountId),
+      nowMs,
+      spec.capacity,
+      String(spec.refillPerSecond),
+      cost,
+      kind,
+      allowance?.kind === "budget" ? allowance.limit : 0,
+      verified ? 1 : 0,
+      reserve,
+    );
+    const trial = trialOf(accountId, Number(r[5]), Number(r[6]), Number(r[7]));
+    const reserved = Number(r[8]);
+    const used = Number(r[9]);
+    const rows = Number(r[11]);
+    return {
+      verdict: {
+        admitted: r[0] === 1,
+        tokens: Number(r[1]),
+        retryAfterMs: Number(r[2]),
+        fullAtMs: Number(r[3]),
+      },
+      gated: r[4] === 1,
+      trial,
+      reserved,
+      used,
+      msUntilBelow: Number(r[10]),
+      reservation: rows > 0 ? { rows, member: String(r[12]), trial, used, reserved, msUntilBelow: 0 } : null,
+    };
+  }
+
+  /** The bucket take alone. */
+  async takeTokens(accountId: number, spec: BucketSpec, cost: number, nowMs: number): Promise<BucketVerdict> {
+    return (await this.admit(accountId, spec, cost, null, true, nowMs)).verdict;
+  }
+
+  /** Starts the trial if due and holds at most `requested` rows (clamped to a page and the unreserved remainder). */
+  async reserveTrial(accountId: number, requested: number, nowMs: number): Promise<Reserved> {
+    const r = await this.#redis.marqueeReserveTrial(
+      REDIS_KEYS.trial(accountId),
+      COUNTER_KEYS.holds(accountId, "trial"),
+      COUNTER_KEYS.holdIds(accountId),
+      nowMs,
+      requested,
+    );
+    return {
+      rows: Number(r[0]),
+      member: String(r[1]),
+      trial: trialOf(accountId, Number(r[2]), Number(r[3]), Number(r[4])),
+      used: 0,
+      reserved: Number(r[5]),
+      msUntilBelow: 0,
+    };
+  }
+
+  /** Holds at most `requested` rows of the budget's unreserved remainder. */
+  async reserveBudget(accountId: number, limit: number, requested: number, nowMs: number): Promise<Reserved> {
+    const r = await this.#redis.marqueeReserveBudget(
+      COUNTER_KEYS.holds(accountId, "budget"),
+      COUNTER_KEYS.holdIds(accountId),
+      REDIS_KEYS.usage(accountId),
+      REDIS_KEYS.usageTotal(accountId),
+      nowMs,
+      requested,
+      limit,
+    );
+    return {
+      rows: Number(r[0]),
+      member: String(r[1]),
+      trial: undefined,
+      used: Number(r[2]),
+      reserved: Number(r[3]),
+      msUntilBelow: Number(r[4]),
+    };
+  }
+
+  /** Releases a trial hold and counts min(delivered, held) when it was still live. */
+  async settleTrial(accountId: number, hold: Reserved, delivered: number, nowMs: number): Promise<Settled> {
+    const r = await this.#redis.marqueeSettleTrial(
+      REDIS_KEYS.trial(accountId),
+      COUNTER_KEYS.holds(accountId, "trial"),
+      REDIS_KEYS.usage(accountId),
+      REDIS_KEYS.usageTotal(accountId),
+      nowMs,
+      hold.member,
+      hold.rows,
+      delivered,
+    );
+    return {
+      live: r[0] === 1,
+      trial: trialOf(accountId, Number(r[1]), Number(r[2]), Number(r[3])),
+      used: 0,
+      reserved: Number(r[4]),
+    };
+  }
+
+  /** Releases a budget hold and counts min(delivered, held), live or not. */
+  async settleBudget(accountId: number, hold: Reserved, delivered: number, nowMs: number): Promise<Settled> {
+    const r = await this.#redis.marqueeSettleBudget(
+      COUNTER_KEYS.holds(accountId, "budget"),
+      REDIS_KEYS.usage(accountId),
+      REDIS_KEYS.usageTotal(accountId),
+      nowMs,
+      hold.member,
+      hold.rows,
+      delivered,
+    );
+    return { live: r[0] === 1, trial: undefined, used: Number(r[1]), reserved: Number(r[2]) };
+  }
+
+  /** Every account's delivered rows are recorded, so a budget set later counts the last 24 hours. */
+  async recordDelivery(accountId: number, rows: number, nowMs: number): Promise<void> {
+    if (rows <= 0) return;
+    await this.#redis.marqueeRecord(REDIS_KEYS.usage(accountId), REDIS_KEYS.usageTotal(accountId), nowMs, rows);
+  }
+
+  /** The portal's view of the trial (also what RedisLedger.readTrial may answer). */
+  async readTrial(accountId: number): Promise<Trial | undefined> {
+    const [startedMs, rowsUsed, exhaustedMs] = await this.#redis.hmget(
+      REDIS_KEYS.trial(accountId),
+      "startedMs",
+      "rowsUsed",
+      "exhaustedMs",
+    );
+    if (startedMs === null) return undefined;
+    return {
+      accountId,
+      startedMs: Number(startedMs),
+      rowsUsed: Number(rowsUsed ?? 0),
+      exhaustedMs: exhaustedMs === null ? null : Number(exhaustedMs),
+    };
+  }
+
+  /** Rows delivered in (nowMs - windowMs, nowMs] (also what RedisLedger.rowsDelivered may answer). */
+  async rowsDelivered(accountId: number, windowMs: number, nowMs: number): Promise<number> {
+    return Number(
+      await this.#redis.marqueeRowsDelivered(
+        REDIS_KEYS.usage(accountId),
+        REDIS_KEYS.usageTotal(accountId),
+        nowMs,
+        windowMs,
+      ),
+    );
+  }
+}
