@@ -5,7 +5,7 @@
 import { H3 } from "h3";
 import type { AppContext } from "./context.ts";
 import { ApiError, renderError } from "./errors.ts";
-import { type H3Scope, h3Handler, newRequestId, type RouteHandler } from "./handle.ts";
+import { type H3Scope, h3Handler, newRequestId, type RequestScope, type RouteHandler } from "./handle.ts";
 import { headTooLarge, isHeadTooLarge } from "./request-head.ts";
 import { RouteTable } from "./route-table.ts";
 import { developerRoutes } from "./routes/developers.ts";
@@ -28,7 +28,35 @@ export function createRouteTable(ctx: AppContext): RouteTable {
   openapiRoutes(routes, ctx);
   mcpRoutes(routes, ctx);
   if (ctx.config.testMode) testModeRoutes(routes, ctx);
+  if (ctx.config.testMode && ctx.ledger.kind !== "sqlite") followSharedTestClock(routes, ctx);
   return routes;
+}
+
+/**
+ * Test mode on a shared ledger: the test clock is the ledger's (docs/api.md, Test mode), so a
+ * clock set through one server is every server's now. Each request reads it first; the read is
+ * one round trip, paid only in test mode.
+ */
+function followSharedTestClock(routes: RouteTable, ctx: AppContext): void {
+  const follow = async () => {
+    const ms = await ctx.ledger.test.readClock();
+    if (ms === null) ctx.clock.unfreeze();
+    else ctx.clock.set(ms);
+  };
+  for (const entry of routes.entries) {
+    const run = entry.handler.run as (scope: RequestScope) => Response | Promise<Response>;
+    // A ledger that cannot answer leaves this process's clock as it was; the route's own ledger
+    // step then answers its 503.
+    const proceed = (scope: RequestScope) => run(scope);
+    entry.handler = {
+      ...entry.handler,
+      run: (scope: RequestScope) =>
+        follow().then(
+          () => proceed(scope),
+          () => proceed(scope),
+        ),
+    };
+  }
 }
 
 export function createApp(ctx: AppContext, routes: RouteTable = createRouteTable(ctx)): H3 {

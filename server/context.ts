@@ -9,7 +9,7 @@ import type { Db } from "../db/driver.ts";
 import { ledgerPathFor } from "../db/ledger.ts";
 import { openReplica } from "../db/replica.ts";
 import { HOT_PATH } from "../db/tuning.ts";
-import { Access } from "./access.ts";
+import { Access, type AccessControl } from "./access.ts";
 import { type Clock, createClock } from "./clock.ts";
 import type { Config } from "./config.ts";
 import { createFaults, type Faults } from "./faults.ts";
@@ -27,10 +27,13 @@ export interface AppContext {
   /** HMAC secret for cursors and handoffs. */
   secret: string;
   faults: Faults;
-  /** Rate buckets, delivered rows, trials and reservations of the request path. */
-  meter: Meter;
-  /** Keys, accounts and admission, with their cache (server/access.ts). */
-  access: Access;
+  /**
+   * Rate buckets, delivered rows, trials and reservations of the request path on the SQLite
+   * ledger; on a shared ledger they live in Redis (server/ledger/redis-counters.ts).
+   */
+  meter: Meter | null;
+  /** Keys, accounts and admission, with their cache (server/access.ts, server/ledger/redis-access.ts). */
+  access: AccessControl;
   /** `GET /v1/events` and every cache it uses (server/list/service.ts). */
   list: ListService;
   /** The upstream a serving process streams from (`--sync-from postgres://…`), for /healthz. */
@@ -42,11 +45,10 @@ export async function createContext(config: Config, clock: Clock = createClock()
   if (config.dbPath !== ":memory:") mkdirSync(dirname(config.dbPath), { recursive: true });
   const replica = await openReplica(config.dbPath);
   const faults = createFaults();
-  const ledger = await openLedgerFor(config, clock, faults);
-  // docs/operations.md, The program: generated and stored when absent, so cursors survive restarts.
+  const { ledger, access, meter } = await openLedgerAndAccess(config, clock, faults);
+  // docs/operations.md, The program: generated and stored when absent, so cursors survive restarts
+  // (and, on a shared ledger, every server signs and reads the same cursors).
   const secret = config.secret ?? (await ledger.ensureSetting("secret", () => randomBytes(32).toString("base64url")));
-  const { db, meter } = ledger;
-  const access = new Access({ ledger: db, meter, clock, faults });
   const list = new ListService({ replica, access, clock, secret, baseUrl: config.baseUrl });
   return {
     config,
@@ -59,6 +61,7 @@ export async function createContext(config: Config, clock: Clock = createClock()
     access,
     list,
     close() {
+      access.close?.();
       // The SQLite ledger closes at once (it writes the meter's last counters first).
       ledger.close().catch((err) => console.error(`ledger did not close: ${(err as Error)?.message ?? err}`));
       replica.close();
@@ -66,7 +69,39 @@ export async function createContext(config: Config, clock: Clock = createClock()
   };
 }
 
-/** The ledger the server runs on: the SQLite file beside the replica (docs/architecture.md, "The ledger and the meter"). */
+/**
+ * The ledger the server runs on and the access stages over it: a shared Redis ledger when
+ * `--ledger` names one (docs/operations.md, Run several servers), else the SQLite file beside the
+ * replica with the process's meter.
+ */
+async function openLedgerAndAccess(
+  config: Config,
+  clock: Clock,
+  faults: Faults,
+): Promise<{ ledger: Ledger; access: AccessControl & { close?(): void }; meter: Meter | null }> {
+  if (config.ledgerUrl !== undefined) {
+    const [{ openRedisLedger }, { RedisAccess }, { RedisCounters }, { connectRedis }] = await Promise.all([
+      import("./ledger/redis.ts"),
+      import("./ledger/redis-access.ts"),
+      import("./ledger/redis-counters.ts"),
+      import("./ledger/redis-connection.ts"),
+    ]);
+    const ledger = await openRedisLedger(config.ledgerUrl);
+    const countersConnection = await connectRedis(config.ledgerUrl);
+    const counters = new RedisCounters(countersConnection);
+    const access = new RedisAccess({ ledger, counters, clock, testMode: config.testMode });
+    const closeLedger = ledger.close.bind(ledger);
+    ledger.close = async () => {
+      await closeLedger();
+      countersConnection.disconnect();
+    };
+    return { ledger, access, meter: null };
+  }
+  const ledger = await openLedgerFor(config, clock, faults);
+  return { ledger, access: new Access({ ledger: ledger.db, meter: ledger.meter, clock, faults }), meter: ledger.meter };
+}
+
+/** The SQLite ledger beside the replica (docs/architecture.md, "The ledger and the meter"). */
 export async function openLedgerFor(config: Config, clock: Clock, faults: Faults): Promise<SqliteLedger> {
   const ledger = await openSqliteLedger(ledgerPathFor(config.dbPath), clock, faults);
   // Request-path ledger writes answer 503 rather than wait long behind a held lock (docs/api.md).
@@ -94,6 +129,6 @@ export function notifyReplicaChange(ctx: AppContext): void {
 
 /** After the ledger was emptied (test mode's reset): the meter's counters and the access cache describe deleted rows. */
 export function notifyLedgerReset(ctx: AppContext): void {
-  ctx.meter.clear();
+  ctx.meter?.clear();
   ctx.access.clear();
 }

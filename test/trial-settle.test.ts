@@ -3,6 +3,7 @@
  * a request holding rows between open() and settle(), and time passing meanwhile. Spec
  * "Errors": trial_unavailable when "the reservation expired", with no data returned; docs/api.md, Plans and access: remainder 0 with reservations in flight → 429 trial_capacity_reserved.
  */
+
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -10,6 +11,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { ACCESS } from "../db/contract.ts";
 import { readTrial } from "../db/trials.ts";
 import { HOT_PATH } from "../db/tuning.ts";
+import type { Access } from "../server/access.ts";
 import { resolveConfig } from "../server/config.ts";
 import { type AppContext, createContext, sqliteLedgerDb } from "../server/context.ts";
 import { isApiError } from "../server/errors.ts";
@@ -46,7 +48,7 @@ describe("trial reservations between open() and settle()", () => {
       headers: {},
       event: null,
     };
-    return { scope, access: ctx.access.authorizeList(scope, { geo: false }) };
+    return { scope, access: (ctx.access as Access).authorizeList(scope, { geo: false }) };
   }
 
   async function trialAccess() {
@@ -71,8 +73,8 @@ describe("trial reservations between open() and settle()", () => {
     expect(() => access.settle(25)).toThrowError(expect.objectContaining({ code: "trial_unavailable", status: 503 }));
     // A 503 reports no request-rate counters (docs/api.md).
     expect(scope.headers["X-RateLimit-Remaining"]).toBeUndefined();
-    expect(ctx.meter.readTrial(accountId)?.rowsUsed).toBe(0);
-    expect(ctx.meter.reservedRows(accountId, "trial", ctx.clock.now())).toBe(0);
+    expect(ctx.meter!.readTrial(accountId)?.rowsUsed).toBe(0);
+    expect(ctx.meter!.reservedRows(accountId, "trial", ctx.clock.now())).toBe(0);
   });
 
   it("counts a page settled in time, in the ledger within the meter's flush delay, and settle is once only", async () => {
@@ -81,7 +83,7 @@ describe("trial reservations between open() and settle()", () => {
     ctx.clock.advance(ACCESS.reservationTtlMs - 1);
     access.settle(7);
     access.settle(7);
-    expect(ctx.meter.readTrial(accountId)?.rowsUsed).toBe(7);
+    expect(ctx.meter!.readTrial(accountId)?.rowsUsed).toBe(7);
     await new Promise((resolve) => setTimeout(resolve, HOT_PATH.meterFlushMs + 60));
     expect(readTrial(sqliteLedgerDb(ctx), accountId)?.rowsUsed).toBe(7);
     expect(scope.headers["X-Trial-RowBudget-Remaining"]).toBe("993");
@@ -98,8 +100,8 @@ describe("trial reservations between open() and settle()", () => {
 
   it("answers 429 trial_capacity_reserved while another request holds the rest, until the hold expires", async () => {
     const { accountId, key } = await trialKey();
-    ctx.meter.startTrial(accountId, ctx.clock.now());
-    ctx.meter.addTrialRows(accountId, 990, ctx.clock.now());
+    ctx.meter!.startTrial(accountId, ctx.clock.now());
+    ctx.meter!.addTrialRows(accountId, 990, ctx.clock.now());
     const inFlight = authorize(key).access;
     expect(inFlight.open(25)).toBe(10);
 
@@ -118,6 +120,6 @@ describe("trial reservations between open() and settle()", () => {
     expect(refusal(() => authorize(key)).code).toBe("trial_exhausted");
     // The lapsed request can no longer count its rows.
     expect(() => inFlight.settle(10)).toThrowError(expect.objectContaining({ code: "trial_unavailable" }));
-    expect(ctx.meter.readTrial(accountId)?.rowsUsed).toBe(1000);
+    expect(ctx.meter!.readTrial(accountId)?.rowsUsed).toBe(1000);
   });
 });

@@ -16,7 +16,11 @@ function noExtraArguments(positionals: string[], expected: number): void {
 }
 
 async function create(argv: string[]): Promise<number> {
-  const { values, positionals } = parseFlags(argv, { ...LEDGER_FLAG, account: { type: "string" }, kind: { type: "string" } }, true);
+  const { values, positionals } = parseFlags(
+    argv,
+    { ...LEDGER_FLAG, account: { type: "string" }, kind: { type: "string" } },
+    true,
+  );
   noExtraArguments(positionals, 0);
   const accountId = idArg("--account", values.account);
   const kind = oneOf("kind", values.kind, KEY_KINDS) ?? "live";

@@ -9,7 +9,10 @@
  * - the client reconnects by itself (backoff capped at `reconnectMaxMs`), so serving recovers
  *   without a restart when Redis answers again;
  * - `enableAutoPipelining`: commands issued in the same tick share one write, so concurrent
- *   requests do not each pay a round trip's system calls.
+ *   requests do not each pay a round trip's system calls;
+ * - after a command timed out, the connection is dropped and made again: until Redis answers its
+ *   ready check, every command rejects at once, so a request never waits out more than one
+ *   timeout, however many ledger steps it has.
  */
 import { Redis, type RedisOptions } from "ioredis";
 
@@ -75,6 +78,7 @@ export async function connectRedis(url: string, options: { subscriber?: boolean 
   client.on("ready", () => {
     logged = false;
   });
+  if (!options.subscriber) failFastAfterTimeouts(client);
   try {
     await client.connect();
   } catch (err) {
@@ -82,4 +86,20 @@ export async function connectRedis(url: string, options: { subscriber?: boolean 
     throw new Error(`cannot reach the Redis ledger at ${displayRedisUrl(url)}: ${(err as Error).message}`);
   }
   return client;
+}
+
+/**
+ * A Redis that stopped answering keeps its TCP connection: each command would wait out its own
+ * timeout. The first timeout instead reconnects the client, whose commands reject at once (no
+ * offline queue) until the new connection is ready, that is until Redis answers again.
+ */
+function failFastAfterTimeouts(client: Redis): void {
+  const send = client.sendCommand.bind(client);
+  client.sendCommand = ((command, stream) => {
+    const result = send(command, stream);
+    command.promise.catch((err: Error) => {
+      if (err?.message === "Command timed out" && client.status === "ready") client.disconnect(true);
+    });
+    return result;
+  }) as typeof client.sendCommand;
 }

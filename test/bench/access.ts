@@ -1,4 +1,9 @@
 #!/usr/bin/env bun
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { parseArgs } from "node:util";
+import type { AccountFields } from "../../db/accounts.ts";
 /**
  * What the access pipeline costs per list request: `authorizeList` + `open` +
  * `settle` in-process on a real ledger file, against a no-op with the same request setup.
@@ -9,11 +14,7 @@
  * reservation, settle), a trial (the same on the trial allowance, empty pages so it never ends),
  * and a malformed key (refused before any lookup). Negotiated rates keep buckets from refusing.
  */
-import { mkdtempSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
-import { parseArgs } from "node:util";
-import type { AccountFields } from "../../db/accounts.ts";
+import type { Access } from "../../server/access.ts";
 import { resolveConfig } from "../../server/config.ts";
 import { type AppContext, createContext } from "../../server/context.ts";
 import { isApiError } from "../../server/errors.ts";
@@ -57,7 +58,7 @@ function measure(name: string, run: (scope: RequestScope) => void, key: string):
 
 function pipeline(ctx: AppContext, delivered: number) {
   return (scope: RequestScope) => {
-    const access = ctx.access.authorizeList(scope, { geo: false });
+    const access = (ctx.access as Access).authorizeList(scope, { geo: false });
     const n = access.open(25);
     access.settle(Math.min(n, delivered));
   };
@@ -65,7 +66,7 @@ function pipeline(ctx: AppContext, delivered: number) {
 
 const refused = (ctx: AppContext) => (scope: RequestScope) => {
   try {
-    ctx.access.authorizeList(scope, { geo: false });
+    (ctx.access as Access).authorizeList(scope, { geo: false });
   } catch (err) {
     if (!isApiError(err)) throw err;
   }
