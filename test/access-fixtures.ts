@@ -8,6 +8,8 @@ import { join } from "node:path";
 import Database from "better-sqlite3";
 import { beforeAll, beforeEach, expect } from "vitest";
 import { HOT_PATH } from "../db/tuning.ts";
+import type { Ledger } from "../server/ledger/ledger.ts";
+import { openRedisLedger } from "../server/ledger/redis.ts";
 import type { Client } from "./harness.ts";
 import { eventRecord, venueRecord } from "./records.ts";
 
@@ -90,8 +92,33 @@ export function withTargetLedger<T>(c: Client, fn: (db: Database.Database) => T)
   }
 }
 
+/** Runs `fn` on the target's shared ledger from this process (a target on a Redis ledger). */
+async function withSharedLedger<T>(url: string, fn: (ledger: Ledger) => Promise<T>): Promise<T> {
+  const ledger = await openRedisLedger(url);
+  try {
+    return await fn(ledger);
+  } finally {
+    await ledger.close();
+  }
+}
+
+/** Revokes every key of the account from another process, as the CLI would. */
+export async function revokeKeysElsewhere(c: Client, accountId: number): Promise<void> {
+  const url = c.target.ledgerUrl;
+  if (url) {
+    await withSharedLedger(url, async (ledger) => {
+      for (const k of await ledger.listKeys(accountId)) await ledger.revokeKey(k.id, 1);
+    });
+    return;
+  }
+  withTargetLedger(c, (db) => db.prepare("UPDATE api_keys SET revoked_ms = 1 WHERE account_id = ?").run(accountId));
+}
+
 /** The trial's rows as the ledger holds them, once the server's counters reached it (server/limits/meter.ts). */
 export async function trialRowsUsed(c: Client, accountId: number): Promise<number | undefined> {
+  const url = c.target.ledgerUrl;
+  // On a shared ledger every count is written before the page is answered.
+  if (url) return withSharedLedger(url, async (ledger) => (await ledger.readTrial(accountId))?.rowsUsed);
   await new Promise((resolve) => setTimeout(resolve, HOT_PATH.meterFlushMs + 60));
   return withTargetLedger(
     c,

@@ -24,6 +24,8 @@ export interface Target {
   readonly kind: "in-process" | "bun" | "redis-pair";
   readonly baseUrl: string;
   readonly dir: string;
+  /** The shared ledger's URL when the target runs on one (redis-pair). */
+  readonly ledgerUrl?: string;
   fetch(path: string, init?: RequestInit): Promise<Response>;
   close(): Promise<void>;
 }
@@ -260,6 +262,7 @@ export async function startRedisPair(): Promise<Target & { servers: Target[]; re
     kind: "redis-pair",
     baseUrl,
     dir,
+    ledgerUrl: redis.url,
     servers,
     redis,
     fetch: (path, init) => servers[turn++ % 2].fetch(path, init),
@@ -271,7 +274,7 @@ export async function startRedisPair(): Promise<Target & { servers: Target[]; re
   };
 }
 
-export const TARGETS: readonly Target["kind"][] = ["in-process", "bun"];
+export const TARGETS: readonly Target["kind"][] = ["in-process", "bun", "redis-pair"];
 
 export function startTarget(kind: Target["kind"]): Promise<Target> {
   return kind === "bun" ? startBunServer() : kind === "redis-pair" ? startRedisPair() : startInProcess();

@@ -16,8 +16,9 @@ async function connect(c: Client, key: string): Promise<McpClient> {
   const target = c.target;
   const transport = new StreamableHTTPClientTransport(new URL("/mcp", target.baseUrl), {
     requestInit: { headers: { authorization: `Bearer ${key}` } },
-    // In-process there is no socket: the SDK client's requests go straight into the app.
-    ...(target.kind === "in-process"
+    // In-process there is no socket: the SDK client's requests go straight into the app; a pair
+    // of servers answers for a public base URL that only its target can reach.
+    ...(target.kind !== "bun"
       ? { fetch: (url: string | URL, init?: RequestInit) => target.fetch(String(url), init) }
       : {}),
   });
