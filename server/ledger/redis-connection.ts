@@ -69,11 +69,15 @@ export async function connectRedis(url: string, options: { subscriber?: boolean 
     retryStrategy: (times) => Math.min(50 * 2 ** times, REDIS_LEDGER.reconnectMaxMs),
     ...extra,
   });
-  // ioredis reports connection errors as events too; the commands' rejections carry them to callers.
+  // ioredis reports connection errors as events too; the commands' rejections carry them to
+  // callers. Before the first connection the error is the start-up failure's, said once below.
+  let connected = false;
+  let lastError: Error | undefined;
   let logged = false;
   client.on("error", (err: Error) => {
-    if (!logged) console.error(`ledger: ${displayRedisUrl(url)}: ${err.message}`);
-    logged = true;
+    lastError = err;
+    if (connected && !logged) console.error(`ledger: ${displayRedisUrl(url)}: ${err.message}`);
+    logged = connected;
   });
   client.on("ready", () => {
     logged = false;
@@ -81,9 +85,11 @@ export async function connectRedis(url: string, options: { subscriber?: boolean 
   if (!options.subscriber) failFastAfterTimeouts(client);
   try {
     await client.connect();
+    connected = true;
   } catch (err) {
     client.disconnect();
-    throw new Error(`cannot reach the Redis ledger at ${displayRedisUrl(url)}: ${(err as Error).message}`);
+    const cause = lastError?.message ?? (err as Error).message;
+    throw new Error(`cannot reach the Redis ledger at ${displayRedisUrl(url)}: ${cause}`);
   }
   return client;
 }
