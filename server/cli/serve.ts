@@ -97,15 +97,24 @@ async function serve(config: Config): Promise<undefined> {
   // A shared ledger has no owner; its servers coordinate through it.
   const lock = config.ledgerUrl === undefined ? await lockLedgerForServing(ledgerPathFor(config.dbPath)) : null;
   const ctx = await createContext(config);
-  // The replica's writing work runs in one process: a lone server, or worker 0.
-  await startBackgroundWork(ctx, { writer: worker === undefined || worker === 0 });
-  const routes = createRouteTable(ctx);
-  const app = createApp(ctx, routes);
-  const server = await listen(app, routes, {
-    port: config.port,
-    hostname: config.host,
-    reusePort: worker !== undefined,
-  });
+  let server: Awaited<ReturnType<typeof listen>>;
+  try {
+    // The replica's writing work runs in one process: a lone server, or worker 0.
+    await startBackgroundWork(ctx, { writer: worker === undefined || worker === 0 });
+    const routes = createRouteTable(ctx);
+    const app = createApp(ctx, routes);
+    server = await listen(app, routes, {
+      port: config.port,
+      hostname: config.host,
+      reusePort: worker !== undefined,
+    });
+  } catch (err) {
+    // A port in use, say: close what is open (a shared ledger's connections would keep the
+    // process alive) so the command exits with its error.
+    ctx.close();
+    lock?.close();
+    throw err;
+  }
   let stopping = false;
   const stop = async () => {
     if (stopping) return;
