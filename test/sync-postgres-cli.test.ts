@@ -120,6 +120,7 @@ describe("the upstream tables", () => {
     expect(summary.copied).toBeGreaterThan(2000);
     expect(summary.rowsPerSecond).toBeGreaterThan(0);
     expect(summary.copyWriterThread).toBe(false);
+    expect(summary.snapshotEvents).toBeGreaterThan(0);
     // The same copy written by the writer thread, as a large copy is (its own replica and slot).
     const threaded = cli([
       "sync",
@@ -132,12 +133,28 @@ describe("the upstream tables", () => {
       "--json",
     ]);
     expect(threaded.status, threaded.stderr).toBe(0);
-    expect(JSON.parse(threaded.stdout)).toMatchObject({ copied: summary.copied, rejects: 0, copyWriterThread: true });
+    expect(JSON.parse(threaded.stdout)).toMatchObject({
+      copied: summary.copied,
+      rejects: 0,
+      copyWriterThread: true,
+      snapshotEvents: summary.snapshotEvents,
+    });
     expect(cli(["sync", "--from", file, "--db", join(dir, "demo-ndjson.db")]).status).toBe(0);
 
     expect(await rowsOf(join(dir, "demo-pg.db"))).toEqual(await rowsOf(join(dir, "demo-ndjson.db")));
     expect(await servedPages(join(dir, "demo-pg.db"))).toEqual(await servedPages(join(dir, "demo-ndjson.db")));
     expect(await rowsOf(join(dir, "demo-pg-thread.db"))).toEqual(await rowsOf(join(dir, "demo-pg.db")));
+    expect(await servedPages(join(dir, "demo-pg-thread.db"))).toEqual(await servedPages(join(dir, "demo-pg.db")));
+    // A run killed after the copy's last commit, before its snapshot rebuild committed: the next
+    // run rebuilds it (docs/upstream-records.md, "PostgreSQL tables").
+    const killed = await openReplica(join(dir, "demo-pg-thread.db"));
+    killed.exec(
+      "DELETE FROM snapshot; DELETE FROM sync_state WHERE key = 'snapshot_watermark'; UPDATE sync_state SET value = 0 WHERE key = 'snapshot_tracked'",
+    );
+    killed.close();
+    const resumed = cli(["sync", "--from", url, "--db", join(dir, "demo-pg-thread.db"), "--json"]);
+    expect(resumed.status, resumed.stderr).toBe(0);
+    expect(JSON.parse(resumed.stdout)).toMatchObject({ copied: 0, snapshotEvents: summary.snapshotEvents });
     expect(await servedPages(join(dir, "demo-pg-thread.db"))).toEqual(await servedPages(join(dir, "demo-pg.db")));
     cli(["sync", "--from", url, "--db", join(dir, "demo-pg-thread.db"), "--drop-slot"]);
 

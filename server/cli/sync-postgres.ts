@@ -14,7 +14,7 @@ const n = (x: number) => Math.round(x).toLocaleString("en-US");
 /** Most time a change waits for its snapshot refresh while `--follow` streams: well under the 1 s a change may take to be served. */
 const FOLLOW_REFRESH_MS = 200;
 
-export function formatPostgresSummary(s: PostgresSummary & { snapshotEvents: number | null }): string {
+export function formatPostgresSummary(s: PostgresSummary): string {
   return (
     `synced postgres ${s.source}: ${n(s.copied)} rows copied, ${n(s.changes)} changes applied, ${n(s.rejects)} rejected ` +
     `in ${(s.elapsedMs / 1000).toFixed(1)} s, ${n(s.rowsPerSecond)} rows/s; slot ${s.slot}, lag ` +
@@ -36,8 +36,9 @@ function progressLine(p: PostgresProgress): string {
 
 /**
  * The run's snapshot refresh with an import's bulk settings (sync/writer.ts: sorter threads, no
- * automatic checkpoints), then one checkpoint. After an initial copy it is a full rebuild of
- * the million-event snapshot, which took about as long as the copy itself without them.
+ * automatic checkpoints), then one checkpoint. The initial copy rebuilds the snapshot itself
+ * (sync/postgres/copy.ts); this refresh covers the changes applied after it, or a full rebuild
+ * when a run was stopped between the copy's last commit and its rebuild.
  */
 function refreshAfterSync(db: Db): number {
   const restore = applyBulkSettings(db);
@@ -99,7 +100,10 @@ export async function runPostgresSync(
     });
     refresher.cancel();
     if (tty) process.stderr.write("\r\x1b[2K");
-    const snapshotEvents = snapshotLags(db) ? refreshAfterSync(db) : null;
+    // The initial copy refreshed the snapshot itself; changes streamed after it need another.
+    let snapshotEvents = summary.snapshotEvents;
+    if (snapshotLags(db)) snapshotEvents = refreshAfterSync(db);
+    else if (summary.copied > 0) db.exec("PRAGMA wal_checkpoint(TRUNCATE)");
     const full = { ...summary, snapshotEvents };
     console.log(flags.json ? JSON.stringify(full) : formatPostgresSummary(full));
     return 0;

@@ -58,7 +58,7 @@ export class ChangeApplier {
    * applied from upstream (categories already filtered, which filtering again does not change).
    */
   private withUnchangedValues(table: UpstreamTable, row: Row): Row {
-    if (table !== "events" || !Object.values(row).includes(undefined)) return row;
+    if (table !== "events" || !leavesOut(row)) return row;
     const stored = this.storedEvent.get({ id: idOfRow(row) });
     if (!stored) return row;
     const filled: Row = { ...row };
@@ -128,6 +128,15 @@ export class ChangeApplier {
     const result = applyRows(this.db, encodeRecords(prepared.records), () => this.book(prepared.verdicts, position));
     return { applied: result.applied, rejects: prepared.rejects, watermark: result.watermark };
   }
+}
+
+/**
+ * Whether a value was left out. Not Object.values: an array per row, where every row of the
+ * initial copy has all its values (about 2.5 % of its main thread's CPU profile).
+ */
+function leavesOut(row: Row): boolean {
+  for (const column in row) if (row[column] === undefined) return true;
+  return false;
 }
 
 /** What becomes of a row's reject entry: removed (null) or (re)written with a reason. */

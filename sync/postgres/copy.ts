@@ -10,7 +10,8 @@
  * JSON.parse) cost PostgreSQL ~1.4 s more per 200,000 rows than the columns as text and made
  * 75 % more bytes to decode. The copy is complete once its last transaction, on this connection,
  * commits the slot's starting position with the rejected rows; until then a rerun starts the
- * copy over.
+ * copy over. The serving snapshot is then rebuilt from the copied rows, before any change
+ * streams, on the writer thread's connection when there is one.
  */
 import type pg from "pg";
 import { to as copyTo } from "pg-copy-streams";
@@ -29,6 +30,8 @@ export interface CopyCounts {
   rejects: Reject[];
   /** Whether a writer thread wrote the rows (sync/writer.ts). */
   writerThread: boolean;
+  /** Events in the serving snapshot refreshed once the copy was complete. */
+  snapshotEvents: number | null;
 }
 
 /**
@@ -116,12 +119,14 @@ export async function copyTables(
     batchSize: number;
     /** Copies of at least this many rows are written by a writer thread (sync/writer.ts), where the runtime allows one. */
     threadMinRows: number;
+    /** "now" for the snapshot's timestamp. */
+    now: () => number;
     onBatch?: (counts: CopyCounts) => void;
     signal?: AbortSignal;
   },
 ): Promise<CopyCounts> {
   const db = applier.db;
-  const counts: CopyCounts = { total: 0, copied: 0, rejects: [], writerThread: false };
+  const counts: CopyCounts = { total: 0, copied: 0, rejects: [], writerThread: false, snapshotEvents: null };
   await client.query("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY");
   try {
     await client.query(`SET TRANSACTION SNAPSHOT '${snapshot.replaceAll("'", "''")}'`);
@@ -169,6 +174,13 @@ export async function copyTables(
       if (batch.length > 0) await send();
       while (outstanding.length > 0) await outstanding.shift();
       db.transaction(() => applier.book(verdicts, position));
+      // The copy is complete: the snapshot of exactly its rows (docs/api.md, Serving snapshot).
+      // A writer thread rebuilds it on its connection, whose page cache holds the rows it wrote,
+      // while this one copies the committed batches into the database file, as the NDJSON import
+      // does (sync/sync-from.ts). A run stopped here has its copy: the next one refreshes instead.
+      const refreshing = writer.refresh(options.now());
+      if (writer.threaded) db.exec("PRAGMA wal_checkpoint(PASSIVE)");
+      counts.snapshotEvents = await refreshing;
     } finally {
       await writer.close();
       restore();

@@ -9,7 +9,7 @@ import { readUpstreamState, readWatermark, writeUpstreamState } from "../../db/r
 import { stopTracking } from "../../db/snapshot.ts";
 import { ChangeApplier, type ChangeResult, type Reject } from "./apply.ts";
 import { assertReady, connect, explain, UpstreamError } from "./connect.ts";
-import { copyTables } from "./copy.ts";
+import { type CopyCounts, copyTables } from "./copy.ts";
 import { ident, type PostgresSource, parsePostgresUrl } from "./schema.ts";
 import { assertFollowsPostgres, ensurePublication, publicationName, readLag, slotExists, slotOf } from "./slot.ts";
 import { streamChanges } from "./stream.ts";
@@ -60,6 +60,8 @@ export interface PostgresSummary {
   rowsPerSecond: number;
   /** Whether a writer thread wrote this run's initial copy (see COPY_THREAD_MIN_ROWS). */
   copyWriterThread: boolean;
+  /** Events in the serving snapshot refreshed after this run's initial copy; null without one. */
+  snapshotEvents: number | null;
 }
 
 /** Empties the rows an interrupted initial copy left, so the next copy starts clean. */
@@ -93,6 +95,7 @@ export async function syncFromPostgres(
     elapsedMs: 0,
     rowsPerSecond: 0,
     copyWriterThread: false,
+    snapshotEvents: null,
   };
   const progress = (phase: PostgresProgress["phase"]) =>
     options.onProgress?.({
@@ -140,6 +143,7 @@ export async function syncFromPostgres(
       });
       summary.position = copied.position;
       summary.copyWriterThread = copied.writerThread;
+      summary.snapshotEvents = copied.snapshotEvents;
     } else {
       const existing = await slotExists(client, slot);
       if (existing?.active)
@@ -206,7 +210,7 @@ async function initialCopy(
   applier: ChangeApplier,
   options: PostgresSyncOptions,
   onBatch: (copied: number, total: number, rejects: Reject[]) => void,
-): Promise<{ position: string; writerThread: boolean }> {
+): Promise<{ position: string; writerThread: boolean; snapshotEvents: number | null }> {
   const replication = await connect(source, true);
   try {
     let created: { consistent_point: string; snapshot_name: string };
@@ -217,24 +221,29 @@ async function initialCopy(
       throw explain(err, source);
     }
     const copier = await connect(source);
-    let writerThread = false;
+    let result: CopyCounts;
     try {
       let reported = 0;
-      ({ writerThread } = await copyTables(copier, source, created.snapshot_name, created.consistent_point, applier, {
+      result = await copyTables(copier, source, created.snapshot_name, created.consistent_point, applier, {
         batchSize: options.copyBatchSize ?? COPY_BATCH_ROWS,
         threadMinRows: options.copyThreadMinRows ?? COPY_THREAD_MIN_ROWS,
+        now: options.now ?? Date.now,
         signal: options.signal,
         onBatch: (counts) => {
           onBatch(counts.copied, counts.total, counts.rejects.slice(reported));
           reported = counts.rejects.length;
         },
-      }));
+      });
     } catch (err) {
       throw err instanceof SyntaxError ? err : explain(err, source);
     } finally {
       await copier.end().catch(() => {});
     }
-    return { position: created.consistent_point, writerThread };
+    return {
+      position: created.consistent_point,
+      writerThread: result.writerThread,
+      snapshotEvents: result.snapshotEvents,
+    };
   } finally {
     await replication.end().catch(() => {});
   }
