@@ -77,7 +77,14 @@ export const TARGETS = {
   pgCommitToServedP99Ms: 1_000,
   pgStreamP99Factor: 2,
   pgPeerFactor: 10,
+  /** Marquee on the Redis ledger (one process, and 2 workers): shares of the ceiling and p99. */
+  redisDefaultShareOfCeiling: 0.4,
+  redisTrialShareOfCeiling: 0.2,
+  redisP99Ms: 10,
 } as const;
+
+/** Core counts the Redis section projects throughput for, from the measured CPU per request. */
+export const PROJECTED_CORES = [2, 4, 8, 16] as const;
 
 /** Sizes of the unique-traffic lists: more paths per class than a server answers while loaded with them. */
 export const UNIQUE = {
