@@ -15,6 +15,7 @@
 import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { parseArgs } from "node:util";
+import { readSetting } from "../../db/ledger.ts";
 import { openReplica } from "../../db/replica.ts";
 import { openRedisLedger, type RedisLedger } from "../../server/ledger/redis.ts";
 import { DATA, UNIQUE } from "./lib/config.ts";
@@ -178,6 +179,10 @@ async function main(): Promise<number> {
       sides.push({ target: "ceiling", server: ceiling, progress: progress(), cpu: cpuOf(ceiling) });
     }
     if (redis) {
+      // The same cursor secret as the SQLite ledger's server (docs/operations.md, The program):
+      // the deep scenario's cursor, resolved there, then reads the same on every server.
+      const secret = readSetting(ledger, "secret");
+      if (secret !== undefined) await redis.ledger.ensureSetting("secret", () => secret);
       const one = await targets.startMarqueeRedis(await freePort(), redis.server.url);
       const two = await targets.startMarqueeRedis(await freePort(), redis.server.url, 2);
       await checkRedisTargets([one, two], served, redis.keys, notes);

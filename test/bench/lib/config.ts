@@ -48,7 +48,7 @@ export const ROTATION = {
   usesPerHandoffKey: 8,
   /** Keys are sized for this much more than the probed rate, so none exceeds its uses. */
   rateMargin: 1.5,
-  /** Length of the probe that measures a rotated scenario's rate first. */
+  /** Length of each of the two probes that measure a rotated scenario's rate first (the second counts). */
   probeS: 1,
 } as const;
 
