@@ -2,11 +2,12 @@
 /**
  * `npm run bench`: Marquee against its ceiling and its peers, in one run on this machine.
  *
- *   bun test/bench/run.ts [--rebuild] [--only bun,node,ceiling,prism] [--skip-sync] [--skip-cold-start]
+ *   bun test/bench/run.ts [--rebuild] [--only bun,ceiling,redis,node,prism] [--skip-sync] [--skip-cold-start]
  *
  * Order: build the cached 1M-event replica if needed → Marquee on Bun (resolve inputs, capture
- * one real response per scenario) → Marquee on Bun and the ceiling replaying the captured bytes,
- * interleaved scenario by scenario → Marquee on Node
+ * one real response per scenario) → Marquee on Bun, the ceiling replaying the captured bytes, and
+ * Marquee on a Redis ledger (one process, and `--workers 2`; `redis` in --only, a redis-server of
+ * the bench's own with deploy/redis.conf), interleaved slice by slice → Marquee on Node
  * → Prism on Marquee's OpenAPI document → cold starts of dist/marquee → sync throughput → the
  * default page under load while a 50,000-change sync runs. Prints the tables; a full run (no
  * --only or --skip-* flag) also writes them into test/bench/RESULTS.md.
@@ -14,23 +15,31 @@
 import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { parseArgs } from "node:util";
+import { readSetting } from "../../db/ledger.ts";
 import { openReplica } from "../../db/replica.ts";
+import { openRedisLedger, type RedisLedger } from "../../server/ledger/redis.ts";
 import { DATA, UNIQUE } from "./lib/config.ts";
+import { groupCpuS, processCpuS } from "./lib/cpu.ts";
 import {
+  type Accounts,
   cleanRunDir,
   createKeys,
+  createLedgerKeys,
   ensureReplica,
+  ledgerAccounts,
   openBenchLedger,
   REPLICA_DB,
   RUN_DIR,
   resetLedger,
+  sqliteAccounts,
 } from "./lib/fixture.ts";
 import { describeMachine } from "./lib/machine.ts";
-import { measureSides } from "./lib/measure.ts";
+import { measureSides, type Side } from "./lib/measure.ts";
 import { captureScenarios, request, resolveInputs } from "./lib/prepare.ts";
 import { freePort, readRss, type Server, stopAllServers } from "./lib/proc.ts";
+import { type BenchRedis, redisVersion, startBenchRedis } from "./lib/redis.ts";
 import { type RunReport, renderMarkdown, writeResults } from "./lib/report.ts";
-import { buildScenarios } from "./lib/scenarios.ts";
+import { buildScenarios, type Scenario } from "./lib/scenarios.ts";
 import { measureSyncThroughput, measureSyncUnderLoad, writeChangeStream } from "./lib/sync-load.ts";
 import * as targets from "./lib/targets.ts";
 import { writeUniqueLists } from "./lib/unique.ts";
@@ -50,7 +59,7 @@ const { values: flags } = parseArgs({
     "skip-postgres": { type: "boolean" },
   },
 });
-const only = new Set((flags.only ?? "bun,ceiling,node,prism").split(","));
+const only = new Set((flags.only ?? "bun,ceiling,redis,node,prism").split(","));
 const started = performance.now();
 const log = (s: string) => console.error(`[${((performance.now() - started) / 1000).toFixed(0).padStart(4)} s] ${s}`);
 
@@ -72,8 +81,25 @@ async function main(): Promise<number> {
   const [benchKey] = createKeys(ledger, "bench", 1, "main").keys;
   const [trialCaptureKey] = createKeys(ledger, "trial", 1, "capture").keys;
   const [handoffCaptureKey] = createKeys(ledger, "handoff", 1, "capture").keys;
+  // The Redis ledger: its own redis-server, and the same accounts as in the SQLite ledger.
+  let redis: { server: BenchRedis; ledger: RedisLedger; accounts: Accounts; keys: Record<string, string> } | null =
+    null;
+  if (only.has("redis")) {
+    const server = await startBenchRedis();
+    const redisLedger = await openRedisLedger(server.url);
+    const key = async (kind: "bench" | "trial" | "handoff", label: string) =>
+      (await createLedgerKeys(redisLedger, kind, 1, label)).keys[0];
+    const keys = {
+      bench: await key("bench", "redis-main"),
+      trial: await key("trial", "redis-capture"),
+      handoff: await key("handoff", "redis-capture"),
+    };
+    redis = { server, ledger: redisLedger, accounts: ledgerAccounts(redisLedger, keys.bench), keys };
+    log(`Redis ledger: ${redisVersion()} with deploy/redis.conf, pid ${server.pid}`);
+  }
   const report: RunReport = {
     machine,
+    ...(redis ? { redis: { version: redisVersion() } } : {}),
     replica: replicaInfo,
     scenarios: [],
     cells: {},
@@ -86,9 +112,15 @@ async function main(): Promise<number> {
     for (const [id, cell] of Object.entries(cells)) (report.cells[id] ??= {})[target] = cell;
   };
 
-  log("building the Node bundle and dist/marquee …");
-  await targets.buildNodeBundle();
-  await targets.buildBinary();
+  // Only what this run measures: the bundle for Marquee on Node, the binary for cold starts.
+  if (only.has("node")) {
+    log("building the Node bundle …");
+    await targets.buildNodeBundle();
+  }
+  if (!flags["skip-cold-start"]) {
+    log("building dist/marquee …");
+    await targets.buildBinary();
+  }
 
   // Marquee on Bun first: it resolves inputs and provides the bytes the ceiling replays.
   let server: Server = await targets.startMarqueeBun(await freePort());
@@ -117,7 +149,7 @@ async function main(): Promise<number> {
   if (openapi.ok) writeFileSync(openapiFile, await openapi.text());
   else notes.push(`GET /v1/openapi.json answered ${openapi.status}: Prism has no document to serve.`);
 
-  const ctx = { ledger, benchKey, log, notes };
+  const ctx = { accounts: sqliteAccounts(ledger, benchKey), log, notes };
   const recordAll = (cells: Map<targets.TargetId, Record<string, RunReport["cells"][string][targets.TargetId]>>) => {
     for (const [target, c] of cells) record(target, c);
   };
@@ -130,24 +162,51 @@ async function main(): Promise<number> {
     }
     await s.stop();
   };
-  if (only.has("bun") && only.has("ceiling")) {
+  {
     // Side by side, slice by slice (measureSides): load from other work on a shared machine
-    // then falls on both sides of each ratio instead of on one server's whole pass.
-    const ceiling = await targets.startCeiling(await freePort(), bodiesFile);
-    log("Marquee on Bun and the ceiling, interleaved slice by slice:");
-    const sides = [
-      { target: "bun" as const, server, progress: { warmed: false, listRps: 0 } },
-      { target: "ceiling" as const, server: ceiling, progress: { warmed: false, listRps: 0 } },
-    ];
-    recordAll(await measureSides(sides, served, ctx));
-    const rss = readRss(server.child.pid!);
-    if (rss) report.rss.bun = rss;
-    await server.stop();
-    await ceiling.stop();
-  } else {
-    if (only.has("bun")) await run("bun", server);
+    // then falls on every side of each ratio instead of on one server's whole pass. Each
+    // side's CPU time is read around its slices: the server's process group, and redis-server.
+    const progress = () => ({ warmed: false, listRps: 0 });
+    const cpuOf = (s: Server, redisPid?: number) => () => ({
+      marqueeS: groupCpuS(s.child.pid!),
+      ...(redisPid !== undefined ? { redisS: processCpuS(redisPid) } : {}),
+    });
+    const sides: Side[] = [];
+    if (only.has("bun")) sides.push({ target: "bun", server, progress: progress(), cpu: cpuOf(server) });
     else await server.stop();
-    if (only.has("ceiling")) await run("ceiling", await targets.startCeiling(await freePort(), bodiesFile));
+    if (only.has("ceiling")) {
+      const ceiling = await targets.startCeiling(await freePort(), bodiesFile);
+      sides.push({ target: "ceiling", server: ceiling, progress: progress(), cpu: cpuOf(ceiling) });
+    }
+    if (redis) {
+      // The same cursor secret as the SQLite ledger's server (docs/operations.md, The program):
+      // the deep scenario's cursor, resolved there, then reads the same on every server.
+      const secret = readSetting(ledger, "secret");
+      if (secret !== undefined) await redis.ledger.ensureSetting("secret", () => secret);
+      const one = await targets.startMarqueeRedis(await freePort(), redis.server.url);
+      const two = await targets.startMarqueeRedis(await freePort(), redis.server.url, 2);
+      await checkRedisTargets([one, two], served, redis.keys, notes);
+      for (const [target, s] of [
+        ["redis", one],
+        ["redis-w2", two],
+      ] as const)
+        sides.push({
+          target,
+          server: s,
+          progress: progress(),
+          accounts: redis.accounts,
+          cpu: cpuOf(s, redis.server.pid),
+        });
+    }
+    if (sides.length > 0) {
+      log(
+        `${sides.map((x) => targets.TARGET_TITLES[x.target]).join(", ")}${sides.length > 1 ? ", interleaved slice by slice" : ""}:`,
+      );
+      recordAll(await measureSides(sides, served, ctx));
+      const rss = only.has("bun") ? readRss(server.child.pid!) : null;
+      if (rss) report.rss.bun = rss;
+      for (const side of sides) await side.server.stop();
+    }
   }
   if (lists && only.has("bun") && only.has("ceiling")) {
     // A fresh Marquee: nothing it answered before this section is in its caches.
@@ -254,6 +313,10 @@ async function main(): Promise<number> {
 
   replica.close();
   ledger.close();
+  if (redis) {
+    await redis.ledger.close();
+    await redis.server.stop();
+  }
   report.elapsedS = (performance.now() - started) / 1000;
   const markdown = renderMarkdown(report);
   console.log(`\n${markdown}\n`);
@@ -265,6 +328,30 @@ async function main(): Promise<number> {
     log("written to test/bench/RESULTS.md");
   }
   return 0;
+}
+
+/**
+ * One request of each scenario on each Redis-ledger server, with the Redis ledger's own bench,
+ * trial and handoff keys: a server that answers other than it did on the SQLite ledger is noted
+ * before it is loaded (its cells then show the refusals).
+ */
+async function checkRedisTargets(
+  servers: Server[],
+  scenarios: Scenario[],
+  keys: Record<string, string>,
+  notes: string[],
+): Promise<void> {
+  for (const s of servers) {
+    const off: string[] = [];
+    for (const sc of scenarios) {
+      const answer = await request(s.baseUrl, sc.method, sc.path, keys[sc.auth], sc.body);
+      if (answer.status >= 300) off.push(`${sc.id} ${answer.status}`);
+    }
+    if (off.length) notes.push(`${s.name} on the Redis ledger answered ${off.join(", ")} before the load.`);
+    log(
+      `${s.name}: ${scenarios.length - off.length}/${scenarios.length} scenarios answered 2xx with Redis-ledger keys`,
+    );
+  }
 }
 
 process.on("SIGINT", () => {

@@ -48,7 +48,7 @@ export const ROTATION = {
   usesPerHandoffKey: 8,
   /** Keys are sized for this much more than the probed rate, so none exceeds its uses. */
   rateMargin: 1.5,
-  /** Length of the probe that measures a rotated scenario's rate first. */
+  /** Length of each of the two probes that measure a rotated scenario's rate first (the second counts). */
   probeS: 1,
 } as const;
 
@@ -77,7 +77,14 @@ export const TARGETS = {
   pgCommitToServedP99Ms: 1_000,
   pgStreamP99Factor: 2,
   pgPeerFactor: 10,
+  /** Marquee on the Redis ledger (one process, and 2 workers): shares of the ceiling and p99. */
+  redisDefaultShareOfCeiling: 0.4,
+  redisTrialShareOfCeiling: 0.2,
+  redisP99Ms: 10,
 } as const;
+
+/** Core counts the Redis section projects throughput for, from the measured CPU per request. */
+export const PROJECTED_CORES = [2, 4, 8, 16] as const;
 
 /** Sizes of the unique-traffic lists: more paths per class than a server answers while loaded with them. */
 export const UNIQUE = {

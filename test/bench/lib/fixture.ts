@@ -1,17 +1,19 @@
 /**
  * The benchmark's data: the 1,000,000-event demo replica (built once into .bench/ and reused),
  * a fresh ledger per run, and the accounts the load uses, created directly in the ledger with
- * db/accounts.ts and server/keys.ts. Keys go only into files under .bench/run for wrk, and those
+ * db/accounts.ts and server/keys.ts (or, for Marquee on the Redis ledger, through the ledger
+ * seam: server/ledger/ledger.ts). Keys go only into files under .bench/run for wrk, and those
  * files are deleted when the run ends.
  */
 import { closeSync, existsSync, fsyncSync, mkdirSync, openSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { createAccount, insertKey } from "../../../db/accounts.ts";
+import { type AccountFields, createAccount, insertKey } from "../../../db/accounts.ts";
 import { DAY_MS, type KeyKind } from "../../../db/contract.ts";
 import type { Db } from "../../../db/driver.ts";
 import { ledgerPathFor, openLedger } from "../../../db/ledger.ts";
 import { openReplica, REPLICA_PAGE_BYTES, readReplicaStats } from "../../../db/replica.ts";
-import { newKey } from "../../../server/keys.ts";
+import { issueKey, newKey } from "../../../server/keys.ts";
+import type { Ledger } from "../../../server/ledger/ledger.ts";
 import { BUN, CACHE, DATA, UNLIMITED_RATE } from "./config.ts";
 import { runOk } from "./proc.ts";
 
@@ -131,38 +133,81 @@ export function issueKeyOn(ledger: Db, accountId: number, kind: KeyKind, nowMs: 
 export type AccountKind = "bench" | "trial" | "handoff";
 
 /**
- * Creates `count` accounts with one key each and writes the keys to a file (for wrk rotation).
- * bench: enterprise, no row budget, rate limits lifted. trial: verified, no plan, never
- * subscribed (trial-eligible). handoff: enterprise with rate lifted, live key (handoffs are
- * limited per account regardless of plan).
+ * What an account of each kind is. bench: enterprise, no row budget, rate limits lifted. trial:
+ * verified, no plan, never subscribed (trial-eligible). handoff: enterprise with rate lifted,
+ * live key (handoffs are limited per account regardless of plan).
  */
+function accountFields(kind: AccountKind, email: string): Partial<AccountFields> {
+  return kind === "trial"
+    ? { email, plan: "none", verified: true, hadSubscription: false }
+    : { email, plan: "enterprise", rowBudget: null, rateSustained: UNLIMITED_RATE, rateBurst: UNLIMITED_RATE };
+}
+
+function writeKeyFile(kind: AccountKind, label: string, keys: string[]): string {
+  mkdirSync(RUN_DIR, { recursive: true });
+  const file = join(RUN_DIR, `${kind}-${label}.keys`);
+  writeFileSync(file, `${keys.join("\n")}\n`, { mode: 0o600 });
+  return file;
+}
+
+/** Creates `count` accounts with one key each and writes the keys to a file (for wrk rotation). */
 export function createKeys(
   ledger: Db,
   kind: AccountKind,
   count: number,
   label: string,
 ): { keys: string[]; file: string } {
-  mkdirSync(RUN_DIR, { recursive: true });
   const now = Date.now();
   const keys = ledger.transaction(() => {
     const out: string[] = [];
     for (let i = 0; i < count; i++) {
-      const email = `${kind}-${label}-${i}@bench.example`;
-      const id =
-        kind === "trial"
-          ? createAccount(ledger, { email, plan: "none", verified: true, hadSubscription: false }, now)
-          : createAccount(
-              ledger,
-              { email, plan: "enterprise", rowBudget: null, rateSustained: UNLIMITED_RATE, rateBurst: UNLIMITED_RATE },
-              now,
-            );
+      const id = createAccount(ledger, accountFields(kind, `${kind}-${label}-${i}@bench.example`), now);
       out.push(issueKeyOn(ledger, id, "live", now));
     }
     return out;
   });
-  const file = join(RUN_DIR, `${kind}-${label}.keys`);
-  writeFileSync(file, `${keys.join("\n")}\n`, { mode: 0o600 });
-  return { keys, file };
+  return { keys, file: writeKeyFile(kind, label, keys) };
+}
+
+/** The same accounts in a shared ledger (server/ledger/ledger.ts), as `marquee accounts`/`keys` would create them. */
+export async function createLedgerKeys(
+  ledger: Ledger,
+  kind: AccountKind,
+  count: number,
+  label: string,
+): Promise<{ keys: string[]; file: string }> {
+  const now = Date.now();
+  const keys: string[] = new Array(count);
+  // Many at once: the Redis connection pipelines them (server/ledger/redis-connection.ts).
+  const batch = 250;
+  for (let from = 0; from < count; from += batch) {
+    const to = Math.min(count, from + batch);
+    await Promise.all(
+      Array.from({ length: to - from }, async (_, j) => {
+        const i = from + j;
+        const account = await ledger.createAccount(accountFields(kind, `${kind}-${label}-${i}@bench.example`), now);
+        keys[i] = (await issueKey(ledger, account.id, "live", now)).key;
+      }),
+    );
+  }
+  return { keys, file: writeKeyFile(kind, label, keys) };
+}
+
+/**
+ * Where a target's accounts live: the bench account's key, and fresh accounts for rotated
+ * scenarios. Marquee on the SQLite ledger and Marquee on the Redis ledger each get their own.
+ */
+export interface Accounts {
+  benchKey: string;
+  create(kind: AccountKind, count: number, label: string): Promise<{ keys: string[]; file: string }>;
+}
+
+export function sqliteAccounts(ledger: Db, benchKey: string): Accounts {
+  return { benchKey, create: async (kind, count, label) => createKeys(ledger, kind, count, label) };
+}
+
+export function ledgerAccounts(ledger: Ledger, benchKey: string): Accounts {
+  return { benchKey, create: (kind, count, label) => createLedgerKeys(ledger, kind, count, label) };
 }
 
 /** Deletes this run's key files and captured bodies. */

@@ -1,14 +1,15 @@
 /**
- * Runs every scenario against one server, or two side by side. Marquee targets get real keys: the bench account for
+ * Runs every scenario against one server, or several side by side. Marquee targets get real keys, from their own
+ * ledger (the SQLite file beside the replica, or the Redis ledger): the bench account for
  * list scenarios, and freshly created trial or handoff accounts, enough that no key exceeds
  * its allowance during the run (docs/api.md, Plans and access), rotated by test/bench/rotate-keys.lua.
- * Mock targets (ceiling, Prism) check no key, so one key serves for everything.
+ * Mock targets (ceiling, Prism) check no key, so one key serves for everything. A side that
+ * says how to read its CPU time gets it per request too (lib/cpu.ts).
  */
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
-import type { Db } from "../../../db/driver.ts";
 import { LOAD, ROTATION } from "./config.ts";
-import { createKeys, RUN_DIR } from "./fixture.ts";
+import { type Accounts, RUN_DIR } from "./fixture.ts";
 import { errorCode, request } from "./prepare.ts";
 import type { Server } from "./proc.ts";
 import type { Cell } from "./report.ts";
@@ -28,32 +29,35 @@ function keysFor(rps: number, seconds: number, uses: number): number {
 }
 
 /**
- * Fresh accounts for a rotated-key scenario, sized from the scenario's own rate: a one-second
- * probe on a set sized for the (faster) default page, then enough keys that each serves about
+ * Fresh accounts for a rotated-key scenario, sized from the scenario's own rate: two one-second
+ * probes on a set sized for the (faster) default page, then enough keys that each serves about
  * `uses / ROTATION.rateMargin` requests over warm-up and measurement. Sizing from the default
  * page's rate alone would give each trial key three or four pages, so most measured requests
- * would be an account's first: not what a trial's 40 pages look like.
+ * would be an account's first: not what a trial's 40 pages look like. The rate is the second
+ * probe's: in the first nearly every request is its account's first (a trial starts), dearer
+ * than the pages after it, and on the Redis ledger the first probe measured under half the rate
+ * of the measured run, so its keys ran out (402s) before the last slice.
  */
 async function rotatedKeys(
-  run: { target: TargetId; ledger: Db },
+  run: { target: TargetId; accounts: Accounts },
   s: Scenario,
   spec: LoadSpec,
   progress: TargetProgress,
 ) {
-  const { ledger, target } = run;
+  const { accounts, target } = run;
   const auth = s.auth as "trial" | "handoff";
   const uses = auth === "trial" ? ROTATION.usesPerTrialKey : ROTATION.usesPerHandoffKey;
   const probeRps = Math.max(progress.listRps, 5_000);
-  const probeKeys = createKeys(
-    ledger,
+  const probeKeys = await accounts.create(
     auth,
-    keysFor(probeRps * ROTATION.rateMargin, ROTATION.probeS, uses),
+    keysFor(probeRps * ROTATION.rateMargin, 2 * ROTATION.probeS, uses),
     `${target}-probe`,
   );
-  const rate = (await probe({ ...spec, keysFile: probeKeys.file }, ROTATION.probeS)).rps;
+  const first = await slice({ ...spec, keysFile: probeKeys.file }, ROTATION.probeS);
+  const rate = (await probe({ ...spec, keysFile: probeKeys.file, startAt: first.places }, ROTATION.probeS)).rps;
   const seconds = LOAD.warmupS + LOAD.durationS;
   const count = keysFor(rate * ROTATION.rateMargin, seconds, uses);
-  return { count, rate, file: createKeys(ledger, auth, count, target).file };
+  return { count, rate, file: (await accounts.create(auth, count, target)).file };
 }
 
 function singleKeyFile(key: string): string {
@@ -62,16 +66,26 @@ function singleKeyFile(key: string): string {
   return file;
 }
 
+/** CPU seconds used so far by the server's processes and, on the Redis ledger, by redis-server. */
+export interface CpuReading {
+  marqueeS: number;
+  redisS?: number;
+}
+
 /** One server being measured, with what carries over between its scenarios. */
 export interface Side {
   target: TargetId;
   server: Server;
   progress: TargetProgress;
+  /** The ledger this server reads keys from, when not the context's (Marquee on the Redis ledger). */
+  accounts?: Accounts;
+  /** How to read its CPU time, to report CPU per request (lib/cpu.ts). */
+  cpu?: () => CpuReading;
 }
 
 export interface MeasureContext {
-  ledger: Db;
-  benchKey: string;
+  /** The SQLite ledger beside the replica (and the bench key mock targets are sent). */
+  accounts: Accounts;
   log: (s: string) => void;
   notes: string[];
 }
@@ -86,12 +100,16 @@ interface Ready {
   /** Each wrk thread's place in its key rotation after the last slice (rotate-keys.lua). */
   places?: string;
   slices: Slice[];
+  /** CPU seconds used during the measured slices (warm-up excluded). */
+  cpu: CpuReading;
 }
 
 /** Warms the target once, makes the scenario's keys, and checks it can serve the scenario at all. */
 async function prepare(side: Side, s: Scenario, ctx: MeasureContext): Promise<Ready | { skipped: string }> {
   const { target, server, progress } = side;
-  const { benchKey, log } = ctx;
+  const { log } = ctx;
+  const accounts = side.accounts ?? ctx.accounts;
+  const { benchKey } = accounts;
   const mock = target === "ceiling" || target === "prism";
   if (!progress.warmed && s.auth === "bench" && s.method === "GET") {
     await measure({ url: server.baseUrl + s.path, key: benchKey }, LOAD.targetWarmupS);
@@ -102,7 +120,7 @@ async function prepare(side: Side, s: Scenario, ctx: MeasureContext): Promise<Re
   if (s.auth === "bench" || (mock && s.method === "GET")) spec.key = benchKey;
   else if (mock) spec.keysFile = singleKeyFile(benchKey);
   else {
-    const keys = await rotatedKeys({ target, ledger: ctx.ledger }, s, spec, progress);
+    const keys = await rotatedKeys({ target, accounts }, s, spec, progress);
     keyCount = keys.count;
     spec.keysFile = keys.file;
     log(
@@ -117,14 +135,16 @@ async function prepare(side: Side, s: Scenario, ctx: MeasureContext): Promise<Re
       return { skipped: `answers ${answer.status}${target === "prism" ? "" : ` ${errorCode(answer)}`}` };
     }
   }
-  return { side, spec, keyCount, sent: 0, slices: [] };
+  return { side, spec, keyCount, sent: 0, slices: [], cpu: { marqueeS: 0 } };
 }
 
 /**
  * Measures `scenarios` on each side. Per scenario every side gets its warm-up, then the measured
- * time in LOAD.slices slices; with two sides the slices alternate A B B A A B B A (and the next
- * scenario starts with B), so a machine that slows down or speeds up for a few seconds weighs on
- * both sides of a ratio alike. A side's slices combine into one result (combine() in wrk.ts).
+ * time in LOAD.slices slices; the sides take turns slice by slice, forwards then backwards (two
+ * sides: A B B A A B B A; four: A B C D D C B A …), and the next scenario starts from the other
+ * end, so a machine that slows down or speeds up for a few seconds weighs on every side of a
+ * ratio alike. A side's slices combine into one result (combine() in wrk.ts); its CPU time is
+ * read just before and after each of its measured slices, while the other sides are idle.
  */
 export async function measureSides(
   sides: Side[],
@@ -149,13 +169,32 @@ export async function measureSides(
       return part;
     };
     for (const r of ready) if (LOAD.warmupS > 0) await next(r, LOAD.warmupS);
+    const measured = async (r: Ready) => {
+      const before = r.side.cpu?.();
+      r.slices.push(await next(r, sliceS));
+      const after = r.side.cpu?.();
+      if (before && after) {
+        r.cpu.marqueeS += after.marqueeS - before.marqueeS;
+        if (before.redisS !== undefined && after.redisS !== undefined)
+          r.cpu.redisS = (r.cpu.redisS ?? 0) + after.redisS - before.redisS;
+      }
+    };
     for (let k = 0; k < LOAD.slices; k++) {
-      for (const r of k % 2 === 0 ? ready : [...ready].reverse()) r.slices.push(await next(r, sliceS));
+      for (const r of k % 2 === 0 ? ready : [...ready].reverse()) await measured(r);
     }
     for (const r of ready) {
       const load = combine(r.slices);
       const { target, progress } = r.side;
-      cells.get(target)![s.id] = { load };
+      const perRequestUs = (seconds: number) => (load.requests > 0 ? (seconds * 1e6) / load.requests : Number.NaN);
+      cells.get(target)![s.id] = r.side.cpu
+        ? {
+            load,
+            cpu: {
+              marqueeUs: perRequestUs(r.cpu.marqueeS),
+              ...(r.cpu.redisS !== undefined ? { redisUs: perRequestUs(r.cpu.redisS) } : {}),
+            },
+          }
+        : { load };
       if (r.keyCount > 0) {
         const answers = Object.entries(load.statuses ?? {})
           .map(([status, n]) => `${n.toLocaleString("en-US")} × ${status}`)
@@ -170,9 +209,16 @@ export async function measureSides(
         `  ${s.id.padEnd(12)} ${target.padEnd(8)} ${load.rps.toFixed(0).padStart(7)} req/s  p50 ${load.p50Ms.toFixed(2)} ms  p99 ${load.p99Ms.toFixed(2)} ms` +
           `  (slices ${r.slices.map((x) => x.rps.toFixed(0)).join(", ")})` +
           (load.non2xx || load.socketErrors ? `  (${load.non2xx} non-2xx, ${load.socketErrors} socket errors)` : "") +
-          (load.statuses ? `  statuses ${JSON.stringify(load.statuses)}` : ""),
+          (load.statuses ? `  statuses ${JSON.stringify(load.statuses)}` : "") +
+          cpuText(cells.get(target)![s.id]),
       );
     }
   }
   return cells;
+}
+
+function cpuText(cell: Cell): string {
+  if (!("cpu" in cell) || !cell.cpu) return "";
+  const { marqueeUs, redisUs } = cell.cpu;
+  return `  CPU ${marqueeUs.toFixed(0)} µs/req${redisUs !== undefined ? ` + Redis ${redisUs.toFixed(0)} µs/req` : ""}`;
 }

@@ -73,6 +73,8 @@ export async function startServer(
     pollMs?: number;
     /** Which probe status means ready; default 200 only. */
     ready?: (status: number) => boolean;
+    /** Also wait for this in the server's output (a `--workers` supervisor's line once all listen). */
+    readyOutput?: string;
   },
 ): Promise<Server> {
   const started = performance.now();
@@ -89,22 +91,14 @@ export async function startServer(
   child.stderr!.on("data", (d) => (output = (output + d).slice(-20_000)));
   const baseUrl = `http://127.0.0.1:${opts.port}`;
   const deadline = started + (opts.timeoutMs ?? 30_000);
-  const stop = async () => {
-    live.delete(child);
-    if (child.exitCode !== null || child.signalCode !== null) return;
-    const exited = new Promise((r) => child.once("exit", r));
-    signalGroup(child, "SIGTERM");
-    const timer = setTimeout(() => signalGroup(child, "SIGKILL"), 5_000);
-    await exited;
-    clearTimeout(timer);
-    signalGroup(child, "SIGKILL"); // anything the server left behind in its group
-  };
+  const stop = () => stopTracked(child);
+  const ready = () => opts.readyOutput === undefined || output.includes(opts.readyOutput);
   while (performance.now() < deadline) {
     if (child.exitCode !== null) throw new Error(`${name} exited (${child.exitCode}): ${output.slice(-2000)}`);
     try {
       const res = await fetch(baseUrl + opts.probe);
       await res.arrayBuffer();
-      if ((opts.ready ?? ((s) => s === 200))(res.status)) {
+      if ((opts.ready ?? ((s) => s === 200))(res.status) && ready()) {
         return { name, child, baseUrl, readyMs: performance.now() - started, log: () => output, stop };
       }
     } catch {
@@ -118,6 +112,27 @@ export async function startServer(
 
 /** Servers started by this run, stopped on exit even when the run fails. */
 const live = new Set<ChildProcess>();
+
+/**
+ * A detached child (its own process group) spawned by the caller, stopped with the others on exit
+ * or Ctrl-C: the same stop as a server's.
+ */
+export function track(child: ChildProcess): () => Promise<void> {
+  live.add(child);
+  return () => stopTracked(child);
+}
+
+/** SIGTERM to the child's group, SIGKILL after 5 s, then SIGKILL to anything it left in its group. */
+async function stopTracked(child: ChildProcess): Promise<void> {
+  live.delete(child);
+  if (child.exitCode !== null || child.signalCode !== null) return;
+  const exited = new Promise((r) => child.once("exit", r));
+  signalGroup(child, "SIGTERM");
+  const timer = setTimeout(() => signalGroup(child, "SIGKILL"), 5_000);
+  await exited;
+  clearTimeout(timer);
+  signalGroup(child, "SIGKILL"); // anything the server left behind in its group
+}
 // Servers run in their own process groups, so they outlive a crashed parent unless stopped here.
 process.on("exit", () => stopAllServers());
 

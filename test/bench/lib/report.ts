@@ -6,7 +6,7 @@ import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import type { StageRow } from "../list-stages.ts";
 import type { CopyResult, PeerResult, StreamingResult } from "../postgres.ts";
 import { START_TARGETS } from "../start-times.ts";
-import { DATA, LOAD, RESULTS_MD, TARGETS } from "./config.ts";
+import { DATA, LOAD, PROJECTED_CORES, RESULTS_MD, TARGETS } from "./config.ts";
 import type { Machine } from "./machine.ts";
 import type { Scenario } from "./scenarios.ts";
 import type { SyncThroughput, SyncUnderLoad } from "./sync-load.ts";
@@ -14,10 +14,18 @@ import { TARGET_TITLES, type TargetId } from "./targets.ts";
 import type { UniqueCell, UniqueScenario, UniqueSide } from "./unique-measure.ts";
 import type { LoadResult } from "./wrk.ts";
 
-export type Cell = { load: LoadResult } | { skipped: string };
+/** CPU microseconds per request served: the server's processes, and redis-server on the Redis ledger. */
+export interface CpuPerRequest {
+  marqueeUs: number;
+  redisUs?: number;
+}
+
+export type Cell = { load: LoadResult; cpu?: CpuPerRequest } | { skipped: string };
 
 export interface RunReport {
   machine: Machine;
+  /** The bench's own redis-server for the Redis-ledger targets, when they ran. */
+  redis?: { version: string };
   replica: { events: number; snapshotEvents: number; venues: number; reused: boolean; anchor: string };
   scenarios: Scenario[];
   cells: Record<string, Partial<Record<TargetId, Cell>>>;
@@ -170,6 +178,7 @@ export function verdicts(r: RunReport): Verdict[] {
       : "not measured",
     met: su ? su.load.p99Ms <= TARGETS.syncP99Factor * su.idle.p99Ms : null,
   });
+  out.push(...redisVerdicts(r));
   out.push(...uniqueVerdicts(r));
   const st2 = r.startTimes;
   out.push(
@@ -214,6 +223,99 @@ export function verdicts(r: RunReport): Verdict[] {
     },
   );
   return out;
+}
+
+const REDIS_SIDES = ["redis", "redis-w2"] as const;
+const SHORT: Partial<Record<TargetId, string>> = {
+  bun: "SQLite",
+  redis: "Redis",
+  "redis-w2": "Redis, 2 workers",
+  ceiling: "ceiling",
+};
+
+function redisVerdicts(r: RunReport): Verdict[] {
+  const out: Verdict[] = [];
+  const get = (id: string, t: TargetId) => loadOf(r.cells[id]?.[t]);
+  for (const t of REDIS_SIDES) {
+    for (const [id, min] of [
+      ["default-25", TARGETS.redisDefaultShareOfCeiling],
+      ["trial", TARGETS.redisTrialShareOfCeiling],
+    ] as const) {
+      const l = get(id, t);
+      const c = get(id, "ceiling");
+      const what = id === "trial" ? "trial pages" : "default page";
+      out.push(
+        {
+          target: `${what}: ${SHORT[t]} ≥ ${min * 100} % of ceiling req/s`,
+          measured: l && c ? `${fmt((100 * l.rps) / c.rps)} % (${fmt(l.rps)} of ${fmt(c.rps)} req/s)` : "not measured",
+          met: l && c ? l.rps >= min * c.rps : null,
+        },
+        {
+          target: `${what}: ${SHORT[t]} p99 < ${TARGETS.redisP99Ms} ms`,
+          measured: l ? `${ms(l.p99Ms)} ms` : "not measured",
+          met: l ? l.p99Ms < TARGETS.redisP99Ms : null,
+        },
+      );
+    }
+  }
+  return out;
+}
+
+/** Requests per second that `cores` cores allow at this CPU per request; Redis, single-threaded, caps at one core's worth. */
+export function projectedRps(cores: number, cpu: { marqueeUs: number; redisUs?: number }): number {
+  const total = cpu.marqueeUs + (cpu.redisUs ?? 0);
+  const byCores = (cores * 1e6) / total;
+  return cpu.redisUs ? Math.min(byCores, 1e6 / cpu.redisUs) : byCores;
+}
+
+function redisTables(r: RunReport): string[] {
+  const sides: TargetId[] = ["bun", ...REDIS_SIDES];
+  if (!r.scenarios.some((s) => REDIS_SIDES.some((t) => r.cells[s.id]?.[t]))) return [];
+  const share = (id: string, t: TargetId) => {
+    const l = loadOf(r.cells[id]?.[t]);
+    const c = loadOf(r.cells[id]?.ceiling);
+    return l && c ? `${fmt((100 * l.rps) / c.rps)} %` : "–";
+  };
+  const rows = r.scenarios.map(
+    (s) =>
+      `| ${s.title} | ${sides.map((t) => [...cellText(r.cells[s.id]?.[t]), share(s.id, t)].join(" | ")).join(" | ")} |`,
+  );
+  const cpuRows: string[] = [];
+  for (const id of ["default-25", "trial"]) {
+    const s = r.scenarios.find((x) => x.id === id);
+    if (!s) continue;
+    for (const t of ["ceiling", ...sides] as TargetId[]) {
+      const c = r.cells[id]?.[t];
+      if (!c || !("load" in c) || !c.cpu) continue;
+      const { marqueeUs, redisUs } = c.cpu;
+      // The ceiling is the floor of HTTP, and the SQLite ledger is owned by one process: no workers to project.
+      const projects = t === "redis" || t === "redis-w2";
+      cpuRows.push(
+        `| ${s.title} | ${SHORT[t]} | ${fmt(c.load.rps)} | ${fmt(marqueeUs)} | ${redisUs !== undefined ? fmt(redisUs) : "–"} | ${fmt(marqueeUs + (redisUs ?? 0))} | ${PROJECTED_CORES.map((n) => (projects ? fmt(projectedRps(n, c.cpu!)) : "–")).join(" | ")} | ${redisUs ? fmt(1e6 / redisUs) : "–"} |`,
+      );
+    }
+  }
+  const head = sides.map((t) => `${SHORT[t]} req/s | p50 ms | p99 ms | / ceiling`).join(" | ");
+  return [
+    "### The Redis ledger",
+    "",
+    `Marquee on Bun with \`--ledger redis://…\` (one process, and \`--workers 2\`) on the bench's own ${r.redis?.version ?? "redis-server"} started with deploy/redis.conf (append-only file, fsync on every write, no eviction), measured in the same run and interleaved slice by slice with Marquee on the SQLite ledger and the ceiling; each has its own accounts, created the same way in its own ledger.`,
+    "",
+    `| scenario | ${head} |`,
+    `|---|${sides.map(() => "--:|--:|--:|--:").join("|")}|`,
+    ...rows,
+    "",
+    ...(cpuRows.length
+      ? [
+          "CPU per request: utime + stime from /proc of the server's processes (supervisor and workers) and of redis-server, read just before and after each measured slice, over the requests it served; the ceiling's own figure is the HTTP floor. The projection is what that CPU allows with as many workers as cores and the load generated elsewhere: cores / (Marquee + Redis µs), and never above one core of Redis (1 / Redis µs).",
+          "",
+          `| scenario | server | req/s | Marquee CPU µs/req | Redis CPU µs/req | total µs/req | ${PROJECTED_CORES.map((n) => `${n} cores req/s`).join(" | ")} | Redis cap req/s |`,
+          `|---|---|--:|--:|--:|--:|${PROJECTED_CORES.map(() => "--:").join("|")}|--:|`,
+          ...cpuRows,
+          "",
+        ]
+      : []),
+  ];
 }
 
 function uniqueVerdicts(r: RunReport): Verdict[] {
@@ -310,12 +412,13 @@ export function renderMarkdown(r: RunReport): string {
   return [
     `Run of ${m.date} on commit \`${m.commit}\`${m.dirty ? " (with uncommitted changes)" : ""}: ${m.nproc} × ${m.cpuModel}, ${m.memoryGb} GB RAM, ${m.kernel}; Bun ${m.bun}, Node ${m.node}, ${m.wrk}; load average ${m.loadAverage} at the start. Whole run ${fmt(r.elapsedS)} s.`,
     "",
-    `Replica: ${fmt(r.replica.events)} events (${fmt(r.replica.snapshotEvents)} servable in the snapshot), ${fmt(r.replica.venues)} venues, demo data anchored on ${r.replica.anchor}${r.replica.reused ? ", reused from .bench/" : ", built for this run"}. Load: wrk on loopback, ${LOAD.threads} threads, ${LOAD.connections} connections, ${LOAD.warmupS} s warm-up then ${LOAD.durationS} s measured per cell in ${LOAD.slices} slices of ${LOAD.durationS / LOAD.slices} s (and ${LOAD.targetWarmupS} s more before each server's first cell); Marquee on Bun and the ceiling side by side, their slices alternating A B B A…, the other servers one at a time.`,
+    `Replica: ${fmt(r.replica.events)} events (${fmt(r.replica.snapshotEvents)} servable in the snapshot), ${fmt(r.replica.venues)} venues, demo data anchored on ${r.replica.anchor}${r.replica.reused ? ", reused from .bench/" : ", built for this run"}. Load: wrk on loopback, ${LOAD.threads} threads, ${LOAD.connections} connections, ${LOAD.warmupS} s warm-up then ${LOAD.durationS} s measured per cell in ${LOAD.slices} slices of ${LOAD.durationS / LOAD.slices} s (and ${LOAD.targetWarmupS} s more before each server's first cell); Marquee on Bun and the ceiling${r.redis ? " (and Marquee on the Redis ledger, one process and 2 workers)" : ""} side by side, their slices taking turns A B B A…, the other servers one at a time.`,
     "",
     "### Requests",
     "",
     scenarioTable(r),
     "",
+    ...redisTables(r),
     ...uniqueTable(r),
     ...stagesTable(r),
     "### Other figures",

@@ -1,7 +1,9 @@
 /**
  * The servers compared side by side: the ceiling (bare Bun.serve replaying captured
  * bytes), Marquee on Bun (bun:sqlite), Marquee on Node (better-sqlite3, from a bundle) and
- * Prism mocking Marquee's own OpenAPI document. One runs at a time, so none steals CPU from another.
+ * Prism mocking Marquee's own OpenAPI document, and Marquee on Bun on a shared Redis ledger
+ * (`--ledger redis://…`), alone and as `--workers 2`. Each is loaded alone (side by side ones take
+ * turns: measureSides in measure.ts), so none steals CPU from another.
  */
 import { existsSync } from "node:fs";
 import { join } from "node:path";
@@ -9,11 +11,13 @@ import { BUN, CACHE, ROOT } from "./config.ts";
 import { REPLICA_DB } from "./fixture.ts";
 import { runOk, type Server, startServer } from "./proc.ts";
 
-export type TargetId = "ceiling" | "bun" | "node" | "prism";
+export type TargetId = "ceiling" | "bun" | "redis" | "redis-w2" | "node" | "prism";
 
 export const TARGET_TITLES: Record<TargetId, string> = {
   ceiling: "Ceiling (Bun.serve, captured bytes)",
   bun: "Marquee on Bun",
+  redis: "Marquee on Bun, Redis ledger",
+  "redis-w2": "Marquee on Bun, Redis ledger, 2 workers",
   node: "Marquee on Node",
   prism: "Prism 5 mock",
 };
@@ -43,10 +47,25 @@ export function serveArgs(port: number): string[] {
   ];
 }
 
-const ENV = { MARQUEE_SECRET: "", MARQUEE_DB: "", MARQUEE_BASE_URL: "", PORT: "" };
+const ENV = { MARQUEE_SECRET: "", MARQUEE_DB: "", MARQUEE_BASE_URL: "", MARQUEE_LEDGER: "", PORT: "" };
 
 export function startMarqueeBun(port: number): Promise<Server> {
   return startServer("marquee-bun", BUN, ["server/main.ts", ...serveArgs(port)], { port, probe: "/healthz", env: ENV });
+}
+
+/**
+ * Marquee on Bun on the Redis ledger at `ledgerUrl`, one process or a `--workers` supervisor
+ * with its workers (all in one process group). Ready once the supervisor says every worker
+ * listens: the probe alone may answer from worker 0 while the others start.
+ */
+export function startMarqueeRedis(port: number, ledgerUrl: string, workers = 1): Promise<Server> {
+  const args = [...serveArgs(port), "--ledger", ledgerUrl, ...(workers > 1 ? ["--workers", String(workers)] : [])];
+  return startServer(workers > 1 ? `marquee-redis-w${workers}` : "marquee-redis", BUN, ["server/main.ts", ...args], {
+    port,
+    probe: "/healthz",
+    env: ENV,
+    readyOutput: "Marquee listening on",
+  });
 }
 
 /**
