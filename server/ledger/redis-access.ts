@@ -366,7 +366,7 @@ class RedisAdmittedList implements ListAccess {
     setRateCounters(this.scope.headers, this.verdict);
   }
 
-  async settle(delivered: number): Promise<void> {
+  settle(delivered: number): void | Promise<void> {
     if (!this.#opened || this.#settled) return;
     this.#settled = true;
     const { access, allowance, scope } = this;
@@ -374,37 +374,48 @@ class RedisAdmittedList implements ListAccess {
     const nowMs = access.clock.now();
     const rows = Math.max(0, Math.floor(delivered));
     if (!allowance || !hold) {
-      // Unmetered: usage is recorded for the record (a budget set later counts it); a failure
-      // to record never fails the page.
-      try {
-        await access.counters.recordDelivery(this.accountId, rows, nowMs);
-      } catch (err) {
-        ledgerFailure("rate_limit_unavailable", err);
-      }
-    } else {
-      // The page is withheld (503, no rows) when its rows cannot be counted: the ledger failed,
-      // or a trial reservation expired (docs/api.md). settle(0) after a failure never throws.
-      const code = allowance.kind === "trial" ? "trial_unavailable" : "rate_limit_unavailable";
-      let settled: Awaited<ReturnType<RedisCounters["settleTrial"]>>;
-      try {
-        settled =
-          allowance.kind === "trial"
-            ? await access.counters.settleTrial(this.accountId, hold, rows, nowMs)
-            : await access.counters.settleBudget(this.accountId, hold, rows, nowMs);
-      } catch (err) {
-        if (rows === 0) return;
-        throw ledgerFailure(code, err);
-      }
-      if (!settled.live && rows > 0 && allowance.kind === "trial") throw unavailable("trial_unavailable");
-      this.allowanceHeaders =
-        allowance.kind === "trial"
-          ? trialHeaders(
-              TRIAL.rows - (settled.trial?.rowsUsed ?? 0) - settled.reserved,
-              settled.trial ? trialExpiresMs(settled.trial) : null,
-            )
-          : budgetHeaders(allowance.limit, allowance.limit - settled.used - settled.reserved);
-      Object.assign(scope.headers, this.allowanceHeaders);
+      // Unmetered: usage is recorded for the record (a budget set later counts it), behind the
+      // page as the SQLite meter writes it behind the requests: no limit depends on it, a failure
+      // to record never fails the page, and not waiting saves the page a round trip.
+      access.counters
+        .recordDelivery(this.accountId, rows, nowMs)
+        .catch((err) => ledgerFailure("rate_limit_unavailable", err));
+      setRateCounters(scope.headers, this.verdict);
+      return;
     }
+    return this.settleHold(allowance, hold, rows, nowMs);
+  }
+
+  /** A metered page: the hold released and its rows counted before the page may be sent. */
+  private async settleHold(
+    allowance: NonNullable<RowAllowanceSpec>,
+    hold: Reserved,
+    rows: number,
+    nowMs: number,
+  ): Promise<void> {
+    const { access, scope } = this;
+    // The page is withheld (503, no rows) when its rows cannot be counted: the ledger failed,
+    // or a trial reservation expired (docs/api.md). settle(0) after a failure never throws.
+    const code = allowance.kind === "trial" ? "trial_unavailable" : "rate_limit_unavailable";
+    let settled: Awaited<ReturnType<RedisCounters["settleTrial"]>>;
+    try {
+      settled =
+        allowance.kind === "trial"
+          ? await access.counters.settleTrial(this.accountId, hold, rows, nowMs)
+          : await access.counters.settleBudget(this.accountId, hold, rows, nowMs);
+    } catch (err) {
+      if (rows === 0) return;
+      throw ledgerFailure(code, err);
+    }
+    if (!settled.live && rows > 0 && allowance.kind === "trial") throw unavailable("trial_unavailable");
+    this.allowanceHeaders =
+      allowance.kind === "trial"
+        ? trialHeaders(
+            TRIAL.rows - (settled.trial?.rowsUsed ?? 0) - settled.reserved,
+            settled.trial ? trialExpiresMs(settled.trial) : null,
+          )
+        : budgetHeaders(allowance.limit, allowance.limit - settled.used - settled.reserved);
+    Object.assign(scope.headers, this.allowanceHeaders);
     // Only now: a page withheld above (503) reports no request-rate counters.
     setRateCounters(scope.headers, this.verdict);
   }
