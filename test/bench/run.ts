@@ -286,9 +286,9 @@ async function main(): Promise<number> {
       const fx = await preparePostgres(DATA.events, log);
       try {
         const db = join(fx.dir, "follow.db");
-        const copy = await measurePostgresCopy(fx, db);
+        const copy = await measurePostgresCopy(fx, db, DATA.syncRuns);
         log(
-          `  initial copy: ${copy.rows.toLocaleString("en-US")} rows in ${copy.seconds.toFixed(1)} s (${Math.round(copy.rowsPerS).toLocaleString("en-US")} rows/s)`,
+          `  initial copy: ${copy.rows.toLocaleString("en-US")} rows in ${copy.seconds.toFixed(1)} s (${Math.round(copy.rowsPerS).toLocaleString("en-US")} rows/s; runs ${copy.runs.map((r) => r.toFixed(1)).join(", ")} s)`,
         );
         const streaming = await measureStreaming(
           fx,

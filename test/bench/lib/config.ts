@@ -33,7 +33,7 @@ export const DATA = {
   changeRecords: 50_000,
   deepPages: 2_000,
   coldStartRuns: 5,
-  /** Runs of the 1,000,000-event import; the median is reported. */
+  /** Runs of the 1,000,000-event import, and of the PostgreSQL initial copy; the median of each is reported. */
   syncRuns: 3,
   /** The PostgreSQL upstream's stream: this many event updates a second, for this long. */
   pgChangesPerS: 1_000,
