@@ -5,6 +5,9 @@
  * fast routes (server/route-table.ts), the same handlers without h3 in between; every other path
  * and method still goes to the app. Elsewhere (Node), h3's `serve`.
  *
+ * `answersLate`: most responses complete after an await (a Redis ledger). On Bun those go through
+ * `node:http` instead, which sends a late response in one piece (server/node-http.ts).
+ *
  * `reusePort`: the worker of a `--workers` supervisor shares the port with its siblings
  * (SO_REUSEPORT, server/workers.ts); a lone server keeps the port to itself, so a second one
  * started by mistake fails to listen instead of splitting the traffic.
@@ -12,6 +15,7 @@
 import { type H3, serve } from "h3";
 import { onBun } from "../db/runtime.ts";
 import { direct } from "./handle.ts";
+import { listenNodeHttp } from "./node-http.ts";
 import type { RouteTable } from "./route-table.ts";
 
 export interface Listener {
@@ -19,6 +23,13 @@ export interface Listener {
 }
 
 type BunRoutes = Record<string, Record<string, (req: Request) => Response | Promise<Response>>>;
+
+/** The table's fast routes by `METHOD path`, for the node:http listener. */
+export function fastRouteMap(routes: RouteTable): Map<string, (req: Request) => Response | Promise<Response>> {
+  const out = new Map<string, (req: Request) => Response | Promise<Response>>();
+  for (const { method, path, handler, fast } of routes.entries) if (fast) out.set(`${method} ${path}`, direct(handler));
+  return out;
+}
 
 /** The table's fast routes in the shape of `Bun.serve`'s `routes`. */
 export function bunRoutes(routes: RouteTable): BunRoutes {
@@ -32,8 +43,12 @@ export function bunRoutes(routes: RouteTable): BunRoutes {
 export async function listen(
   app: H3,
   routes: RouteTable,
-  options: { port: number; hostname: string; reusePort?: boolean },
+  options: { port: number; hostname: string; reusePort?: boolean; answersLate?: boolean },
 ): Promise<Listener> {
+  if (onBun && options.answersLate) {
+    // SO_REUSEPORT comes from the worker's environment there (server/node-http.ts).
+    return listenNodeHttp((req) => app.fetch(req), fastRouteMap(routes), options);
+  }
   if (onBun) {
     // development: false — whatever NODE_ENV says, never Bun's error page with a stack trace.
     const server = Bun.serve({

@@ -97,7 +97,9 @@ export function superviseWorkers(options: { count: number; argv: string[]; liste
 
   const start = (index: number, crashes: number, onListening?: () => void): Slot => {
     const child = spawn(command.file, command.args, {
-      env: { ...process.env, [WORKER_INDEX_ENV]: String(index) },
+      // NODE_UNIQUE_ID: Bun's node:http listens with SO_REUSEPORT in a cluster worker, which that
+      // variable marks (server/node-http.ts); Bun.serve is asked for it directly.
+      env: { ...process.env, [WORKER_INDEX_ENV]: String(index), NODE_UNIQUE_ID: String(index + 1) },
       // Worker 0 does the syncing, stdin (`--sync-from -`) included.
       stdio: [index === 0 ? "inherit" : "ignore", "inherit", "inherit", "ipc"],
     });

@@ -107,12 +107,16 @@ async function serve(config: Config): Promise<undefined> {
       port: config.port,
       hostname: config.host,
       reusePort: worker !== undefined,
+      answersLate: config.ledgerUrl !== undefined,
     });
   } catch (err) {
     // A port in use, say: close what is open (a shared ledger's connections would keep the
     // process alive) so the command exits with its error.
     ctx.close();
     lock?.close();
+    // A worker also lets go of its supervisor's channel: once node:http has tried to listen
+    // there (server/node-http.ts), the channel would keep the process running.
+    if (worker !== undefined) process.channel?.unref();
     throw err;
   }
   let stopping = false;

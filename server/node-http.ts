@@ -1,0 +1,98 @@
+/**
+ * The app on `node:http` under Bun, for a server whose responses mostly complete after an await
+ * (a Redis ledger: every list request waits for a script). Bun 1.4's `Bun.serve` sends a response
+ * finished outside the request's own callback unbuffered: the status line, each header's name,
+ * `: `, value and line end, and the body each go out in their own `send()`, so a page with a
+ * dozen headers costs some fifty system calls and as many TCP segments for the client to read.
+ * Measured on this project's two-core host (test/bench/RESULTS.md, "Round 12"): an 18 kB answer
+ * with 12 headers after one `setImmediate` cost 290 µs of server CPU a request through
+ * `Bun.serve` against 20 µs answered at once; Bun's `node:http` writes the same late answer in
+ * one `sendmsg` (23 µs). A server that answers at once (the SQLite ledger) keeps `Bun.serve`
+ * (server/listen.ts), which is a little cheaper there.
+ *
+ * Requests become the same Web `Request`s `Bun.serve` hands over, to the route table's fast
+ * routes by exact path and method and to the h3 app otherwise, and their `Response`s are written
+ * back with their status, headers and body.
+ *
+ * SO_REUSEPORT: Bun's `node:http` binds with it in a process it takes for a cluster worker
+ * (`NODE_UNIQUE_ID` set), and offers no option for it otherwise; the `--workers` supervisor sets
+ * that variable for its workers (server/workers.ts).
+ */
+import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
+import { Readable } from "node:stream";
+
+export type Fetch = (req: Request) => Response | Promise<Response>;
+
+export interface NodeHttpListener {
+  close(): Promise<void>;
+}
+
+/** The Web Request for a node:http request: the URL from its Host, every header field, the body as a stream. */
+function webRequest(req: IncomingMessage, fallbackHost: string): Request {
+  const headers = new Headers();
+  const raw = req.rawHeaders;
+  for (let i = 0; i < raw.length; i += 2) headers.append(raw[i], raw[i + 1]);
+  const method = req.method ?? "GET";
+  const hasBody = method !== "GET" && method !== "HEAD";
+  return new Request(`http://${req.headers.host || fallbackHost}${req.url ?? "/"}`, {
+    method,
+    headers,
+    body: hasBody ? (Readable.toWeb(req) as unknown as ReadableStream<Uint8Array>) : undefined,
+    duplex: "half", // a streamed request body needs it (the Fetch standard)
+  } as RequestInit);
+}
+
+/** Writes `response` in one piece: the head and the whole body, with its length. */
+async function writeResponse(res: ServerResponse, response: Response, head: boolean): Promise<void> {
+  const headers: Record<string, string | string[]> = {};
+  response.headers.forEach((value, name) => {
+    headers[name] = value;
+  });
+  const cookies = response.headers.getSetCookie();
+  if (cookies.length > 1) headers["set-cookie"] = cookies;
+  const body = response.body === null || head ? null : new Uint8Array(await response.arrayBuffer());
+  if (body !== null) headers["content-length"] = String(body.byteLength);
+  res.writeHead(response.status, headers);
+  res.end(body ?? undefined);
+}
+
+const badRequest = () => new Response(null, { status: 400 });
+
+export async function listenNodeHttp(
+  fetch: Fetch,
+  fastRoutes: ReadonlyMap<string, Fetch>,
+  options: { port: number; hostname: string },
+): Promise<NodeHttpListener> {
+  const fallbackHost = `${options.hostname}:${options.port}`;
+  const server = createServer(async (req, res) => {
+    let response: Response;
+    try {
+      const request = webRequest(req, fallbackHost);
+      const path = req.url === undefined ? "/" : req.url.split("?", 1)[0];
+      const route = fastRoutes.get(`${request.method} ${path}`);
+      response = await (route ?? fetch)(request);
+    } catch {
+      // Only a head Request cannot take (the routes render every error of their own).
+      response = badRequest();
+    }
+    try {
+      await writeResponse(res, response, req.method === "HEAD");
+    } catch {
+      res.destroy();
+    }
+  });
+  await new Promise<void>((resolve, reject) => {
+    server.once("error", reject);
+    server.listen({ port: options.port, host: options.hostname }, () => {
+      server.off("error", reject);
+      resolve();
+    });
+  });
+  return {
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.close(() => resolve());
+        server.closeAllConnections();
+      }),
+  };
+}
