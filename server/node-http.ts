@@ -27,16 +27,15 @@ export interface NodeHttpListener {
   close(): Promise<void>;
 }
 
-/** The Web Request for a node:http request: the URL from its Host, every header field, the body as a stream. */
+/** The Web Request for a node:http request: the URL from its Host, its header fields, the body as a stream. */
 function webRequest(req: IncomingMessage, fallbackHost: string): Request {
-  const headers = new Headers();
-  const raw = req.rawHeaders;
-  for (let i = 0; i < raw.length; i += 2) headers.append(raw[i], raw[i + 1]);
   const method = req.method ?? "GET";
   const hasBody = method !== "GET" && method !== "HEAD";
+  // node:http's object (repeated fields joined with ", ", as Headers.get joins them) makes the
+  // Headers in one call, where an append per raw field cost several microseconds a request.
   return new Request(`http://${req.headers.host || fallbackHost}${req.url ?? "/"}`, {
     method,
-    headers,
+    headers: req.headers as Record<string, string>,
     body: hasBody ? (Readable.toWeb(req) as unknown as ReadableStream<Uint8Array>) : undefined,
     duplex: "half", // a streamed request body needs it (the Fetch standard)
   } as RequestInit);
@@ -50,11 +49,20 @@ async function writeResponse(res: ServerResponse, response: Response, head: bool
   });
   const cookies = response.headers.getSetCookie();
   if (cookies.length > 1) headers["set-cookie"] = cookies;
-  const body = response.body === null || head ? null : new Uint8Array(await response.arrayBuffer());
-  if (body !== null) headers["content-length"] = String(body.byteLength);
+  if (response.body === null || head) {
+    res.writeHead(response.status, headers);
+    res.end();
+    return;
+  }
+  // Every body Marquee writes as text is JSON or HTML: read as text it skips a copy into an ArrayBuffer.
+  const body = isText(headers["content-type"]) ? await response.text() : new Uint8Array(await response.arrayBuffer());
+  headers["content-length"] = String(typeof body === "string" ? Buffer.byteLength(body) : body.byteLength);
   res.writeHead(response.status, headers);
-  res.end(body ?? undefined);
+  res.end(body);
 }
+
+const isText = (type: string | string[] | undefined) =>
+  typeof type === "string" && (type.startsWith("application/json") || type.startsWith("text/"));
 
 const badRequest = () => new Response(null, { status: 400 });
 
