@@ -3,7 +3,7 @@
  * (a Redis ledger: every list request waits for a script). Bun 1.4's `Bun.serve` sends a response
  * finished outside the request's own callback unbuffered: the status line, each header's name,
  * `: `, value and line end, and the body each go out in their own `send()`, so a page with a
- * dozen headers costs some fifty system calls and as many TCP segments for the client to read.
+ * dozen headers costs about fifty system calls and as many TCP segments for the client to read.
  * Measured on this project's two-core host (test/bench/RESULTS.md, "Round 12"): an 18 kB answer
  * with 12 headers after one `setImmediate` cost 290 µs of server CPU a request through
  * `Bun.serve` against 20 µs answered at once; Bun's `node:http` writes the same late answer in
