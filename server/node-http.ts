@@ -64,8 +64,6 @@ async function writeResponse(res: ServerResponse, response: Response, head: bool
 const isText = (type: string | string[] | undefined) =>
   typeof type === "string" && (type.startsWith("application/json") || type.startsWith("text/"));
 
-const badRequest = () => new Response(null, { status: 400 });
-
 export async function listenNodeHttp(
   fetch: Fetch,
   fastRoutes: ReadonlyMap<string, Fetch>,
@@ -74,14 +72,23 @@ export async function listenNodeHttp(
   const fallbackHost = `${options.hostname}:${options.port}`;
   const server = createServer(async (req, res) => {
     let response: Response;
+    let request: Request | undefined;
     try {
-      const request = webRequest(req, fallbackHost);
+      request = webRequest(req, fallbackHost);
+    } catch {
+      // A head the Request cannot take (a Host that makes no URL, say).
+      request = undefined;
+    }
+    if (request === undefined) response = new Response(null, { status: 400 });
+    else {
       const path = req.url === undefined ? "/" : req.url.split("?", 1)[0];
       const route = fastRoutes.get(`${request.method} ${path}`);
-      response = await (route ?? fetch)(request);
-    } catch {
-      // Only a head Request cannot take (the routes render every error of their own).
-      response = badRequest();
+      try {
+        response = await (route ?? fetch)(request);
+      } catch {
+        // The routes and the app render their own errors; this is only a last guard.
+        response = new Response(null, { status: 500 });
+      }
     }
     try {
       await writeResponse(res, response, req.method === "HEAD");
