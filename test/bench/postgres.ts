@@ -68,7 +68,7 @@ export interface CopyResult {
 /**
  * The initial copy into a new replica, timed end to end (process, copy and snapshot included):
  * the median of `runs` copies, each into its own new replica, as the NDJSON import is measured
- * (test/bench/lib/sync.ts). The last copy's replica is left at `db`, with its slot; the others'
+ * (test/bench/lib/sync-load.ts). The last copy's replica is left at `db`, with its slot; the others'
  * slots are dropped and their files removed.
  */
 export async function measurePostgresCopy(
