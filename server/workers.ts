@@ -43,6 +43,15 @@ export function programCommand(args: string[]): { file: string; args: string[] }
   return { file: process.execPath, args: [...options, entry, ...args] };
 }
 
+/**
+ * On Bun, NODE_UNIQUE_ID: Bun's node:http listens with SO_REUSEPORT in a cluster worker, which
+ * that variable marks (server/node-http.ts); Bun.serve is asked for it directly. Not on Node,
+ * whose cluster worker would ask this supervisor for the port instead of binding it.
+ */
+function reusePortEnv(index: number): Record<string, string> {
+  return process.versions.bun ? { NODE_UNIQUE_ID: String(index + 1) } : {};
+}
+
 /** `argv` without its `--workers N` or `--workers=N`. */
 export function withoutWorkersFlag(argv: string[]): string[] {
   const out: string[] = [];
@@ -97,9 +106,7 @@ export function superviseWorkers(options: { count: number; argv: string[]; liste
 
   const start = (index: number, crashes: number, onListening?: () => void): Slot => {
     const child = spawn(command.file, command.args, {
-      // NODE_UNIQUE_ID: Bun's node:http listens with SO_REUSEPORT in a cluster worker, which that
-      // variable marks (server/node-http.ts); Bun.serve is asked for it directly.
-      env: { ...process.env, [WORKER_INDEX_ENV]: String(index), NODE_UNIQUE_ID: String(index + 1) },
+      env: { ...process.env, [WORKER_INDEX_ENV]: String(index), ...reusePortEnv(index) },
       // Worker 0 does the syncing, stdin (`--sync-from -`) included.
       stdio: [index === 0 ? "inherit" : "ignore", "inherit", "inherit", "ipc"],
     });
