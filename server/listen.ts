@@ -15,18 +15,18 @@
 import { type H3, serve } from "h3";
 import { onBun } from "../db/runtime.ts";
 import { direct } from "./handle.ts";
-import { listenNodeHttp } from "./node-http.ts";
+import { type Fetch, listenNodeHttp } from "./node-http.ts";
 import type { RouteTable } from "./route-table.ts";
 
 export interface Listener {
   close(): Promise<void>;
 }
 
-type BunRoutes = Record<string, Record<string, (req: Request) => Response | Promise<Response>>>;
+type BunRoutes = Record<string, Record<string, Fetch>>;
 
 /** The table's fast routes by `METHOD path`, for the node:http listener. */
-export function fastRouteMap(routes: RouteTable): Map<string, (req: Request) => Response | Promise<Response>> {
-  const out = new Map<string, (req: Request) => Response | Promise<Response>>();
+export function fastRouteMap(routes: RouteTable): Map<string, Fetch> {
+  const out = new Map<string, Fetch>();
   for (const { method, path, handler, fast } of routes.entries) if (fast) out.set(`${method} ${path}`, direct(handler));
   return out;
 }

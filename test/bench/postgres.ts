@@ -25,6 +25,7 @@ import pg from "pg";
 import { type PgServer, startPgServer } from "../pg-server.ts";
 import { BUN } from "./lib/config.ts";
 import { freePort, runOk, type Server, startServer } from "./lib/proc.ts";
+import { medianRun } from "./lib/sync-load.ts";
 
 export interface PostgresFixture {
   server: PgServer;
@@ -86,7 +87,8 @@ export async function measurePostgresCopy(
       for (const suffix of ["", "-wal", "-shm"]) rmSync(path + suffix, { force: true });
     }
   }
-  const median = [...results].sort((a, b) => a.seconds - b.seconds)[Math.floor(results.length / 2)];
+  const seconds = medianRun(results.map((r) => r.seconds));
+  const median = results.find((r) => r.seconds === seconds)!;
   return {
     rows: median.rows,
     seconds: median.seconds,

@@ -4,6 +4,7 @@
 import { afterAll, beforeAll, expect, it } from "bun:test";
 import { connect } from "node:net";
 import { listenNodeHttp, type NodeHttpListener } from "../../server/node-http.ts";
+import { freePort } from "../net.ts";
 
 const later = () => new Promise((resolve) => setImmediate(resolve));
 
@@ -12,9 +13,7 @@ let base: string;
 let port: number;
 
 beforeAll(async () => {
-  const probe = Bun.listen({ hostname: "127.0.0.1", port: 0, socket: { data() {} } });
-  port = probe.port;
-  probe.stop(true);
+  port = await freePort();
   const late = async () => {
     await later();
     const headers = new Headers({ "content-type": "application/json; charset=utf-8", "x-one": "1" });

@@ -50,8 +50,13 @@ export async function measureSyncThroughput(runs: number): Promise<SyncThroughpu
   } finally {
     clean();
   }
-  const seconds = [...times].sort((a, b) => a - b)[Math.floor(times.length / 2)];
+  const seconds = medianRun(times);
   return { records, seconds, recordsPerS: records / seconds, runs: times };
+}
+
+/** The median of timed runs (of an even count, the slower of the middle two). */
+export function medianRun(seconds: readonly number[]): number {
+  return [...seconds].sort((a, b) => a - b)[Math.floor(seconds.length / 2)];
 }
 
 interface EventRow {
