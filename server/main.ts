@@ -2,6 +2,7 @@
 /**
  * `marquee` CLI entry (docs/operations.md, The program). Each command lives in server/cli/.
  */
+import { keepFreedMemory } from "./cli/allocator.ts";
 import { type Command, UsageError } from "./cli/args.ts";
 import { extraCommands } from "./cli/commands.ts";
 import { serveCommand } from "./cli/serve.ts";
@@ -34,6 +35,7 @@ export async function main(argv: string[]): Promise<number> {
     console.log(`${command.summary}\n\nusage: ${command.usage}`);
     return 0;
   }
+  if (command.keepsFreedMemory) await keepFreedMemory();
   try {
     return (await command.run(rest)) ?? 0;
   } catch (err) {

@@ -1,10 +1,10 @@
 /**
  * `marquee sync` yields the CPU to serving. A sync beside a loaded server on the same box competes
  * with it for the cores; at normal priority, or even at nice 19, the scheduler still gives the
- * sync slices of a few milliseconds while requests wait, which shows in the server's p99 (issue
- * 8). On Linux the sync therefore moves itself to SCHED_IDLE: it runs whenever a core would
- * otherwise idle (so alone on a machine it runs at full speed) and gives way at once to anything
- * else. Elsewhere, or when that call is unavailable, it lowers its nice value to 19 instead.
+ * sync slices of a few milliseconds while requests wait, which shows in the server's p99. On
+ * Linux the sync therefore moves itself to SCHED_IDLE: it runs whenever a core would otherwise
+ * idle (so alone on a machine it runs at full speed) and gives way at once to anything else.
+ * Elsewhere, or when that call is unavailable, it lowers its nice value to 19 instead.
  *
  * Linux applies both per thread. Threads inherit them when they are created, but the runtime
  * starts some of its own (I/O pool, collector) with settings of their own, and not all of them

@@ -44,4 +44,6 @@ export type Command = {
   summary: string;
   usage: string;
   run(argv: string[]): Promise<number | undefined>;
+  /** A bulk command: runs with the allocator keeping the memory it frees (server/cli/allocator.ts). */
+  keepsFreedMemory?: boolean;
 };
