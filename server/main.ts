@@ -35,7 +35,6 @@ export async function main(argv: string[]): Promise<number> {
     console.log(`${command.summary}\n\nusage: ${command.usage}`);
     return 0;
   }
-  if (command.keepsFreedMemory) await keepFreedMemory();
   try {
     return (await command.run(rest)) ?? 0;
   } catch (err) {
@@ -49,7 +48,12 @@ export async function main(argv: string[]): Promise<number> {
 }
 
 if (import.meta.main) {
-  main(process.argv.slice(2)).then((code) => {
+  const argv = process.argv.slice(2);
+  const command = Object.hasOwn(commands, argv[0] ?? "") ? commands[argv[0]] : undefined;
+  // Only the program's own command line restarts its process (server/cli/allocator.ts), never
+  // code that calls main() in a process of its own.
+  if (command?.keepsFreedMemory && !argv.includes("--help") && !argv.includes("-h")) await keepFreedMemory();
+  main(argv).then((code) => {
     if (code !== undefined) process.exitCode = code;
   });
 }
