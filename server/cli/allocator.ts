@@ -2,9 +2,10 @@
  * Bulk commands keep the memory they free (docs/operations.md, "Sync and memory"). Bun's native
  * allocator (mimalloc) gives freed pages back to the kernel 10 ms after they are freed, and the
  * next allocation faults them in again, one page at a time. A bulk sync frees and allocates
- * large buffers all the time (socket reads, SQLite's sorted runs and page cache), and on a virtual
- * machine each fault is dear. With the pages kept for the run, the 1,000,000-event PostgreSQL copy
- * took a third of the faults and about half the system time (test/bench/RESULTS.md, "Round 13").
+ * large buffers all the time (socket reads, SQLite's sorted runs and page cache), and on a
+ * virtual machine each fault is dear. With the pages kept for the run, the 1,000,000-event
+ * PostgreSQL copy took less than half the faults and about 40 % less system time
+ * (test/bench/RESULTS.md, "Round 13").
  *
  * The allocator reads its options from the environment once, as the process starts, so the
  * command starts itself again in place (execve: the same process id, arguments and open
