@@ -20,7 +20,12 @@ function usage(): string {
   ].join("\n");
 }
 
-export async function main(argv: string[]): Promise<number> {
+/**
+ * Runs one command. `ownProcess`: the process is this program's own (its entry is this file), so
+ * a bulk command may restart it in place (server/cli/allocator.ts); code that calls main() in a
+ * process of its own never has that process replaced.
+ */
+export async function main(argv: string[], options: { ownProcess?: boolean } = {}): Promise<number> {
   const [name, ...rest] = argv;
   if (!name || name === "--help" || name === "-h" || name === "help") {
     console.log(usage());
@@ -35,6 +40,7 @@ export async function main(argv: string[]): Promise<number> {
     console.log(`${command.summary}\n\nusage: ${command.usage}`);
     return 0;
   }
+  if (options.ownProcess && command.keepsFreedMemory) await keepFreedMemory();
   try {
     return (await command.run(rest)) ?? 0;
   } catch (err) {
@@ -48,12 +54,7 @@ export async function main(argv: string[]): Promise<number> {
 }
 
 if (import.meta.main) {
-  const argv = process.argv.slice(2);
-  const command = Object.hasOwn(commands, argv[0] ?? "") ? commands[argv[0]] : undefined;
-  // Only the program's own command line restarts its process (server/cli/allocator.ts), never
-  // code that calls main() in a process of its own.
-  if (command?.keepsFreedMemory && !argv.includes("--help") && !argv.includes("-h")) await keepFreedMemory();
-  main(argv).then((code) => {
+  main(process.argv.slice(2), { ownProcess: true }).then((code) => {
     if (code !== undefined) process.exitCode = code;
   });
 }

@@ -13,6 +13,7 @@
  */
 import { type ChildProcess, spawn } from "node:child_process";
 import { BUN_SERVE_ARGS } from "../bin/find-bun.js";
+import { onBun } from "../db/runtime.ts";
 import { WORKER_INDEX_ENV } from "./config.ts";
 
 export const SUPERVISION = {
@@ -39,7 +40,7 @@ export function programCommand(args: string[]): { file: string; args: string[] }
   const entry = process.argv[1];
   if (entry?.startsWith("/$bunfs/")) return { file: process.execPath, args };
   const options = [...process.execArgv];
-  if (process.versions.bun) for (const arg of BUN_SERVE_ARGS) if (!options.includes(arg)) options.push(arg);
+  if (onBun) for (const arg of BUN_SERVE_ARGS) if (!options.includes(arg)) options.push(arg);
   return { file: process.execPath, args: [...options, entry, ...args] };
 }
 
@@ -49,7 +50,7 @@ export function programCommand(args: string[]): { file: string; args: string[] }
  * whose cluster worker would ask this supervisor for the port instead of binding it.
  */
 function reusePortEnv(index: number): Record<string, string> {
-  return process.versions.bun ? { NODE_UNIQUE_ID: String(index + 1) } : {};
+  return onBun ? { NODE_UNIQUE_ID: String(index + 1) } : {};
 }
 
 /** `argv` without its `--workers N` or `--workers=N`. */

@@ -13,7 +13,7 @@
  */
 import { readdirSync } from "node:fs";
 import { setPriority } from "node:os";
-import { onBun } from "../db/runtime.ts";
+import { libcFunctions } from "../db/runtime.ts";
 
 export const SYNC_PRIORITIES = ["background", "normal"] as const;
 
@@ -39,20 +39,11 @@ function threadIds(): number[] {
 
 /** A function that moves one thread (0: the calling one) to SCHED_IDLE, or null where it cannot. */
 async function schedIdle(): Promise<((tid: number) => boolean) | null> {
-  if (process.platform !== "linux" || !onBun) return null;
-  const { dlopen, FFIType, ptr } = await import("bun:ffi");
+  const libc = await libcFunctions({ sched_setscheduler: { args: ["i32", "i32", "ptr"], returns: "i32" } } as const);
+  if (!libc) return null;
+  const { ptr } = await import("bun:ffi");
   const param = new Int32Array(1); // struct sched_param { int sched_priority = 0 }
-  for (const libc of ["libc.so.6", "libc.so"]) {
-    try {
-      const { symbols } = dlopen(libc, {
-        sched_setscheduler: { args: [FFIType.i32, FFIType.i32, FFIType.ptr], returns: FFIType.i32 },
-      });
-      return (tid) => symbols.sched_setscheduler(tid, SCHED_IDLE, ptr(param)) === 0;
-    } catch {
-      // not this libc; try the next name
-    }
-  }
-  return null;
+  return (tid) => libc.sched_setscheduler(tid, SCHED_IDLE, ptr(param)) === 0;
 }
 
 function nice19(tid: number): boolean {

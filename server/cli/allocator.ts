@@ -13,9 +13,8 @@
  * how a user chooses otherwise. Linux and Bun only; anywhere else, or if the call fails, the
  * command runs as it is.
  */
-import type { Pointer } from "bun:ffi";
 import { readFileSync } from "node:fs";
-import { onBun } from "../../db/runtime.ts";
+import { libcFunctions } from "../../db/runtime.ts";
 
 export const ALLOCATOR_VARIABLE = "MIMALLOC_PURGE_DELAY";
 /** Never give freed pages back while the command runs: they are reused, and all go at exit. */
@@ -40,27 +39,17 @@ function commandLine(): Buffer[] {
  * only when it does not (already set, not Linux on Bun, or the restart failed).
  */
 export async function keepFreedMemory(): Promise<void> {
-  if (!onBun || process.platform !== "linux" || process.env[ALLOCATOR_VARIABLE] !== undefined) return;
-  let execve: ((path: Pointer, argv: Pointer, envp: Pointer) => number) | undefined;
-  const { dlopen, FFIType, ptr } = await import("bun:ffi");
-  for (const libc of ["libc.so.6", "libc.so"]) {
-    try {
-      const { symbols } = dlopen(libc, {
-        execve: { args: [FFIType.ptr, FFIType.ptr, FFIType.ptr], returns: FFIType.i32 },
-      });
-      execve = (path, argv, envp) => symbols.execve(path, argv, envp);
-      break;
-    } catch {
-      // not this libc; try the next name
-    }
-  }
+  if (process.env[ALLOCATOR_VARIABLE] !== undefined) return;
+  const libc = await libcFunctions({ execve: { args: ["ptr", "ptr", "ptr"], returns: "i32" } } as const);
+  if (!libc) return;
   let args: Buffer[];
   try {
     args = commandLine();
   } catch {
     return;
   }
-  if (!execve || args.length === 0) return;
+  if (args.length === 0) return;
+  const { ptr } = await import("bun:ffi");
   const env = Object.entries(process.env)
     .filter((entry): entry is [string, string] => entry[1] !== undefined)
     .map(([name, value]) => Buffer.from(`${name}=${value}\0`));
@@ -76,5 +65,5 @@ export async function keepFreedMemory(): Promise<void> {
   const argv = pointers(args);
   const envp = pointers(env);
   // Returns only on failure (the process image is replaced otherwise); the command then runs as it is.
-  execve(ptr(path), ptr(argv), ptr(envp));
+  libc.execve(ptr(path), ptr(argv), ptr(envp));
 }
