@@ -92,6 +92,8 @@ async function openLedgerAndAccess(
     const access = new RedisAccess({ ledger, counters, clock, testMode: config.testMode });
     const closeLedger = ledger.close.bind(ledger);
     ledger.close = async () => {
+      // Deliveries recorded behind their pages are written before the connection goes.
+      await counters.flushDeliveries().catch(() => {});
       await closeLedger();
       countersConnection.disconnect();
     };

@@ -266,4 +266,57 @@ describe("Redis counters", () => {
     expect(await redis[0].zcard(REDIS_KEYS.usage(account))).toBe(2);
     expect(await counters[1].rowsDelivered(account, DAY, NOW_MS + DAY + 100)).toBe(1);
   });
+
+  it("writes the deliveries of one turn as one script per account, each millisecond one entry", async () => {
+    const other = nextAccount++;
+    const scripts = () => Number(/cmdstat_evalsha:calls=(\d+)/.exec(server.cli("INFO", "commandstats"))?.[1] ?? 0);
+    await counters[0].recordDelivery(other, 1, NOW_MS - 1); // the script is loaded: one EVALSHA a batch
+    const before = scripts();
+    const written = [
+      counters[0].recordDelivery(account, 25, NOW_MS),
+      counters[0].recordDelivery(account, 25, NOW_MS),
+      counters[0].recordDelivery(other, 7, NOW_MS),
+      counters[0].recordDelivery(account, 10, NOW_MS + 1),
+      counters[0].recordDelivery(account, 0, NOW_MS + 2),
+    ];
+    // Nothing is written before the turn ends.
+    expect(server.cli("EXISTS", REDIS_KEYS.usageTotal(account)).trim()).toBe("0");
+    await Promise.all(written);
+    expect(scripts() - before).toBe(2);
+    // The entries one record at a time would leave: running totals 50 at NOW_MS, 60 a millisecond later.
+    expect(await redis[0].zrange(REDIS_KEYS.usage(account), "0", "-1", "WITHSCORES")).toEqual([
+      "50",
+      String(NOW_MS),
+      "60",
+      String(NOW_MS + 1),
+    ]);
+    expect(await counters[1].rowsDelivered(account, DAY, NOW_MS + 1)).toBe(60);
+    expect(await counters[1].rowsDelivered(account, DAY, NOW_MS + DAY)).toBe(10);
+    expect(await counters[1].rowsDelivered(other, DAY, NOW_MS)).toBe(8);
+  });
+
+  it("rejects every delivery of a batch Redis did not answer, and writes the next batch", async () => {
+    server.pause();
+    try {
+      const failed = [
+        counters[0].recordDelivery(account, 5, NOW_MS),
+        counters[0].recordDelivery(account, 6, NOW_MS + 1),
+      ];
+      for (const f of failed) await expect(f).rejects.toThrow();
+    } finally {
+      server.resume();
+    }
+    for (let deadline = Date.now() + 5_000; ; ) {
+      try {
+        await counters[0].recordDelivery(account, 4, NOW_MS + 2);
+        break;
+      } catch (err) {
+        if (Date.now() > deadline) throw err;
+        await new Promise((r) => setTimeout(r, 50));
+      }
+    }
+    // A batch that timed out may still have reached Redis before it stopped answering: the
+    // recovery's batch is written either way.
+    expect([4, 15]).toContain(await counters[1].rowsDelivered(account, DAY, NOW_MS + 2));
+  });
 });

@@ -1,6 +1,6 @@
 /**
  * A throwaway `redis-server` for a test file: started on a free loopback port in a temporary
- * folder with the append-only file on (the README's recommended configuration), stopped and
+ * folder with deploy/redis.conf (the README's recommended configuration), stopped and
  * removed afterwards. Uses Debian's `redis-server` (.ci/run installs it).
  */
 import { type ChildProcess, execFileSync, spawn } from "node:child_process";
@@ -8,6 +8,8 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { freePort } from "./net.ts";
+
+const REDIS_CONF = join(import.meta.dirname, "..", "deploy", "redis.conf");
 
 export interface RedisServer {
   port: number;
@@ -40,24 +42,9 @@ export async function startRedisServer(): Promise<RedisServer> {
   const port = await freePort();
   let child: ChildProcess;
   const start = async () => {
-    child = spawn(
-      "redis-server",
-      [
-        "--port",
-        String(port),
-        "--bind",
-        "127.0.0.1",
-        "--save",
-        "",
-        "--appendonly",
-        "yes",
-        "--appendfsync",
-        "always",
-        "--dir",
-        dir,
-      ],
-      { stdio: "ignore" },
-    );
+    child = spawn("redis-server", [REDIS_CONF, "--port", String(port), "--bind", "127.0.0.1", "--dir", dir], {
+      stdio: "ignore",
+    });
     child.once("error", (err) => {
       throw new Error(`redis-server did not start (apt-get install redis-server, see .ci/run): ${err.message}`);
     });

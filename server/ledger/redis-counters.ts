@@ -10,10 +10,12 @@
  *   reserve (ListAccess.open) the trial starts if due, the page is clamped to the unreserved
  *           remainder and held for ACCESS.reservationTtlMs;
  *   settle  (ListAccess.settle) releases the hold and counts what was delivered;
- *   record  the delivered rows of an account without a row allowance.
+ *   record  the delivered rows of an account without a row allowance, written behind the page:
+ *           the records of one turn of the event loop go out as one script per account.
  *
  * An admitted page costs two round trips: stage 3 with the reservation when the caller has
- * validated the request first (`admit`'s `reserve`), then the settlement or the record.
+ * validated the request first (`admit`'s `reserve`), then the settlement. An unmetered page waits
+ * for one; its record goes out with those of the pages answered in the same turn.
  *
  * - Each script touches one account's keys only (`marquee:{a<id>}:…`, server/ledger/redis-keys.ts):
  *   one hash slot, so Redis Cluster runs them.
@@ -261,9 +263,9 @@ record(KEYS[2], KEYS[3], math.min(tonumber(ARGV[4]), tonumber(ARGV[3])), now, AR
 return {live and 1 or 0, delivered(KEYS[2], KEYS[3], now), held(KEYS[1], now)}
 `;
 
-/** KEYS: usage, usage total. ARGV: now, rows. */
+/** KEYS: usage, usage total. ARGV: now, rows, then more (now, rows) pairs: each recorded in turn. */
 const RECORD = `${PRELUDE}
-record(KEYS[1], KEYS[2], tonumber(ARGV[2]), tonumber(ARGV[1]), ARGV[1])
+for i = 1, #ARGV, 2 do record(KEYS[1], KEYS[2], tonumber(ARGV[i + 1]), tonumber(ARGV[i]), ARGV[i]) end
 return 1
 `;
 
@@ -331,9 +333,17 @@ export interface Settled {
   reserved: number;
 }
 
+/** One account's deliveries waiting for the end of the turn: (ms, rows) pairs in order, and who waits for them. */
+interface QueuedDeliveries {
+  pairs: number[];
+  written: Promise<void>;
+  settle(err?: unknown): void;
+}
+
 /** The counters' scripts on one connection (server/ledger/redis-connection.ts). */
 export class RedisCounters {
   readonly #redis: Redis & Scripts;
+  readonly #queued = new Map<number, QueuedDeliveries>();
 
   constructor(redis: Redis) {
     const define = (name: keyof Scripts, keys: number, lua: string) =>
@@ -474,10 +484,43 @@ export class RedisCounters {
     return { live: r[0] === 1, trial: undefined, used: Number(r[1]), reserved: Number(r[2]) };
   }
 
-  /** Every account's delivered rows are recorded, so a budget set later counts the last 24 hours. */
-  async recordDelivery(accountId: number, rows: number, nowMs: number): Promise<void> {
-    if (rows <= 0) return;
-    await this.#redis.marqueeRecord(REDIS_KEYS.usage(accountId), REDIS_KEYS.usageTotal(accountId), nowMs, rows);
+  /**
+   * Every account's delivered rows are recorded, so a budget set later counts the last 24 hours.
+   * Queued until the end of this turn of the event loop, when each account's deliveries go out as
+   * one script (`flushDeliveries`), deliveries of the same millisecond as one entry as the script
+   * would merge them: under load many pages settle in one turn, and each record was a command
+   * for the client and for Redis. Resolves once the delivery is written.
+   */
+  recordDelivery(accountId: number, rows: number, nowMs: number): Promise<void> {
+    if (rows <= 0) return Promise.resolve();
+    let queued = this.#queued.get(accountId);
+    if (!queued) {
+      if (this.#queued.size === 0) setImmediate(() => void this.flushDeliveries());
+      let settle!: (err?: unknown) => void;
+      const written = new Promise<void>((resolve, reject) => {
+        settle = (err) => (err === undefined ? resolve() : reject(err));
+      });
+      queued = { pairs: [], written, settle };
+      this.#queued.set(accountId, queued);
+    }
+    const { pairs } = queued;
+    if (pairs.length > 0 && pairs[pairs.length - 2] === nowMs) pairs[pairs.length - 1] += rows;
+    else pairs.push(nowMs, rows);
+    return queued.written;
+  }
+
+  /** Writes every queued delivery now (also before the connection closes). */
+  async flushDeliveries(): Promise<void> {
+    const batches = [...this.#queued];
+    this.#queued.clear();
+    await Promise.all(
+      batches.map(([accountId, { pairs, settle }]) =>
+        this.#redis.marqueeRecord(REDIS_KEYS.usage(accountId), REDIS_KEYS.usageTotal(accountId), ...pairs).then(
+          () => settle(),
+          (err: unknown) => settle(err ?? new Error("the delivery was not recorded")),
+        ),
+      ),
+    );
   }
 
   /** The portal's view of the trial (also what RedisLedger.readTrial may answer). */

@@ -1,6 +1,6 @@
 /**
  * The Redis ledger for the bench: a redis-server started with the recommended configuration
- * (deploy/redis.conf: append-only file fsynced on every write, no eviction) in the run directory
+ * (deploy/redis.conf: append-only file fsynced every second, no eviction) in the run directory
  * on a free loopback port, stopped when the run ends.
  */
 import { execFileSync, spawn } from "node:child_process";

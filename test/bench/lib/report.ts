@@ -299,7 +299,7 @@ function redisTables(r: RunReport): string[] {
   return [
     "### The Redis ledger",
     "",
-    `Marquee on Bun with \`--ledger redis://…\` (one process, and \`--workers 2\`) on the bench's own ${r.redis?.version ?? "redis-server"} started with deploy/redis.conf (append-only file, fsync on every write, no eviction), measured in the same run and interleaved slice by slice with Marquee on the SQLite ledger and the ceiling; each has its own accounts, created the same way in its own ledger.`,
+    `Marquee on Bun with \`--ledger redis://…\` (one process, and \`--workers 2\`) on the bench's own ${r.redis?.version ?? "redis-server"} started with deploy/redis.conf (append-only file fsynced every second, no eviction), measured in the same run and interleaved slice by slice with Marquee on the SQLite ledger and the ceiling; each has its own accounts, created the same way in its own ledger.`,
     "",
     `| scenario | ${head} |`,
     `|---|${sides.map(() => "--:|--:|--:|--:").join("|")}|`,
