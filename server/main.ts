@@ -2,7 +2,7 @@
 /**
  * `marquee` CLI entry (docs/operations.md, The program). Each command lives in server/cli/.
  */
-import { keepFreedMemory } from "./cli/allocator.ts";
+import { restartWithPurgeDelay } from "./cli/allocator.ts";
 import { type Command, UsageError } from "./cli/args.ts";
 import { extraCommands } from "./cli/commands.ts";
 import { serveCommand } from "./cli/serve.ts";
@@ -22,8 +22,9 @@ function usage(): string {
 
 /**
  * Runs one command. `ownProcess`: the process is this program's own (its entry is this file), so
- * a bulk command may restart it in place (server/cli/allocator.ts); code that calls main() in a
- * process of its own never has that process replaced.
+ * a command that asks for another allocator purge delay may restart it in place
+ * (server/cli/allocator.ts); code that calls main() in a process of its own never has that
+ * process replaced.
  */
 export async function main(argv: string[], options: { ownProcess?: boolean } = {}): Promise<number> {
   const [name, ...rest] = argv;
@@ -40,7 +41,8 @@ export async function main(argv: string[], options: { ownProcess?: boolean } = {
     console.log(`${command.summary}\n\nusage: ${command.usage}`);
     return 0;
   }
-  if (options.ownProcess && command.keepsFreedMemory) await keepFreedMemory();
+  const purgeDelay = options.ownProcess ? command.purgeDelay?.(rest, process.env) : undefined;
+  if (purgeDelay !== undefined) await restartWithPurgeDelay(purgeDelay);
   try {
     return (await command.run(rest)) ?? 0;
   } catch (err) {

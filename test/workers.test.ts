@@ -17,7 +17,9 @@ import { BUN, freePort, ROOT } from "./harness.ts";
 import { eventRecord, venueRecord } from "./records.ts";
 import { type RedisServer, startRedisServer } from "./redis-server.ts";
 
-const ENV = { ...process.env, MARQUEE_SECRET: "", MARQUEE_DB: "", MARQUEE_LEDGER: "" };
+const ENV: NodeJS.ProcessEnv = { ...process.env, MARQUEE_SECRET: "", MARQUEE_DB: "", MARQUEE_LEDGER: "" };
+// The allocator setting serve chooses on a Redis ledger is checked below; the runner's own is not passed on.
+delete ENV.MIMALLOC_PURGE_DELAY;
 
 interface Run {
   child: ChildProcess;
@@ -244,6 +246,11 @@ describe("serve --workers 2 on a Redis ledger", () => {
     expect(pids).toEqual(workerPids(run.child.pid!));
     expect(new Set(pids.values()).size).toBe(2);
     expect([...pids.values()]).not.toContain(run.child.pid);
+    // On a Redis ledger the supervisor restarted itself in place with the allocator keeping freed
+    // memory 100 ms, and its workers inherited that.
+    for (const pid of [run.child.pid!, ...pids.values()]) {
+      expect(readFileSync(`/proc/${pid}/environ`, "utf8").split("\0")).toContain("MIMALLOC_PURGE_DELAY=100");
+    }
   });
 
   it("serves from every worker what worker 0 synced, after its snapshot refresh", async () => {

@@ -1,16 +1,20 @@
 /**
- * Bulk commands keep the memory they free (docs/operations.md, "Sync and memory"). Bun's native
+ * How long freed memory is kept (docs/operations.md, "Memory and the allocator"). Bun's native
  * allocator (mimalloc) gives freed pages back to the kernel 10 ms after they are freed, and the
- * next allocation faults them in again, one page at a time. A bulk sync frees and allocates
- * large buffers all the time (socket reads, SQLite's sorted runs and page cache), and on a
- * virtual machine each fault is dear. With the pages kept for the run, the 1,000,000-event
- * PostgreSQL copy took less than half the faults and about 40 % less system time
- * (test/bench/RESULTS.md, "Round 13").
+ * next allocation faults them in again, one page at a time; on a virtual machine each fault is
+ * dear. A command may ask for another delay (Command.purgeDelay in server/cli/args.ts):
+ *
+ * - a bulk sync keeps everything for its run ("-1"). It frees and allocates large buffers all the
+ *   time (socket reads, SQLite's sorted runs and page cache); with the pages kept, the
+ *   1,000,000-event PostgreSQL copy took less than half the faults and about 40 % less system
+ *   time (test/bench/RESULTS.md, "Round 13");
+ * - a server on a Redis ledger keeps freed memory 100 ms, so what one turn of requests frees is
+ *   there for the next; about 12 % more pages a second (test/bench/RESULTS.md, "Round 14").
  *
  * The allocator reads its options from the environment once, as the process starts, so the
  * command starts itself again in place (execve: the same process id, arguments and open
- * descriptors) with `MIMALLOC_PURGE_DELAY=-1`, unless that variable is set already, which is also
- * how a user chooses otherwise. Linux and Bun only; anywhere else, or if the call fails, the
+ * descriptors) with `MIMALLOC_PURGE_DELAY` set, unless that variable is set already, which is
+ * also how a user chooses otherwise. Linux and Bun only; anywhere else, or if the call fails, the
  * command runs as it is.
  */
 import { readFileSync } from "node:fs";
@@ -18,7 +22,7 @@ import { libcFunctions } from "../../db/runtime.ts";
 
 export const ALLOCATOR_VARIABLE = "MIMALLOC_PURGE_DELAY";
 /** Never give freed pages back while the command runs: they are reused, and all go at exit. */
-const KEEP = "-1";
+export const KEEP_FREED_MEMORY = "-1";
 
 /** The NUL-terminated pieces of /proc/self/cmdline, as bytes (an argument need not be UTF-8). */
 function commandLine(): Buffer[] {
@@ -35,10 +39,11 @@ function commandLine(): Buffer[] {
 }
 
 /**
- * Restarts the process in place with the allocator keeping freed memory, where it can; returns
- * only when it does not (already set, not Linux on Bun, or the restart failed).
+ * Restarts the process in place with the allocator's purge delay set to `delay` (milliseconds,
+ * or KEEP_FREED_MEMORY), where it can; returns only when it does not (already set, not Linux on
+ * Bun, or the restart failed).
  */
-export async function keepFreedMemory(): Promise<void> {
+export async function restartWithPurgeDelay(delay: string): Promise<void> {
   if (process.env[ALLOCATOR_VARIABLE] !== undefined) return;
   const libc = await libcFunctions({ execve: { args: ["ptr", "ptr", "ptr"], returns: "i32" } } as const);
   if (!libc) return;
@@ -53,7 +58,7 @@ export async function keepFreedMemory(): Promise<void> {
   const env = Object.entries(process.env)
     .filter((entry): entry is [string, string] => entry[1] !== undefined)
     .map(([name, value]) => Buffer.from(`${name}=${value}\0`));
-  env.push(Buffer.from(`${ALLOCATOR_VARIABLE}=${KEEP}\0`));
+  env.push(Buffer.from(`${ALLOCATOR_VARIABLE}=${delay}\0`));
   const pointers = (strings: Buffer[]) => {
     const array = new BigUint64Array(strings.length + 1); // NULL-terminated
     strings.forEach((s, i) => {

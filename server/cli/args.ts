@@ -44,6 +44,10 @@ export type Command = {
   summary: string;
   usage: string;
   run(argv: string[]): Promise<number | undefined>;
-  /** A bulk command: runs with the allocator keeping the memory it frees (server/cli/allocator.ts). */
-  keepsFreedMemory?: boolean;
+  /**
+   * The allocator's purge delay this run asks for (server/cli/allocator.ts), from its arguments
+   * and environment: milliseconds, or "-1" to keep freed memory for the run; undefined for the
+   * allocator's default.
+   */
+  purgeDelay?(argv: string[], env: NodeJS.ProcessEnv): string | undefined;
 };

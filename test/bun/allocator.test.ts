@@ -1,10 +1,12 @@
-// A bulk command restarts itself in place with the allocator keeping freed memory
+// A command restarts itself in place with the allocator purge delay it asks for
 // (server/cli/allocator.ts): the same process id and arguments byte for byte, the environment
 // kept, and nothing done when the variable is set already (the user's choice).
 import { afterAll, expect, it } from "bun:test";
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { serveCommand } from "../../server/cli/serve.ts";
+import { syncCommand } from "../../server/cli/sync.ts";
 
 const dir = mkdtempSync(join(tmpdir(), "marquee-allocator-"));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
@@ -12,8 +14,8 @@ afterAll(() => rmSync(dir, { recursive: true, force: true }));
 const probe = join(dir, "probe.ts");
 writeFileSync(
   probe,
-  `import { keepFreedMemory } from ${JSON.stringify(join(import.meta.dir, "../../server/cli/allocator.ts"))};
-await keepFreedMemory();
+  `import { restartWithPurgeDelay } from ${JSON.stringify(join(import.meta.dir, "../../server/cli/allocator.ts"))};
+await restartWithPurgeDelay(process.env.PROBE_DELAY ?? "-1");
 console.log(JSON.stringify({ pid: process.pid, value: process.env.MIMALLOC_PURGE_DELAY ?? null, args: process.argv.slice(2), other: process.env.PROBE_OTHER ?? null }));
 `,
 );
@@ -43,4 +45,13 @@ it("leaves a value the user set alone", async () => {
   const r = await run({ MIMALLOC_PURGE_DELAY: "50" }, ["x"]);
   expect(r.value).toBe("50");
   expect(r.args).toEqual(["x"]);
+});
+
+it("keeps freed memory for a whole sync, 100 ms for a server on a Redis ledger, and the default otherwise", () => {
+  expect(syncCommand.purgeDelay?.(["--from", "x.ndjson"], {})).toBe("-1");
+  expect(serveCommand.purgeDelay?.(["--ledger", "redis://127.0.0.1:6379"], {})).toBe("100");
+  expect(serveCommand.purgeDelay?.(["--port", "1", "--ledger=redis://127.0.0.1:6379"], {})).toBe("100");
+  expect(serveCommand.purgeDelay?.([], { MARQUEE_LEDGER: "redis://127.0.0.1:6379" })).toBe("100");
+  expect(serveCommand.purgeDelay?.(["--port", "8080"], {})).toBeUndefined();
+  expect(serveCommand.purgeDelay?.([], { MARQUEE_LEDGER: "" })).toBeUndefined();
 });
