@@ -13,8 +13,12 @@ export const RESULTS_MD = join(ROOT, "test", "bench", "RESULTS.md");
 export const LOAD = {
   connections: 32,
   threads: 2,
-  /** Once per server before its first scenario: lets Node's and Prism's JIT settle. */
-  targetWarmupS: 3,
+  /**
+   * Once per server before its first scenario: lets its JIT settle. A server on the Redis ledger
+   * spent 201, 141, then 80–97 µs of CPU a default page over its first 2-s stretches of load
+   * (RESULTS.md, round 14): with 3 s, its first cell measured the JIT, not the steady state.
+   */
+  targetWarmupS: 8,
   warmupS: 1,
   durationS: 6,
   /**

@@ -371,7 +371,7 @@ function uniqueTable(r: RunReport): string[] {
   return [
     "### Unique traffic",
     "",
-    `No URL twice within a scenario: each request takes the next of a list of new paths (test/bench/lib/unique.ts), for Marquee and the peer alike; the ceiling replays one captured page (\`${u.ceilingPath.slice(0, 60)}…\`, ${fmt((u.cells["u-state"]?.ceiling?.load.bytesPerAnswer ?? 0) / 1024, 1)} kB). A fresh Marquee process serves this section.`,
+    `No URL twice within a scenario: each request takes the next of a list of new paths (test/bench/lib/unique.ts), for Marquee and the peer alike; the ceiling replays one captured page (\`${u.ceilingPath.slice(0, 60)}…\`, ${fmt((u.cells["u-state"]?.ceiling?.load.bytesPerAnswer ?? 0) / 1024, 1)} kB). A fresh Marquee process serves this section, warmed first by ${LOAD.targetWarmupS} s of the first scenario's list (URLs not measured again).`,
     "",
     "| scenario | Bun req/s | Bun p50 ms | Bun p99 ms | Bun / ceiling | peer req/s | Bun / peer |",
     "|---|--:|--:|--:|--:|--:|--:|",
