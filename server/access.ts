@@ -151,13 +151,13 @@ export class Access implements AccessControl {
    * key is refused without a lookup. When the ledger cannot be read: 503 `policy_unavailable`.
    */
   authenticate(req: Request): KeyIdentity {
-    const row = this.authenticatedKey(req);
+    const row = this.authenticatedKey(req.headers.get("authorization"));
     return { keyId: row.id, accountId: row.accountId, kind: row.kind };
   }
 
   /** Stage 1 for the list route: the cached key row itself (no object per request). */
-  private authenticatedKey(req: Request): KeyRow {
-    const key = bearerToken(req);
+  private authenticatedKey(authorization: string | null): KeyRow {
+    const key = bearerToken(authorization);
     if (!key) throw invalidKey();
     const cache = this.#cache;
     let row: KeyRow | undefined;
@@ -192,7 +192,7 @@ export class Access implements AccessControl {
     const headers = scope.headers;
     // Until the account's bucket is known, the published limit (401s report it too).
     headers[H.rateLimit] = PUBLISHED_RATE_LIMIT[H.rateLimit];
-    const key = this.authenticatedKey(scope.req);
+    const key = this.authenticatedKey(scope.header("authorization"));
 
     // Stage 2: policy, plan, trial state, email verification.
     if (faults.take("policy_unavailable")) throw unavailable("policy_unavailable");

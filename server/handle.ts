@@ -2,18 +2,21 @@
  * The request wrapper every route uses: a request id on every response, errors rendered
  * through the one renderer, unexpected errors logged (never with a key) and hidden.
  *
- * `handle` describes a route for the route table (server/route-table.ts); two ways in run it with
- * one behaviour: `h3Handler` for the h3 app, and `direct` for `Bun.serve`'s own router, which the
+ * `handle` describes a route for the route table (server/route-table.ts); three ways in run it
+ * with one behaviour: `h3Handler` for the h3 app, `direct` for `Bun.serve`'s own router, which the
  * hot list endpoint uses on Bun (server/listen.ts): it skips h3's event, URL and response
- * layers, about an eighth of a cached page's cost (test/bench/RESULTS.md).
+ * layers, about an eighth of a cached page's cost (test/bench/RESULTS.md); and `scoped` for the
+ * `node:http` listener (server/node-http.ts), whose scope reads node's request as it is and
+ * takes a route's reply in parts (`ReplyParts`), with no Web Request or Response in between.
  */
 import { defineHandler, type H3Event } from "h3";
 import { type Envelope, isApiError, renderError } from "./errors.ts";
 import { headTooLarge, isHeadTooLarge } from "./request-head.ts";
 
 export interface RequestScope {
-  /** h3's event; null when Bun's router called the route directly. */
+  /** h3's event; null when a listener called the route directly. */
   event: H3Event | null;
+  /** The Web Request (the node:http listener builds it only when a route asks). */
   req: Request;
   url: URL;
   /** The raw query string with its "?", or "" (what `url.search` gives, without parsing the URL). */
@@ -21,12 +24,44 @@ export interface RequestScope {
   requestId: string;
   /** Headers decided early (e.g. rate-limit counters) that error responses carry too. */
   headers: Record<string, string>;
+  /** One field of the request head, as `Headers.get` gives it (repeated fields joined by ", "), or null. */
+  header(name: string): string | null;
+  /** The request's URL and header fields exceed the head limit (server/request-head.ts). */
+  headTooLarge(): boolean;
+  /** The listener writes a reply given as `ReplyParts` itself; otherwise a route answers with a Response. */
+  readonly takesParts: boolean;
 }
+
+/**
+ * A reply as its status, header fields and body, for a listener that writes them itself
+ * (`RequestScope.takesParts`): a route that answers often (the list endpoint) skips building a
+ * Response that the listener would only take apart again. The body is text, or bytes in chunks
+ * sent one after the other.
+ */
+export class ReplyParts {
+  constructor(
+    readonly status: number,
+    readonly headers: Record<string, string>,
+    readonly body: string | readonly Uint8Array<ArrayBuffer>[] | null,
+  ) {}
+
+  toResponse(): Response {
+    const { body } = this;
+    return new Response(typeof body === "string" || body === null ? body : new Blob([...body]), {
+      status: this.status,
+      headers: this.headers,
+    });
+  }
+}
+
+export type Reply = Response | ReplyParts;
+
+const asResponse = (reply: Reply): Response => (reply instanceof ReplyParts ? reply.toResponse() : reply);
 
 /** What an h3 route sees: the event is always there. */
 export type H3Scope = RequestScope & { event: H3Event };
 
-export type Route<S extends RequestScope = RequestScope> = (scope: S) => Response | Promise<Response>;
+export type Route<S extends RequestScope = RequestScope> = (scope: S) => Reply | Promise<Reply>;
 
 export interface RouteOptions {
   /** The route's own responses carry x-request-id already (errors are stamped here either way). */
@@ -39,7 +74,7 @@ export function newRequestId(): string {
 
 /** A route's function with how its errors render, as `handle` describes it (server/route-table.ts). */
 export interface RouteHandler<S extends RequestScope = H3Scope> {
-  run(scope: S): Response | Promise<Response>;
+  run(scope: S): Reply | Promise<Reply>;
   envelope: Envelope;
   options: RouteOptions;
 }
@@ -55,45 +90,67 @@ export function handle<S extends RequestScope = H3Scope>(
 
 /** The route as an h3 handler. */
 export function h3Handler(route: RouteHandler<H3Scope>) {
-  return defineHandler((event) =>
-    run<H3Scope>(
-      { event, req: event.req, url: event.url, search: event.url.search, requestId: newRequestId(), headers: {} },
-      route.run,
-      route.envelope,
-      route.options,
-    ),
-  );
+  return defineHandler((event) => {
+    const scope = new WebScope(event.req, event.req.url, event) as H3Scope;
+    return respond(run<H3Scope>(scope, route.run, route.envelope, route.options));
+  });
+}
+
+/** The query string of a request target or URL ("?…"), or "" when it has none or only "?". */
+export function searchOf(target: string): string {
+  const q = target.indexOf("?");
+  return q < 0 || q === target.length - 1 ? "" : target.slice(q);
 }
 
 /**
- * A direct route's scope: a class, so a request allocates one object (an object literal with a
- * getter would allocate the getter too, on every request).
+ * The scope of a Web Request: a class, so a request allocates one object (an object literal with
+ * a getter would allocate the getter too, on every request).
  */
-class DirectScope implements RequestScope {
-  readonly event = null;
+export class WebScope implements RequestScope {
   readonly search: string;
   readonly requestId = newRequestId();
   readonly headers: Record<string, string> = {};
+  readonly takesParts = false;
   #url: URL | undefined;
 
   constructor(
     readonly req: Request,
-    private readonly raw: string,
+    private readonly raw: string = req.url,
+    readonly event: H3Event | null = null,
   ) {
-    const q = raw.indexOf("?");
-    this.search = q < 0 || q === raw.length - 1 ? "" : raw.slice(q);
+    this.#url = event?.url;
+    this.search = event ? event.url.search : searchOf(raw);
   }
 
   /** Parsed only when a route asks for more than the query string. */
   get url(): URL {
     return (this.#url ??= new URL(this.raw));
   }
+
+  header(name: string): string | null {
+    return this.req.headers.get(name);
+  }
+
+  headTooLarge(): boolean {
+    return isHeadTooLarge(this.req);
+  }
 }
 
 /** The same route for a router that hands over the bare Request (Bun.serve `routes`). */
 export function direct(route: RouteHandler<RequestScope>): (req: Request) => Response | Promise<Response> {
   const { run: fn, envelope, options } = route;
-  return (req) => run(new DirectScope(req, req.url), fn, envelope, options);
+  return (req) => respond(run(new WebScope(req), fn, envelope, options));
+}
+
+/** The same route for a listener that makes the scope itself (server/node-http.ts). */
+export function scoped(route: RouteHandler<RequestScope>): (scope: RequestScope) => Reply | Promise<Reply> {
+  const { run: fn, envelope, options } = route;
+  return (scope) => run(scope, fn, envelope, options);
+}
+
+/** A Web Request's answer: a reply in parts (only given to a scope that takes them) as a Response. */
+function respond(reply: Reply | Promise<Reply>): Response | Promise<Response> {
+  return reply instanceof Promise ? reply.then(asResponse) : asResponse(reply);
 }
 
 function run<S extends RequestScope>(
@@ -101,9 +158,9 @@ function run<S extends RequestScope>(
   fn: Route<S>,
   envelope: Envelope,
   options: RouteOptions,
-): Response | Promise<Response> {
-  if (isHeadTooLarge(scope.req)) return failed(scope, envelope, headTooLarge(envelope));
-  let res: Response | Promise<Response>;
+): Reply | Promise<Reply> {
+  if (scope.headTooLarge()) return failed(scope, envelope, headTooLarge(envelope));
+  let res: Reply | Promise<Reply>;
   try {
     res = fn(scope);
   } catch (err) {
@@ -118,10 +175,12 @@ function run<S extends RequestScope>(
   return done(scope, options, res);
 }
 
-function done(scope: RequestScope, options: RouteOptions, res: Response): Response {
+function done(scope: RequestScope, options: RouteOptions, res: Reply): Reply {
   // Asking a Response for its headers makes Bun build a Headers object for it: routes that
   // set the id themselves skip that.
-  if (!options.setsRequestId && !res.headers.has("x-request-id")) res.headers.set("x-request-id", scope.requestId);
+  if (options.setsRequestId) return res;
+  if (res instanceof ReplyParts) res.headers["x-request-id"] ??= scope.requestId;
+  else if (!res.headers.has("x-request-id")) res.headers.set("x-request-id", scope.requestId);
   return res;
 }
 

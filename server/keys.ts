@@ -66,9 +66,8 @@ export function displayPrefix(key: string): string {
   return `mq_${kind}_${key.slice(`mq_${kind}_`.length, `mq_${kind}_`.length + 4)}`;
 }
 
-/** Reads `Authorization: Bearer <key>`; null when absent or not a bearer credential. */
-export function bearerToken(req: Request): string | null {
-  const header = req.headers.get("authorization");
+/** The key of an `Authorization: Bearer <key>` field's value; null when absent or not a bearer credential. */
+export function bearerToken(header: string | null): string | null {
   if (!header) return null;
   // The common case without a regular expression: "Bearer <token>", one space, no trailing space.
   const space = header.indexOf(" ");

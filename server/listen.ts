@@ -14,8 +14,8 @@
  */
 import { type H3, serve } from "h3";
 import { onBun } from "../db/runtime.ts";
-import { direct } from "./handle.ts";
-import { type Fetch, listenNodeHttp } from "./node-http.ts";
+import { direct, scoped } from "./handle.ts";
+import { type Fetch, listenNodeHttp, type ScopedRoute } from "./node-http.ts";
 import type { RouteTable } from "./route-table.ts";
 
 export interface Listener {
@@ -25,9 +25,9 @@ export interface Listener {
 type BunRoutes = Record<string, Record<string, Fetch>>;
 
 /** The table's fast routes by `METHOD path`, for the node:http listener. */
-export function fastRouteMap(routes: RouteTable): Map<string, Fetch> {
-  const out = new Map<string, Fetch>();
-  for (const { method, path, handler, fast } of routes.entries) if (fast) out.set(`${method} ${path}`, direct(handler));
+export function fastRouteMap(routes: RouteTable): Map<string, ScopedRoute> {
+  const out = new Map<string, ScopedRoute>();
+  for (const { method, path, handler, fast } of routes.entries) if (fast) out.set(`${method} ${path}`, scoped(handler));
   return out;
 }
 

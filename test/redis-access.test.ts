@@ -15,7 +15,7 @@ import { ACCESS, DAY_MS, TRIAL } from "../db/contract.ts";
 import { refreshSnapshot } from "../db/snapshot.ts";
 import { resolveConfig } from "../server/config.ts";
 import { type AppContext, createContext, notifyReplicaChange } from "../server/context.ts";
-import { direct, handle, type RequestScope } from "../server/handle.ts";
+import { direct, handle, type RequestScope, WebScope } from "../server/handle.ts";
 import { digestKey, displayPrefix, generateKey, issueKey } from "../server/keys.ts";
 import { openRedisLedger, type RedisLedger } from "../server/ledger/redis.ts";
 import { RedisAccess } from "../server/ledger/redis-access.ts";
@@ -326,7 +326,7 @@ describe("the list pipeline on a Redis ledger", () => {
   it("withholds a page whose trial reservation expired: 503 trial_unavailable, nothing counted", async () => {
     const { accountId, key } = await redisKey({ plan: "none" });
     const req = new Request("http://x/v1/events", { headers: { authorization: `Bearer ${key}` } });
-    const scope: RequestScope = { req, url: new URL(req.url), search: "", requestId: "r", headers: {}, event: null };
+    const scope: RequestScope = new WebScope(req);
     const access = await servers[1].access.authorizeList(scope, { geo: false });
     expect(await access.open(100)).toBe(25);
     ctx.clock.advance(ACCESS.reservationTtlMs);

@@ -15,7 +15,7 @@ import type { Access } from "../server/access.ts";
 import { resolveConfig } from "../server/config.ts";
 import { type AppContext, createContext, sqliteLedgerDb } from "../server/context.ts";
 import { isApiError } from "../server/errors.ts";
-import type { RequestScope } from "../server/handle.ts";
+import { type RequestScope, WebScope } from "../server/handle.ts";
 import { issueKey } from "../server/keys.ts";
 import { NOW_MS } from "./access-fixtures.ts";
 
@@ -40,14 +40,7 @@ describe("trial reservations between open() and settle()", () => {
 
   function authorize(key: string) {
     const req = new Request("http://x/v1/events", { headers: { authorization: `Bearer ${key}` } });
-    const scope: RequestScope = {
-      req,
-      url: new URL(req.url),
-      search: new URL(req.url).search,
-      requestId: "r",
-      headers: {},
-      event: null,
-    };
+    const scope: RequestScope = new WebScope(req);
     return { scope, access: (ctx.access as Access).authorizeList(scope, { geo: false }) };
   }
 

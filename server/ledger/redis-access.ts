@@ -88,13 +88,13 @@ export class RedisAccess implements AccessControl {
   }
 
   async authenticate(req: Request): Promise<KeyIdentity> {
-    const row = await this.authenticatedKey(req);
+    const row = await this.authenticatedKey(req.headers.get("authorization"));
     return { keyId: row.id, accountId: row.accountId, kind: row.kind };
   }
 
   /** Stage 1: a well-formed, known, unrevoked key; a malformed one is refused without a lookup. */
-  private async authenticatedKey(req: Request): Promise<KeyRow> {
-    const key = bearerToken(req);
+  private async authenticatedKey(authorization: string | null): Promise<KeyRow> {
+    const key = bearerToken(authorization);
     if (!key) throw invalidKey();
     const digest = digestKey(key);
     let box = this.#keys.get(digest);
@@ -152,7 +152,7 @@ export class RedisAccess implements AccessControl {
     const { clock, counters } = this.deps;
     const headers = scope.headers;
     headers[H.rateLimit] = PUBLISHED_RATE_LIMIT[H.rateLimit];
-    const key = await this.authenticatedKey(scope.req);
+    const key = await this.authenticatedKey(scope.header("authorization"));
 
     // Stage 2: policy, plan, trial state, email verification.
     if (await this.fault("policy_unavailable", "policy_unavailable")) throw unavailable("policy_unavailable");

@@ -33,13 +33,14 @@ import type { ListWindow } from "./window.ts";
 /** A page ready to send: its page object (for the row count) and the response body's UTF-8. */
 export interface PageOut {
   page: { nextCursor: string | null; hasMore: boolean; count: number };
-  /**
-   * The response body. A page sent for the first time is text (Bun encodes it once, as it
-   * sends it). A page sent again from a kept body is, on Bun, a Blob of its encoded head and
-   * tail: Bun sends a Blob as it is, where it copies an ArrayBuffer or Uint8Array into every
-   * response (an 18 kB allocation per default page).
-   */
-  body: Blob | Uint8Array<ArrayBuffer> | string;
+  /** A page sent for the first time: its text (encoded once, as it is sent). */
+  text: string | null;
+  /** A page sent again from a kept body: the body's encoded head and its tail. */
+  chunks: readonly [Uint8Array<ArrayBuffer>, Uint8Array<ArrayBuffer>] | null;
+  /** The chunks as one Response body, made when first asked (server/list/response.ts `responseBody`). */
+  joined?: Blob | Uint8Array<ArrayBuffer>;
+  /** The chunks as one array, for a reply in parts (server/list/response.ts `bodyParts`). */
+  bytes?: Uint8Array<ArrayBuffer>;
 }
 
 /** A hydrated page: its response up to the page object, the window it was hydrated for, and how far that may move. */

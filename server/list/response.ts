@@ -16,14 +16,35 @@ export type PageObject = PageOut["page"];
 
 export function pageOut(body: Pick<PageBody, "headText" | "head">, page: PageObject): PageOut {
   const head = body.head;
-  if (!head) return { page, body: `${body.headText}${JSON.stringify(page)}}` };
-  const tail = encoder.encode(`${JSON.stringify(page)}}`);
-  // A Blob joins the two parts itself: one copy.
-  if (onBun) return { page, body: new Blob([head, tail]) };
+  if (!head) return { page, text: `${body.headText}${JSON.stringify(page)}}`, chunks: null };
+  return { page, text: null, chunks: [head, encoder.encode(`${JSON.stringify(page)}}`)] };
+}
+
+/**
+ * The body for a Response. On Bun a kept page's chunks become a Blob, which Bun sends as it is,
+ * where it copies an ArrayBuffer or Uint8Array into every response (an 18 kB allocation per
+ * default page); elsewhere one array. Made once per page sent again.
+ */
+export function responseBody(out: PageOut): Blob | Uint8Array<ArrayBuffer> | string {
+  if (out.text !== null) return out.text;
+  return (out.joined ??= onBun ? new Blob([...out.chunks!]) : joinedBytes(out));
+}
+
+/**
+ * The body for a listener that writes replies itself (handle.ts `ReplyParts`): the text, or a
+ * kept page's chunks joined once per page (requests in the same millisecond share the page).
+ */
+export function bodyParts(out: PageOut): string | readonly Uint8Array<ArrayBuffer>[] {
+  if (out.text !== null) return out.text;
+  return [(out.bytes ??= joinedBytes(out))];
+}
+
+function joinedBytes(out: PageOut): Uint8Array<ArrayBuffer> {
+  const [head, tail] = out.chunks!;
   const bytes = new Uint8Array(head.length + tail.length);
   bytes.set(head);
   bytes.set(tail, head.length);
-  return { page, body: bytes };
+  return bytes;
 }
 
 /** `{"data":[…],"page":` for the events' JSON. */
@@ -70,6 +91,16 @@ export function withCursor(
 interface HeaderSet {
   next: Map<string, HeaderSet>;
   headers: Headers | null;
+}
+
+/** A page's header fields, in the order `ListHeaders` sets them, for a reply in parts. */
+export function listHeaderFields(scope: RequestScope): Record<string, string> {
+  return {
+    "content-type": "application/json; charset=utf-8",
+    "cache-control": "private, no-store",
+    ...scope.headers,
+    "x-request-id": scope.requestId,
+  };
 }
 
 /**

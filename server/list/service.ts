@@ -35,12 +35,12 @@ import { readSnapshotStats } from "../../db/snapshot-stats.ts";
 import type { AccessControl, ListAccess, ListTerms } from "../access.ts";
 import type { Clock } from "../clock.ts";
 import { assertCursorMatches, filterFingerprint } from "../cursor.ts";
-import type { RequestScope } from "../handle.ts";
+import { type Reply, ReplyParts, type RequestScope } from "../handle.ts";
 import { isGeoRequest } from "../params-geo.ts";
 import { ListCaches, type ParsedQuery } from "./caches.ts";
 import { type PageBody, type PageOut, pageCacheKey } from "./page-cache.ts";
 import { assertDateRange, assertKeysetPagination, assertPolygonAllowed, parseListParams } from "./parse.ts";
-import { encodeHead, headOf, NO_MATCH, withCursor } from "./response.ts";
+import { bodyParts, encodeHead, headOf, listHeaderFields, NO_MATCH, responseBody, withCursor } from "./response.ts";
 import { assertLookahead, type ListWindow, resolveWindow } from "./window.ts";
 
 export interface ListDeps {
@@ -78,7 +78,7 @@ export class ListService {
   }
 
   /** The whole pipeline for one request. */
-  answer(scope: RequestScope): Response | Promise<Response> {
+  answer(scope: RequestScope): Reply | Promise<Reply> {
     const request = this.request(scope);
     if (this.deps.access.prepares) return this.answerPrepared(scope, request);
     const access = this.authorize(scope, request);
@@ -100,7 +100,7 @@ export class ListService {
   }
 
   /** `answer` once stage 3 has answered asynchronously: the same stages in the same order. */
-  async answerLater(scope: RequestScope, request: ListRequest, pending: Promise<ListAccess>): Promise<Response> {
+  async answerLater(scope: RequestScope, request: ListRequest, pending: Promise<ListAccess>): Promise<Reply> {
     const access = await pending;
     const parsed = this.parse(request, access);
     const window = this.window(parsed, access, this.deps.clock.now());
@@ -111,7 +111,7 @@ export class ListService {
    * `answer` on a ledger that reserves the page's rows with stage 3 (one round trip fewer):
    * stages 4–8 run when stage 2 has decided, their error held until stages 1–3 pass.
    */
-  async answerPrepared(scope: RequestScope, request: ListRequest): Promise<Response> {
+  async answerPrepared(scope: RequestScope, request: ListRequest): Promise<Reply> {
     let parsed: ParsedQuery | undefined;
     let window: ListWindow | undefined;
     const prepare = (terms: ListTerms) => {
@@ -136,7 +136,7 @@ export class ListService {
     window: ListWindow,
     access: ListAccess,
     opening: number | Promise<number>,
-  ): Promise<Response> {
+  ): Promise<Reply> {
     const limit = await opening;
     let out: PageOut;
     try {
@@ -146,7 +146,7 @@ export class ListService {
       throw err;
     }
     await access.settle(out.page.count);
-    return new Response(out.body, { status: 200, headers: this.caches.headers.for(scope) });
+    return this.reply(scope, out);
   }
 
   /**
@@ -154,23 +154,23 @@ export class ListService {
    * (docs/api.md, Listing events). Stages 1–8 run; no trial starts, no row is reserved, counted
    * or read, since none is delivered.
    */
-  answerHead(scope: RequestScope): Response | Promise<Response> {
+  answerHead(scope: RequestScope): Reply | Promise<Reply> {
     const request = this.request(scope);
     const access = this.authorize(scope, request);
     if (access instanceof Promise) return this.answerHeadLater(scope, request, access);
     return this.head(scope, request, access);
   }
 
-  async answerHeadLater(scope: RequestScope, request: ListRequest, pending: Promise<ListAccess>): Promise<Response> {
+  async answerHeadLater(scope: RequestScope, request: ListRequest, pending: Promise<ListAccess>): Promise<Reply> {
     return this.head(scope, request, await pending);
   }
 
   /** HEAD after stage 3: stages 4–8, then the headers a 200 would carry. */
-  head(scope: RequestScope, request: ListRequest, access: ListAccess): Response {
+  head(scope: RequestScope, request: ListRequest, access: ListAccess): Reply {
     const parsed = this.parse(request, access);
     this.window(parsed, access, this.deps.clock.now());
     access.describe();
-    return new Response(null, { status: 200, headers: this.caches.headers.for(scope) });
+    return this.reply(scope, null);
   }
 
   request(scope: RequestScope): ListRequest {
@@ -285,11 +285,15 @@ export class ListService {
   }
 
   /** Counts the delivered rows and answers with the page. */
-  settle(scope: RequestScope, access: ListAccess, out: PageOut): Response | Promise<Response> {
+  settle(scope: RequestScope, access: ListAccess, out: PageOut): Reply | Promise<Reply> {
     const settled = access.settle(out.page.count);
-    if (settled instanceof Promise) {
-      return settled.then(() => new Response(out.body, { status: 200, headers: this.caches.headers.for(scope) }));
-    }
-    return new Response(out.body, { status: 200, headers: this.caches.headers.for(scope) });
+    if (settled instanceof Promise) return settled.then(() => this.reply(scope, out));
+    return this.reply(scope, out);
+  }
+
+  /** The 200 with the page (none for HEAD): in parts for a listener that takes them, else a Response. */
+  reply(scope: RequestScope, out: PageOut | null): Reply {
+    if (scope.takesParts) return new ReplyParts(200, listHeaderFields(scope), out && bodyParts(out));
+    return new Response(out && responseBody(out), { status: 200, headers: this.caches.headers.for(scope) });
   }
 }

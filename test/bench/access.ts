@@ -18,7 +18,7 @@ import type { Access } from "../../server/access.ts";
 import { resolveConfig } from "../../server/config.ts";
 import { type AppContext, createContext } from "../../server/context.ts";
 import { isApiError } from "../../server/errors.ts";
-import type { RequestScope } from "../../server/handle.ts";
+import { type RequestScope, WebScope } from "../../server/handle.ts";
 import { issueKey } from "../../server/keys.ts";
 
 const { values } = parseArgs({ options: { requests: { type: "string", default: "5000" } } });
@@ -27,8 +27,7 @@ const URL_ = "http://bench.local/v1/events?limit=25";
 
 function scopeFor(key: string): RequestScope {
   const req = new Request(URL_, { headers: { authorization: `Bearer ${key}` } });
-  const url = new URL(req.url);
-  return { req, url, search: url.search, requestId: "bench", headers: {}, event: null };
+  return new WebScope(req);
 }
 
 function percentile(sorted: number[], p: number): number {

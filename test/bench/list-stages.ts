@@ -16,7 +16,7 @@ import { openReplica } from "../../db/replica.ts";
 import type { ImmediateListAccess } from "../../server/access.ts";
 import { resolveConfig } from "../../server/config.ts";
 import { createContext } from "../../server/context.ts";
-import type { RequestScope } from "../../server/handle.ts";
+import { type RequestScope, WebScope } from "../../server/handle.ts";
 import { issueKey } from "../../server/keys.ts";
 import { pageCacheKey } from "../../server/list/page-cache.ts";
 import { withCursor } from "../../server/list/response.ts";
@@ -74,15 +74,7 @@ export async function measureStages(dbPath: string, requests: number): Promise<S
       for (let i = 0; i < paths.length; i++) {
         const url = `http://bench.local${paths[i]}`;
         const req = new Request(url, { headers: { authorization: `Bearer ${key}` } });
-        const u = new URL(url);
-        const scope: RequestScope = {
-          event: null,
-          req,
-          url: u,
-          search: u.search,
-          requestId: crypto.randomUUID(),
-          headers: {},
-        };
+        const scope: RequestScope = new WebScope(req);
         const t: number[] = [performance.now()];
         const request = list.request(scope);
         // The SQLite ledger's access stages answer at once (server/access.ts).
