@@ -31,7 +31,7 @@ beforeAll(async () => {
   ctx = await createContext(resolveConfig({ dbPath: join(dir, "marquee.db"), testMode: true }, {}));
   ctx.clock.set(NOW_MS);
   const anchor = new Date(NOW_MS).toISOString().slice(0, 10);
-  await syncFrom(ctx.replica, streamSource("demo data", demoChunks({ events: 1_500, seed: 7, anchor })), {
+  await syncFrom(ctx.replica, streamSource("demo data", demoChunks({ events: 1_500, seed: "listeners", anchor })), {
     now: ctx.clock.now,
   });
   notifyReplicaChange(ctx);
