@@ -2,12 +2,12 @@
  * The route wrapper (server/handle.ts) with routes that answer asynchronously, as the list route
  * does on a Redis ledger: a rejected promise renders exactly like the same error thrown (status,
  * envelope, the ApiError's headers, the scope's early headers, x-request-id), through both ways in
- * (h3 and the direct router).
+ * (h3 and the direct router), and a reply in parts comes out of either as the same Response.
  */
 import { H3 } from "h3";
 import { describe, expect, it } from "vitest";
 import { ApiError } from "../server/errors.ts";
-import { direct, h3Handler, handle, type RequestScope } from "../server/handle.ts";
+import { direct, h3Handler, handle, ReplyParts, type RequestScope } from "../server/handle.ts";
 
 const limited = () =>
   new ApiError("rate_limited", "Too many requests for this key. Retry after the delay in Retry-After.", {
@@ -35,7 +35,14 @@ const routes = {
     throw new Error("boom");
   },
   fine: async () => new Response("ok"),
+  // A reply in parts reaching a way in that hands over Responses (its scope does not take parts).
+  parts: async () =>
+    new ReplyParts(203, { "content-type": "text/plain", "x-one": "1" }, [utf8("héllo "), utf8("wörld")]),
 };
+
+function utf8(s: string): Uint8Array<ArrayBuffer> {
+  return new TextEncoder().encode(s) as Uint8Array<ArrayBuffer>;
+}
 
 async function shape(res: Response) {
   const body = await res.json().catch(() => null);
@@ -84,6 +91,13 @@ describe("asynchronous routes", () => {
       const fine = await call("fine");
       expect(fine.status).toBe(200);
       expect(fine.headers.get("x-request-id")).toBeTruthy();
+      const parts = await call("parts");
+      expect({ status: parts.status, one: parts.headers.get("x-one"), text: await parts.text() }).toEqual({
+        status: 203,
+        one: "1",
+        text: "héllo wörld",
+      });
+      expect(parts.headers.get("x-request-id")).toBeTruthy();
     });
   }
 });
