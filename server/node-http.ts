@@ -130,6 +130,11 @@ async function writeResponse(res: ServerResponse, response: Response, head: bool
   res.end(body);
 }
 
+/** The listening address as a URL's host: an IPv6 literal (`--host ::`) in brackets. */
+export function listeningHost(hostname: string, port: number): string {
+  return `${hostname.includes(":") ? `[${hostname}]` : hostname}:${port}`;
+}
+
 /** The app's answer to the request as a Web Request; 400 for a head no Request can take (a Host that makes no URL, say). */
 function answer(fetch: Fetch, req: IncomingMessage, fallbackHost: string): Response | Promise<Response> {
   let request: Request;
@@ -149,7 +154,7 @@ export async function listenNodeHttp(
   fastRoutes: ReadonlyMap<string, ScopedRoute>,
   options: { port: number; hostname: string },
 ): Promise<NodeHttpListener> {
-  const fallbackHost = `${options.hostname}:${options.port}`;
+  const fallbackHost = listeningHost(options.hostname, options.port);
   const server = createServer(async (req, res) => {
     const target = req.url ?? "/";
     const route = fastRoutes.get(`${req.method ?? "GET"} ${target.split("?", 1)[0]}`);

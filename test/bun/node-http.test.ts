@@ -5,7 +5,7 @@
 import { afterAll, beforeAll, expect, it } from "bun:test";
 import { connect } from "node:net";
 import { ReplyParts } from "../../server/handle.ts";
-import { listenNodeHttp, type NodeHttpListener, type ScopedRoute } from "../../server/node-http.ts";
+import { listeningHost, listenNodeHttp, type NodeHttpListener, type ScopedRoute } from "../../server/node-http.ts";
 import { freePort } from "../net.ts";
 
 const utf8 = (s: string) => new TextEncoder().encode(s);
@@ -151,4 +151,17 @@ it("gives a fast route a repeated header field's values joined, as a Web Request
     ],
   }).headers.get("x-asked");
   expect(got).toContain(`fast  null ${joined}`);
+});
+
+it("names the listening address as a URL's host, IPv6 literals in brackets", () => {
+  for (const [hostname, host] of [
+    ["0.0.0.0", "0.0.0.0:8080"],
+    ["localhost", "localhost:8080"],
+    ["::", "[::]:8080"],
+    ["::1", "[::1]:8080"],
+  ]) {
+    expect(listeningHost(hostname, 8080)).toBe(host);
+    // A fast route's URL is made from it: it must parse.
+    expect(new URL(`http://${listeningHost(hostname, 8080)}/v1/events?x=1`).searchParams.get("x")).toBe("1");
+  }
 });
