@@ -18,6 +18,8 @@ export interface RequestScope {
   event: H3Event | null;
   /** The Web Request (the node:http listener builds it only when a route asks). */
   req: Request;
+  /** The request's method, read without the Web Request. */
+  readonly method: string;
   url: URL;
   /** The raw query string with its "?", or "" (what `url.search` gives, without parsing the URL). */
   search: string;
@@ -127,6 +129,10 @@ export class WebScope implements RequestScope {
     return (this.#url ??= new URL(this.raw));
   }
 
+  get method(): string {
+    return this.req.method;
+  }
+
   header(name: string): string | null {
     return this.req.headers.get(name);
   }
@@ -193,10 +199,7 @@ function failed(scope: RequestScope, envelope: Envelope, err: unknown): Response
 
 function logUnexpected(scope: RequestScope, err: unknown): void {
   // The path only: query strings and headers may carry keys.
-  console.error(
-    `[${scope.requestId}] ${scope.req.method} ${scope.url.pathname}:`,
-    err instanceof Error ? err.stack : err,
-  );
+  console.error(`[${scope.requestId}] ${scope.method} ${scope.url.pathname}:`, err instanceof Error ? err.stack : err);
 }
 
 export function json(body: unknown, status = 200, headers: Record<string, string> = {}): Response {

@@ -78,6 +78,10 @@ class NodeScope implements RequestScope {
     return (this.#req ??= webRequest(this.incoming, this.fallbackHost));
   }
 
+  get method(): string {
+    return this.incoming.method ?? "GET";
+  }
+
   header(name: string): string | null {
     const value = this.incoming.headers[name];
     return value === undefined ? null : Array.isArray(value) ? value.join(", ") : value;

@@ -38,6 +38,7 @@ beforeAll(async () => {
     // The Web Request is built when a route asks for it, with the client's Host.
     ["GET /request", (scope) => new Response(`${new URL(scope.req.url).host} ${scope.req.headers.get("x-asked")}`)],
     ["GET /head-size", (scope) => new Response(String(scope.headTooLarge()))],
+    ["PATCH /method", (scope) => new Response(scope.method)],
     ["GET /late", late],
     // Routes that answer HEAD with a body, which must not be sent.
     ["HEAD /late", late],
@@ -70,6 +71,7 @@ it("hands a fast route its scope by method and path, the query string kept, and 
   const request = await fetch(`${base}/request`, { headers: { "x-asked": "also" } });
   expect(await request.text()).toBe(`127.0.0.1:${port} also`);
   expect(await (await fetch(`${base}/head-size`)).text()).toBe("false");
+  expect(await (await fetch(`${base}/method`, { method: "PATCH" })).text()).toBe("PATCH");
   const other = await fetch(`${base}/elsewhere`, { headers: { "x-asked": "yes" } });
   expect(other.status).toBe(404);
   expect(await other.text()).toBe("app GET /elsewhere yes");
