@@ -14,7 +14,7 @@
  * request (`NodeScope`: header fields read where node parsed them, the Web Request built only if
  * the route asks for it) and may reply in parts (handle.ts `ReplyParts`), written as they are:
  * a list page is never a Web Request or Response. Measured on this host (test/bench/RESULTS.md,
- * "Round 15"), that took a default page on a Redis ledger from about 125 to 85 µs of CPU. Every
+ * "Round 15"), that took a default page on a Redis ledger from 77–98 to 52–70 µs of CPU. Every
  * other request becomes the Web `Request` `Bun.serve` would hand over, for the h3 app, and its
  * `Response` is written back with its status, headers and body.
  *
