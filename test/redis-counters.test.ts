@@ -267,6 +267,68 @@ describe("Redis counters", () => {
     expect(await counters[1].rowsDelivered(account, DAY, NOW_MS + DAY + 100)).toBe(1);
   });
 
+  it("takes the bucket units of one turn as one script per account, in the order they were asked for", async () => {
+    const other = nextAccount++;
+    const scripts = () => Number(/cmdstat_evalsha:calls=(\d+)/.exec(server.cli("INFO", "commandstats"))?.[1] ?? 0);
+    await counters[0].takeTokens(other, keyBucket(other), 1, NOW_MS - 1); // the script is loaded
+    const before = scripts();
+    const spec = keyBucket(account);
+    const second = { ...keyBucket(account + 1_000), capacity: 2 };
+    const taken = [
+      ...Array.from({ length: 61 }, (_, i) => counters[0].takeTokens(account, spec, 1, NOW_MS + (i === 60 ? 1 : 0))),
+      // Another bucket of the same account, and another account, in the same turn.
+      counters[0].takeTokens(account, second, RATE.geoCost, NOW_MS),
+      counters[0].takeTokens(account, second, 1, NOW_MS),
+      counters[0].admit(other, keyBucket(other), 1, null, true, NOW_MS),
+    ];
+    // Nothing is taken before the turn ends.
+    expect(server.cli("EXISTS", COUNTER_KEYS.bucket(account, spec.bucket)).trim()).toBe("0");
+    const [verdicts, [geo, small, otherAdmission]] = [
+      (await Promise.all(taken.slice(0, 61))) as Awaited<ReturnType<RedisCounters["takeTokens"]>>[],
+      await Promise.all(taken.slice(61)),
+    ];
+    expect(scripts() - before).toBe(2);
+    // In order: the first 60 emptied the bucket one unit at a time, the 61st found it empty,
+    // each verdict the one the SQLite meter's arithmetic gives (db/rate-buckets.ts).
+    let bucket = { tokens: spec.capacity, updatedMs: NOW_MS };
+    for (const [i, v] of verdicts.entries()) {
+      const spent = spendTokens(bucket, spec, 1, NOW_MS + (i === 60 ? 1 : 0));
+      expect(v).toEqual(spent.verdict);
+      bucket = spent.next ?? bucket;
+    }
+    expect(verdicts.filter((v) => v.admitted)).toHaveLength(60);
+    // The other bucket's takes in order too: a geo take (5 units, at most the capacity), then one unit.
+    const geoSpent = spendTokens(undefined, second, RATE.geoCost, NOW_MS);
+    expect([geo, small]).toEqual([
+      geoSpent.verdict,
+      spendTokens(geoSpent.next ?? undefined, second, 1, NOW_MS).verdict,
+    ]);
+    expect(otherAdmission).toMatchObject({ verdict: { admitted: true }, reservation: null, trial: undefined });
+  });
+
+  it("rejects every take of a batch Redis did not answer, and takes the next batch", async () => {
+    server.pause();
+    try {
+      const failed = [
+        counters[1].takeTokens(account, keyBucket(account), 1, NOW_MS),
+        counters[1].takeTokens(account, keyBucket(account), 1, NOW_MS),
+      ];
+      for (const f of failed) await expect(f).rejects.toThrow();
+    } finally {
+      server.resume();
+    }
+    // The connection comes back by itself, and the next batch is taken.
+    for (let deadline = Date.now() + 5_000; ; ) {
+      try {
+        await counters[1].takeTokens(account, keyBucket(account), 1, NOW_MS + 1);
+        break;
+      } catch (err) {
+        if (Date.now() > deadline) throw err;
+        await new Promise((r) => setTimeout(r, 50));
+      }
+    }
+  });
+
   it("writes the deliveries of one turn as one script per account, each millisecond one entry", async () => {
     const other = nextAccount++;
     const scripts = () => Number(/cmdstat_evalsha:calls=(\d+)/.exec(server.cli("INFO", "commandstats"))?.[1] ?? 0);

@@ -15,7 +15,9 @@
  *
  * An admitted page costs two round trips: stage 3 with the reservation when the caller has
  * validated the request first (`admit`'s `reserve`), then the settlement. An unmetered page waits
- * for one; its record goes out with those of the pages answered in the same turn.
+ * for one, the bucket take, which goes out with the other takes of its account in the same turn
+ * (one script takes them in order); its record goes out with those of the pages answered in the
+ * same turn.
  *
  * - Each script touches one account's keys only (`marquee:{a<id>}:…`, server/ledger/redis-keys.ts):
  *   one hash slot, so Redis Cluster runs them.
@@ -196,6 +198,20 @@ return {v[1], v[2], v[3], v[4], 0, t[1], t[2], t[3], reserved, used, wait, rows,
 `;
 
 /**
+ * Bucket takes of one account without a row allowance, in the order they were asked for.
+ * KEYS: the account's buckets. ARGV: (bucket's key index, now, capacity, refill/s, cost) for each
+ * take. Returns {admitted, tokens, retryAfterMs, fullAtMs} for each take, one after the other:
+ * what `ADMIT` answers first for each, one at a time.
+ */
+const TAKES = `${PRELUDE}
+local out = {}
+for i = 1, #ARGV, 5 do
+  local v = take(KEYS[tonumber(ARGV[i])], tonumber(ARGV[i + 1]), ARGV[i + 1], tonumber(ARGV[i + 2]), tonumber(ARGV[i + 3]), tonumber(ARGV[i + 4]))
+  for j = 1, 4 do out[#out + 1] = v[j] end
+end
+return out
+`;
+/**
  * KEYS: trial, holds, hold ids. ARGV: now, requested rows.
  * Returns {rows, member, startedMs, rowsUsed, exhaustedMs, reserved}; rows 0 / member "" when nothing was held.
  */
@@ -281,6 +297,8 @@ type Reply = (number | string)[];
 
 interface Scripts {
   marqueeAdmit(...args: (string | number)[]): Promise<Reply>;
+  /** The number of keys first (it varies). */
+  marqueeTakes(...args: (string | number)[]): Promise<Reply>;
   marqueeReserveTrial(...args: (string | number)[]): Promise<Reply>;
   marqueeReserveBudget(...args: (string | number)[]): Promise<Reply>;
   marqueeSettleTrial(...args: (string | number)[]): Promise<Reply>;
@@ -313,6 +331,16 @@ export interface Admission {
   reservation: Reserved | null;
 }
 
+/** What stage 3 reports beside the verdict for an account without a row allowance. */
+const UNMETERED: Readonly<Omit<Admission, "verdict">> = Object.freeze({
+  gated: false,
+  trial: undefined,
+  reserved: 0,
+  used: 0,
+  msUntilBelow: 0,
+  reservation: null,
+});
+
 /** A reservation: `rows` > 0 with its `member`, or rows 0 when nothing could be held. */
 export interface Reserved {
   rows: number;
@@ -333,6 +361,13 @@ export interface Settled {
   reserved: number;
 }
 
+/** One account's bucket takes waiting for the end of the turn: its buckets, each take's arguments, who waits for each. */
+interface QueuedTakes {
+  keys: string[];
+  args: (string | number)[];
+  waiters: Array<{ resolve(verdict: BucketVerdict): void; reject(err: unknown): void }>;
+}
+
 /** One account's deliveries waiting for the end of the turn: (ms, rows) pairs in order, and who waits for them. */
 interface QueuedDeliveries {
   pairs: number[];
@@ -344,11 +379,13 @@ interface QueuedDeliveries {
 export class RedisCounters {
   readonly #redis: Redis & Scripts;
   readonly #queued = new Map<number, QueuedDeliveries>();
+  readonly #takes = new Map<number, QueuedTakes>();
 
   constructor(redis: Redis) {
     const define = (name: keyof Scripts, keys: number, lua: string) =>
       redis.defineCommand(name, { numberOfKeys: keys, lua });
     define("marqueeAdmit", 6, ADMIT);
+    redis.defineCommand("marqueeTakes", { lua: TAKES });
     define("marqueeReserveTrial", 3, RESERVE_TRIAL);
     define("marqueeReserveBudget", 4, RESERVE_BUDGET);
     define("marqueeSettleTrial", 4, SETTLE_TRIAL);
@@ -368,7 +405,8 @@ export class RedisCounters {
     nowMs: number,
     reserve = 0,
   ): Promise<Admission> {
-    const kind = allowance?.kind ?? "none";
+    if (allowance === null) return { ...UNMETERED, verdict: await this.take(accountId, spec, cost, nowMs) };
+    const kind = allowance.kind;
     const r = await this.#redis.marqueeAdmit(
       COUNTER_KEYS.bucket(accountId, spec.bucket),
       REDIS_KEYS.trial(accountId),
@@ -381,7 +419,7 @@ export class RedisCounters {
       String(spec.refillPerSecond),
       cost,
       kind,
-      allowance?.kind === "budget" ? allowance.limit : 0,
+      allowance.kind === "budget" ? allowance.limit : 0,
       verified ? 1 : 0,
       reserve,
     );
@@ -406,8 +444,54 @@ export class RedisCounters {
   }
 
   /** The bucket take alone. */
-  async takeTokens(accountId: number, spec: BucketSpec, cost: number, nowMs: number): Promise<BucketVerdict> {
-    return (await this.admit(accountId, spec, cost, null, true, nowMs)).verdict;
+  takeTokens(accountId: number, spec: BucketSpec, cost: number, nowMs: number): Promise<BucketVerdict> {
+    return this.take(accountId, spec, cost, nowMs);
+  }
+
+  /**
+   * A bucket take, queued until the end of this turn of the event loop, when each account's takes
+   * go out as one script (`flushTakes`) that takes them in the order they were asked for: under
+   * load many requests of one account arrive in one turn, and each was a command for the client
+   * and for Redis.
+   */
+  private take(accountId: number, spec: BucketSpec, cost: number, nowMs: number): Promise<BucketVerdict> {
+    let queued = this.#takes.get(accountId);
+    if (!queued) {
+      if (this.#takes.size === 0) setImmediate(() => void this.flushTakes());
+      queued = { keys: [], args: [], waiters: [] };
+      this.#takes.set(accountId, queued);
+    }
+    const key = COUNTER_KEYS.bucket(accountId, spec.bucket);
+    let index = queued.keys.indexOf(key);
+    if (index < 0) index = queued.keys.push(key) - 1;
+    queued.args.push(index + 1, nowMs, spec.capacity, String(spec.refillPerSecond), cost);
+    const { waiters } = queued;
+    return new Promise((resolve, reject) => waiters.push({ resolve, reject }));
+  }
+
+  /** Sends every queued take now; each waiter gets its verdict, or the batch's error. */
+  async flushTakes(): Promise<void> {
+    const batches = [...this.#takes.values()];
+    this.#takes.clear();
+    await Promise.all(
+      batches.map(async ({ keys, args, waiters }) => {
+        let r: Reply;
+        try {
+          r = await this.#redis.marqueeTakes(keys.length, ...keys, ...args);
+        } catch (err) {
+          for (const w of waiters) w.reject(err ?? new Error("the bucket was not read"));
+          return;
+        }
+        for (let i = 0; i < waiters.length; i++) {
+          waiters[i].resolve({
+            admitted: r[4 * i] === 1,
+            tokens: Number(r[4 * i + 1]),
+            retryAfterMs: Number(r[4 * i + 2]),
+            fullAtMs: Number(r[4 * i + 3]),
+          });
+        }
+      }),
+    );
   }
 
   /** Starts the trial if due and holds at most `requested` rows (clamped to a page and the unreserved remainder). */
