@@ -92,7 +92,9 @@ async function openLedgerAndAccess(
     const access = new RedisAccess({ ledger, counters, clock, testMode: config.testMode });
     const closeLedger = ledger.close.bind(ledger);
     ledger.close = async () => {
-      // Deliveries recorded behind their pages are written before the connection goes.
+      // Takes still queued are answered, and deliveries recorded behind their pages written,
+      // before the connection goes.
+      await counters.flushTakes();
       await counters.flushDeliveries().catch(() => {});
       await closeLedger();
       countersConnection.disconnect();
