@@ -37,22 +37,17 @@ export interface RequestScope {
 /**
  * A reply as its status, header fields and body, for a listener that writes them itself
  * (`RequestScope.takesParts`): a route that answers often (the list endpoint) skips building a
- * Response that the listener would only take apart again. The body is text, or bytes in chunks
- * sent one after the other.
+ * Response that the listener would only take apart again.
  */
 export class ReplyParts {
   constructor(
     readonly status: number,
     readonly headers: Record<string, string>,
-    readonly body: string | readonly Uint8Array<ArrayBuffer>[] | null,
+    readonly body: string | Uint8Array<ArrayBuffer> | null,
   ) {}
 
   toResponse(): Response {
-    const { body } = this;
-    return new Response(typeof body === "string" || body === null ? body : new Blob([...body]), {
-      status: this.status,
-      headers: this.headers,
-    });
+    return new Response(this.body, { status: this.status, headers: this.headers });
   }
 }
 
@@ -93,7 +88,7 @@ export function handle<S extends RequestScope = H3Scope>(
 /** The route as an h3 handler. */
 export function h3Handler(route: RouteHandler<H3Scope>) {
   return defineHandler((event) => {
-    const scope = new WebScope(event.req, event.req.url, event) as H3Scope;
+    const scope = new WebScope(event.req, undefined, event) as H3Scope;
     return respond(run<H3Scope>(scope, route.run, route.envelope, route.options));
   });
 }

@@ -24,8 +24,8 @@
  */
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
 import { Readable } from "node:stream";
-import { HTTP_LIMITS } from "../db/contract.ts";
 import { newRequestId, type Reply, ReplyParts, type RequestScope, searchOf } from "./handle.ts";
+import { isParsedHeadTooLarge } from "./request-head.ts";
 
 export type Fetch = (req: Request) => Response | Promise<Response>;
 export type ScopedRoute = (scope: RequestScope) => Reply | Promise<Reply>;
@@ -87,34 +87,30 @@ class NodeScope implements RequestScope {
     return value === undefined ? null : Array.isArray(value) ? value.join(", ") : value;
   }
 
-  /** Counted as server/request-head.ts counts a Web Request: its URL, then each field. */
+  /** Counted as a Web Request's head is (server/request-head.ts). */
   headTooLarge(): boolean {
     const { headers } = this.incoming;
-    let bytes = `http://${headers.host || this.fallbackHost}${this.target}`.length;
-    for (const name in headers) {
-      const value = headers[name];
-      if (Array.isArray(value)) for (const v of value) bytes += name.length + v.length + 4;
-      else if (value !== undefined) bytes += name.length + value.length + 4;
-    }
-    return bytes > HTTP_LIMITS.maxHeadBytes;
+    return isParsedHeadTooLarge(`http://${headers.host || this.fallbackHost}${this.target}`, headers);
   }
 }
 
-/** Writes a reply given in parts: its head, then its body (chunks joined) with its length. */
-function writeParts(res: ServerResponse, reply: ReplyParts, head: boolean): void {
-  const { body, headers } = reply;
-  if (body === null || head) {
-    res.writeHead(reply.status, headers);
-    res.end();
-    return;
+/** Writes a reply in one piece: the head and the whole body (none for HEAD), with its length. */
+function writeWhole(
+  res: ServerResponse,
+  status: number,
+  headers: Record<string, string | string[]>,
+  body: string | Uint8Array | null,
+  head: boolean,
+): void {
+  if (body !== null && !head) {
+    headers["content-length"] = String(typeof body === "string" ? Buffer.byteLength(body) : body.byteLength);
   }
-  const bytes = typeof body === "string" ? body : body.length === 1 ? body[0] : Buffer.concat(body);
-  headers["content-length"] = String(typeof bytes === "string" ? Buffer.byteLength(bytes) : bytes.byteLength);
-  res.writeHead(reply.status, headers);
-  res.end(bytes);
+  res.writeHead(status, headers);
+  if (body === null || head) res.end();
+  else res.end(body);
 }
 
-/** Writes `response` in one piece: the head and the whole body, with its length. */
+/** Writes `response` in one piece, its body read whole. */
 async function writeResponse(res: ServerResponse, response: Response, head: boolean): Promise<void> {
   const headers: Record<string, string | string[]> = {};
   response.headers.forEach((value, name) => {
@@ -122,16 +118,12 @@ async function writeResponse(res: ServerResponse, response: Response, head: bool
   });
   const cookies = response.headers.getSetCookie();
   if (cookies.length > 1) headers["set-cookie"] = cookies;
-  if (response.body === null || head) {
-    res.writeHead(response.status, headers);
-    res.end();
-    return;
+  let body: string | Uint8Array | null = null;
+  if (response.body !== null && !head) {
+    // Every body Marquee writes as text is JSON or HTML: read as text it skips a copy into an ArrayBuffer.
+    body = isText(headers["content-type"]) ? await response.text() : new Uint8Array(await response.arrayBuffer());
   }
-  // Every body Marquee writes as text is JSON or HTML: read as text it skips a copy into an ArrayBuffer.
-  const body = isText(headers["content-type"]) ? await response.text() : new Uint8Array(await response.arrayBuffer());
-  headers["content-length"] = String(typeof body === "string" ? Buffer.byteLength(body) : body.byteLength);
-  res.writeHead(response.status, headers);
-  res.end(body);
+  writeWhole(res, response.status, headers, body, head);
 }
 
 /** The listening address as a URL's host: an IPv6 literal (`--host ::`) in brackets. */
@@ -170,7 +162,7 @@ export async function listenNodeHttp(
       reply = new Response(null, { status: 500 });
     }
     try {
-      if (reply instanceof ReplyParts) writeParts(res, reply, req.method === "HEAD");
+      if (reply instanceof ReplyParts) writeWhole(res, reply.status, reply.headers, reply.body, req.method === "HEAD");
       else await writeResponse(res, reply, req.method === "HEAD");
     } catch {
       res.destroy();

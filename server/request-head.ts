@@ -11,10 +11,24 @@ export function isHeadTooLarge(req: Request): boolean {
   let bytes = req.url.length;
   if (bytes > HTTP_LIMITS.maxHeadBytes) return true;
   req.headers.forEach((value, name) => {
-    bytes += name.length + value.length + 4;
+    bytes += fieldBytes(name, value);
   });
   return bytes > HTTP_LIMITS.maxHeadBytes;
 }
+
+/** The same count over `node:http`'s parsed header fields (a repeated field as its values). */
+export function isParsedHeadTooLarge(url: string, headers: Record<string, string | string[] | undefined>): boolean {
+  let bytes = url.length;
+  for (const name in headers) {
+    const value = headers[name];
+    if (Array.isArray(value)) for (const v of value) bytes += fieldBytes(name, v);
+    else if (value !== undefined) bytes += fieldBytes(name, value);
+  }
+  return bytes > HTTP_LIMITS.maxHeadBytes;
+}
+
+/** `name: value` and its line end. */
+const fieldBytes = (name: string, value: string) => name.length + value.length + 4;
 
 export function headTooLarge(envelope: Envelope): ApiError {
   const message = `The request's URL and headers exceed ${HTTP_LIMITS.maxHeadBytes} bytes.`;

@@ -37,9 +37,9 @@ export interface PageOut {
   text: string | null;
   /** A page sent again from a kept body: the body's encoded head and its tail. */
   chunks: readonly [Uint8Array<ArrayBuffer>, Uint8Array<ArrayBuffer>] | null;
-  /** The chunks as one Response body, made when first asked (server/list/response.ts `responseBody`). */
-  joined?: Blob | Uint8Array<ArrayBuffer>;
-  /** The chunks as one array, for a reply in parts (server/list/response.ts `bodyParts`). */
+  /** On Bun, the chunks as one Blob for a Response, made when first asked (server/list/response.ts `responseBody`). */
+  blob?: Blob;
+  /** The chunks as one array, made when first asked (server/list/response.ts `joinedBytes`). */
   bytes?: Uint8Array<ArrayBuffer>;
 }
 

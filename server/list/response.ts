@@ -27,24 +27,22 @@ export function pageOut(body: Pick<PageBody, "headText" | "head">, page: PageObj
  */
 export function responseBody(out: PageOut): Blob | Uint8Array<ArrayBuffer> | string {
   if (out.text !== null) return out.text;
-  return (out.joined ??= onBun ? new Blob([...out.chunks!]) : joinedBytes(out));
+  return onBun ? (out.blob ??= new Blob([...out.chunks!])) : joinedBytes(out);
 }
 
 /**
  * The body for a listener that writes replies itself (handle.ts `ReplyParts`): the text, or a
  * kept page's chunks joined once per page (requests in the same millisecond share the page).
  */
-export function bodyParts(out: PageOut): string | readonly Uint8Array<ArrayBuffer>[] {
-  if (out.text !== null) return out.text;
-  return [(out.bytes ??= joinedBytes(out))];
-}
+export const bodyParts = (out: PageOut): string | Uint8Array<ArrayBuffer> => out.text ?? joinedBytes(out);
 
 function joinedBytes(out: PageOut): Uint8Array<ArrayBuffer> {
+  if (out.bytes) return out.bytes;
   const [head, tail] = out.chunks!;
   const bytes = new Uint8Array(head.length + tail.length);
   bytes.set(head);
   bytes.set(tail, head.length);
-  return bytes;
+  return (out.bytes = bytes);
 }
 
 /** `{"data":[…],"page":` for the events' JSON. */
@@ -93,14 +91,15 @@ interface HeaderSet {
   headers: Headers | null;
 }
 
+/** Every page's own header fields; the access stages' and the request id follow. */
+const PAGE_HEADERS = Object.freeze({
+  "content-type": "application/json; charset=utf-8",
+  "cache-control": "private, no-store",
+});
+
 /** A page's header fields, in the order `ListHeaders` sets them, for a reply in parts. */
 export function listHeaderFields(scope: RequestScope): Record<string, string> {
-  return {
-    "content-type": "application/json; charset=utf-8",
-    "cache-control": "private, no-store",
-    ...scope.headers,
-    "x-request-id": scope.requestId,
-  };
+  return { ...PAGE_HEADERS, ...scope.headers, "x-request-id": scope.requestId };
 }
 
 /**
@@ -121,10 +120,7 @@ export class ListHeaders {
       if (!next) set.next.set(name, (next = { next: new Map(), headers: null }));
       set = next;
     }
-    const headers = (set.headers ??= new Headers({
-      "content-type": "application/json; charset=utf-8",
-      "cache-control": "private, no-store",
-    }));
+    const headers = (set.headers ??= new Headers(PAGE_HEADERS));
     for (const name in access) headers.set(name, access[name]);
     headers.set("x-request-id", scope.requestId);
     return headers;
