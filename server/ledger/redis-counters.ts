@@ -147,7 +147,8 @@ end
 
 /**
  * KEYS: bucket, trial, holds, usage, usage total, hold ids. ARGV: now, capacity, refill/s, cost,
- * kind ("none" | "trial" | "budget"), budget limit, verified (1/0), rows to reserve (0: none).
+ * kind ("trial" | "budget"; an account without either takes through `TAKES`), budget limit,
+ * verified (1/0), rows to reserve (0: none).
  * Returns {admitted, tokens, retryAfterMs, fullAtMs, gated, startedMs, rowsUsed, exhaustedMs,
  * reserved, used, msUntilBelow, rows, member}; `gated` = 1 when a trial account was refused
  * before the take. When asked to reserve and stage 3 admits, the reservation is made as open()
@@ -405,7 +406,7 @@ export class RedisCounters {
     nowMs: number,
     reserve = 0,
   ): Promise<Admission> {
-    if (allowance === null) return { ...UNMETERED, verdict: await this.take(accountId, spec, cost, nowMs) };
+    if (allowance === null) return { ...UNMETERED, verdict: await this.takeTokens(accountId, spec, cost, nowMs) };
     const kind = allowance.kind;
     const r = await this.#redis.marqueeAdmit(
       COUNTER_KEYS.bucket(accountId, spec.bucket),
@@ -443,18 +444,13 @@ export class RedisCounters {
     };
   }
 
-  /** The bucket take alone. */
-  takeTokens(accountId: number, spec: BucketSpec, cost: number, nowMs: number): Promise<BucketVerdict> {
-    return this.take(accountId, spec, cost, nowMs);
-  }
-
   /**
-   * A bucket take, queued until the end of this turn of the event loop, when each account's takes
-   * go out as one script (`flushTakes`) that takes them in the order they were asked for: under
-   * load many requests of one account arrive in one turn, and each was a command for the client
-   * and for Redis.
+   * The bucket take alone, queued until the end of this turn of the event loop, when each
+   * account's takes go out as one script (`flushTakes`) that takes them in the order they were
+   * asked for: under load many requests of one account arrive in one turn, and each was a command
+   * for the client and for Redis.
    */
-  private take(accountId: number, spec: BucketSpec, cost: number, nowMs: number): Promise<BucketVerdict> {
+  takeTokens(accountId: number, spec: BucketSpec, cost: number, nowMs: number): Promise<BucketVerdict> {
     let queued = this.#takes.get(accountId);
     if (!queued) {
       if (this.#takes.size === 0) setImmediate(() => void this.flushTakes());
