@@ -25,6 +25,7 @@
  */
 import { LONG_EVENT_MS } from "./contract.ts";
 import type { Db, SqlValue } from "./driver.ts";
+import type { VenueSet } from "./geo.ts";
 import { readMatchingSources, type SnapshotEstimates, type SnapshotStats, sourceGlob } from "./snapshot-stats.ts";
 
 export interface PagePosition {
@@ -44,8 +45,8 @@ export interface PageFilter {
   sources: readonly string[] | null;
   /** Geo candidate venues, null = no geo filter. */
   venueIds: readonly number[] | null;
-  /** The same venues as a Set, when the caller has one (db/geo.ts keeps it with its result). */
-  venueSet?: ReadonlySet<number> | null;
+  /** Membership of the same venues, when the caller has it (db/geo.ts keeps it with its result). */
+  venueSet?: VenueSet | null;
   /** The states of those venues, when the caller knows them: lets selection scan just those states. */
   venueStates?: readonly string[] | null;
   excludeSoldOut: boolean;
@@ -181,8 +182,8 @@ function lowerBound(position: PagePosition, floorMs: number): PagePosition {
   return later ? position : floor;
 }
 
-/** The candidate venues as a Set: the one the filter carries, else built now. */
-export function venueSetOf(filter: PageFilter): ReadonlySet<number> | null {
+/** Membership of the candidate venues: the one the filter carries, else a Set built now. */
+export function venueSetOf(filter: PageFilter): VenueSet | null {
   if (filter.venueIds === null) return null;
   return filter.venueSet ?? new Set(filter.venueIds);
 }
@@ -195,7 +196,7 @@ function scanVenues(
   q: HalfQuery,
   from: PagePosition,
   want: number,
-  venues: ReadonlySet<number>,
+  venues: VenueSet,
   firstChunk: number,
 ): SnapshotRow[] {
   const out: SnapshotRow[] = [];

@@ -23,6 +23,11 @@ import { LIST, PRECISE_GEOCODES } from "./contract.ts";
 import type { Db } from "./driver.ts";
 import { readWatermark } from "./replica.ts";
 
+/** What the venue tests ask of a set of candidate venues. */
+export interface VenueSet {
+  has(venueId: number): boolean;
+}
+
 export type GeoFilter =
   | { kind: "circle"; lat: number; lng: number; radiusMiles: number }
   | { kind: "polygon"; ring: Array<[lat: number, lng: number]> };
@@ -30,8 +35,11 @@ export type GeoFilter =
 export interface GeoCandidates {
   /** Venue ids admitted by the filter and the precision rule, at most 2,000, ascending. */
   venueIds: number[];
-  /** The same ids as a Set, for the page query's and the live re-check's venue tests. */
-  venueSet: ReadonlySet<number>;
+  /**
+   * Membership of those ids, for the page query's and the live re-check's venue tests: a circle's
+   * distance map (it holds exactly the candidates), a polygon's Set.
+   */
+  venueSet: VenueSet;
   /** The distinct states of those venues, sorted: page selection scans each state's index. */
   states: string[];
   /** Circle only: great-circle miles (unrounded) from the centre to each candidate venue. */
@@ -55,11 +63,18 @@ const radians = (degrees: number) => ((degrees % 360) * Math.PI) / 180;
 
 /** Great-circle miles between two [lat, lng] points, as docs/api.md, Listing events measures them. */
 export function greatCircleMiles(aLat: number, aLng: number, bLat: number, bLng: number): number {
-  // @turf/distance's haversine, operation for operation, so results agree to the bit (tested),
-  // without the two coordinate arrays and the unit lookup it costs per call.
+  return haversineMiles(aLat, aLng, Math.cos(radians(aLat)), bLat, bLng, Math.cos(radians(bLat)));
+}
+
+/**
+ * `greatCircleMiles` with each point's `cos(radians(lat))` given, so a search computes a venue's
+ * once. @turf/distance's haversine, operation for operation, so results agree to the bit (tested),
+ * without the two coordinate arrays and the unit lookup it costs per call.
+ */
+function haversineMiles(aLat: number, aLng: number, aCos: number, bLat: number, bLng: number, bCos: number): number {
   const dLat = radians(bLat - aLat);
   const dLon = radians(bLng - aLng);
-  const a = Math.sin(dLat / 2) ** 2 + Math.sin(dLon / 2) ** 2 * Math.cos(radians(aLat)) * Math.cos(radians(bLat));
+  const a = Math.sin(dLat / 2) ** 2 + Math.sin(dLon / 2) ** 2 * aCos * bCos;
   return 2 * Math.atan2(Math.sqrt(a), Math.sqrt(1 - a)) * MILES_PER_RADIAN;
 }
 
@@ -135,7 +150,12 @@ interface VenueTable {
   lng: Float64Array;
   /** ADMIT_* bits. */
   admit: Uint8Array;
-  state: string[];
+  /** `cos` of the latitude in radians, as the distance computes it for its second point. */
+  cosLat: Float64Array;
+  /** Index into `states` of each venue's state. */
+  stateCode: Uint16Array;
+  /** The distinct states, sorted. */
+  states: string[];
   /** Grid cell (gridCell) → the slots of the venues in it. */
   grid: Map<number, number[]>;
 }
@@ -156,20 +176,25 @@ function readVenueTable(replica: Db, watermark: number): VenueTable {
        WHERE latitude IS NOT NULL AND longitude IS NOT NULL`,
     )
     .all();
+  const states = [...new Set(rows.map((row) => row.state))].sort();
+  const codes = new Map(states.map((state, code) => [state, code]));
   const table: VenueTable = {
     watermark,
     ids: new Float64Array(rows.length),
     lat: new Float64Array(rows.length),
     lng: new Float64Array(rows.length),
     admit: new Uint8Array(rows.length),
-    state: new Array<string>(rows.length),
+    cosLat: new Float64Array(rows.length),
+    stateCode: new Uint16Array(rows.length),
+    states,
     grid: new Map(),
   };
   rows.forEach((row, slot) => {
     table.ids[slot] = row.id;
     table.lat[slot] = row.lat;
     table.lng[slot] = row.lng;
-    table.state[slot] = row.state;
+    table.cosLat[slot] = Math.cos(radians(row.lat));
+    table.stateCode[slot] = codes.get(row.state)!;
     const precise = (PRECISE_GEOCODES as readonly (string | null)[]).includes(row.precision);
     table.admit[slot] = row.visible ? ADMIT_CENTROIDS | (precise ? ADMIT_PRECISE : 0) : 0;
     const cell = gridCell(cellRow(row.lat), cellCol(row.lng));
@@ -208,9 +233,9 @@ function admittedInBox(table: VenueTable, box: Box, includeCentroids: boolean, i
 
 /** The distinct states of the kept venues, sorted. */
 function statesOf(table: VenueTable, kept: number[], found: Found): string[] {
-  const states = new Set<string>();
-  for (const i of kept) states.add(table.state[found.slots[i]]);
-  return [...states].sort();
+  const seen = new Uint8Array(table.states.length);
+  for (const i of kept) seen[table.stateCode[found.slots[i]]] = 1;
+  return table.states.filter((_, code) => seen[code] === 1);
 }
 
 /**
@@ -229,7 +254,11 @@ function nearest(idx: number[], dist: Float64Array, ids: number[], cap: number):
 }
 
 /** Venue ids of the kept entries in ascending order, so results are deterministic. */
-const ascendingIds = (kept: number[], ids: number[]) => Array.from(Float64Array.from(kept, (i) => ids[i]).sort());
+function ascendingIds(kept: number[], ids: number[]): number[] {
+  const sorted = new Float64Array(kept.length);
+  for (let k = 0; k < kept.length; k++) sorted[k] = ids[kept[k]];
+  return Array.from(sorted.sort());
+}
 
 function searchCircle(
   table: VenueTable,
@@ -240,15 +269,17 @@ function searchCircle(
   for (const box of circleBoxes(f.lat, f.lng, f.radiusMiles)) admittedInBox(table, box, includeCentroids, found);
   const dist = new Float64Array(found.ids.length);
   const within: number[] = [];
+  const cosCentre = Math.cos(radians(f.lat));
   for (let i = 0; i < found.ids.length; i++) {
-    dist[i] = greatCircleMiles(f.lat, f.lng, table.lat[found.slots[i]], table.lng[found.slots[i]]);
+    const slot = found.slots[i];
+    dist[i] = haversineMiles(f.lat, f.lng, cosCentre, table.lat[slot], table.lng[slot], table.cosLat[slot]);
     if (dist[i] <= f.radiusMiles) within.push(i);
   }
   const kept = nearest(within, dist, found.ids, LIST.geoCandidateVenues);
   const distanceMiles = new Map<number, number>();
   for (const i of kept) distanceMiles.set(found.ids[i], dist[i]);
   const venueIds = ascendingIds(kept, found.ids);
-  return { venueIds, venueSet: new Set(venueIds), states: statesOf(table, kept, found), distanceMiles };
+  return { venueIds, venueSet: distanceMiles, states: statesOf(table, kept, found), distanceMiles };
 }
 
 function searchPolygon(

@@ -21,6 +21,7 @@ import { AGGREGATOR_VENDORS, eventUrlFor, ticketUrlFor } from "./contract.ts";
 import type { Db } from "./driver.ts";
 import type { Event, Venue } from "./event.ts";
 import { type PageFilter, type PagePosition, venueSetOf } from "./events-query.ts";
+import type { VenueSet } from "./geo.ts";
 import { EVENT_SERVABLE_SQL, SERVABLE_SQL } from "./snapshot.ts";
 
 export type { Event, Venue } from "./event.ts";
@@ -77,7 +78,7 @@ export function sourceMatcher(tokens: readonly string[]): (source: string) => bo
 function stillMatches(
   r: Row,
   f: PageFilter,
-  venues: ReadonlySet<number> | null,
+  venues: VenueSet | null,
   source: ((s: string) => boolean) | null,
 ): boolean {
   const end = Math.max(r.end_ms ?? r.start_ms, r.start_ms);
@@ -387,7 +388,7 @@ function keptMatches(
   e: Exclude<KeptEvent, false>,
   v: Exclude<KeptVenue, false>,
   f: PageFilter,
-  venues: ReadonlySet<number> | null,
+  venues: VenueSet | null,
   source: ((s: string) => boolean) | null,
 ): boolean {
   const end = Math.max(e.endMs ?? e.startMs, e.startMs);

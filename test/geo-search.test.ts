@@ -75,6 +75,11 @@ afterAll(() => {
 function expectMatches(filter: GeoFilter, includeCentroids: boolean, ref: Reference): void {
   const got = findGeoCandidates(replica, filter, includeCentroids);
   expect(got.venueIds).toEqual([...ref.venueIds].sort((a, b) => a - b));
+  // The states page selection scans, and the membership the venue tests read.
+  const stateOf = new Map(venues.map((v) => [v.id, v.state]));
+  expect(got.states).toEqual([...new Set(ref.venueIds.map((id) => stateOf.get(id)!))].sort());
+  const chosen = new Set(ref.venueIds);
+  for (const v of venues) expect(got.venueSet.has(v.id)).toBe(chosen.has(v.id));
   if (ref.distances) {
     expect(got.distanceMiles).not.toBeNull();
     expect(got.distanceMiles!.size).toBe(ref.venueIds.length);
