@@ -20,12 +20,13 @@
  * Everything else is a residual filter on the chosen scan. "Few" means cheaper to sort than to
  * skip: k of N rows match (f = k/N); sorting costs about f·R for R rows in the window, an ordered
  * scan about (n+1)/f, so sorting wins when k <= sqrt((n+1)·N) (taking R <= N leans towards the
- * scan). Geo venues on an ordered scan are checked in JS against a Set, scanning in growing
+ * scan). Geo venues on an ordered scan are checked in JS (db/kept-scans.ts), scanning in growing
  * chunks: cheaper than building a 2,000-entry SQL list for each half of every page.
  */
 import { LONG_EVENT_MS } from "./contract.ts";
 import type { Db, SqlValue } from "./driver.ts";
 import type { VenueSet } from "./geo.ts";
+import { type KeptScans, type ScannedRow, scanKept, scanVenues } from "./kept-scans.ts";
 import { readMatchingSources, type SnapshotEstimates, type SnapshotStats, sourceGlob } from "./snapshot-stats.ts";
 
 export interface PagePosition {
@@ -100,7 +101,8 @@ export interface HalfQuery {
 
 /**
  * One half (short or long events) of a page query. With `venuesInSql` false the venue filter is
- * left to the caller and `venue_id` is selected. Exported for the query-plan test.
+ * left to the caller and `venue_id` is selected; with `windowInSql` false so is the window (a
+ * range kept across pages, db/kept-scans.ts). Exported for the query-plan test.
  */
 export function buildHalfQuery(
   plan: PagePlan,
@@ -108,6 +110,7 @@ export function buildHalfQuery(
   filter: PageFilter,
   sourceList: readonly string[] | null,
   venuesInSql = true,
+  windowInSql = true,
 ): HalfQuery {
   const params: Record<string, SqlValue> = { before: filter.beforeMs, after: filter.afterMs };
   // Columns outside the plan's index get a unary plus, so the planner cannot pick another
@@ -138,10 +141,16 @@ export function buildHalfQuery(
   if (filter.excludeSoldOut) terms.push("+sold_out = 0");
   if (filter.excludeAggregators) terms.push("+aggregator = 0");
   const columns = venuesInSql ? "start_ms, id, end_ms" : "start_ms, id, end_ms, venue_id";
+  if (!windowInSql) {
+    delete params.before;
+    delete params.after;
+  }
   const sql =
     `SELECT ${columns} FROM snapshot ${INDEX[plan]} WHERE long = ${long}` +
     terms.map((t) => ` AND ${t}`).join("") +
-    " AND (start_ms, id) > ($ls, $lid) AND start_ms <= $before AND end_ms >= $after ORDER BY start_ms, id LIMIT $lim";
+    " AND (start_ms, id) > ($ls, $lid)" +
+    (windowInSql ? " AND start_ms <= $before AND end_ms >= $after" : "") +
+    " ORDER BY start_ms, id LIMIT $lim";
   return { sql, params };
 }
 
@@ -190,33 +199,17 @@ export function venueSetOf(filter: PageFilter): VenueSet | null {
 
 type SnapshotRow = { start_ms: number; id: number; end_ms: number; venue_id?: number };
 
-/** Up to `want` rows of one half, in order, whose venue is in `venues`: growing chunks. */
-function scanVenues(
-  db: Db,
-  q: HalfQuery,
-  from: PagePosition,
-  want: number,
-  venues: VenueSet,
-  firstChunk: number,
-): SnapshotRow[] {
-  const out: SnapshotRow[] = [];
-  const stmt = db.prepare<SnapshotRow>(q.sql);
-  let pos = from;
-  for (let chunk = firstChunk; ; chunk = Math.min(chunk * 2, 8192)) {
-    const rows = stmt.all({ ...q.params, ls: pos.startMs, lid: pos.id, lim: chunk });
-    for (const r of rows) if (venues.has(r.venue_id!) && out.push(r) === want) return out;
-    if (rows.length < chunk) return out;
-    const last = rows[rows.length - 1];
-    pos = { startMs: last.start_ms, id: last.id };
-  }
-}
-
 const byKey = (a: SnapshotRow, b: SnapshotRow) => a.start_ms - b.start_ms || a.id - b.id;
 
-/** What a selection reads about the snapshot besides its rows: its stats and cached estimates. */
+/**
+ * What a selection reads about the snapshot besides its rows: its stats and cached estimates,
+ * and, when the caller keeps them, the state index ranges geo pages scan (for the replica state
+ * of the read transaction).
+ */
 export interface SnapshotView {
   stats: SnapshotStats;
   estimates: SnapshotEstimates;
+  scans?: { kept: KeptScans; state: string } | null;
 }
 
 /**
@@ -256,6 +249,12 @@ export function selectPage(
   const bounds = [lowerBound(from, filter.afterMs - LONG_EVENT_MS), lowerBound(from, filter.afterMs - longest)];
   const venuesInSql = filter.venueIds === null || plan === "venue";
   const venueSet = venuesInSql ? null : venueSetOf(filter);
+  // A geo page with no other column filter scans ranges every such page in its states shares.
+  const kept =
+    plan === "venue_states" && filter.state === null && filter.city === null && filter.sources === null
+      ? view.scans
+      : null;
+  const ranges = kept ? kept.kept.forState(kept.state) : null;
   // Read one part at a time (each in index order, merged below), or the whole filter at once.
   const parts: readonly (string | null)[] =
     plan === "source_each" ? sourceList! : plan === "venue_states" ? filter.venueStates! : [null];
@@ -264,12 +263,18 @@ export function selectPage(
   const firstChunk = Math.min(8192, Math.max(64, Math.ceil((1.25 * want) / Math.max(share, 1e-4))));
   const rows: SnapshotRow[] = [];
   for (const long of [0, 1] as const) {
-    const q = buildHalfQuery(plan, long, filter, plan === "source" ? sourceList : null, venuesInSql);
+    const q = buildHalfQuery(plan, long, filter, plan === "source" ? sourceList : null, venuesInSql, !ranges);
     const b = bounds[long];
     for (const part of parts) {
       const params = part === null ? q.params : { ...q.params, part };
-      if (venueSet) rows.push(...scanVenues(db, { sql: q.sql, params }, b, want, venueSet, firstChunk));
-      else rows.push(...db.prepare<SnapshotRow>(q.sql).all({ ...params, ls: b.startMs, lid: b.id, lim: want }));
+      if (venueSet) {
+        const scan = { params, beforeMs: filter.beforeMs, afterMs: filter.afterMs, venues: venueSet };
+        if (ranges) {
+          const flags = `${filter.excludeSoldOut ? 1 : 0}${filter.excludeAggregators ? 1 : 0}`;
+          const range = { ...scan, ranges, key: `${part}\n${long}\n${flags}`, sql: q.sql };
+          rows.push(...scanKept(db, range, b, want, firstChunk, kept!.kept.maxRows));
+        } else rows.push(...scanVenues(db.prepare<ScannedRow>(q.sql), scan, b, want, firstChunk, []));
+      } else rows.push(...db.prepare<SnapshotRow>(q.sql).all({ ...params, ls: b.startMs, lid: b.id, lim: want }));
     }
   }
   rows.sort(byKey);

@@ -24,6 +24,12 @@ export const HOT_PATH = {
   /** Geo searches kept for the current venue table (db/geo.ts GeoIndex), and their bytes. */
   geoResults: 256,
   geoResultBytes: 16 * 1024 * 1024,
+  /**
+   * State index ranges that geo pages scan, kept between requests (db/kept-scans.ts): their
+   * bytes (32 a row), and the rows one range may keep before a scan reads on without keeping.
+   */
+  keptScanBytes: 32 * 1024 * 1024,
+  keptScanRows: 32_768,
   /** Source-prefix row estimates kept per snapshot (db/snapshot-stats.ts SnapshotEstimates). */
   sourceEstimates: 2_000,
   /**

@@ -9,6 +9,7 @@
  *              state of the replica (server/list/page-cache.ts).
  *   events     event id → live row and its JSON, for one state of the replica (db/hydrate.ts).
  *   geo        the venue table and recent candidate searches, for one sync watermark (db/geo.ts).
+ *   scans      state index ranges geo pages scan, for one state of the replica (db/kept-scans.ts).
  *   estimates  per-snapshot counts for plan choice (db/snapshot-stats.ts).
  *   state      the replica's state read at most HOT_PATH.foreignCommitLagMs ago, for the page
  *              cache's hit path.
@@ -21,6 +22,7 @@ import { LRUCache } from "lru-cache";
 import type { Db } from "../../db/driver.ts";
 import { GeoIndex } from "../../db/geo.ts";
 import { HydratedEvents, RecentReplicaState } from "../../db/hydrate.ts";
+import { KeptScans } from "../../db/kept-scans.ts";
 import { SnapshotEstimates } from "../../db/snapshot-stats.ts";
 import { HOT_PATH } from "../../db/tuning.ts";
 import { createPageCache, type PageCache } from "./page-cache.ts";
@@ -44,6 +46,7 @@ export class ListCaches {
   readonly pages: PageCache = createPageCache(HOT_PATH.cachedPages, HOT_PATH.cachedPageBytes);
   readonly events: HydratedEvents;
   readonly geo: GeoIndex;
+  readonly scans = new KeptScans(HOT_PATH.keptScanBytes, HOT_PATH.keptScanRows);
   readonly estimates = new SnapshotEstimates(HOT_PATH.sourceEstimates);
   readonly state: RecentReplicaState;
   readonly headers = new ListHeaders();
@@ -59,6 +62,7 @@ export class ListCaches {
     this.pages.clear();
     this.events.clear();
     this.geo.clear();
+    this.scans.clear();
     this.estimates.clear();
     this.state.clear();
   }
