@@ -21,7 +21,9 @@
  * skip: k of N rows match (f = k/N); sorting costs about f·R for R rows in the window, an ordered
  * scan about (n+1)/f, so sorting wins when k <= sqrt((n+1)·N) (taking R <= N leans towards the
  * scan). Geo venues on an ordered scan are checked in JS (db/kept-scans.ts), scanning in growing
- * chunks: cheaper than building a 2,000-entry SQL list for each half of every page.
+ * chunks: cheaper than building a 2,000-entry SQL list for each half of every page. When the
+ * caller keeps state ranges in memory, a geo filter alone scans its states whenever the scan is
+ * expected to fit in half a kept range (want × state rows / venue rows), sorting only beyond.
  */
 import { LONG_EVENT_MS } from "./contract.ts";
 import type { Db, SqlValue } from "./driver.ts";
@@ -167,6 +169,11 @@ export interface PlanEstimates {
   /** sqrt((limit + 1) · rows of the snapshot): see the file comment. */
   threshold: number;
   want?: number;
+  /**
+   * Rows a kept state range may hold (db/kept-scans.ts), when the caller keeps them: a geo
+   * filter alone then scans its states in memory when the scan is expected to fit in half that.
+   */
+  keptScanRows?: number;
 }
 
 /** Picks the index for a filter combination (see the file comment). */
@@ -177,11 +184,19 @@ export function choosePlan(filter: PageFilter, est: PlanEstimates): PagePlan {
   // Sorting a venue set's rows against scanning its states' rows in order.
   const venueThreshold =
     est.venueStateRows != null && est.want !== undefined ? Math.sqrt(est.want * est.venueStateRows) : est.threshold;
-  if (est.venueRows !== null && est.venueRows <= venueThreshold) return "venue";
+  if (est.venueRows !== null && est.venueRows <= venueThreshold && !fitsKeptScan(filter, est)) return "venue";
   if (filter.city !== null) return filter.state !== null ? "state_city" : "city";
   if (filter.state !== null) return "state";
   if (filter.venueIds !== null && filter.venueStates?.length) return "venue_states";
   return "time";
+}
+
+/** A geo filter alone whose state ranges, scanned in memory, should yield a page within half a kept range. */
+function fitsKeptScan(filter: PageFilter, est: PlanEstimates): boolean {
+  if (!est.keptScanRows || est.want === undefined || est.venueStateRows == null || !est.venueRows) return false;
+  if (filter.state !== null || filter.city !== null || filter.sources !== null || !filter.venueStates?.length)
+    return false;
+  return (est.want * est.venueStateRows) / est.venueRows <= est.keptScanRows / 2;
 }
 
 /** Lexicographic max of the cursor position and "start_ms >= floorMs". */
@@ -242,6 +257,7 @@ export function selectPage(
     venueStateRows,
     threshold,
     want,
+    keptScanRows: view.scans?.kept.maxRows,
   });
 
   const from = position ?? FIRST_POSITION;

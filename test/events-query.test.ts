@@ -274,7 +274,9 @@ it("selects the same pages from kept state ranges as from SQLite, page by page",
             selectPage(db, { ...view(), scans: { kept, state } }, f, position, limit),
             selectPage(db, view(), f, position, limit),
           ]);
-          expect(fromKept).toEqual(fresh);
+          // The same page; the plan may differ, since kept ranges make scanning in order cheaper than sorting.
+          expect({ ...fromKept, plan: null }).toEqual({ ...fresh, plan: null });
+          if (fresh.plan === "venue_states") expect(fromKept.plan).toBe("venue_states");
           if (fromKept.plan === "venue_states") keptPages++;
           out.push(...fromKept.keys.map((k) => k.id));
           if (!fromKept.hasMore) break;

@@ -177,4 +177,20 @@ describe("query plans", () => {
     expect(choosePlan(f({ sources: ["a"] }), est(5000, null))).toBe("time");
     expect(choosePlan(f({}), est(null, null))).toBe("time");
   });
+
+  it("scans a geo filter's states in memory when kept ranges are expected to hold its page", () => {
+    const f = (o: Partial<PageFilter>): PageFilter => ({
+      ...filterFor(0),
+      venueIds: [1, 2],
+      venueStates: ["CA"],
+      ...o,
+    });
+    // 26 rows wanted among 100 of 10,000 in the states: about 2,600 rows scanned, sorting 100 costs less in SQLite.
+    const est = { sourceRows: null, venueRows: 100, venueStateRows: 10_000, threshold: 1000, want: 26 };
+    expect(choosePlan(f({}), est)).toBe("venue");
+    expect(choosePlan(f({}), { ...est, keptScanRows: 8192 })).toBe("venue_states");
+    // Past half a kept range, or with another column filter (no kept range), the sort stays.
+    expect(choosePlan(f({}), { ...est, keptScanRows: 4096 })).toBe("venue");
+    expect(choosePlan(f({ state: "CA" }), { ...est, keptScanRows: 8192 })).toBe("venue");
+  });
 });
