@@ -43,7 +43,12 @@ export interface GeoCandidates {
   /** The distinct states of those venues, sorted: page selection scans each state's index. */
   states: string[];
   /** Circle only: great-circle miles (unrounded) from the centre to each candidate venue. */
-  distanceMiles: Map<number, number> | null;
+  distanceMiles: VenueDistances | null;
+}
+
+/** Distances by venue id: undefined for a venue that is not a candidate. */
+export interface VenueDistances {
+  get(venueId: number): number | undefined;
 }
 
 /** A latitude/longitude box; `minLng > maxLng` never occurs (boxes are split at ±180). */
@@ -152,12 +157,21 @@ interface VenueTable {
   admit: Uint8Array;
   /** `cos` of the latitude in radians, as the distance computes it for its second point. */
   cosLat: Float64Array;
+  /** The venue's point on the unit sphere, for the quick test of a circle (`CircleTest`). */
+  x: Float64Array;
+  y: Float64Array;
+  z: Float64Array;
+  /** Venue id → slot. */
+  slotOf: Map<number, number>;
   /** Index into `states` of each venue's state. */
   stateCode: Uint16Array;
   /** The distinct states, sorted. */
   states: string[];
-  /** Grid cell (gridCell) → the slots of the venues in it. */
-  grid: Map<number, number[]>;
+  /**
+   * Grid cell (gridCell) → the slots of the venues in it, `[first, end)`: venues are stored cell
+   * by cell, so a search reads each cell's coordinates in one run of memory.
+   */
+  grid: Map<number, [first: number, end: number]>;
 }
 
 const ADMIT_CENTROIDS = 1; // visible: admitted with include_centroids (every precision incl. null)
@@ -185,22 +199,31 @@ function readVenueTable(replica: Db, watermark: number): VenueTable {
     lng: new Float64Array(rows.length),
     admit: new Uint8Array(rows.length),
     cosLat: new Float64Array(rows.length),
+    x: new Float64Array(rows.length),
+    y: new Float64Array(rows.length),
+    z: new Float64Array(rows.length),
+    slotOf: new Map(),
     stateCode: new Uint16Array(rows.length),
     states,
     grid: new Map(),
   };
-  rows.forEach((row, slot) => {
+  const cellOf = (row: { lat: number; lng: number }) => gridCell(cellRow(row.lat), cellCol(row.lng));
+  const cells = rows.map(cellOf);
+  const order = rows.map((_, i) => i).sort((a, b) => cells[a] - cells[b] || rows[a].id - rows[b].id);
+  order.forEach((i, slot) => {
+    const row = rows[i];
     table.ids[slot] = row.id;
     table.lat[slot] = row.lat;
     table.lng[slot] = row.lng;
     table.cosLat[slot] = Math.cos(radians(row.lat));
+    [table.x[slot], table.y[slot], table.z[slot]] = unitPoint(row.lat, row.lng);
+    table.slotOf.set(row.id, slot);
     table.stateCode[slot] = codes.get(row.state)!;
     const precise = (PRECISE_GEOCODES as readonly (string | null)[]).includes(row.precision);
     table.admit[slot] = row.visible ? ADMIT_CENTROIDS | (precise ? ADMIT_PRECISE : 0) : 0;
-    const cell = gridCell(cellRow(row.lat), cellCol(row.lng));
-    let slots = table.grid.get(cell);
-    if (!slots) table.grid.set(cell, (slots = []));
-    slots.push(slot);
+    const range = table.grid.get(cells[i]);
+    if (range) range[1] = slot + 1;
+    else table.grid.set(cells[i], [slot, slot + 1]);
   });
   return table;
 }
@@ -217,9 +240,9 @@ function admittedInBox(table: VenueTable, box: Box, includeCentroids: boolean, i
   const { lat, lng, admit, ids, grid } = table;
   for (let row = cellRow(box.minLat), lastRow = cellRow(box.maxLat); row <= lastRow; row++) {
     for (let col = cellCol(box.minLng), lastCol = cellCol(box.maxLng); col <= lastCol; col++) {
-      const slots = grid.get(gridCell(row, col));
-      if (!slots) continue;
-      for (const slot of slots) {
+      const range = grid.get(gridCell(row, col));
+      if (!range) continue;
+      for (let slot = range[0]; slot < range[1]; slot++) {
         const y = lat[slot];
         const x = lng[slot];
         if (y >= box.minLat && y <= box.maxLat && x >= box.minLng && x <= box.maxLng && admit[slot] & bit) {
@@ -240,25 +263,134 @@ function statesOf(table: VenueTable, kept: number[], found: Found): string[] {
 
 /**
  * The `cap` entries of `idx` nearest by (distance, id), the API's "nearest" with ties broken
- * by venue id, in no particular order. A native typed-array sort finds the cut distance;
- * sorting indices with a comparator cost several times more at these sizes.
+ * by venue id, in no particular order. The cut distance is the cap-th smallest, found by
+ * selection (no sort of all of them); only the entries tied at the cut are sorted, by id.
  */
 function nearest(idx: number[], dist: Float64Array, ids: number[], cap: number): number[] {
   if (idx.length <= cap) return idx;
-  const sorted = Float64Array.from(idx, (i) => dist[i]).sort();
-  const cut = sorted[cap - 1];
+  const values = new Float64Array(idx.length);
+  for (let k = 0; k < idx.length; k++) values[k] = dist[idx[k]];
+  const cut = kthSmallest(values, cap - 1);
   const kept = idx.filter((i) => dist[i] < cut);
   const tied = idx.filter((i) => dist[i] === cut).sort((a, b) => ids[a] - ids[b]);
   for (let t = 0; kept.length < cap; t++) kept.push(tied[t]);
   return kept;
 }
 
+/** The k-th smallest value (from 0) of `a`, which it reorders: Hoare's selection. */
+export function kthSmallest(a: Float64Array, k: number): number {
+  let lo = 0;
+  let hi = a.length - 1;
+  while (lo < hi) {
+    const pivot = a[(lo + hi) >>> 1];
+    let i = lo;
+    let j = hi;
+    while (i <= j) {
+      while (a[i] < pivot) i++;
+      while (a[j] > pivot) j--;
+      if (i <= j) {
+        const t = a[i];
+        a[i] = a[j];
+        a[j] = t;
+        i++;
+        j--;
+      }
+    }
+    if (k <= j) hi = j;
+    else if (k >= i) lo = i;
+    else return a[k];
+  }
+  return a[k];
+}
+
 /** Venue ids of the kept entries in ascending order, so results are deterministic. */
-function ascendingIds(kept: number[], ids: number[]): number[] {
+function ascendingIds(kept: number[], ids: number[]): Float64Array {
   const sorted = new Float64Array(kept.length);
   for (let k = 0; k < kept.length; k++) sorted[k] = ids[kept[k]];
-  return Array.from(sorted.sort());
+  return sorted.sort();
 }
+
+/** Membership in ascending venue ids, by binary search: nothing to build per search. */
+class SortedVenues implements VenueSet {
+  constructor(readonly ids: Float64Array) {}
+
+  has(venueId: number): boolean {
+    const { ids } = this;
+    let lo = 0;
+    let hi = ids.length;
+    while (lo < hi) {
+      const mid = (lo + hi) >>> 1;
+      if (ids[mid] < venueId) lo = mid + 1;
+      else hi = mid;
+    }
+    return lo < ids.length && ids[lo] === venueId;
+  }
+}
+
+/** A point's position on the unit sphere. */
+export function unitPoint(lat: number, lng: number): [x: number, y: number, z: number] {
+  const phi = (lat * Math.PI) / 180;
+  const lambda = (lng * Math.PI) / 180;
+  return [Math.cos(phi) * Math.cos(lambda), Math.cos(phi) * Math.sin(lambda), Math.sin(phi)];
+}
+
+/**
+ * "Within the radius" for one circle, as `greatCircleMiles(centre, point) <= radiusMiles` decides
+ * it, mostly without that distance: the straight line through the sphere (the chord) grows with
+ * the arc, so a point whose squared chord is well below the radius's is inside and one well above
+ * is outside. Between the two limits (a band of a ten-millionth of the radius, far wider than the
+ * rounding of either computation) the great-circle distance decides.
+ */
+export class CircleTest {
+  readonly #cosCentre: number;
+  readonly #centre: [number, number, number];
+  readonly #inside: number;
+  readonly #outside: number;
+
+  constructor(
+    readonly lat: number,
+    readonly lng: number,
+    readonly radiusMiles: number,
+  ) {
+    this.#cosCentre = Math.cos(radians(lat));
+    this.#centre = unitPoint(lat, lng);
+    const chord = 2 * Math.sin(radiusMiles / MILES_PER_RADIAN / 2);
+    this.#inside = chord * chord * (1 - 1e-7);
+    this.#outside = chord * chord * (1 + 1e-7);
+  }
+
+  /** The point (its unit-sphere position, coordinates and `cos(radians(lat))`) is within the radius. */
+  contains(x: number, y: number, z: number, lat: number, lng: number, cosLat: number): boolean {
+    const [cx, cy, cz] = this.#centre;
+    const chord2 = (x - cx) * (x - cx) + (y - cy) * (y - cy) + (z - cz) * (z - cz);
+    if (chord2 < this.#inside) return true;
+    return chord2 <= this.#outside && this.miles(lat, lng, cosLat) <= this.radiusMiles;
+  }
+
+  /** `greatCircleMiles` from the centre, given the point's `cos(radians(lat))`. */
+  miles(lat: number, lng: number, cosLat: number): number {
+    return haversineMiles(this.lat, this.lng, this.#cosCentre, lat, lng, cosLat);
+  }
+}
+
+/** A circle's candidates: membership by their sorted ids, each one's distance when asked for. */
+class CircleCandidates extends SortedVenues implements VenueDistances {
+  constructor(
+    ids: Float64Array,
+    private readonly table: VenueTable,
+    private readonly circle: CircleTest,
+  ) {
+    super(ids);
+  }
+
+  get(venueId: number): number | undefined {
+    if (!this.has(venueId)) return undefined;
+    return milesTo(this.table, this.circle, this.table.slotOf.get(venueId)!);
+  }
+}
+
+const milesTo = (table: VenueTable, circle: CircleTest, slot: number) =>
+  circle.miles(table.lat[slot], table.lng[slot], table.cosLat[slot]);
 
 function searchCircle(
   table: VenueTable,
@@ -267,19 +399,28 @@ function searchCircle(
 ): GeoCandidates {
   const found: Found = { ids: [], slots: [] };
   for (const box of circleBoxes(f.lat, f.lng, f.radiusMiles)) admittedInBox(table, box, includeCentroids, found);
-  const dist = new Float64Array(found.ids.length);
+  const circle = new CircleTest(f.lat, f.lng, f.radiusMiles);
+  const { x, y, z, lat, lng, cosLat } = table;
   const within: number[] = [];
-  const cosCentre = Math.cos(radians(f.lat));
   for (let i = 0; i < found.ids.length; i++) {
     const slot = found.slots[i];
-    dist[i] = haversineMiles(f.lat, f.lng, cosCentre, table.lat[slot], table.lng[slot], table.cosLat[slot]);
-    if (dist[i] <= f.radiusMiles) within.push(i);
+    if (circle.contains(x[slot], y[slot], z[slot], lat[slot], lng[slot], cosLat[slot])) within.push(i);
   }
-  const kept = nearest(within, dist, found.ids, LIST.geoCandidateVenues);
-  const distanceMiles = new Map<number, number>();
-  for (const i of kept) distanceMiles.set(found.ids[i], dist[i]);
-  const venueIds = ascendingIds(kept, found.ids);
-  return { venueIds, venueSet: distanceMiles, states: statesOf(table, kept, found), distanceMiles };
+  let kept = within;
+  if (within.length > LIST.geoCandidateVenues) {
+    // More than the cap: the nearest are kept, by distance.
+    const dist = new Float64Array(found.ids.length);
+    for (const i of within) dist[i] = milesTo(table, circle, found.slots[i]);
+    kept = nearest(within, dist, found.ids, LIST.geoCandidateVenues);
+  }
+  const sorted = ascendingIds(kept, found.ids);
+  const candidates = new CircleCandidates(sorted, table, circle);
+  return {
+    venueIds: Array.from(sorted),
+    venueSet: candidates,
+    states: statesOf(table, kept, found),
+    distanceMiles: candidates,
+  };
 }
 
 function searchPolygon(
@@ -321,8 +462,13 @@ function searchPolygon(
     if (inside.length >= cap || k === n) break;
   }
   const kept = nearest(inside, toCentre, found.ids, cap);
-  const venueIds = ascendingIds(kept, found.ids);
-  return { venueIds, venueSet: new Set(venueIds), states: statesOf(table, kept, found), distanceMiles: null };
+  const ids = ascendingIds(kept, found.ids);
+  return {
+    venueIds: Array.from(ids),
+    venueSet: new SortedVenues(ids),
+    states: statesOf(table, kept, found),
+    distanceMiles: null,
+  };
 }
 
 function cacheKey(f: GeoFilter, includeCentroids: boolean): string {

@@ -21,7 +21,7 @@ import { AGGREGATOR_VENDORS, eventUrlFor, ticketUrlFor } from "./contract.ts";
 import type { Db } from "./driver.ts";
 import type { Event, Venue } from "./event.ts";
 import { type PageFilter, type PagePosition, venueSetOf } from "./events-query.ts";
-import type { VenueSet } from "./geo.ts";
+import type { VenueDistances, VenueSet } from "./geo.ts";
 import { EVENT_SERVABLE_SQL, SERVABLE_SQL } from "./snapshot.ts";
 
 export type { Event, Venue } from "./event.ts";
@@ -97,7 +97,7 @@ function stillMatches(
 export interface Hydration {
   baseUrl: string;
   /** Circle queries: unrounded miles per venue id. */
-  distanceMiles: ReadonlyMap<number, number> | null;
+  distanceMiles: VenueDistances | null;
 }
 
 function toEvent(r: Row, h: Hydration): Event {
