@@ -11,8 +11,10 @@
  *
  * Steps: an in-memory grid over the venues' true coordinates narrows by a bounding box (see
  * VenueTable), then membership is exact (great-circle miles computed as @turf/distance computes
- * them, point-in-polygon with @turf/boolean-point-in-polygon). The box contains every point of
- * the shape, so the narrowing never misses a venue.
+ * them, settled by a cheaper chord test away from the rim: CircleTest; point-in-polygon with
+ * @turf/boolean-point-in-polygon). The box contains every point of the shape, so the narrowing
+ * never misses a venue. A circle's distances are computed near its rim, for all inside when more
+ * than 2,000 are (to keep the nearest), and for the venues a page shows.
  * Performance is measured by test/bench/geo.ts, not asserted in tests.
  */
 import { booleanPointInPolygon } from "@turf/boolean-point-in-polygon";
