@@ -310,7 +310,17 @@ interface VenueRow {
   visible: number;
 }
 
-const q = JSON.stringify;
+/** Characters JSON.stringify writes other than as themselves: controls, quote, backslash, surrogates. */
+const ESCAPED = /[\u0000-\u001f"\\\ud800-\udfff]/;
+
+/**
+ * `JSON.stringify` of a string or null, byte for byte (tested on arbitrary strings): a string
+ * with nothing to escape, the usual case, is quoted as it is.
+ */
+export function q(value: string | null): string {
+  if (value === null) return "null";
+  return ESCAPED.test(value) ? JSON.stringify(value) : `"${value}"`;
+}
 
 /**
  * What JSON.stringify writes of the Event before its last key, `venue`: the same keys in the same
@@ -324,7 +334,7 @@ function eventPartOf(r: EventRow, baseUrl: string): string {
     `"startDate":${q(r.start_date)},"endDate":${q(r.end_date)},"cost":${q(r.cost)},"isFree":${isFree},` +
     `"isSoldOut":${r.is_sold_out === 1},"isLowTickets":${r.is_low_tickets === 1},"age":${q(r.age)},"ticketUrl":${ticketUrl},` +
     `"website":${q(r.website)},"ticketLinkStatus":${q(r.ticket_link_status)},"imageUrl":${q(r.image_url)},` +
-    `"categories":${q(JSON.parse(r.categories))},"venue":`
+    `"categories":${JSON.stringify(JSON.parse(r.categories))},"venue":`
   );
 }
 
