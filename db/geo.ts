@@ -337,11 +337,19 @@ export function unitPoint(lat: number, lng: number): [x: number, y: number, z: n
 }
 
 /**
+ * Below this radius the rounding of a chord (about 1e-15 of the sphere's radius) could reach the
+ * band of `CircleTest`, so the distance decides every point; at it, the rounding is a thousandth
+ * of the band.
+ */
+const CHORD_MIN_RADIUS_MILES = 0.01;
+
+/**
  * "Within the radius" for one circle, as `greatCircleMiles(centre, point) <= radiusMiles` decides
  * it, mostly without that distance: the straight line through the sphere (the chord) grows with
  * the arc, so a point whose squared chord is well below the radius's is inside and one well above
  * is outside. Between the two limits (a band of a ten-millionth of the radius, far wider than the
- * rounding of either computation) the great-circle distance decides.
+ * rounding of either computation) the great-circle distance decides, as it does for every point
+ * of a circle under CHORD_MIN_RADIUS_MILES.
  */
 export class CircleTest {
   readonly #cosCentre: number;
@@ -357,8 +365,9 @@ export class CircleTest {
     this.#cosCentre = Math.cos(radians(lat));
     this.#centre = unitPoint(lat, lng);
     const chord = 2 * Math.sin(radiusMiles / MILES_PER_RADIAN / 2);
-    this.#inside = chord * chord * (1 - 1e-7);
-    this.#outside = chord * chord * (1 + 1e-7);
+    const exactOnly = radiusMiles < CHORD_MIN_RADIUS_MILES;
+    this.#inside = exactOnly ? -1 : chord * chord * (1 - 1e-7);
+    this.#outside = exactOnly ? Infinity : chord * chord * (1 + 1e-7);
   }
 
   /** The point (its unit-sphere position, coordinates and `cos(radians(lat))`) is within the radius. */
