@@ -28,13 +28,10 @@
 import { LONG_EVENT_MS } from "./contract.ts";
 import type { Db, SqlValue } from "./driver.ts";
 import type { VenueSet } from "./geo.ts";
-import { type KeptScans, type ScannedRow, scanKept, scanVenues } from "./kept-scans.ts";
+import { type KeptScans, type PagePosition, type ScannedRow, scanKept, scanVenues } from "./kept-scans.ts";
 import { readMatchingSources, type SnapshotEstimates, type SnapshotStats, sourceGlob } from "./snapshot-stats.ts";
 
-export interface PagePosition {
-  startMs: number;
-  id: number;
-}
+export type { PagePosition };
 
 /** Before every row: (start, id) > (MIN, 0) holds for all rows. */
 export const FIRST_POSITION: PagePosition = { startMs: Number.MIN_SAFE_INTEGER, id: 0 };

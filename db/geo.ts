@@ -336,6 +336,23 @@ export function unitPoint(lat: number, lng: number): [x: number, y: number, z: n
   return [Math.cos(phi) * Math.cos(lambda), Math.cos(phi) * Math.sin(lambda), Math.sin(phi)];
 }
 
+/** `greatCircleMiles` from one point, its cosine computed once. */
+class MilesFrom {
+  readonly #cos: number;
+
+  constructor(
+    readonly lat: number,
+    readonly lng: number,
+  ) {
+    this.#cos = Math.cos(radians(lat));
+  }
+
+  /** To a point, given its `cos(radians(lat))`. */
+  miles(lat: number, lng: number, cosLat: number): number {
+    return haversineMiles(this.lat, this.lng, this.#cos, lat, lng, cosLat);
+  }
+}
+
 /**
  * Below this radius the rounding of a chord (about 1e-15 of the sphere's radius) could reach the
  * band of `CircleTest`, so the distance decides every point; at it, the rounding is a thousandth
@@ -351,18 +368,17 @@ const CHORD_MIN_RADIUS_MILES = 0.01;
  * rounding of either computation) the great-circle distance decides, as it does for every point
  * of a circle under CHORD_MIN_RADIUS_MILES.
  */
-export class CircleTest {
-  readonly #cosCentre: number;
+export class CircleTest extends MilesFrom {
   readonly #centre: [number, number, number];
   readonly #inside: number;
   readonly #outside: number;
 
   constructor(
-    readonly lat: number,
-    readonly lng: number,
+    lat: number,
+    lng: number,
     readonly radiusMiles: number,
   ) {
-    this.#cosCentre = Math.cos(radians(lat));
+    super(lat, lng);
     this.#centre = unitPoint(lat, lng);
     const chord = 2 * Math.sin(radiusMiles / MILES_PER_RADIAN / 2);
     const exactOnly = radiusMiles < CHORD_MIN_RADIUS_MILES;
@@ -376,11 +392,6 @@ export class CircleTest {
     const chord2 = (x - cx) * (x - cx) + (y - cy) * (y - cy) + (z - cz) * (z - cz);
     if (chord2 < this.#inside) return true;
     return chord2 <= this.#outside && this.miles(lat, lng, cosLat) <= this.radiusMiles;
-  }
-
-  /** `greatCircleMiles` from the centre, given the point's `cos(radians(lat))`. */
-  miles(lat: number, lng: number, cosLat: number): number {
-    return haversineMiles(this.lat, this.lng, this.#cosCentre, lat, lng, cosLat);
   }
 }
 
@@ -400,8 +411,9 @@ class CircleCandidates extends SortedVenues implements VenueDistances {
   }
 }
 
-const milesTo = (table: VenueTable, circle: CircleTest, slot: number) =>
-  circle.miles(table.lat[slot], table.lng[slot], table.cosLat[slot]);
+/** Miles from `from` to the venue in `slot`. */
+const milesTo = (table: VenueTable, from: MilesFrom, slot: number) =>
+  from.miles(table.lat[slot], table.lng[slot], table.cosLat[slot]);
 
 function searchCircle(
   table: VenueTable,
@@ -445,10 +457,9 @@ function searchPolygon(
   const found: Found = { ids: [], slots: [] };
   admittedInBox(table, box, includeCentroids, found);
   const n = found.ids.length;
+  const centre = new MilesFrom(centreLat, centreLng);
   const toCentre = new Float64Array(n);
-  for (let i = 0; i < n; i++) {
-    toCentre[i] = greatCircleMiles(centreLat, centreLng, table.lat[found.slots[i]], table.lng[found.slots[i]]);
-  }
+  for (let i = 0; i < n; i++) toCentre[i] = milesTo(table, centre, found.slots[i]);
   // GeoJSON order is [lng, lat] and rings are closed explicitly.
   const coordinates = f.ring.map(([lat, lng]) => [lng, lat]);
   coordinates.push(coordinates[0]);
@@ -501,7 +512,7 @@ export class GeoIndex {
     maxResults: number,
     maxBytes = 1 << 30,
   ) {
-    // About 100 bytes a candidate: its id in the array, the Set and the distance Map.
+    // About 100 bytes a candidate (conservatively): its id in the array and in the sorted ids.
     this.#results = new LRUCache({
       max: maxResults,
       maxSize: maxBytes,

@@ -21,7 +21,7 @@ import { LRUCache } from "lru-cache";
 import type { Db, SqlValue, Statement } from "./driver.ts";
 import type { VenueSet } from "./geo.ts";
 
-/** A place in (start_ms, id) order (db/events-query.ts PagePosition). */
+/** A place in (start_ms, id) order: a page's keyset position (db/events-query.ts). */
 export interface PagePosition {
   startMs: number;
   id: number;
