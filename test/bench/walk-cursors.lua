@@ -84,7 +84,11 @@ end
 
 function response(status, headers, body)
   if status ~= 200 then return end
-  local cursor = body:match('"nextCursor":"([^"]+)"')
+  -- The page object closes the body: look for the cursor in its last 2 kB only (a scan of the
+  -- whole 18 kB body cost this client about a third of its CPU, on the machine the server shares).
+  local at = body:find('"nextCursor":"', math.max(1, #body - 2048), true)
+  if not at then return end
+  local cursor = body:match('^([^"]+)"', at + 14)
   if not cursor then return end
   local text = decode(cursor)
   local fp = text and text:match("^v2:[^:]+:[^:]+:[^:]+:[^:]+:([^:]+):")
