@@ -13,8 +13,8 @@ export const HOT_PATH = {
   /**
    * Page selections kept between requests (server/list/page-cache.ts), and their bytes with
    * bodies (about 40 kB for a page of 25, its body and the last answer sent from it). Small on
-   * purpose: a body helps only a query that repeats, while new queries pay to keep theirs
-   * (test/bench/RESULTS.md, "Unique traffic").
+   * purpose: a body helps only a query that repeats, so one is kept only from a page's second
+   * request (test/bench/RESULTS.md, "Unique traffic" and round 17).
    */
   cachedPages: 2_000,
   cachedPageBytes: 24 * 1024 * 1024,

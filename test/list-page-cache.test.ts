@@ -18,7 +18,7 @@ import { HydratedEvents, hydratePage, hydratePageJson, type LiveBounds, readRepl
 import { openReplica } from "../db/replica.ts";
 import { refreshSnapshot } from "../db/snapshot.ts";
 import { readSnapshotStats, SnapshotEstimates } from "../db/snapshot-stats.ts";
-import { createPageCache, type PageCache, pageCacheKey } from "../server/list/page-cache.ts";
+import { createPageCache, type PageBody, type PageCache, pageCacheKey } from "../server/list/page-cache.ts";
 import type { ListWindow } from "../server/list/window.ts";
 import { applyBatch } from "../sync/apply.ts";
 import { parseRecordLine } from "../sync/records.ts";
@@ -164,6 +164,28 @@ it("answers only with the body a fresh hydration would make", () => {
   expect(hits).toBeGreaterThan(200);
 });
 
+it("keeps a body only for a page asked for again", () => {
+  const w = { afterMs: T0, beforeMs: T0 + 10 * HOUR };
+  const key = pageCacheKey("", 5, w);
+  const state = readReplicaState(db);
+  const selection = selectPage(db, view(), filterFor(w, null), null, 5);
+  const body = (): PageBody => ({
+    headText: "{}",
+    count: 0,
+    window: { ...w },
+    bounds: { latestAfterMs: Infinity, droppedAfterClose: false },
+  });
+  const cache = createPageCache();
+  cache.set(key, state, w, selection);
+  // The request that selected the page: its body is not kept.
+  cache.setBody(key, selection, body());
+  expect(cache.getBody(key, state, w)).toBeUndefined();
+  // The next request for it is served the selection, and keeps the body it hydrates.
+  expect(cache.get(key, state, w)).toBe(selection);
+  cache.setBody(key, selection, body());
+  expect(cache.getBody(key, state, w)?.selection).toBe(selection);
+});
+
 it("drops an entry when the replica's state moved", () => {
   const cache = createPageCache();
   const w = { afterMs: T0, beforeMs: T0 + 10 * HOUR };
@@ -198,6 +220,8 @@ it("re-hydrates when the window's close moves past a row dropped for starting af
   for (const droppedAfterClose of [true, false]) {
     const cache = createPageCache();
     cache.set(key, "s", w1, selection);
+    // A second request served the selection, so its body is kept.
+    cache.get(key, "s", w1);
     cache.setBody(key, selection, {
       headText: "",
       count: 0,

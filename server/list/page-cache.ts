@@ -23,6 +23,11 @@
  * serves a window [a', b'] that the selection serves when a1 <= a' <= the earliest end among the
  * survivors and b' = b1, or b' > b1 when no row was dropped for starting after b1. A hit then
  * needs no read transaction, geo lookup or hydration: the cursor is the only per-request part.
+ *
+ * A body is kept only once a request after the one that selected the page was served the same
+ * selection: most pages of new traffic are asked for once, and keeping their bodies (two copies
+ * of some 18 kB each) only churned the heap that every request allocates from (test/bench/
+ * RESULTS.md, round 17). A page asked for again is hydrated a second time, then served from here.
  */
 import { LRUCache } from "lru-cache";
 import type { PageSelection } from "../../db/events-query.ts";
@@ -61,6 +66,8 @@ interface Entry {
   window: ListWindow;
   selection: PageSelection;
   body: PageBody | null;
+  /** Whether a request after the one that selected it was served this selection. */
+  reused: boolean;
 }
 
 export interface PageCache {
@@ -68,7 +75,10 @@ export interface PageCache {
   /** The page's selection and body when both provably equal a fresh read. */
   getBody(key: string, state: string, window: ListWindow): { selection: PageSelection; body: PageBody } | undefined;
   set(key: string, state: string, window: ListWindow, selection: PageSelection): void;
-  /** Keeps the body hydrated from `selection`, if that selection is still the cached one. */
+  /**
+   * Keeps the body hydrated from `selection`, if that selection is still the cached one and a
+   * later request than the one that selected it was served it (`get`).
+   */
   setBody(key: string, selection: PageSelection, body: PageBody): void;
   clear(): void;
 }
@@ -98,7 +108,11 @@ export function createPageCache(
     return slid && (w.beforeMs === e.window.beforeMs || s.hasMore) ? e : undefined;
   }
   return {
-    get: (key, state, w) => selected(key, state, w)?.selection,
+    get(key, state, w) {
+      const e = selected(key, state, w);
+      if (e) e.reused = true;
+      return e?.selection;
+    },
     getBody(key, state, w) {
       const e = selected(key, state, w);
       const b = e?.body;
@@ -115,12 +129,13 @@ export function createPageCache(
         window: { afterMs: window.afterMs, beforeMs: window.beforeMs },
         selection,
         body: null,
+        reused: false,
       });
     },
     setBody(key, selection, body) {
       const e = entries.peek(key);
       // Set again so the entry's size counts the body.
-      if (e && e.selection === selection) entries.set(key, { ...e, body });
+      if (e && e.selection === selection && e.reused) entries.set(key, { ...e, body });
     },
     clear: () => entries.clear(),
   };
