@@ -14,7 +14,8 @@
  * elsewhere) plus `total_changes()` (moves when THIS connection writes: test-mode records,
  * in-process sync); either moving drops every kept row. Read inside `readConsistently`, after the
  * page selection has taken the read snapshot, the pair names the state the kept rows were read
- * from. A page over events seen before, by any query, is then a concatenation of their JSON.
+ * from. A page over kept events (each read before, by any query: see `HydratedEvents`) is then a
+ * concatenation of their JSON.
  */
 import { LRUCache } from "lru-cache";
 import { AGGREGATOR_VENDORS, eventUrlFor, ticketUrlFor } from "./contract.ts";
@@ -160,14 +161,26 @@ type KeptVenue = { json: string; visible: boolean; state: string; city: string }
 const eventBytes = (e: KeptEvent) => (e ? 2 * (e.part.length + e.source.length) + 240 : 32);
 const venueBytes = (v: KeptVenue) => (v ? 2 * (v.json.length + v.city.length) + 160 : 32);
 
+/** Bits of the table of event ids read once (`HydratedEvents.admit`): 4 Mi bits, 512 KiB. */
+const SEEN_BITS = 1 << 22;
+
 /**
  * Events and venues as served, each kept once, for one state of the replica and one base URL,
  * bounded by bytes (a venue's JSON is shared by all its events). `forState` hands out what was
  * kept for the state it is given, and drops everything when the state moves.
+ *
+ * An event is kept from the second time it is read, not the first: most events of new traffic
+ * (a cursor walk's pages, a new window) are read once, and keeping each of them pushed out one
+ * kept before, churning the heap that every request allocates from (test/bench/RESULTS.md, round
+ * 17). Events read once are remembered as one bit each, by id modulo the table's size; two ids
+ * sharing a bit only let the second be kept at once. The table starts afresh once a quarter of
+ * its bits are set, so it remembers about the last million events read.
  */
 export class HydratedEvents {
   readonly #events: LRUCache<number, KeptEvent>;
   readonly #venues: LRUCache<number, KeptVenue>;
+  readonly #seen = new Uint32Array(SEEN_BITS / 32);
+  #seenCount = 0;
   #state = "";
 
   constructor(
@@ -193,6 +206,22 @@ export class HydratedEvents {
     return { events: this.#events, venues: this.#venues };
   }
 
+  /** Whether to keep event `id`, read now and not kept: true when it was read before. */
+  admit(id: number): boolean {
+    const slot = id & (SEEN_BITS - 1);
+    const word = slot >>> 5;
+    const bit = 1 << (slot & 31);
+    if (this.#seen[word] & bit) return true;
+    this.#seen[word] |= bit;
+    if (++this.#seenCount >= SEEN_BITS / 4) this.#forgetSeen();
+    return false;
+  }
+
+  #forgetSeen(): void {
+    this.#seen.fill(0);
+    this.#seenCount = 0;
+  }
+
   /** Bytes held now (by the estimates above). */
   get bytes(): number {
     return this.#events.calculatedSize + this.#venues.calculatedSize;
@@ -206,6 +235,7 @@ export class HydratedEvents {
   clear(): void {
     this.#events.clear();
     this.#venues.clear();
+    this.#forgetSeen();
     this.#state = "";
   }
 }
@@ -381,7 +411,7 @@ function keptRows(
             venueId: r.venue_id,
           }
         : false;
-      kept.events.set(keys[i].id, found[i]);
+      if (events.admit(keys[i].id)) kept.events.set(keys[i].id, found[i]);
     }
   }
   const venueIds = new Set<number>();

@@ -8,6 +8,7 @@ export const HOT_PATH = {
   /**
    * Bytes of events and venues kept as served JSON between requests (db/hydrate.ts
    * HydratedEvents), by a conservative estimate: about 1.3 kB an event, so some 45,000 events.
+   * An event is kept from its second reading, venues from their first.
    */
   hydratedEventBytes: 64 * 1024 * 1024,
   /**

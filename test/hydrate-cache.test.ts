@@ -74,8 +74,8 @@ it("serializes each event exactly as JSON.stringify of the shaped Event, with an
     ]),
   ]) {
     const hd = { ...h, distanceMiles };
-    // Twice: the second read comes from the cache.
-    for (let round = 0; round < 2; round++) {
+    // Three times: the second read keeps the events, the third comes from the cache.
+    for (let round = 0; round < 3; round++) {
       const fragments = kept(db, hd);
       expect(fragments).toEqual(hydratePage(db, keys, filter, hd).map((e) => JSON.stringify(e)));
       expect(fragments).toHaveLength(6);
@@ -102,7 +102,11 @@ it("sees a commit made by another connection", async () => {
   expect(titles(db)).toContain("Renamed elsewhere");
 });
 
-it("keeps rows while the state holds, and forgets them on request", () => {
+it("keeps events from their second reading while the state holds, and forgets them on request", () => {
+  events.clear();
+  titles(db);
+  // Read once: only the venues are kept.
+  expect(events.size).toBe(0);
   titles(db);
   expect(events.bytes).toBeGreaterThan(0);
   // One entry per selected event, the cancelled one kept as "not servable".
@@ -110,11 +114,23 @@ it("keeps rows while the state holds, and forgets them on request", () => {
   events.clear();
   expect(events.bytes).toBe(0);
   expect(titles(db)).toHaveLength(5);
+  // Clearing forgot the readings too.
+  expect(events.size).toBe(0);
+});
+
+it("admits an event read before, or one whose id shares its bit", () => {
+  const fresh = new HydratedEvents(h.baseUrl, 1 << 20);
+  expect(fresh.admit(5)).toBe(false);
+  expect(fresh.admit(5)).toBe(true);
+  expect(fresh.admit(6)).toBe(false);
+  expect(fresh.admit(5 + 2 ** 22)).toBe(true);
 });
 
 it("bounds the kept rows by bytes", () => {
   const small = new HydratedEvents(h.baseUrl, 2_000);
-  hydratePageJson(db, small, readReplicaState(db), keys, filter, h);
+  // Twice: events are kept from their second reading.
+  for (let round = 0; round < 2; round++) hydratePageJson(db, small, readReplicaState(db), keys, filter, h);
+  expect(small.size).toBeGreaterThan(0);
   expect(small.bytes).toBeGreaterThan(0);
   expect(small.bytes).toBeLessThanOrEqual(2_000);
 });
