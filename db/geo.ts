@@ -331,8 +331,8 @@ class SortedVenues implements VenueSet {
 
 /** A point's position on the unit sphere. */
 export function unitPoint(lat: number, lng: number): [x: number, y: number, z: number] {
-  const phi = (lat * Math.PI) / 180;
-  const lambda = (lng * Math.PI) / 180;
+  const phi = radians(lat);
+  const lambda = radians(lng);
   return [Math.cos(phi) * Math.cos(lambda), Math.cos(phi) * Math.sin(lambda), Math.sin(phi)];
 }
 
