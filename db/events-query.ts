@@ -7,7 +7,9 @@
  * range scans and merges them:
  *   long = 0: start_ms >= after - LONG_EVENT_MS (a short event still running started then)
  *   long = 1: start_ms >= after - the longest long event (db/snapshot-stats.ts)
- * each from the cursor position on, so no query depends on how many pages came before.
+ * each from the cursor position on, so no query depends on how many pages came before. When the
+ * caller keeps the snapshot's long rows in memory (db/long-events.ts), a page without a geo
+ * filter reads its long half from them instead.
  *
  * Index per filter combination (chosen here, forced with INDEXED BY so plans cannot drift):
  *   few rows at the sources    → snapshot_source, rows sorted (bounded by the count)
@@ -29,6 +31,7 @@ import { LONG_EVENT_MS } from "./contract.ts";
 import type { Db, SqlValue } from "./driver.ts";
 import type { VenueSet } from "./geo.ts";
 import { type KeptScans, type PagePosition, type ScannedRow, scanKept, scanVenues } from "./kept-scans.ts";
+import type { LongEvents } from "./long-events.ts";
 import { readMatchingSources, type SnapshotEstimates, type SnapshotStats, sourceGlob } from "./snapshot-stats.ts";
 
 export type { PagePosition };
@@ -222,6 +225,8 @@ export interface SnapshotView {
   stats: SnapshotStats;
   estimates: SnapshotEstimates;
   scans?: { kept: KeptScans; state: string } | null;
+  /** The snapshot's long rows in memory, when the caller keeps them: the long half of a page without a geo filter. */
+  longs?: LongEvents | null;
 }
 
 /**
@@ -274,8 +279,13 @@ export function selectPage(
   // Growing chunks for the JS venue check, starting near what the venues' share of the rows needs.
   const share = venueRows !== null ? venueRows / Math.max(1, venueStateRows ?? stats.events) : 1;
   const firstChunk = Math.min(8192, Math.max(64, Math.ceil((1.25 * want) / Math.max(share, 1e-4))));
+  const longRows = filter.venueIds === null ? (view.longs?.forSnapshot(db, stats) ?? null) : null;
   const rows: SnapshotRow[] = [];
   for (const long of [0, 1] as const) {
+    if (long === 1 && longRows) {
+      rows.push(...longRows.scan(filter, sourceList, bounds[1], want));
+      continue;
+    }
     const q = buildHalfQuery(plan, long, filter, plan === "source" ? sourceList : null, venuesInSql, !ranges);
     const b = bounds[long];
     for (const part of parts) {

@@ -31,6 +31,11 @@ export const HOT_PATH = {
    */
   keptScanBytes: 32 * 1024 * 1024,
   keptScanRows: 32_768,
+  /**
+   * Most long snapshot rows (events longer than a day) kept in memory for the long half of a page
+   * (db/long-events.ts), at about 45 bytes a row: the demo's 1,000,000 events have some 18,000.
+   */
+  longEventRows: 500_000,
   /** Source-prefix row estimates kept per snapshot (db/snapshot-stats.ts SnapshotEstimates). */
   sourceEstimates: 2_000,
   /**

@@ -3,7 +3,8 @@
  * combinations, page sizes and windows traverse the snapshot by keyset and must return exactly
  * the expected ids in order, whichever plan the counts choose (sorted index, ordered index, the
  * JS-checked venue scan in growing chunks, short and long halves). Geo pages scanning state
- * ranges kept across pages (db/kept-scans.ts) must select exactly what the uncached path does.
+ * ranges kept across pages (db/kept-scans.ts), and pages reading their long half from the long
+ * rows kept in memory (db/long-events.ts), must select exactly what the uncached path does.
  */
 
 import { mkdtempSync, rmSync } from "node:fs";
@@ -14,6 +15,7 @@ import { afterAll, beforeAll, expect, it } from "vitest";
 import type { Db } from "../db/driver.ts";
 import { type PageFilter, type PagePlan, type PagePosition, readConsistently, selectPage } from "../db/events-query.ts";
 import { KeptScans } from "../db/kept-scans.ts";
+import { LongEvents } from "../db/long-events.ts";
 import { openReplica } from "../db/replica.ts";
 import { refreshSnapshot } from "../db/snapshot.ts";
 import { readSnapshotStats, SnapshotEstimates } from "../db/snapshot-stats.ts";
@@ -321,4 +323,72 @@ it("drops kept ranges when the replica state moves", () => {
   expect(kept.bytes).toBe(0);
   select("b");
   expect(kept.bytes).toBe(held);
+});
+
+it("selects the same pages with the long rows in memory as from SQLite, page by page", () => {
+  const longs = new LongEvents(10_000);
+  let pages = 0;
+  fc.assert(
+    fc.property(filterArb, fc.array(fc.integer({ min: 1, max: 60 }), { minLength: 1, maxLength: 4 }), (g, limits) => {
+      const f: PageFilter = {
+        afterMs: T0 + g.afterH * HOUR,
+        beforeMs: T0 + (g.afterH + g.spanH) * HOUR,
+        state: g.state,
+        city: g.city,
+        sources: g.sources,
+        venueIds: null,
+        excludeSoldOut: g.excludeSoldOut,
+        excludeAggregators: g.excludeAggregators,
+      };
+      const out: number[] = [];
+      let position: PagePosition | null = null;
+      for (let i = 0; ; i++) {
+        const limit = limits[i % limits.length];
+        const view = () => ({ stats: readSnapshotStats(db), estimates: new SnapshotEstimates(100) });
+        const [withLongs, fresh] = readConsistently(db, () => [
+          selectPage(db, { ...view(), longs }, f, position, limit),
+          selectPage(db, view(), f, position, limit),
+        ]);
+        expect(withLongs).toEqual(fresh);
+        pages++;
+        out.push(...withLongs.keys.map((k) => k.id));
+        if (!withLongs.hasMore) break;
+        position = withLongs.keys.at(-1)!;
+      }
+      expect(out).toEqual(reference(f));
+    }),
+    { numRuns: 150, examples: planExamples().filter(([g]) => g.venues === null) },
+  );
+  expect(pages).toBeGreaterThan(300);
+});
+
+it("reads the long rows again when the snapshot's generation moves, and keeps none past its bound", () => {
+  const stats = readSnapshotStats(db);
+  const longs = new LongEvents(10_000);
+  const kept = longs.forSnapshot(db, stats);
+  const expected = rows.filter((r) => r.endMs - r.startMs > DAY).length;
+  expect(kept?.count).toBe(expected);
+  expect(longs.forSnapshot(db, stats)).toBe(kept);
+  const next = longs.forSnapshot(db, { ...stats, generation: stats.generation + 1 });
+  expect(next).not.toBe(kept);
+  expect(next?.count).toBe(expected);
+  longs.clear();
+  expect(longs.forSnapshot(db, stats)).not.toBe(next);
+  // More long rows than the bound: none kept, and pages read their long half from SQLite.
+  const few = new LongEvents(expected - 1);
+  expect(few.forSnapshot(db, stats)).toBeNull();
+  const f: PageFilter = {
+    afterMs: T0,
+    beforeMs: T0 + 40 * DAY,
+    state: STATES[1],
+    city: null,
+    sources: null,
+    venueIds: null,
+    excludeSoldOut: false,
+    excludeAggregators: false,
+  };
+  const page = readConsistently(db, () =>
+    selectPage(db, { stats, estimates: new SnapshotEstimates(10), longs: few }, f, null, 500),
+  );
+  expect(page.keys.map((k) => k.id)).toEqual(reference(f).slice(0, 500));
 });

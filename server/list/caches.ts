@@ -11,6 +11,7 @@
  *   geo        the venue table and recent candidate searches, for one sync watermark (db/geo.ts).
  *   scans      state index ranges geo pages scan, for one state of the replica (db/kept-scans.ts).
  *   estimates  per-snapshot counts for plan choice (db/snapshot-stats.ts).
+ *   longs      the snapshot's long rows, for one snapshot generation (db/long-events.ts).
  *   state      the replica's state read at most HOT_PATH.foreignCommitLagMs ago, for the page
  *              cache's hit path.
  *   headers    one Headers object per sequence of access header names (server/list/response.ts).
@@ -23,6 +24,7 @@ import type { Db } from "../../db/driver.ts";
 import { GeoIndex } from "../../db/geo.ts";
 import { HydratedEvents, RecentReplicaState } from "../../db/hydrate.ts";
 import { KeptScans } from "../../db/kept-scans.ts";
+import { LongEvents } from "../../db/long-events.ts";
 import { SnapshotEstimates } from "../../db/snapshot-stats.ts";
 import { HOT_PATH } from "../../db/tuning.ts";
 import { createPageCache, type PageCache } from "./page-cache.ts";
@@ -48,6 +50,7 @@ export class ListCaches {
   readonly geo: GeoIndex;
   readonly scans = new KeptScans(HOT_PATH.keptScanBytes, HOT_PATH.keptScanRows);
   readonly estimates = new SnapshotEstimates(HOT_PATH.sourceEstimates);
+  readonly longs = new LongEvents(HOT_PATH.longEventRows);
   readonly state: RecentReplicaState;
   readonly headers = new ListHeaders();
 
@@ -64,6 +67,7 @@ export class ListCaches {
     this.geo.clear();
     this.scans.clear();
     this.estimates.clear();
+    this.longs.clear();
     this.state.clear();
   }
 

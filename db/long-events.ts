@@ -1,0 +1,188 @@
+/**
+ * The long half of a page in memory (db/events-query.ts). Long events (longer than a day) are few
+ * (about 2 % of the demo snapshot), yet every page reads their half from `after` minus the longest
+ * of them: some 250 index rows of events that ended before the window opened, for each page of a
+ * state, a city, a source or the whole country. Kept as parallel arrays in (start_ms, id) order,
+ * with the positions of each state's and each city's rows, that half is a binary search and a
+ * short loop instead of an index range scan.
+ *
+ * Exact for one serving snapshot: the snapshot's rows change only in a refresh, which bumps its
+ * generation in the same transaction (db/snapshot.ts), and the rows are read in the page's read
+ * transaction, for the generation that transaction sees. Pages with a geo filter keep their own
+ * plans: their candidates are venues, which these lists are not ordered by.
+ */
+import type { Db } from "./driver.ts";
+import type { PageFilter, PagePosition } from "./events-query.ts";
+import type { SnapshotStats } from "./snapshot-stats.ts";
+
+/** One snapshot row as page selection reads it. */
+export interface LongRow {
+  start_ms: number;
+  id: number;
+  end_ms: number;
+}
+
+interface Loaded {
+  state: string;
+  city: string;
+  source: string;
+  start_ms: number;
+  id: number;
+  end_ms: number;
+  sold_out: number;
+  aggregator: number;
+}
+
+const SOLD_OUT = 1;
+const AGGREGATOR = 2;
+
+/** Small integers for the strings of one column, so a row compares numbers. */
+class Names {
+  readonly ids = new Map<string, number>();
+
+  of(name: string): number {
+    let id = this.ids.get(name);
+    if (id === undefined) {
+      id = this.ids.size;
+      this.ids.set(name, id);
+    }
+    return id;
+  }
+}
+
+/** The long rows of one snapshot generation. */
+export class LongRows {
+  readonly count: number;
+  readonly #start: Float64Array;
+  readonly #id: Float64Array;
+  readonly #end: Float64Array;
+  readonly #state: Int32Array;
+  readonly #city: Int32Array;
+  readonly #source: Int32Array;
+  readonly #flags: Uint8Array;
+  readonly #states = new Names();
+  readonly #cities = new Names();
+  readonly #sources = new Names();
+  /** Positions of each state's rows, and each city's, in row order. */
+  readonly #byState = new Map<number, Int32Array>();
+  readonly #byCity = new Map<number, Int32Array>();
+  readonly #all: Int32Array;
+
+  constructor(rows: readonly Loaded[]) {
+    const n = rows.length;
+    this.count = n;
+    this.#start = new Float64Array(n);
+    this.#id = new Float64Array(n);
+    this.#end = new Float64Array(n);
+    this.#state = new Int32Array(n);
+    this.#city = new Int32Array(n);
+    this.#source = new Int32Array(n);
+    this.#flags = new Uint8Array(n);
+    this.#all = new Int32Array(n);
+    const byState = new Map<number, number[]>();
+    const byCity = new Map<number, number[]>();
+    for (let i = 0; i < n; i++) {
+      const r = rows[i];
+      this.#start[i] = r.start_ms;
+      this.#id[i] = r.id;
+      this.#end[i] = r.end_ms;
+      const state = this.#states.of(r.state);
+      const city = this.#cities.of(r.city);
+      this.#state[i] = state;
+      this.#city[i] = city;
+      this.#source[i] = this.#sources.of(r.source);
+      this.#flags[i] = (r.sold_out ? SOLD_OUT : 0) | (r.aggregator ? AGGREGATOR : 0);
+      this.#all[i] = i;
+      let s = byState.get(state);
+      if (!s) byState.set(state, (s = []));
+      s.push(i);
+      let c = byCity.get(city);
+      if (!c) byCity.set(city, (c = []));
+      c.push(i);
+    }
+    for (const [k, v] of byState) this.#byState.set(k, Int32Array.from(v));
+    for (const [k, v] of byCity) this.#byCity.set(k, Int32Array.from(v));
+  }
+
+  /**
+   * What the long half's index range scan returns (db/events-query.ts `buildHalfQuery`): the
+   * rows after `from`, starting by the window's close and ending at or after its opening, that
+   * pass the filter's columns, in (start_ms, id) order, at most `want`. `sources`: the snapshot
+   * sources the filter's source tokens match, null when it has none. No geo filter.
+   */
+  scan(filter: PageFilter, sources: readonly string[] | null, from: PagePosition, want: number): LongRow[] {
+    const out: LongRow[] = [];
+    const state = filter.state === null ? -1 : this.#states.ids.get(filter.state);
+    const city = filter.city === null ? -1 : this.#cities.ids.get(filter.city);
+    if (state === undefined || city === undefined) return out;
+    let sourceOk: Uint8Array | null = null;
+    if (sources !== null) {
+      sourceOk = new Uint8Array(this.#sources.ids.size);
+      for (const s of sources) {
+        const id = this.#sources.ids.get(s);
+        if (id !== undefined) sourceOk[id] = 1;
+      }
+    }
+    const list = city >= 0 ? this.#byCity.get(city)! : state >= 0 ? this.#byState.get(state)! : this.#all;
+    const skip = (filter.excludeSoldOut ? SOLD_OUT : 0) | (filter.excludeAggregators ? AGGREGATOR : 0);
+    const { afterMs, beforeMs } = filter;
+    for (let k = this.#firstAfter(list, from); k < list.length && out.length < want; k++) {
+      const i = list[k];
+      const start = this.#start[i];
+      if (start > beforeMs) break;
+      if (this.#end[i] < afterMs || (this.#flags[i] & skip) !== 0) continue;
+      if ((state >= 0 && this.#state[i] !== state) || (city >= 0 && this.#city[i] !== city)) continue;
+      if (sourceOk !== null && sourceOk[this.#source[i]] !== 1) continue;
+      out.push({ start_ms: start, id: this.#id[i], end_ms: this.#end[i] });
+    }
+    return out;
+  }
+
+  /** The first entry of `list` whose row comes after `p` in (start_ms, id) order. */
+  #firstAfter(list: Int32Array, p: PagePosition): number {
+    let lo = 0;
+    let hi = list.length;
+    while (lo < hi) {
+      const mid = (lo + hi) >>> 1;
+      const i = list[mid];
+      const s = this.#start[i];
+      if (s < p.startMs || (s === p.startMs && this.#id[i] <= p.id)) lo = mid + 1;
+      else hi = mid;
+    }
+    return lo;
+  }
+}
+
+const LONG_ROWS_SQL = `
+SELECT state, city, source, start_ms, id, end_ms, sold_out, aggregator
+FROM snapshot WHERE long = 1 ORDER BY start_ms, id`;
+
+/**
+ * The long rows of the current snapshot generation, read when a page first needs them and kept
+ * until the generation moves. A snapshot with more long rows than `maxRows` is not kept: its
+ * pages read the long half from SQLite as before. Owned by the list path's caches
+ * (server/list/caches.ts).
+ */
+export class LongEvents {
+  #kept: { generation: number; rows: LongRows | null } | null = null;
+
+  constructor(readonly maxRows: number) {}
+
+  /** The rows for `stats` (read in the caller's read transaction), or null when there are too many. */
+  forSnapshot(db: Db, stats: SnapshotStats): LongRows | null {
+    if (this.#kept?.generation !== stats.generation) {
+      // The span index counts long rows without reading them.
+      const n = Number(
+        db.prepare<{ n: number }>("SELECT count(*) AS n FROM snapshot INDEXED BY snapshot_span WHERE long = 1").get()
+          ?.n ?? 0,
+      );
+      const rows = n <= this.maxRows ? new LongRows(db.prepare<Loaded>(LONG_ROWS_SQL).all()) : null;
+      this.#kept = { generation: stats.generation, rows };
+    }
+    return this.#kept.rows;
+  }
+
+  clear(): void {
+    this.#kept = null;
+  }
+}
