@@ -2,14 +2,10 @@
 /**
  * `marquee` CLI entry (docs/operations.md, The program). Each command lives in server/cli/.
  */
-import { restartWithPurgeDelay } from "./cli/allocator.ts";
-import { type Command, UsageError } from "./cli/args.ts";
-import { extraCommands } from "./cli/commands.ts";
-import { serveCommand } from "./cli/serve.ts";
+import { purgeDelayFor, restartWithPurgeDelay } from "./cli/allocator.ts";
+import type { Command } from "./cli/args.ts";
 
-const commands: Record<string, Command> = { serve: serveCommand, ...extraCommands };
-
-function usage(): string {
+function usage(commands: Record<string, Command>): string {
   const width = Math.max(...Object.keys(commands).map((c) => c.length));
   return [
     "usage: marquee <command> [flags]",
@@ -28,8 +24,13 @@ function usage(): string {
  */
 export async function main(argv: string[], options: { ownProcess?: boolean } = {}): Promise<number> {
   const [name, ...rest] = argv;
+  const help = rest.includes("--help") || rest.includes("-h");
+  // Before the commands' modules load: a restart then costs only the runtime's start.
+  const purgeDelay = options.ownProcess && name && !help ? purgeDelayFor(name, rest, process.env) : undefined;
+  if (purgeDelay !== undefined) await restartWithPurgeDelay(purgeDelay);
+  const { commands, UsageError } = await import("./cli/commands.ts");
   if (!name || name === "--help" || name === "-h" || name === "help") {
-    console.log(usage());
+    console.log(usage(commands));
     return name ? 0 : 1;
   }
   const command = commands[name];
@@ -37,12 +38,10 @@ export async function main(argv: string[], options: { ownProcess?: boolean } = {
     console.error(`marquee: unknown command '${name}' (see 'marquee --help')`);
     return 2;
   }
-  if (rest.includes("--help") || rest.includes("-h")) {
+  if (help) {
     console.log(`${command.summary}\n\nusage: ${command.usage}`);
     return 0;
   }
-  const purgeDelay = options.ownProcess ? command.purgeDelay?.(rest, process.env) : undefined;
-  if (purgeDelay !== undefined) await restartWithPurgeDelay(purgeDelay);
   try {
     return (await command.run(rest)) ?? 0;
   } catch (err) {

@@ -2,20 +2,26 @@
  * How long freed memory is kept (docs/operations.md, "Memory and the allocator"). Bun's native
  * allocator (mimalloc) gives freed pages back to the kernel 10 ms after they are freed, and the
  * next allocation faults them in again, one page at a time; on a virtual machine each fault is
- * dear. A command may ask for another delay (Command.purgeDelay in server/cli/args.ts):
+ * dear. A command may ask for another delay (`purgeDelayFor`):
  *
  * - a bulk sync keeps everything for its run ("-1"). It frees and allocates large buffers all the
  *   time (socket reads, SQLite's sorted runs and page cache); with the pages kept, the
  *   1,000,000-event PostgreSQL copy took less than half the faults and about 40 % less system
  *   time (test/bench/RESULTS.md, "Round 13");
  * - a server on a Redis ledger keeps freed memory 100 ms, so what one turn of requests frees is
- *   there for the next; about 12 % more pages a second (test/bench/RESULTS.md, "Round 14").
+ *   there for the next; about 12 % more pages a second (test/bench/RESULTS.md, "Round 14");
+ * - a server on the SQLite ledger keeps it a second: new pages took under a third of the faults and
+ *   about 10 % less CPU, at the same peak RSS (test/bench/RESULTS.md, "Round 18").
  *
  * The allocator reads its options from the environment once, as the process starts, so the
  * command starts itself again in place (execve: the same process id, arguments and open
  * descriptors) with `MIMALLOC_PURGE_DELAY` set, unless that variable is set already, which is
  * also how a user chooses otherwise. Linux and Bun only; anywhere else, or if the call fails, the
- * command runs as it is.
+ * command runs as it is. The entry (server/main.ts) decides and restarts before it loads any
+ * command's modules, so the restart costs a start of the runtime and no more.
+ *
+ * This module is loaded before that decision: it imports nothing of the program's own but the
+ * runtime check.
  */
 import { readFileSync } from "node:fs";
 import { libcFunctions } from "../../db/runtime.ts";
@@ -23,6 +29,29 @@ import { libcFunctions } from "../../db/runtime.ts";
 export const ALLOCATOR_VARIABLE = "MIMALLOC_PURGE_DELAY";
 /** Never give freed pages back while the command runs: they are reused, and all go at exit. */
 export const KEEP_FREED_MEMORY = "-1";
+
+/**
+ * How long a server keeps freed memory (ms): on a Redis ledger, so what one turn of requests
+ * frees is there for the next; on the SQLite ledger, where a new page frees and allocates far
+ * more (its rows, its JSON), a second, so what one burst of requests frees serves the next
+ * instead of being faulted in again.
+ */
+const SERVER_PURGE_DELAY = { redis: "100", sqlite: "1000" } as const;
+
+/** `--ledger` given, or $MARQUEE_LEDGER set: the server will run on a Redis ledger. */
+const namesRedisLedger = (argv: string[], env: NodeJS.ProcessEnv) =>
+  argv.some((a) => a === "--ledger" || a.startsWith("--ledger=")) || Boolean(env.MARQUEE_LEDGER);
+
+/**
+ * The purge delay a command's run asks for, from its name, arguments and environment:
+ * milliseconds, or KEEP_FREED_MEMORY; undefined for the allocator's default.
+ */
+export function purgeDelayFor(command: string, argv: string[], env: NodeJS.ProcessEnv): string | undefined {
+  // A bulk command: it keeps the memory it frees for the run.
+  if (command === "sync") return KEEP_FREED_MEMORY;
+  if (command === "serve") return namesRedisLedger(argv, env) ? SERVER_PURGE_DELAY.redis : SERVER_PURGE_DELAY.sqlite;
+  return undefined;
+}
 
 /** The NUL-terminated pieces of /proc/self/cmdline, as bytes (an argument need not be UTF-8). */
 function commandLine(): Buffer[] {

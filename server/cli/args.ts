@@ -44,10 +44,4 @@ export type Command = {
   summary: string;
   usage: string;
   run(argv: string[]): Promise<number | undefined>;
-  /**
-   * The allocator's purge delay this run asks for (server/cli/allocator.ts), from its arguments
-   * and environment: milliseconds, or "-1" to keep freed memory for the run; undefined for the
-   * allocator's default.
-   */
-  purgeDelay?(argv: string[], env: NodeJS.ProcessEnv): string | undefined;
 };

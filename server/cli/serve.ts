@@ -8,19 +8,8 @@ import { listen } from "../listen.ts";
 import { reportListening, stopWithSupervisor, superviseWorkers, withoutWorkersFlag } from "../workers.ts";
 import { type Command, intFlag, parseFlags, UsageError } from "./args.ts";
 
-/**
- * On a Redis ledger the allocator keeps freed memory this long (ms), so what one turn of
- * requests frees is there for the next (server/cli/allocator.ts).
- */
-const REDIS_SERVER_PURGE_DELAY = "100";
-
-/** `--ledger` given, or $MARQUEE_LEDGER set: the server will run on a Redis ledger. */
-const namesRedisLedger = (argv: string[], env: NodeJS.ProcessEnv) =>
-  argv.some((a) => a === "--ledger" || a.startsWith("--ledger=")) || Boolean(env.MARQUEE_LEDGER);
-
 export const serveCommand: Command = {
   summary: "serve the API",
-  purgeDelay: (argv, env) => (namesRedisLedger(argv, env) ? REDIS_SERVER_PURGE_DELAY : undefined),
   usage: `marquee serve [--port 8080] [--host 0.0.0.0] [--base-url URL] [--demo] [--test-mode]
               [--sync-from SRC] [--sync-interval S] [--snapshot-interval S] [--db PATH]
               [--ledger redis://[user:password@]host:port[/db]] [--workers N]

@@ -12,14 +12,11 @@ import { createProgressBar, formatSummary } from "../../sync/progress.ts";
 import { openSource } from "../../sync/source.ts";
 import { SyncError, type SyncSummary, syncFrom } from "../../sync/sync-from.ts";
 import { resolveConfig } from "../config.ts";
-import { KEEP_FREED_MEMORY } from "./allocator.ts";
 import { type Command, intFlag, oneOf, parseFlags, UsageError } from "./args.ts";
 import { runPostgresSync } from "./sync-postgres.ts";
 
 export const syncCommand: Command = {
   summary: "pull upstream records into the replica",
-  // A bulk command: it keeps the memory it frees for the run.
-  purgeDelay: () => KEEP_FREED_MEMORY,
   usage: `marquee sync --from SRC [--follow] [--slot NAME] [--drop-slot] [--batch-size N] [--thread-rows N] [--priority P] [--db PATH] [--json]
 
   --from SRC      an NDJSON file of upstream records (docs/upstream-records.md), - for stdin, an http(s):// URL of an

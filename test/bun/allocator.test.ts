@@ -5,8 +5,7 @@ import { afterAll, expect, it } from "bun:test";
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { serveCommand } from "../../server/cli/serve.ts";
-import { syncCommand } from "../../server/cli/sync.ts";
+import { purgeDelayFor } from "../../server/cli/allocator.ts";
 
 const dir = mkdtempSync(join(tmpdir(), "marquee-allocator-"));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
@@ -47,11 +46,12 @@ it("leaves a value the user set alone", async () => {
   expect(r.args).toEqual(["x"]);
 });
 
-it("keeps freed memory for a whole sync, 100 ms for a server on a Redis ledger, and the default otherwise", () => {
-  expect(syncCommand.purgeDelay?.(["--from", "x.ndjson"], {})).toBe("-1");
-  expect(serveCommand.purgeDelay?.(["--ledger", "redis://127.0.0.1:6379"], {})).toBe("100");
-  expect(serveCommand.purgeDelay?.(["--port", "1", "--ledger=redis://127.0.0.1:6379"], {})).toBe("100");
-  expect(serveCommand.purgeDelay?.([], { MARQUEE_LEDGER: "redis://127.0.0.1:6379" })).toBe("100");
-  expect(serveCommand.purgeDelay?.(["--port", "8080"], {})).toBeUndefined();
-  expect(serveCommand.purgeDelay?.([], { MARQUEE_LEDGER: "" })).toBeUndefined();
+it("keeps freed memory for a whole sync, 100 ms for a server on a Redis ledger, and a second on the SQLite ledger", () => {
+  expect(purgeDelayFor("sync", ["--from", "x.ndjson"], {})).toBe("-1");
+  expect(purgeDelayFor("serve", ["--ledger", "redis://127.0.0.1:6379"], {})).toBe("100");
+  expect(purgeDelayFor("serve", ["--port", "1", "--ledger=redis://127.0.0.1:6379"], {})).toBe("100");
+  expect(purgeDelayFor("serve", [], { MARQUEE_LEDGER: "redis://127.0.0.1:6379" })).toBe("100");
+  expect(purgeDelayFor("serve", ["--port", "8080"], {})).toBe("1000");
+  expect(purgeDelayFor("serve", [], { MARQUEE_LEDGER: "" })).toBe("1000");
+  expect(purgeDelayFor("accounts", ["list"], {})).toBeUndefined();
 });
