@@ -12,8 +12,18 @@
  * plans: their candidates are venues, which these lists are not ordered by.
  */
 import type { Db } from "./driver.ts";
-import type { PageFilter, PagePosition } from "./events-query.ts";
+import type { PagePosition } from "./kept-scans.ts";
 import type { SnapshotStats } from "./snapshot-stats.ts";
+
+/** What a scan tests: the page filter's columns and window (db/events-query.ts `PageFilter`). */
+export interface LongFilter {
+  afterMs: number;
+  beforeMs: number;
+  state: string | null;
+  city: string | null;
+  excludeSoldOut: boolean;
+  excludeAggregators: boolean;
+}
 
 /** One snapshot row as page selection reads it. */
 export interface LongRow {
@@ -110,7 +120,7 @@ export class LongRows {
    * pass the filter's columns, in (start_ms, id) order, at most `want`. `sources`: the snapshot
    * sources the filter's source tokens match, null when it has none. No geo filter.
    */
-  scan(filter: PageFilter, sources: readonly string[] | null, from: PagePosition, want: number): LongRow[] {
+  scan(filter: LongFilter, sources: readonly string[] | null, from: PagePosition, want: number): LongRow[] {
     const out: LongRow[] = [];
     const state = filter.state === null ? -1 : this.#states.ids.get(filter.state);
     const city = filter.city === null ? -1 : this.#cities.ids.get(filter.city);
