@@ -9,7 +9,8 @@
  *   long = 1: start_ms >= after - the longest long event (db/snapshot-stats.ts)
  * each from the cursor position on, so no query depends on how many pages came before. When the
  * caller keeps the snapshot's long rows in memory (db/long-events.ts), a page without a geo
- * filter reads its long half from them instead.
+ * filter reads its long half from them instead; when it keeps blocks of the short rows
+ * (db/short-blocks.ts), a page of a state, or with no column filter, reads its short half there.
  *
  * Index per filter combination (chosen here, forced with INDEXED BY so plans cannot drift):
  *   few rows at the sources    → snapshot_source, rows sorted (bounded by the count)
@@ -32,6 +33,7 @@ import type { Db, SqlValue } from "./driver.ts";
 import type { VenueSet } from "./geo.ts";
 import { type KeptScans, type PagePosition, type ScannedRow, scanKept, scanVenues } from "./kept-scans.ts";
 import type { LongEvents } from "./long-events.ts";
+import type { SnapshotBlocks } from "./short-blocks.ts";
 import { readMatchingSources, type SnapshotEstimates, type SnapshotStats, sourceGlob } from "./snapshot-stats.ts";
 
 export type { PagePosition };
@@ -227,6 +229,8 @@ export interface SnapshotView {
   scans?: { kept: KeptScans; state: string } | null;
   /** The snapshot's long rows in memory, when the caller keeps them: the long half of a page without a geo filter. */
   longs?: LongEvents | null;
+  /** The snapshot's short rows in blocks of time, when the caller keeps them: the short half of a state's page or an unfiltered one. */
+  blocks?: SnapshotBlocks | null;
 }
 
 /**
@@ -280,8 +284,16 @@ export function selectPage(
   const share = venueRows !== null ? venueRows / Math.max(1, venueStateRows ?? stats.events) : 1;
   const firstChunk = Math.min(8192, Math.max(64, Math.ceil((1.25 * want) / Math.max(share, 1e-4))));
   const longRows = filter.venueIds === null ? (view.longs?.forSnapshot(db, stats) ?? null) : null;
+  const blocks =
+    (plan === "state" || plan === "time") && filter.sources === null && filter.city === null && filter.venueIds === null
+      ? (view.blocks ?? null)
+      : null;
   const rows: SnapshotRow[] = [];
   for (const long of [0, 1] as const) {
+    if (long === 0 && blocks) {
+      rows.push(...blocks.scan(db, stats, filter, bounds[0], want));
+      continue;
+    }
     if (long === 1 && longRows) {
       rows.push(...longRows.scan(filter, sourceList, bounds[1], want));
       continue;

@@ -36,6 +36,11 @@ export const HOT_PATH = {
    * (db/long-events.ts), at about 45 bytes a row: the demo's 1,000,000 events have some 18,000.
    */
   longEventRows: 500_000,
+  /**
+   * Bytes of the snapshot's short rows kept in blocks of time for state pages and unfiltered
+   * ones (db/short-blocks.ts), 25 a row: the demo's 880,000 short rows would take 22 MB.
+   */
+  shortBlockBytes: 32 * 1024 * 1024,
   /** Source-prefix row estimates kept per snapshot (db/snapshot-stats.ts SnapshotEstimates). */
   sourceEstimates: 2_000,
   /**

@@ -4,7 +4,8 @@
  * the expected ids in order, whichever plan the counts choose (sorted index, ordered index, the
  * JS-checked venue scan in growing chunks, short and long halves). Geo pages scanning state
  * ranges kept across pages (db/kept-scans.ts), and pages reading their long half from the long
- * rows kept in memory (db/long-events.ts), must select exactly what the uncached path does.
+ * rows kept in memory (db/long-events.ts) or their short half from kept blocks
+ * (db/short-blocks.ts), must select exactly what the uncached path does.
  */
 
 import { mkdtempSync, rmSync } from "node:fs";
@@ -17,6 +18,7 @@ import { type PageFilter, type PagePlan, type PagePosition, readConsistently, se
 import { KeptScans } from "../db/kept-scans.ts";
 import { LongEvents } from "../db/long-events.ts";
 import { openReplica } from "../db/replica.ts";
+import { SnapshotBlocks } from "../db/short-blocks.ts";
 import { refreshSnapshot } from "../db/snapshot.ts";
 import { readSnapshotStats, SnapshotEstimates } from "../db/snapshot-stats.ts";
 import { applyBatch } from "../sync/apply.ts";
@@ -325,9 +327,12 @@ it("drops kept ranges when the replica state moves", () => {
   expect(kept.bytes).toBe(held);
 });
 
-it("selects the same pages with the long rows in memory as from SQLite, page by page", () => {
+it("selects the same pages with the long rows and short blocks in memory as from SQLite, page by page", () => {
   const longs = new LongEvents(10_000);
+  // Small: blocks are pushed out and read again within the run.
+  const blocks = new SnapshotBlocks(6_000);
   let pages = 0;
+  let blockPages = 0;
   fc.assert(
     fc.property(filterArb, fc.array(fc.integer({ min: 1, max: 60 }), { minLength: 1, maxLength: 4 }), (g, limits) => {
       const f: PageFilter = {
@@ -345,12 +350,15 @@ it("selects the same pages with the long rows in memory as from SQLite, page by 
       for (let i = 0; ; i++) {
         const limit = limits[i % limits.length];
         const view = () => ({ stats: readSnapshotStats(db), estimates: new SnapshotEstimates(100) });
-        const [withLongs, fresh] = readConsistently(db, () => [
+        const [withLongs, withBlocks, fresh] = readConsistently(db, () => [
           selectPage(db, { ...view(), longs }, f, position, limit),
+          selectPage(db, { ...view(), longs, blocks }, f, position, limit),
           selectPage(db, view(), f, position, limit),
         ]);
         expect(withLongs).toEqual(fresh);
+        expect(withBlocks).toEqual(fresh);
         pages++;
+        if (f.city === null && f.sources === null && (fresh.plan === "state" || fresh.plan === "time")) blockPages++;
         out.push(...withLongs.keys.map((k) => k.id));
         if (!withLongs.hasMore) break;
         position = withLongs.keys.at(-1)!;
@@ -360,6 +368,9 @@ it("selects the same pages with the long rows in memory as from SQLite, page by 
     { numRuns: 150, examples: planExamples().filter(([g]) => g.venues === null) },
   );
   expect(pages).toBeGreaterThan(300);
+  expect(blockPages).toBeGreaterThan(100);
+  expect(blocks.bytes).toBeGreaterThan(0);
+  expect(blocks.bytes).toBeLessThanOrEqual(6_000);
 });
 
 it("reads the long rows again when the snapshot's generation moves, and keeps none past its bound", () => {

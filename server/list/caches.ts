@@ -12,6 +12,8 @@
  *   scans      state index ranges geo pages scan, for one state of the replica (db/kept-scans.ts).
  *   estimates  per-snapshot counts for plan choice (db/snapshot-stats.ts).
  *   longs      the snapshot's long rows, for one snapshot generation (db/long-events.ts).
+ *   blocks     the snapshot's short rows by state and week (or by day), for one snapshot
+ *              generation (db/short-blocks.ts).
  *   state      the replica's state read at most HOT_PATH.foreignCommitLagMs ago, for the page
  *              cache's hit path.
  *   headers    one Headers object per sequence of access header names (server/list/response.ts).
@@ -25,6 +27,7 @@ import { GeoIndex } from "../../db/geo.ts";
 import { HydratedEvents, RecentReplicaState } from "../../db/hydrate.ts";
 import { KeptScans } from "../../db/kept-scans.ts";
 import { LongEvents } from "../../db/long-events.ts";
+import { SnapshotBlocks } from "../../db/short-blocks.ts";
 import { SnapshotEstimates } from "../../db/snapshot-stats.ts";
 import { HOT_PATH } from "../../db/tuning.ts";
 import { createPageCache, type PageCache } from "./page-cache.ts";
@@ -51,6 +54,7 @@ export class ListCaches {
   readonly scans = new KeptScans(HOT_PATH.keptScanBytes, HOT_PATH.keptScanRows);
   readonly estimates = new SnapshotEstimates(HOT_PATH.sourceEstimates);
   readonly longs = new LongEvents(HOT_PATH.longEventRows);
+  readonly blocks = new SnapshotBlocks(HOT_PATH.shortBlockBytes);
   readonly state: RecentReplicaState;
   readonly headers = new ListHeaders();
 
@@ -68,6 +72,7 @@ export class ListCaches {
     this.scans.clear();
     this.estimates.clear();
     this.longs.clear();
+    this.blocks.clear();
     this.state.clear();
   }
 

@@ -241,7 +241,7 @@ export class ListService {
   select(key: string, parsed: ParsedQuery, window: ListWindow, from: PagePosition | null, limit: number): Selected {
     const { q } = parsed;
     const { replica } = this.deps;
-    const { geo: geoIndex, pages, estimates, scans, longs } = this.caches;
+    const { geo: geoIndex, pages, estimates, scans, longs, blocks } = this.caches;
     const geo = q.geo ? geoIndex.find(q.geo, q.includeCentroids) : null;
     const filter: PageFilter = {
       ...window,
@@ -257,7 +257,7 @@ export class ListService {
     const state = readReplicaState(replica);
     let selection = pages.get(key, state, window);
     if (!selection) {
-      const view = { stats: readSnapshotStats(replica), estimates, scans: { kept: scans, state }, longs };
+      const view = { stats: readSnapshotStats(replica), estimates, scans: { kept: scans, state }, longs, blocks };
       selection = selectPage(replica, view, filter, from, limit);
       pages.set(key, state, window, selection);
     }

@@ -1,0 +1,167 @@
+/**
+ * The short half of a state's page, or of a page with no column filter, from blocks of the
+ * snapshot kept in memory (db/events-query.ts). Such a page reads the state index (or the
+ * snapshot's key) from a day before its window opens: the short events of that day that have
+ * ended, then the page. New windows read the same rows again and again, so the rows are kept in
+ * blocks of time: a state's short rows starting within one week, or all short rows starting
+ * within one day. A page finds its place in the first block by binary search and reads on block
+ * by block; a block not kept yet is read whole, with one index range scan.
+ *
+ * Exact for one serving snapshot, like the long rows (db/long-events.ts): the snapshot's rows
+ * change only in a refresh, which bumps its generation in the same transaction, and a block is
+ * read in the page's read transaction, for the generation that transaction sees. A block holds
+ * every short row of its state (or of the whole snapshot) that starts within its span, so the
+ * blocks from the page's place on meet exactly the rows the index range scan would return.
+ */
+import { LRUCache } from "lru-cache";
+import { DAY_MS } from "./contract.ts";
+import type { Db } from "./driver.ts";
+import type { PagePosition } from "./kept-scans.ts";
+import type { LongRow } from "./long-events.ts";
+import type { SnapshotStats } from "./snapshot-stats.ts";
+
+/** What a scan tests: the page's state (or none), its row flags and its window. */
+export interface BlockFilter {
+  afterMs: number;
+  beforeMs: number;
+  state: string | null;
+  excludeSoldOut: boolean;
+  excludeAggregators: boolean;
+}
+
+const SOLD_OUT = 1;
+const AGGREGATOR = 2;
+
+/** A state's block spans a week; a block of every state spans a day (about as many rows). */
+const SPAN_MS = { state: 7 * DAY_MS, all: DAY_MS } as const;
+
+interface BlockRow {
+  start_ms: number;
+  id: number;
+  end_ms: number;
+  sold_out: number;
+  aggregator: number;
+}
+
+/** The short rows of one state (or all) starting within one span, in (start_ms, id) order. */
+class Block {
+  readonly count: number;
+  readonly start: Float64Array;
+  readonly id: Float64Array;
+  readonly end: Float64Array;
+  readonly flags: Uint8Array;
+
+  constructor(rows: readonly BlockRow[]) {
+    const n = rows.length;
+    this.count = n;
+    this.start = new Float64Array(n);
+    this.id = new Float64Array(n);
+    this.end = new Float64Array(n);
+    this.flags = new Uint8Array(n);
+    for (let i = 0; i < n; i++) {
+      const r = rows[i];
+      this.start[i] = r.start_ms;
+      this.id[i] = r.id;
+      this.end[i] = r.end_ms;
+      this.flags[i] = (r.sold_out ? SOLD_OUT : 0) | (r.aggregator ? AGGREGATOR : 0);
+    }
+  }
+
+  get bytes(): number {
+    return 25 * this.count + 96;
+  }
+
+  /** The first row after `p` in (start_ms, id) order. */
+  indexAfter(p: PagePosition): number {
+    let lo = 0;
+    let hi = this.count;
+    while (lo < hi) {
+      const mid = (lo + hi) >>> 1;
+      const s = this.start[mid];
+      if (s < p.startMs || (s === p.startMs && this.id[mid] <= p.id)) lo = mid + 1;
+      else hi = mid;
+    }
+    return lo;
+  }
+}
+
+const STATE_BLOCK_SQL = `
+SELECT start_ms, id, end_ms, sold_out, aggregator FROM snapshot INDEXED BY snapshot_state
+WHERE state = $state AND long = 0 AND start_ms >= $lo AND start_ms < $hi ORDER BY start_ms, id`;
+
+const ALL_BLOCK_SQL = `
+SELECT start_ms, id, end_ms, sold_out, aggregator FROM snapshot NOT INDEXED
+WHERE long = 0 AND start_ms >= $lo AND start_ms < $hi ORDER BY start_ms, id`;
+
+/**
+ * Blocks of the current snapshot generation, bounded by bytes; everything is dropped when the
+ * generation moves. Owned by the list path's caches (server/list/caches.ts).
+ */
+export class SnapshotBlocks {
+  readonly #blocks: LRUCache<string, Block>;
+  #generation = -1;
+  /** The latest start among the snapshot's short rows, for the generation: no block lies beyond. */
+  #lastStartMs = Number.NEGATIVE_INFINITY;
+
+  constructor(maxBytes: number) {
+    this.#blocks = new LRUCache<string, Block>({ maxSize: maxBytes, sizeCalculation: (b) => b.bytes });
+  }
+
+  /**
+   * What the short half's index range scan returns (db/events-query.ts `buildHalfQuery`, plans
+   * `state` and `time` without a source filter): the short rows of the filter's state (or all)
+   * after `from`, starting by the window's close and ending at or after its opening, without
+   * the flags the filter excludes, in (start_ms, id) order, at most `want`.
+   */
+  scan(db: Db, stats: SnapshotStats, filter: BlockFilter, from: PagePosition, want: number): LongRow[] {
+    this.#forGeneration(db, stats);
+    const out: LongRow[] = [];
+    const span = filter.state === null ? SPAN_MS.all : SPAN_MS.state;
+    const skip = (filter.excludeSoldOut ? SOLD_OUT : 0) | (filter.excludeAggregators ? AGGREGATOR : 0);
+    const last = Math.min(filter.beforeMs, this.#lastStartMs);
+    for (let n = Math.floor(from.startMs / span); n * span <= last; n++) {
+      const block = this.#block(db, filter.state, n, span);
+      for (let i = n * span <= from.startMs ? block.indexAfter(from) : 0; i < block.count; i++) {
+        const start = block.start[i];
+        if (start > filter.beforeMs) return out;
+        if (block.end[i] < filter.afterMs || (block.flags[i] & skip) !== 0) continue;
+        out.push({ start_ms: start, id: block.id[i], end_ms: block.end[i] });
+        if (out.length === want) return out;
+      }
+    }
+    return out;
+  }
+
+  #forGeneration(db: Db, stats: SnapshotStats): void {
+    if (stats.generation === this.#generation) return;
+    this.#blocks.clear();
+    this.#generation = stats.generation;
+    const row = db.prepare<{ last: number | null }>("SELECT max(start_ms) AS last FROM snapshot WHERE long = 0").get();
+    this.#lastStartMs = row?.last ?? Number.NEGATIVE_INFINITY;
+  }
+
+  #block(db: Db, state: string | null, n: number, span: number): Block {
+    const key = `${state ?? ""}\n${n}`;
+    let block = this.#blocks.get(key);
+    if (!block) {
+      const range = { lo: n * span, hi: (n + 1) * span };
+      const rows =
+        state === null
+          ? db.prepare<BlockRow>(ALL_BLOCK_SQL).all(range)
+          : db.prepare<BlockRow>(STATE_BLOCK_SQL).all({ ...range, state });
+      block = new Block(rows);
+      this.#blocks.set(key, block);
+    }
+    return block;
+  }
+
+  /** Bytes held now. */
+  get bytes(): number {
+    return this.#blocks.calculatedSize;
+  }
+
+  clear(): void {
+    this.#blocks.clear();
+    this.#generation = -1;
+  }
+}
