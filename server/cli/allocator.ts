@@ -11,7 +11,8 @@
  * - a server on a Redis ledger keeps freed memory 100 ms, so what one turn of requests frees is
  *   there for the next; about 12 % more pages a second (test/bench/RESULTS.md, "Round 14");
  * - a server on the SQLite ledger keeps it a second: new pages took under a third of the faults and
- *   about 10 % less CPU, at the same peak RSS (test/bench/RESULTS.md, "Round 18").
+ *   about 10 % less CPU, at the same peak RSS over 10 s and more over minutes of new traffic
+ *   (test/bench/RESULTS.md, "Round 18").
  *
  * The allocator reads its options from the environment once, as the process starts, so the
  * command starts itself again in place (execve: the same process id, arguments and open
