@@ -100,7 +100,8 @@ WHERE long = 0 AND start_ms >= $lo AND start_ms < $hi ORDER BY start_ms, id`;
 export class SnapshotBlocks {
   readonly #blocks: LRUCache<string, Block>;
   #generation = -1;
-  /** The latest start among the snapshot's short rows, for the generation: no block lies beyond. */
+  /** The earliest and latest starts among the snapshot's short rows, for the generation: no block lies outside. */
+  #firstStartMs = Number.POSITIVE_INFINITY;
   #lastStartMs = Number.NEGATIVE_INFINITY;
 
   constructor(maxBytes: number) {
@@ -119,7 +120,7 @@ export class SnapshotBlocks {
     const span = filter.state === null ? SPAN_MS.all : SPAN_MS.state;
     const skip = (filter.excludeSoldOut ? SOLD_OUT : 0) | (filter.excludeAggregators ? AGGREGATOR : 0);
     const last = Math.min(filter.beforeMs, this.#lastStartMs);
-    for (let n = Math.floor(from.startMs / span); n * span <= last; n++) {
+    for (let n = Math.floor(Math.max(from.startMs, this.#firstStartMs) / span); n * span <= last; n++) {
       const block = this.#block(db, filter.state, n, span);
       for (let i = n * span <= from.startMs ? block.indexAfter(from) : 0; i < block.count; i++) {
         const start = block.start[i];
@@ -136,7 +137,12 @@ export class SnapshotBlocks {
     if (stats.generation === this.#generation) return;
     this.#blocks.clear();
     this.#generation = stats.generation;
-    const row = db.prepare<{ last: number | null }>("SELECT max(start_ms) AS last FROM snapshot WHERE long = 0").get();
+    const row = db
+      .prepare<{ first: number | null; last: number | null }>(
+        "SELECT (SELECT min(start_ms) FROM snapshot WHERE long = 0) AS first, (SELECT max(start_ms) FROM snapshot WHERE long = 0) AS last",
+      )
+      .get();
+    this.#firstStartMs = row?.first ?? Number.POSITIVE_INFINITY;
     this.#lastStartMs = row?.last ?? Number.NEGATIVE_INFINITY;
   }
 
