@@ -32,7 +32,10 @@ export interface BlockFilter {
 const SOLD_OUT = 1;
 const AGGREGATOR = 2;
 
-/** A state's block spans a week; a block of every state spans a day (about as many rows). */
+/**
+ * A state's block spans a week, a block of every state a day. In the demo's million events the
+ * largest are 13,055 rows (a state's week) and 38,551 (a day), read once per generation.
+ */
 const SPAN_MS = { state: 7 * DAY_MS, all: DAY_MS } as const;
 
 interface BlockRow {
