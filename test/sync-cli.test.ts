@@ -243,14 +243,23 @@ describe("marquee demo-data and sync", () => {
     });
   });
 
-  /** Scheduling policy of each thread of `pid` (sched(7): 0 normal, 5 idle), the main thread first. */
+  /**
+   * Scheduling policy of each thread of `pid` (sched(7): 0 normal, 5 idle), the main thread first.
+   * A thread that ends between the listing and the read is left out: the command restarts itself
+   * in place as it begins (server/cli/allocator.ts), which ends every thread but the main one.
+   */
   function threadPolicies(pid: number): number[] {
     const policy = (tid: string) => {
-      const stat = readFileSync(`/proc/${pid}/task/${tid}/stat`, "utf8");
+      let stat: string;
+      try {
+        stat = readFileSync(`/proc/${pid}/task/${tid}/stat`, "utf8");
+      } catch {
+        return null;
+      }
       return Number(stat.slice(stat.lastIndexOf(")") + 2).split(" ")[38]); // field 41, policy
     };
     const others = readdirSync(`/proc/${pid}/task`).filter((tid) => tid !== String(pid));
-    return [policy(String(pid)), ...others.map(policy)];
+    return [policy(String(pid)), ...others.map(policy)].filter((p): p is number => p !== null);
   }
 
   for (const [flags, policy] of [
