@@ -27,6 +27,19 @@ export interface PagePosition {
   id: number;
 }
 
+/** The first of `count` rows, in (start_ms, id) order in parallel arrays, that comes after `p`. */
+export function indexAfter(start: Float64Array, id: Float64Array, count: number, p: PagePosition): number {
+  let lo = 0;
+  let hi = count;
+  while (lo < hi) {
+    const mid = (lo + hi) >>> 1;
+    const s = start[mid];
+    if (s < p.startMs || (s === p.startMs && id[mid] <= p.id)) lo = mid + 1;
+    else hi = mid;
+  }
+  return lo;
+}
+
 /** One row of the state index, as page selection reads it. */
 export interface ScannedRow {
   start_ms: number;
@@ -72,15 +85,7 @@ class KeptRange {
 
   /** The first kept row after `p`. */
   indexAfter(p: PagePosition): number {
-    let lo = 0;
-    let hi = this.count;
-    while (lo < hi) {
-      const mid = (lo + hi) >>> 1;
-      const s = this.start[mid];
-      if (s < p.startMs || (s === p.startMs && this.id[mid] <= p.id)) lo = mid + 1;
-      else hi = mid;
-    }
-    return lo;
+    return indexAfter(this.start, this.id, this.count, p);
   }
 
   /** The last kept row's position, or where the range starts when none is kept. */

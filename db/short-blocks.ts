@@ -16,7 +16,7 @@
 import { LRUCache } from "lru-cache";
 import { DAY_MS } from "./contract.ts";
 import type { Db } from "./driver.ts";
-import type { PagePosition } from "./kept-scans.ts";
+import { indexAfter, type PagePosition } from "./kept-scans.ts";
 import type { LongRow } from "./long-events.ts";
 import type { SnapshotStats } from "./snapshot-stats.ts";
 
@@ -76,15 +76,7 @@ class Block {
 
   /** The first row after `p` in (start_ms, id) order. */
   indexAfter(p: PagePosition): number {
-    let lo = 0;
-    let hi = this.count;
-    while (lo < hi) {
-      const mid = (lo + hi) >>> 1;
-      const s = this.start[mid];
-      if (s < p.startMs || (s === p.startMs && this.id[mid] <= p.id)) lo = mid + 1;
-      else hi = mid;
-    }
-    return lo;
+    return indexAfter(this.start, this.id, this.count, p);
   }
 }
 

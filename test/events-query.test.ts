@@ -155,6 +155,22 @@ const filterArb = fc.record({
 
 type Filter = typeof filterArb extends fc.Arbitrary<infer T> ? T : never;
 
+/** The page filter a drawn filter stands for. */
+function pageFilter(g: Filter): PageFilter {
+  return {
+    afterMs: T0 + g.afterH * HOUR,
+    beforeMs: T0 + (g.afterH + g.spanH) * HOUR,
+    state: g.state,
+    city: g.city,
+    sources: g.sources,
+    venueIds: g.venues,
+    // What geo search hands over with its venues (db/geo.ts GeoCandidates.states).
+    venueStates: g.venues ? [...new Set(g.venues.map(venueState))].sort() : null,
+    excludeSoldOut: g.excludeSoldOut,
+    excludeAggregators: g.excludeAggregators,
+  };
+}
+
 function planExamples(): Array<[Filter, number[]]> {
   const none = {
     afterH: -10,
@@ -186,18 +202,7 @@ it("traverses exactly the brute-force answer for random filters, windows and pag
   const plans = new Set<PagePlan | null>();
   fc.assert(
     fc.property(filterArb, fc.array(fc.integer({ min: 1, max: 120 }), { minLength: 1, maxLength: 5 }), (g, limits) => {
-      const f: PageFilter = {
-        afterMs: T0 + g.afterH * HOUR,
-        beforeMs: T0 + (g.afterH + g.spanH) * HOUR,
-        state: g.state,
-        city: g.city,
-        sources: g.sources,
-        venueIds: g.venues,
-        // What geo search hands over with its venues (db/geo.ts GeoCandidates.states).
-        venueStates: g.venues ? [...new Set(g.venues.map(venueState))].sort() : null,
-        excludeSoldOut: g.excludeSoldOut,
-        excludeAggregators: g.excludeAggregators,
-      };
+      const f = pageFilter(g);
       expect(traverse(f, limits, plans)).toEqual(reference(f));
     }),
     // One example per plan, so the coverage check below never depends on the random draw.
@@ -335,16 +340,8 @@ it("selects the same pages with the long rows and short blocks in memory as from
   let blockPages = 0;
   fc.assert(
     fc.property(filterArb, fc.array(fc.integer({ min: 1, max: 60 }), { minLength: 1, maxLength: 4 }), (g, limits) => {
-      const f: PageFilter = {
-        afterMs: T0 + g.afterH * HOUR,
-        beforeMs: T0 + (g.afterH + g.spanH) * HOUR,
-        state: g.state,
-        city: g.city,
-        sources: g.sources,
-        venueIds: null,
-        excludeSoldOut: g.excludeSoldOut,
-        excludeAggregators: g.excludeAggregators,
-      };
+      // No geo filter: both kept structures serve only pages without one.
+      const f = pageFilter({ ...g, venues: null });
       const out: number[] = [];
       let position: PagePosition | null = null;
       for (let i = 0; ; i++) {
