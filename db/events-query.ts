@@ -34,7 +34,7 @@ import type { VenueSet } from "./geo.ts";
 import { type KeptScans, type PagePosition, type ScannedRow, scanKept, scanVenues } from "./kept-scans.ts";
 import type { LongEvents } from "./long-events.ts";
 import type { SnapshotBlocks } from "./short-blocks.ts";
-import { readMatchingSources, type SnapshotEstimates, type SnapshotStats, sourceGlob } from "./snapshot-stats.ts";
+import { type SnapshotEstimates, type SnapshotStats, sourceGlob } from "./snapshot-stats.ts";
 
 export type { PagePosition };
 
@@ -249,8 +249,8 @@ export function selectPage(
   const { stats, estimates } = view;
   const want = limit + 1;
   const threshold = Math.sqrt(want * Math.max(stats.events, 1));
-  // The sources a filter matches, read fresh: this list decides the result.
-  const sourceList = filter.sources ? readMatchingSources(db, filter.sources) : null;
+  // The sources a filter matches: this list decides the result (kept per generation, like the stats).
+  const sourceList = filter.sources ? estimates.matchingSources(db, stats, filter.sources) : null;
   if (sourceList?.length === 0) return empty;
   const sourceRows = filter.sources ? estimates.sourceRows(db, stats, filter.sources) : null;
   const venueRows = filter.venueIds ? estimates.venueRows(db, stats, filter.venueIds) : null;

@@ -166,8 +166,8 @@ const SEEN_BITS = 1 << 22;
 
 /**
  * Events and venues as served, each kept once, for one state of the replica and one base URL,
- * bounded by bytes (a venue's JSON is shared by all its events). `forState` hands out what was
- * kept for the state it is given, and drops everything when the state moves.
+ * each bounded by its own bytes (a venue's JSON is shared by all its events). `forState` hands
+ * out what was kept for the state it is given, and drops everything when the state moves.
  *
  * An event is kept from the second time it is read, not the first: most events of new traffic
  * (a cursor walk's pages, a new window) are read once, and keeping each of them pushed out one
@@ -185,16 +185,10 @@ export class HydratedEvents {
 
   constructor(
     readonly baseUrl: string,
-    maxBytes: number,
+    budget: { eventBytes: number; venueBytes: number },
   ) {
-    this.#events = new LRUCache<number, KeptEvent>({
-      maxSize: Math.floor(maxBytes * 0.85),
-      sizeCalculation: eventBytes,
-    });
-    this.#venues = new LRUCache<number, KeptVenue>({
-      maxSize: Math.floor(maxBytes * 0.15),
-      sizeCalculation: venueBytes,
-    });
+    this.#events = new LRUCache<number, KeptEvent>({ maxSize: budget.eventBytes, sizeCalculation: eventBytes });
+    this.#venues = new LRUCache<number, KeptVenue>({ maxSize: budget.venueBytes, sizeCalculation: venueBytes });
   }
 
   forState(state: string): { events: LRUCache<number, KeptEvent>; venues: LRUCache<number, KeptVenue> } {

@@ -3,8 +3,8 @@
  * (about 2 % of the demo snapshot), yet every page reads their half from `after` minus the longest
  * of them: some 250 index rows of events that ended before the window opened, for each page of a
  * state, a city, a source or the whole country. Kept as parallel arrays in (start_ms, id) order,
- * with the positions of each state's and each city's rows, that half is a binary search and a
- * short loop instead of an index range scan.
+ * with the positions of each state's, each city's and each source's rows, that half is a binary
+ * search and a short loop instead of an index range scan.
  *
  * Exact for one serving snapshot: the snapshot's rows change only in a refresh, which bumps its
  * generation in the same transaction (db/snapshot.ts), and the rows are read in the page's read
@@ -46,6 +46,12 @@ interface Loaded {
 const SOLD_OUT = 1;
 const AGGREGATOR = 2;
 
+/**
+ * A source filter of at most this many sources with long rows walks their lists merged; one of
+ * more walks every row (a rare source's rows lie far apart in the whole list).
+ */
+const MERGED_SOURCES = 8;
+
 /** Small integers for the strings of one column, so a row compares numbers. */
 class Names {
   readonly ids = new Map<string, number>();
@@ -73,9 +79,10 @@ export class LongRows {
   readonly #states = new Names();
   readonly #cities = new Names();
   readonly #sources = new Names();
-  /** Positions of each state's rows, and each city's, in row order. */
+  /** Positions of each state's rows, each city's and each source's, in row order. */
   readonly #byState = new Map<number, Int32Array>();
   readonly #byCity = new Map<number, Int32Array>();
+  readonly #bySource = new Map<number, Int32Array>();
   readonly #all: Int32Array;
 
   constructor(rows: readonly Loaded[]) {
@@ -91,6 +98,7 @@ export class LongRows {
     this.#all = new Int32Array(n);
     const byState = new Map<number, number[]>();
     const byCity = new Map<number, number[]>();
+    const bySource = new Map<number, number[]>();
     for (let i = 0; i < n; i++) {
       const r = rows[i];
       this.#start[i] = r.start_ms;
@@ -100,7 +108,8 @@ export class LongRows {
       const city = this.#cities.of(r.city);
       this.#state[i] = state;
       this.#city[i] = city;
-      this.#source[i] = this.#sources.of(r.source);
+      const source = this.#sources.of(r.source);
+      this.#source[i] = source;
       this.#flags[i] = (r.sold_out ? SOLD_OUT : 0) | (r.aggregator ? AGGREGATOR : 0);
       this.#all[i] = i;
       let s = byState.get(state);
@@ -109,9 +118,13 @@ export class LongRows {
       let c = byCity.get(city);
       if (!c) byCity.set(city, (c = []));
       c.push(i);
+      let o = bySource.get(source);
+      if (!o) bySource.set(source, (o = []));
+      o.push(i);
     }
     for (const [k, v] of byState) this.#byState.set(k, Int32Array.from(v));
     for (const [k, v] of byCity) this.#byCity.set(k, Int32Array.from(v));
+    for (const [k, v] of bySource) this.#bySource.set(k, Int32Array.from(v));
   }
 
   /**
@@ -126,18 +139,35 @@ export class LongRows {
     const city = filter.city === null ? -1 : this.#cities.ids.get(filter.city);
     if (state === undefined || city === undefined) return out;
     let sourceOk: Uint8Array | null = null;
+    const sourceIds: number[] = [];
     if (sources !== null) {
       sourceOk = new Uint8Array(this.#sources.ids.size);
       for (const s of sources) {
         const id = this.#sources.ids.get(s);
-        if (id !== undefined) sourceOk[id] = 1;
+        if (id === undefined || sourceOk[id] === 1) continue;
+        sourceOk[id] = 1;
+        sourceIds.push(id);
       }
     }
-    const list = city >= 0 ? this.#byCity.get(city)! : state >= 0 ? this.#byState.get(state)! : this.#all;
+    // The positions to walk, each list in row order: a city's, a state's, a few sources' or all.
+    const lists =
+      city >= 0
+        ? [this.#byCity.get(city)!]
+        : state >= 0
+          ? [this.#byState.get(state)!]
+          : sources !== null && sourceIds.length <= MERGED_SOURCES
+            ? sourceIds.map((id) => this.#bySource.get(id)!)
+            : [this.#all];
+    const at = lists.map((list) => this.#firstAfter(list, from));
     const skip = (filter.excludeSoldOut ? SOLD_OUT : 0) | (filter.excludeAggregators ? AGGREGATOR : 0);
     const { afterMs, beforeMs } = filter;
-    for (let k = this.#firstAfter(list, from); k < list.length && out.length < want; k++) {
-      const i = list[k];
+    while (out.length < want) {
+      // The next position of all lists: positions are row order, which is (start_ms, id) order.
+      let next = -1;
+      for (let j = 0; j < lists.length; j++)
+        if (at[j] < lists[j].length && (next < 0 || lists[j][at[j]] < lists[next][at[next]])) next = j;
+      if (next < 0) break;
+      const i = lists[next][at[next]++];
       const start = this.#start[i];
       if (start > beforeMs) break;
       if (this.#end[i] < afterMs || (this.#flags[i] & skip) !== 0) continue;

@@ -31,18 +31,51 @@ export function sourceGlob(token: string): { glob: string; lo: string; hi: strin
   return { glob: `${token.replaceAll("_", "?")}*`, lo, hi: `${lo}{` };
 }
 
+/** Sources a kept token's list holds on average at most (the bound on all lists kept, in sources). */
+const MATCHED_SOURCES_PER_TOKEN = 64;
+
 /**
  * Counts and the long-event bound of one serving snapshot, kept until its generation moves
  * (every refresh bumps it). Owned by the list path's caches (server/list/caches.ts).
  */
 export class SnapshotEstimates {
   readonly #sourceRows: LRUCache<string, number>;
+  readonly #matching: LRUCache<string, readonly string[]>;
   #venueRows: { generation: number; counts: Map<number, number> } | null = null;
   #longest: { generation: number; ms: number | null } | null = null;
   #stateRows: { generation: number; counts: Map<string, number> } | null = null;
 
   constructor(maxSources: number) {
     this.#sourceRows = new LRUCache({ max: maxSources });
+    // Bounded by the sources listed too: a short prefix may match thousands.
+    this.#matching = new LRUCache({
+      max: maxSources,
+      maxSize: maxSources * MATCHED_SOURCES_PER_TOKEN,
+      sizeCalculation: (list) => list.length + 1,
+    });
+  }
+
+  /**
+   * The snapshot sources matching any token (`readMatchingSources`), each token's list kept for
+   * the generation: snapshot_sources changes only in a refresh (db/snapshot.ts), in the
+   * transaction that moves the generation, so the list read in the caller's read transaction is
+   * the one kept for its generation.
+   */
+  matchingSources(db: Db, stats: SnapshotStats, tokens: readonly string[]): readonly string[] {
+    if (tokens.length === 1) return this.#matchingOne(db, stats, tokens[0]);
+    const out = new Set<string>();
+    for (const token of tokens) for (const source of this.#matchingOne(db, stats, token)) out.add(source);
+    return [...out];
+  }
+
+  #matchingOne(db: Db, stats: SnapshotStats, token: string): readonly string[] {
+    const key = `${stats.generation}\n${token}`;
+    let list = this.#matching.get(key);
+    if (list === undefined) {
+      list = readMatchingSources(db, [token]);
+      this.#matching.set(key, list);
+    }
+    return list;
   }
 
   /** Snapshot rows whose source matches any token (overlapping tokens count twice: an estimate). */
@@ -112,13 +145,14 @@ export class SnapshotEstimates {
 
   clear(): void {
     this.#sourceRows.clear();
+    this.#matching.clear();
     this.#venueRows = null;
     this.#longest = null;
     this.#stateRows = null;
   }
 }
 
-/** The snapshot sources matching any token, read fresh: this list decides the result. */
+/** The snapshot sources matching any token, read now. */
 export function readMatchingSources(db: Db, tokens: readonly string[]): string[] {
   const out = new Set<string>();
   const stmt = db.prepare<{ source: string }>(

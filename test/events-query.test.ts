@@ -400,3 +400,32 @@ it("reads the long rows again when the snapshot's generation moves, and keeps no
   );
   expect(page.keys.map((k) => k.id)).toEqual(reference(f).slice(0, 500));
 });
+
+it("keeps the sources a token matches for one snapshot generation, and reads them again in the next", () => {
+  const estimates = new SnapshotEstimates(10);
+  const matching = () =>
+    readConsistently(db, () => [...estimates.matchingSources(db, readSnapshotStats(db), ["dice", "scraper:fill"])]);
+  expect(matching().sort()).toEqual(["dice:nyc", "scraper:fill-more", "scraper:fillmore"]);
+  // A source new to the snapshot, and a page over it, after the next refresh.
+  const row: Row = { id: 9001, venue: 1, startMs: T0 + DAY, endMs: T0 + DAY + HOUR, source: "dice:la", soldOut: false };
+  rows.push(row);
+  const record = eventRecord(row.id, row.venue, new Date(row.startMs).toISOString(), {
+    endDate: new Date(row.endMs).toISOString(),
+    source: row.source,
+  });
+  applyBatch(db, [parseRecordLine(JSON.stringify(record), 1)]);
+  refreshSnapshot(db, T0);
+  expect(matching().sort()).toEqual(["dice:la", "dice:nyc", "scraper:fill-more", "scraper:fillmore"]);
+  const f: PageFilter = {
+    afterMs: T0,
+    beforeMs: T0 + 2 * DAY,
+    state: null,
+    city: null,
+    sources: ["dice:l"],
+    venueIds: null,
+    excludeSoldOut: false,
+    excludeAggregators: false,
+  };
+  const page = readConsistently(db, () => selectPage(db, { stats: readSnapshotStats(db), estimates }, f, null, 25));
+  expect(page.keys.map((k) => k.id)).toEqual([row.id]);
+});

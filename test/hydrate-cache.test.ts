@@ -37,7 +37,7 @@ const filter: PageFilter = {
   excludeAggregators: false,
 };
 const h = { baseUrl: "http://marquee.test", distanceMiles: null };
-const events = new HydratedEvents(h.baseUrl, 1 << 20);
+const events = new HydratedEvents(h.baseUrl, { eventBytes: 1 << 20, venueBytes: 1 << 18 });
 /** A page through the kept events, as the list path reads it (the state read with the rows). */
 const kept = (d: Db, hd: Hydration = h) => hydratePageJson(d, events, readReplicaState(d), keys, filter, hd);
 const titles = (d: Db) => kept(d).map((j) => (JSON.parse(j) as { title: string }).title);
@@ -119,7 +119,7 @@ it("keeps events from their second reading while the state holds, and forgets th
 });
 
 it("admits an event read before, or one whose id shares its bit", () => {
-  const fresh = new HydratedEvents(h.baseUrl, 1 << 20);
+  const fresh = new HydratedEvents(h.baseUrl, { eventBytes: 1 << 20, venueBytes: 1 << 18 });
   expect(fresh.admit(5)).toBe(false);
   expect(fresh.admit(5)).toBe(true);
   expect(fresh.admit(6)).toBe(false);
@@ -127,7 +127,7 @@ it("admits an event read before, or one whose id shares its bit", () => {
 });
 
 it("bounds the kept rows by bytes", () => {
-  const small = new HydratedEvents(h.baseUrl, 2_000);
+  const small = new HydratedEvents(h.baseUrl, { eventBytes: 1_500, venueBytes: 500 });
   // Twice: events are kept from their second reading.
   for (let round = 0; round < 2; round++) hydratePageJson(db, small, readReplicaState(db), keys, filter, h);
   expect(small.size).toBeGreaterThan(0);
@@ -171,7 +171,7 @@ it("writes the JSON of odd fields as JSON.stringify does: encoded slugs, control
       .prepare<{ startMs: number; id: number }>("SELECT start_ms AS startMs, id FROM snapshot ORDER BY start_ms, id")
       .all();
     expect(oddKeys).toHaveLength(3);
-    const kept = new HydratedEvents(h.baseUrl, 1 << 20);
+    const kept = new HydratedEvents(h.baseUrl, { eventBytes: 1 << 20, venueBytes: 1 << 18 });
     const json = hydratePageJson(other, kept, readReplicaState(other), oddKeys, filter, h);
     expect(json).toEqual(hydratePage(other, oddKeys, filter, h).map((e) => JSON.stringify(e)));
   } finally {

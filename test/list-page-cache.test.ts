@@ -53,7 +53,7 @@ beforeAll(async () => {
 
 /** The snapshot as a selection reads it, estimates fresh each time. */
 const view = () => ({ stats: readSnapshotStats(db), estimates: new SnapshotEstimates(100) });
-const events = new HydratedEvents("http://x", 1 << 24);
+const events = new HydratedEvents("http://x", { eventBytes: 1 << 24, venueBytes: 1 << 20 });
 
 afterAll(() => {
   db.close();

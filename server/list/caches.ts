@@ -59,7 +59,10 @@ export class ListCaches {
   readonly headers = new ListHeaders();
 
   constructor(replica: Db, baseUrl: string) {
-    this.events = new HydratedEvents(baseUrl, HOT_PATH.hydratedEventBytes);
+    this.events = new HydratedEvents(baseUrl, {
+      eventBytes: HOT_PATH.hydratedEventBytes,
+      venueBytes: HOT_PATH.hydratedVenueBytes,
+    });
     this.geo = new GeoIndex(replica, HOT_PATH.geoResults, HOT_PATH.geoResultBytes);
     this.state = new RecentReplicaState(replica, HOT_PATH.foreignCommitLagMs);
   }

@@ -2,9 +2,10 @@
 /**
  * Where a new list request's microseconds go, stage by stage: requests that no cache has seen
  * (test/bench/lib/unique.ts) run through the list pipeline's stages in-process
- * (server/list/service.ts), each stage timed on its own, one request at a time.
+ * (server/list/service.ts), each stage timed on its own, one request at a time. The `walk` class
+ * pages through new state queries 40 pages each, every page following the last one's cursor.
  *
- *   bun test/bench/list-stages.ts [--requests N] [--db PATH] [--json]
+ *   bun test/bench/list-stages.ts [--requests N] [--classes state,walk,…] [--db PATH] [--json]
  *
  * Needs the bench replica (`npm run bench` builds it into .bench/). Prints one row per class of
  * request: the mean microseconds of each stage and of the whole request, and the median.
@@ -35,15 +36,22 @@ export interface StageRow {
   totalMedianUs: number;
 }
 
-const CLASSES: UniqueClass[] = ["state", "state-city", "source", "circle", "polygon"];
+const CLASSES: readonly UniqueClass[] = ["state", "state-city", "source", "circle", "polygon"];
+
+/** Pages of each cursor walk (test/bench/walk-cursors.lua sends as many). */
+const WALK_PAGES = 40;
 
 /** Runs `requests` unique requests of each class through the stages; the replica at `dbPath` is only read. */
-export async function measureStages(dbPath: string, requests: number): Promise<StageRow[]> {
+export async function measureStages(
+  dbPath: string,
+  requests: number,
+  only: readonly string[] = [...CLASSES, "walk"],
+): Promise<StageRow[]> {
   mkdirSync(RUN_DIR, { recursive: true });
   const replica = await openReplica(dbPath, { readonly: true });
   const lists = writeUniqueLists(replica, {
     perClass: requests + 200,
-    walks: 10,
+    walks: Math.ceil((requests + 200) / WALK_PAGES),
     zipfRequests: 10,
     zipfQueries: 10,
     seed: 7,
@@ -66,44 +74,71 @@ export async function measureStages(dbPath: string, requests: number): Promise<S
     const key = (await issueKey(ctx.ledger, account.id, "live", Date.now())).key;
     const list = ctx.list;
     const rows: StageRow[] = [];
-    for (const cls of CLASSES) {
-      const paths = readFileSync(lists.paths[cls], "utf8").trim().split("\n");
+    // One request through the stages: the times between them, and the page's next cursor.
+    const run = (path: string): { t: number[]; nextCursor: string | null } => {
+      const url = `http://bench.local${path}`;
+      const req = new Request(url, { headers: { authorization: `Bearer ${key}` } });
+      const scope: RequestScope = new WebScope(req);
+      const t: number[] = [performance.now()];
+      const request = list.request(scope);
+      // The SQLite ledger's access stages answer at once (server/access.ts).
+      const access = list.authorize(scope, request) as ImmediateListAccess;
+      t.push(performance.now());
+      const parsed = list.parse(request, access);
+      t.push(performance.now());
+      const window = list.window(parsed, access, ctx.clock.now());
+      t.push(performance.now());
+      const limit = access.open(parsed.q.limit);
+      t.push(performance.now());
+      // Geo candidates on their own (select then finds them kept).
+      if (parsed.q.geo) list.caches.geo.find(parsed.q.geo, parsed.q.includeCentroids);
+      t.push(performance.now());
+      // The same steps as ListService.page on a miss, with a clock between select and hydrate.
+      const pageKey = pageCacheKey(request.search, limit, window);
+      const from = parsed.q.cursor?.position ?? null;
+      let selectedAt = 0;
+      const out = readConsistently(ctx.replica, () => {
+        const selected = list.select(pageKey, parsed, window, from, limit);
+        selectedAt = performance.now();
+        const body = list.hydrate(pageKey, selected, window);
+        return withCursor(ctx.secret, selected.selection, body, from, window, parsed.fingerprint);
+      });
+      t.push(selectedAt);
+      t.push(performance.now());
+      list.settle(scope, access, out);
+      t.push(performance.now());
+      return { t, nextCursor: out.page.nextCursor };
+    };
+    // Every class's list of new paths; a walk's pages follow each page's cursor, as clients do.
+    const classes: Array<[string, () => Iterable<string>]> = CLASSES.map((cls) => [
+      cls,
+      () => readFileSync(lists.paths[cls], "utf8").trim().split("\n"),
+    ]);
+    const walks = readFileSync(lists.walks, "utf8")
+      .trim()
+      .split("\n")
+      .map((line) => line.split("\t")[1]);
+    let cursor: string | null = null;
+    classes.push([
+      "walk",
+      function* () {
+        for (const path of walks) {
+          yield path;
+          for (let page = 2; page <= WALK_PAGES && cursor !== null; page++)
+            yield `${path}&cursor=${encodeURIComponent(cursor)}`;
+        }
+      },
+    ]);
+    for (const [cls, paths] of classes.filter(([cls]) => only.includes(cls))) {
       // The first 200 warm the code paths (not the caches: every path is new).
       const sums = Object.fromEntries(STAGES.map((s) => [s, 0])) as Record<Stage, number>;
       const totals: number[] = [];
-      for (let i = 0; i < paths.length; i++) {
-        const url = `http://bench.local${paths[i]}`;
-        const req = new Request(url, { headers: { authorization: `Bearer ${key}` } });
-        const scope: RequestScope = new WebScope(req);
-        const t: number[] = [performance.now()];
-        const request = list.request(scope);
-        // The SQLite ledger's access stages answer at once (server/access.ts).
-        const access = list.authorize(scope, request) as ImmediateListAccess;
-        t.push(performance.now());
-        const parsed = list.parse(request, access);
-        t.push(performance.now());
-        const window = list.window(parsed, access, ctx.clock.now());
-        t.push(performance.now());
-        const limit = access.open(parsed.q.limit);
-        t.push(performance.now());
-        // Geo candidates on their own (select then finds them kept).
-        if (parsed.q.geo) list.caches.geo.find(parsed.q.geo, parsed.q.includeCentroids);
-        t.push(performance.now());
-        // The same steps as ListService.page on a miss, with a clock between select and hydrate.
-        const pageKey = pageCacheKey(request.search, limit, window);
-        const from = parsed.q.cursor?.position ?? null;
-        let selectedAt = 0;
-        const out = readConsistently(ctx.replica, () => {
-          const selected = list.select(pageKey, parsed, window, from, limit);
-          selectedAt = performance.now();
-          const body = list.hydrate(pageKey, selected, window);
-          return withCursor(ctx.secret, selected.selection, body, from, window, parsed.fingerprint);
-        });
-        t.push(selectedAt);
-        t.push(performance.now());
-        list.settle(scope, access, out);
-        t.push(performance.now());
-        if (i < 200) continue;
+      let i = 0;
+      for (const path of paths()) {
+        if (i - 200 >= requests) break;
+        const { t, nextCursor } = run(path);
+        cursor = nextCursor;
+        if (i++ < 200) continue;
         for (const [k, s] of STAGES.entries()) sums[s] += (t[k + 1] - t[k]) * 1000;
         totals.push((t[t.length - 1] - t[0]) * 1000);
       }
@@ -135,8 +170,17 @@ export function renderStages(rows: StageRow[]): string {
 
 if (import.meta.main) {
   const { values } = parseArgs({
-    options: { requests: { type: "string" }, db: { type: "string" }, json: { type: "boolean" } },
+    options: {
+      requests: { type: "string" },
+      classes: { type: "string" },
+      db: { type: "string" },
+      json: { type: "boolean" },
+    },
   });
-  const rows = await measureStages(values.db ?? REPLICA_DB, Number(values.requests ?? 2000));
+  const rows = await measureStages(
+    values.db ?? REPLICA_DB,
+    Number(values.requests ?? 2000),
+    values.classes?.split(","),
+  );
   console.log(values.json ? JSON.stringify(rows) : renderStages(rows));
 }

@@ -389,7 +389,7 @@ function stagesTable(r: RunReport): string[] {
   return [
     "### Where a new request's microseconds go",
     "",
-    "In-process, one request at a time (test/bench/list-stages.ts), mean µs per stage over new requests of each class; `geo` is the candidate search, `select` the snapshot rows, `hydrate` the live rows and the body.",
+    "In-process, one request at a time (test/bench/list-stages.ts), mean µs per stage over new requests of each class (`walk`: cursor walks of 40 pages, each page following the last one's cursor); `geo` is the candidate search, `select` the snapshot rows, `hydrate` the live rows and the body.",
     "",
     `| class | ${stages.join(" | ")} | total mean | total median |`,
     `|---|${stages.map(() => "--:").join("|")}|--:|--:|`,
