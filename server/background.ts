@@ -154,8 +154,9 @@ function startStreaming(ctx: AppContext, spec: string): void {
  * checked every second and done at most once every HOT_PATH.collectEveryMs. Under a stream of new
  * queries each request leaves short-lived rows, strings and body bytes behind, and kept events
  * are replaced faster than the engine collects its old generation on its own, so memory grows to
- * several times what is live. A full collection pauses requests for up to ~200 ms, hence the
- * spacing (test/bench/RESULTS.md, "Memory").
+ * several times what is live. The collection runs beside the requests (`Bun.gc(false)`): a
+ * synchronous one paused them for 200–280 ms, which every request in flight waited out
+ * (test/bench/RESULTS.md, "Memory" and round 19).
  */
 function startMemoryGuard(): void {
   const gc = (globalThis as { Bun?: { gc(full: boolean): void } }).Bun?.gc;
@@ -165,7 +166,7 @@ function startMemoryGuard(): void {
     const now = performance.now();
     if (now - lastMs < HOT_PATH.collectEveryMs || process.memoryUsage.rss() <= HOT_PATH.collectAboveRssBytes) return;
     lastMs = now;
-    gc(true);
+    gc(false);
   }, 1000);
   timer.unref?.();
 }
