@@ -155,11 +155,11 @@ function startStreaming(ctx: AppContext, spec: string): void {
  * queries each request leaves short-lived rows, strings and body bytes behind, and kept events
  * are replaced faster than the engine collects its old generation on its own, so memory grows to
  * several times what is live. The collection runs beside the requests (`Bun.gc(false)`): a
- * synchronous one paused them for 200–280 ms, which every request in flight waited out
- * (test/bench/RESULTS.md, "Memory" and round 19).
+ * synchronous one paused every request in flight, and left the slowest 1 % of new pages waiting
+ * 260–280 ms (test/bench/RESULTS.md, "Memory" and round 19).
  */
 function startMemoryGuard(): void {
-  const gc = (globalThis as { Bun?: { gc(full: boolean): void } }).Bun?.gc;
+  const gc = (globalThis as { Bun?: { gc(synchronous: boolean): void } }).Bun?.gc;
   if (!gc) return;
   let lastMs = -Infinity;
   const timer = setInterval(() => {
