@@ -177,10 +177,12 @@ if (import.meta.main) {
       json: { type: "boolean" },
     },
   });
-  const rows = await measureStages(
-    values.db ?? REPLICA_DB,
-    Number(values.requests ?? 2000),
-    values.classes?.split(","),
-  );
+  const classes = values.classes?.split(",");
+  const unknown = classes?.filter((c) => !(CLASSES as readonly string[]).includes(c) && c !== "walk") ?? [];
+  if (unknown.length > 0) {
+    console.error(`unknown class ${unknown.join(", ")}: the classes are ${[...CLASSES, "walk"].join(", ")}`);
+    process.exit(2);
+  }
+  const rows = await measureStages(values.db ?? REPLICA_DB, Number(values.requests ?? 2000), classes);
   console.log(values.json ? JSON.stringify(rows) : renderStages(rows));
 }
