@@ -56,7 +56,7 @@ export class SnapshotEstimates {
   }
 
   /**
-   * The snapshot sources matching any token (`readMatchingSources`), each token's list kept for
+   * The snapshot sources matching any token, each token's list (`readMatchingSources`) kept for
    * the generation: snapshot_sources changes only in a refresh (db/snapshot.ts), in the
    * transaction that moves the generation, so the list read in the caller's read transaction is
    * the one kept for its generation.
@@ -72,7 +72,7 @@ export class SnapshotEstimates {
     const key = `${stats.generation}\n${token}`;
     let list = this.#matching.get(key);
     if (list === undefined) {
-      list = readMatchingSources(db, [token]);
+      list = readMatchingSources(db, token);
       this.#matching.set(key, list);
     }
     return list;
@@ -152,14 +152,14 @@ export class SnapshotEstimates {
   }
 }
 
-/** The snapshot sources matching any token, read now. */
-export function readMatchingSources(db: Db, tokens: readonly string[]): string[] {
-  const out = new Set<string>();
-  const stmt = db.prepare<{ source: string }>(
-    "SELECT source FROM snapshot_sources WHERE source >= $lo AND source < $hi AND source GLOB $glob",
-  );
-  for (const token of tokens) for (const row of stmt.all(sourceGlob(token))) out.add(row.source);
-  return [...out];
+/** The snapshot sources matching one token, read now (each source once: the table's key). */
+function readMatchingSources(db: Db, token: string): string[] {
+  return db
+    .prepare<{ source: string }>(
+      "SELECT source FROM snapshot_sources WHERE source >= $lo AND source < $hi AND source GLOB $glob",
+    )
+    .all(sourceGlob(token))
+    .map((row) => row.source);
 }
 
 /** The longest long event (end - start) in the snapshot, from the partial span index. */
