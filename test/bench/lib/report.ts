@@ -357,6 +357,15 @@ function uniqueVerdicts(r: RunReport): Verdict[] {
   return out;
 }
 
+/** The ceiling's CPU a request over the unique section's cells (it replays one page throughout). */
+function cpuFloor(u: NonNullable<RunReport["unique"]>): string {
+  const values = Object.values(u.cells)
+    .map((c) => c.ceiling?.cpuUs)
+    .filter((x): x is number => x !== undefined && Number.isFinite(x));
+  if (values.length === 0) return "–";
+  return `${fmt(Math.min(...values))}–${fmt(Math.max(...values))}`;
+}
+
 function uniqueTable(r: RunReport): string[] {
   const u = r.unique;
   if (!u) return [];
@@ -366,16 +375,20 @@ function uniqueTable(r: RunReport): string[] {
     const ceil = c.ceiling?.load;
     const peer = c.peer?.load;
     const repeats = c.bun?.repeats ? ` (${fmt(c.bun.repeats)} repeated)` : "";
-    return `| ${s.title} | ${b ? `${fmt(b.rps)}${repeats}` : "–"} | ${b ? ms(b.p50Ms) : "–"} | ${b ? ms(b.p99Ms) : "–"} | ${b && ceil ? `${fmt((100 * b.rps) / ceil.rps, 1)} %` : "–"} | ${peer ? `${fmt(peer.rps)} (p99 ${ms(peer.p99Ms)})` : "–"} | ${b && peer ? `${fmt(b.rps / peer.rps, 2)}x` : "–"} |`;
+    const cpu = (cell: UniqueCell | undefined) =>
+      cell?.cpuUs !== undefined && Number.isFinite(cell.cpuUs) ? fmt(cell.cpuUs) : "–";
+    return `| ${s.title} | ${b ? `${fmt(b.rps)}${repeats}` : "–"} | ${b ? ms(b.p50Ms) : "–"} | ${b ? ms(b.p99Ms) : "–"} | ${b && ceil ? `${fmt((100 * b.rps) / ceil.rps, 1)} %` : "–"} | ${cpu(c.bun)} | ${peer ? `${fmt(peer.rps)} (p99 ${ms(peer.p99Ms)})` : "–"} | ${peer ? cpu(c.peer) : "–"} | ${b && peer ? `${fmt(b.rps / peer.rps, 2)}x` : "–"} |`;
   });
   return [
     "### Unique traffic",
     "",
     `No URL twice within a scenario: each request takes the next of a list of new paths (test/bench/lib/unique.ts), for Marquee and the peer alike; the ceiling replays one captured page (\`${u.ceilingPath.slice(0, 60)}…\`, ${fmt((u.cells["u-state"]?.ceiling?.load.bytesPerAnswer ?? 0) / 1024, 1)} kB). A fresh Marquee process serves this section, warmed first by ${LOAD.targetWarmupS} s of the first scenario's list (URLs not measured again).`,
     "",
-    "| scenario | Bun req/s | Bun p50 ms | Bun p99 ms | Bun / ceiling | peer req/s | Bun / peer |",
-    "|---|--:|--:|--:|--:|--:|--:|",
+    "| scenario | Bun req/s | Bun p50 ms | Bun p99 ms | Bun / ceiling | Bun CPU µs/req | peer req/s | peer CPU µs/req | Bun / peer |",
+    "|---|--:|--:|--:|--:|--:|--:|--:|--:|",
     ...rows,
+    "",
+    `CPU a request: utime + stime of the server's processes (every thread: the JIT's and the collector's too) over its measured slices, divided by the requests they served; the ceiling's own figure, the HTTP floor, was ${cpuFloor(u)} µs.`,
     "",
     ...(u.rss
       ? [`RSS of that Marquee after the unique traffic: ${fmt(u.rss.rssMb)} MB (peak ${fmt(u.rss.peakMb)} MB).`, ""]

@@ -6,6 +6,7 @@
  * captured ~18 kB page for every scenario.
  */
 import { LOAD } from "./config.ts";
+import { groupCpuS } from "./cpu.ts";
 import type { Server } from "./proc.ts";
 import type { UniqueLists } from "./unique.ts";
 import { combine, type LoadResult, type LoadSpec, type Slice, slice } from "./wrk.ts";
@@ -26,6 +27,11 @@ export interface UniqueCell {
   load: LoadResult;
   /** Requests sent after the list ran out (should be 0: then no URL repeated). */
   repeats: number;
+  /**
+   * CPU µs a request: utime + stime of the server's process group over its measured slices
+   * (every thread, the JIT's and the collector's included; lib/cpu.ts), over the requests they served.
+   */
+  cpuUs: number;
 }
 
 export const WALK_PAGES = 40;
@@ -63,10 +69,12 @@ export function uniqueScenarios(lists: UniqueLists): UniqueScenario[] {
 
 interface Ready {
   side: UniqueSide;
+  server: Server;
   spec: LoadSpec;
   places?: string;
   slices: Slice[];
   repeats: number;
+  cpuS: number;
 }
 
 /**
@@ -94,7 +102,7 @@ export async function measureUnique(
           : "paths" in s.source
             ? { url: `${server.baseUrl}/`, key, pathsFile: s.source.paths }
             : { url: `${server.baseUrl}/`, key, walksFile: s.source.walks, walkPages: s.source.pages };
-      ready.push({ side, spec, slices: [], repeats: 0 });
+      ready.push({ side, server, spec, slices: [], repeats: 0, cpuS: 0 });
     }
     if (i % 2 === 1) ready.reverse();
     const next = async (r: Ready, seconds: number) => {
@@ -108,15 +116,21 @@ export async function measureUnique(
     // The URLs it takes are spent: the measured requests are still ones no server has seen.
     if (i === 0) for (const r of ready) await next(r, LOAD.targetWarmupS);
     for (const r of ready) if (LOAD.warmupS > 0) await next(r, LOAD.warmupS);
+    const measured = async (r: Ready) => {
+      const before = groupCpuS(r.server.child.pid!);
+      r.slices.push(await next(r, sliceS));
+      r.cpuS += groupCpuS(r.server.child.pid!) - before;
+    };
     for (let k = 0; k < LOAD.slices; k++) {
-      for (const r of k % 2 === 0 ? ready : [...ready].reverse()) r.slices.push(await next(r, sliceS));
+      for (const r of k % 2 === 0 ? ready : [...ready].reverse()) await measured(r);
     }
     const cells: Partial<Record<UniqueSide, UniqueCell>> = {};
     for (const r of ready) {
       const load = combine(r.slices);
-      cells[r.side] = { load, repeats: r.repeats };
+      const cpuUs = load.requests > 0 ? (r.cpuS * 1e6) / load.requests : Number.NaN;
+      cells[r.side] = { load, repeats: r.repeats, cpuUs };
       log(
-        `  ${s.id.padEnd(13)} ${r.side.padEnd(8)} ${load.rps.toFixed(0).padStart(7)} req/s  p50 ${load.p50Ms.toFixed(2)} ms  p99 ${load.p99Ms.toFixed(2)} ms` +
+        `  ${s.id.padEnd(13)} ${r.side.padEnd(8)} ${load.rps.toFixed(0).padStart(7)} req/s  p50 ${load.p50Ms.toFixed(2)} ms  p99 ${load.p99Ms.toFixed(2)} ms  CPU ${cpuUs.toFixed(0)} µs/req` +
           (load.non2xx || load.socketErrors ? `  (${load.non2xx} non-2xx, ${load.socketErrors} socket errors)` : "") +
           (r.repeats ? `  (${r.repeats} requests after the list ran out)` : ""),
       );
