@@ -31,7 +31,7 @@ function keysFor(rps: number, seconds: number, uses: number): number {
 /**
  * Fresh accounts for a rotated-key scenario, sized from the scenario's own rate: two one-second
  * probes on a set sized for the (faster) default page, then enough keys that each serves about
- * `uses / ROTATION.rateMargin` requests over warm-up and measurement. Sizing from the default
+ * `uses / ROTATION.rateMargin[auth]` requests over warm-up and measurement. Sizing from the default
  * page's rate alone would give each trial key three or four pages, so most measured requests
  * would be an account's first: not what a trial's 40 pages look like. The rate is the second
  * probe's: in the first nearly every request is its account's first (a trial starts), dearer
@@ -50,13 +50,13 @@ async function rotatedKeys(
   const probeRps = Math.max(progress.listRps, 5_000);
   const probeKeys = await accounts.create(
     auth,
-    keysFor(probeRps * ROTATION.rateMargin, 2 * ROTATION.probeS, uses),
+    keysFor(probeRps * ROTATION.rateMargin[auth], 2 * ROTATION.probeS, uses),
     `${target}-probe`,
   );
   const first = await slice({ ...spec, keysFile: probeKeys.file }, ROTATION.probeS);
   const rate = (await probe({ ...spec, keysFile: probeKeys.file, startAt: first.places }, ROTATION.probeS)).rps;
   const seconds = LOAD.warmupS + LOAD.durationS;
-  const count = keysFor(rate * ROTATION.rateMargin, seconds, uses);
+  const count = keysFor(rate * ROTATION.rateMargin[auth], seconds, uses);
   return { count, rate, file: (await accounts.create(auth, count, target)).file };
 }
 
