@@ -357,6 +357,10 @@ function uniqueVerdicts(r: RunReport): Verdict[] {
   return out;
 }
 
+/** A unique-traffic cell's CPU a request, or a dash when it was not read. */
+const uniqueCpu = (cell: UniqueCell | undefined) =>
+  cell?.cpuUs !== undefined && Number.isFinite(cell.cpuUs) ? fmt(cell.cpuUs) : "–";
+
 /** The ceiling's CPU a request over the unique section's cells (it replays one page throughout). */
 function cpuFloor(u: NonNullable<RunReport["unique"]>): string {
   const values = Object.values(u.cells)
@@ -375,9 +379,7 @@ function uniqueTable(r: RunReport): string[] {
     const ceil = c.ceiling?.load;
     const peer = c.peer?.load;
     const repeats = c.bun?.repeats ? ` (${fmt(c.bun.repeats)} repeated)` : "";
-    const cpu = (cell: UniqueCell | undefined) =>
-      cell?.cpuUs !== undefined && Number.isFinite(cell.cpuUs) ? fmt(cell.cpuUs) : "–";
-    return `| ${s.title} | ${b ? `${fmt(b.rps)}${repeats}` : "–"} | ${b ? ms(b.p50Ms) : "–"} | ${b ? ms(b.p99Ms) : "–"} | ${b && ceil ? `${fmt((100 * b.rps) / ceil.rps, 1)} %` : "–"} | ${cpu(c.bun)} | ${peer ? `${fmt(peer.rps)} (p99 ${ms(peer.p99Ms)})` : "–"} | ${peer ? cpu(c.peer) : "–"} | ${b && peer ? `${fmt(b.rps / peer.rps, 2)}x` : "–"} |`;
+    return `| ${s.title} | ${b ? `${fmt(b.rps)}${repeats}` : "–"} | ${b ? ms(b.p50Ms) : "–"} | ${b ? ms(b.p99Ms) : "–"} | ${b && ceil ? `${fmt((100 * b.rps) / ceil.rps, 1)} %` : "–"} | ${uniqueCpu(c.bun)} | ${peer ? `${fmt(peer.rps)} (p99 ${ms(peer.p99Ms)})` : "–"} | ${peer ? uniqueCpu(c.peer) : "–"} | ${b && peer ? `${fmt(b.rps / peer.rps, 2)}x` : "–"} |`;
   });
   return [
     "### Unique traffic",
