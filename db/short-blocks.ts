@@ -1,17 +1,20 @@
 /**
- * The short half of a state's page, or of a page with no column filter, from blocks of the
- * snapshot kept in memory (db/events-query.ts). Such a page reads the state index (or the
- * snapshot's key) from a day before its window opens: the short events of that day that have
- * ended, then the page. New windows read the same rows again and again, so the rows are kept in
- * blocks of time: a state's short rows starting within one week, or all short rows starting
- * within one day. A page finds its place in the first block by binary search and reads on block
- * by block; a block not kept yet is read whole, with one index range scan.
+ * The short half of a page from blocks of the snapshot kept in memory (db/events-query.ts): a
+ * page of a state, of a city, of sources read one by one, or with no column filter. Such a page
+ * reads an index (the state's, the city's, each source's, or the snapshot's key) from a day
+ * before its window opens: the short events of that day that have ended, then the page. New
+ * windows read the same rows again and again, so the rows are kept in blocks of time: a state's
+ * short rows starting within one week, all short rows starting within one day, or a source's or
+ * a city's short rows within a span sized to its count. A page finds its place in the first
+ * block by binary search and reads on block by block; a block not kept yet is read whole, with
+ * one index range scan.
  *
  * Exact for one serving snapshot, like the long rows (db/long-events.ts): the snapshot's rows
  * change only in a refresh, which bumps its generation in the same transaction, and a block is
  * read in the page's read transaction, for the generation that transaction sees. A block holds
- * every short row of its state (or of the whole snapshot) that starts within its span, so the
- * blocks from the page's place on meet exactly the rows the index range scan would return.
+ * every short row of its state, city, source (or of the whole snapshot) that starts within its
+ * span, so the blocks from the page's place on meet exactly the rows the index range scan would
+ * return.
  */
 import { LRUCache } from "lru-cache";
 import { DAY_MS } from "./contract.ts";
@@ -37,6 +40,9 @@ const AGGREGATOR = 2;
  * largest are 13,055 rows (a state's week) and 38,551 (a day), read once per generation.
  */
 const SPAN_MS = { state: 7 * DAY_MS, all: DAY_MS } as const;
+
+/** The longest span of a source's or a city's block: past the whole range of the demo's snapshot (451 days). */
+const MAX_SIZED_SPAN_DAYS = 512;
 
 interface BlockRow {
   start_ms: number;
@@ -84,6 +90,36 @@ const STATE_BLOCK_SQL = `
 SELECT start_ms, id, end_ms, sold_out, aggregator FROM snapshot INDEXED BY snapshot_state
 WHERE state = $state AND long = 0 AND start_ms >= $lo AND start_ms < $hi ORDER BY start_ms, id`;
 
+/** How to count, and read a block of, one source's or one city's short rows. */
+interface SizedPart {
+  /** Binds the part's own parameters; `n` its rows (snapshot_sources counts long rows too: an estimate). */
+  countSql: string;
+  /** Binds the part's parameters, `lo` and `hi`. */
+  blockSql: string;
+}
+
+const SOURCE_PART: SizedPart = {
+  countSql: "SELECT events AS n FROM snapshot_sources WHERE source = $source",
+  blockSql: `
+SELECT start_ms, id, end_ms, sold_out, aggregator FROM snapshot INDEXED BY snapshot_source
+WHERE source = $source AND long = 0 AND start_ms >= $lo AND start_ms < $hi ORDER BY start_ms, id`,
+};
+
+const CITY_PART: SizedPart = {
+  countSql: "SELECT count(*) AS n FROM snapshot INDEXED BY snapshot_city WHERE city = $city AND long = 0",
+  blockSql: `
+SELECT start_ms, id, end_ms, sold_out, aggregator FROM snapshot INDEXED BY snapshot_city
+WHERE city = $city AND long = 0 AND start_ms >= $lo AND start_ms < $hi ORDER BY start_ms, id`,
+};
+
+const STATE_CITY_PART: SizedPart = {
+  countSql:
+    "SELECT count(*) AS n FROM snapshot INDEXED BY snapshot_city WHERE city = $city AND long = 0 AND state = $state",
+  blockSql: `
+SELECT start_ms, id, end_ms, sold_out, aggregator FROM snapshot INDEXED BY snapshot_city
+WHERE city = $city AND long = 0 AND state = $state AND start_ms >= $lo AND start_ms < $hi ORDER BY start_ms, id`,
+};
+
 const ALL_BLOCK_SQL = `
 SELECT start_ms, id, end_ms, sold_out, aggregator FROM snapshot NOT INDEXED
 WHERE long = 0 AND start_ms >= $lo AND start_ms < $hi ORDER BY start_ms, id`;
@@ -98,8 +134,18 @@ export class SnapshotBlocks {
   /** The earliest and latest starts among the snapshot's short rows, for the generation: no block lies outside. */
   #firstStartMs = Number.POSITIVE_INFINITY;
   #lastStartMs = Number.NEGATIVE_INFINITY;
+  /** The block span of each source and city read in the generation (`#scanSized`). */
+  readonly #spans = new Map<string, number>();
 
-  constructor(maxBytes: number) {
+  /**
+   * @param sizedBlockRows A source's or a city's span is the longest of a day, two, four … 512
+   * days expected to hold at most this many of its short rows, its count spread evenly over the
+   * snapshot's range.
+   */
+  constructor(
+    maxBytes: number,
+    private readonly sizedBlockRows: number,
+  ) {
     this.#blocks = new LRUCache<string, Block>({ maxSize: maxBytes, sizeCalculation: (b) => b.bytes });
   }
 
@@ -111,12 +157,85 @@ export class SnapshotBlocks {
    */
   scan(db: Db, stats: SnapshotStats, filter: BlockFilter, from: PagePosition, want: number): LongRow[] {
     this.#forGeneration(db, stats);
+    const { state } = filter;
+    const span = state === null ? SPAN_MS.all : SPAN_MS.state;
+    return this.#scan(filter, from, want, span, (n) =>
+      this.#block(`${state ?? ""}\n${n}`, () =>
+        state === null
+          ? db.prepare<BlockRow>(ALL_BLOCK_SQL).all({ lo: n * span, hi: (n + 1) * span })
+          : db.prepare<BlockRow>(STATE_BLOCK_SQL).all({ lo: n * span, hi: (n + 1) * span, state }),
+      ),
+    );
+  }
+
+  /**
+   * The same for one source of a source page (plan `source_each`, which has no state, city or
+   * geo filter): the short rows of `source`, as its part of the short half's scan returns them.
+   */
+  scanSource(
+    db: Db,
+    stats: SnapshotStats,
+    source: string,
+    filter: BlockFilter,
+    from: PagePosition,
+    want: number,
+  ): LongRow[] {
+    return this.#scanSized(db, stats, SOURCE_PART, `s\n${source}`, { source }, filter, from, want);
+  }
+
+  /**
+   * The same for a city page (plans `state_city` and `city` without a source or geo filter):
+   * the short rows of `city`, in `state` when it is given.
+   */
+  scanCity(
+    db: Db,
+    stats: SnapshotStats,
+    city: string,
+    state: string | null,
+    filter: BlockFilter,
+    from: PagePosition,
+    want: number,
+  ): LongRow[] {
+    return state === null
+      ? this.#scanSized(db, stats, CITY_PART, `c\n\n${city}`, { city }, filter, from, want)
+      : this.#scanSized(db, stats, STATE_CITY_PART, `c\n${state}\n${city}`, { city, state }, filter, from, want);
+  }
+
+  /** Blocks of a source or a city: its span sized to its count (`sizedBlockRows`). */
+  #scanSized(
+    db: Db,
+    stats: SnapshotStats,
+    part: SizedPart,
+    key: string,
+    params: Record<string, string>,
+    filter: BlockFilter,
+    from: PagePosition,
+    want: number,
+  ): LongRow[] {
+    this.#forGeneration(db, stats);
+    let span = this.#spans.get(key);
+    if (span === undefined) {
+      const rows = db.prepare<{ n: number | null }>(part.countSql).get(params)?.n ?? 0;
+      const rangeDays = Math.max(1, (this.#lastStartMs - this.#firstStartMs) / DAY_MS);
+      let days = 1;
+      while (days < MAX_SIZED_SPAN_DAYS && (rows * 2 * days) / rangeDays <= this.sizedBlockRows) days *= 2;
+      span = days * DAY_MS;
+      this.#spans.set(key, span);
+    }
+    const blockSpan = span;
+    return this.#scan(filter, from, want, blockSpan, (n) =>
+      this.#block(`${key}\n${n}`, () =>
+        db.prepare<BlockRow>(part.blockSql).all({ ...params, lo: n * blockSpan, hi: (n + 1) * blockSpan }),
+      ),
+    );
+  }
+
+  #scan(filter: BlockFilter, from: PagePosition, want: number, span: number, blockAt: (n: number) => Block): LongRow[] {
     const out: LongRow[] = [];
-    const span = filter.state === null ? SPAN_MS.all : SPAN_MS.state;
     const skip = (filter.excludeSoldOut ? SOLD_OUT : 0) | (filter.excludeAggregators ? AGGREGATOR : 0);
     const last = Math.min(filter.beforeMs, this.#lastStartMs);
     for (let n = Math.floor(Math.max(from.startMs, this.#firstStartMs) / span); n * span <= last; n++) {
-      const block = this.#block(db, filter.state, n, span);
+      const block = blockAt(n);
       for (let i = n * span <= from.startMs ? block.indexAfter(from) : 0; i < block.count; i++) {
         const start = block.start[i];
         if (start > filter.beforeMs) return out;
@@ -131,6 +250,7 @@ export class SnapshotBlocks {
   #forGeneration(db: Db, stats: SnapshotStats): void {
     if (stats.generation === this.#generation) return;
     this.#blocks.clear();
+    this.#spans.clear();
     this.#generation = stats.generation;
     const row = db
       .prepare<{ first: number | null; last: number | null }>(
@@ -141,16 +261,10 @@ export class SnapshotBlocks {
     this.#lastStartMs = row?.last ?? Number.NEGATIVE_INFINITY;
   }
 
-  #block(db: Db, state: string | null, n: number, span: number): Block {
-    const key = `${state ?? ""}\n${n}`;
+  #block(key: string, read: () => BlockRow[]): Block {
     let block = this.#blocks.get(key);
     if (!block) {
-      const range = { lo: n * span, hi: (n + 1) * span };
-      const rows =
-        state === null
-          ? db.prepare<BlockRow>(ALL_BLOCK_SQL).all(range)
-          : db.prepare<BlockRow>(STATE_BLOCK_SQL).all({ ...range, state });
-      block = new Block(rows);
+      block = new Block(read());
       this.#blocks.set(key, block);
     }
     return block;
@@ -163,6 +277,7 @@ export class SnapshotBlocks {
 
   clear(): void {
     this.#blocks.clear();
+    this.#spans.clear();
     this.#generation = -1;
   }
 }

@@ -190,6 +190,8 @@ function planExamples(): Array<[Filter, number[]]> {
     // Sources alone, few of them: each read in order. With another filter, the sorted source
     // plan needs few rows relative to the page: sqrt((limit+1) × rows).
     [{ ...none, sources: ["dice"] }, [100, 120]],
+    [{ ...none, sources: ["ticketmaster", "axs"] }, [7, 30]],
+    [{ ...none, sources: ["scraper:fill"], excludeSoldOut: true, excludeAggregators: true }, [5]],
     [{ ...none, state: STATES[0], sources: ["dice"] }, [100, 120]],
     [{ ...none, venues: [1, 2, 3] }, [7, 30]],
     // Many venues: their states' rows read in order, the venues checked in JS.
@@ -334,10 +336,12 @@ it("drops kept ranges when the replica state moves", () => {
 
 it("selects the same pages with the long rows and short blocks in memory as from SQLite, page by page", () => {
   const longs = new LongEvents(10_000);
-  // Small: blocks are pushed out and read again within the run.
-  const blocks = new SnapshotBlocks(6_000);
+  // Small: blocks are pushed out and read again within the run, and a source or a city spans many.
+  const blocks = new SnapshotBlocks(6_000, 4);
   let pages = 0;
   let blockPages = 0;
+  let sourceBlockPages = 0;
+  let cityBlockPages = 0;
   fc.assert(
     fc.property(filterArb, fc.array(fc.integer({ min: 1, max: 60 }), { minLength: 1, maxLength: 4 }), (g, limits) => {
       // No geo filter: both kept structures serve only pages without one.
@@ -356,6 +360,8 @@ it("selects the same pages with the long rows and short blocks in memory as from
         expect(withBlocks).toEqual(fresh);
         pages++;
         if (f.city === null && f.sources === null && (fresh.plan === "state" || fresh.plan === "time")) blockPages++;
+        if (fresh.plan === "source_each") sourceBlockPages++;
+        if (f.sources === null && (fresh.plan === "state_city" || fresh.plan === "city")) cityBlockPages++;
         out.push(...withLongs.keys.map((k) => k.id));
         if (!withLongs.hasMore) break;
         position = withLongs.keys.at(-1)!;
@@ -366,6 +372,8 @@ it("selects the same pages with the long rows and short blocks in memory as from
   );
   expect(pages).toBeGreaterThan(300);
   expect(blockPages).toBeGreaterThan(100);
+  expect(sourceBlockPages).toBeGreaterThan(30);
+  expect(cityBlockPages).toBeGreaterThan(30);
   expect(blocks.bytes).toBeGreaterThan(0);
   expect(blocks.bytes).toBeLessThanOrEqual(6_000);
 });
