@@ -10,8 +10,8 @@
  * each from the cursor position on, so no query depends on how many pages came before. When the
  * caller keeps the snapshot's long rows in memory (db/long-events.ts), a page without a geo
  * filter reads its long half from them instead; when it keeps blocks of the short rows
- * (db/short-blocks.ts), a page of a state, of a city, of sources read one by one, or with no
- * column filter, reads its short half there.
+ * (db/short-blocks.ts), a page of a state, of sources read one by one, or with no column filter,
+ * reads its short half there.
  *
  * Index per filter combination (chosen here, forced with INDEXED BY so plans cannot drift):
  *   few rows at the sources    → snapshot_source, rows sorted (bounded by the count)
@@ -230,7 +230,7 @@ export interface SnapshotView {
   scans?: { kept: KeptScans; state: string } | null;
   /** The snapshot's long rows in memory, when the caller keeps them: the long half of a page without a geo filter. */
   longs?: LongEvents | null;
-  /** The snapshot's short rows in blocks of time, when the caller keeps them: the short half of a page of a state, a city, sources read one by one, or an unfiltered one. */
+  /** The snapshot's short rows in blocks of time, when the caller keeps them: the short half of a page of a state, sources read one by one, or an unfiltered one. */
   blocks?: SnapshotBlocks | null;
 }
 
@@ -291,18 +291,10 @@ export function selectPage(
       : null;
   // Plan source_each has no state, city or geo filter (choosePlan): each source's blocks serve its part.
   const sourceBlocks = plan === "source_each" ? (view.blocks ?? null) : null;
-  const cityBlocks =
-    (plan === "state_city" || plan === "city") && filter.sources === null && filter.venueIds === null
-      ? (view.blocks ?? null)
-      : null;
   const rows: SnapshotRow[] = [];
   for (const long of [0, 1] as const) {
     if (long === 0 && blocks) {
       rows.push(...blocks.scan(db, stats, filter, bounds[0], want));
-      continue;
-    }
-    if (long === 0 && cityBlocks) {
-      rows.push(...cityBlocks.scanCity(db, stats, filter.city!, filter.state, filter, bounds[0], want));
       continue;
     }
     if (long === 0 && sourceBlocks) {

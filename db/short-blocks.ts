@@ -1,18 +1,17 @@
 /**
  * The short half of a page from blocks of the snapshot kept in memory (db/events-query.ts): a
- * page of a state, of a city, of sources read one by one, or with no column filter. Such a page
- * reads an index (the state's, the city's, each source's, or the snapshot's key) from a day
- * before its window opens: the short events of that day that have ended, then the page. New
- * windows read the same rows again and again, so the rows are kept in blocks of time: a state's
- * short rows starting within one week, all short rows starting within one day, or a source's or
- * a city's short rows within a span sized to its count. A page finds its place in the first
- * block by binary search and reads on block by block; a block not kept yet is read whole, with
- * one index range scan.
+ * page of a state, of sources read one by one, or with no column filter. Such a page reads an
+ * index (the state's, each source's, or the snapshot's key) from a day before its window opens:
+ * the short events of that day that have ended, then the page. New windows read the same rows
+ * again and again, so the rows are kept in blocks of time: a state's short rows starting within
+ * one week, all short rows starting within one day, or a source's short rows within a span sized
+ * to its count. A page finds its place in the first block by binary search and reads on block by
+ * block; a block not kept yet is read whole, with one index range scan.
  *
  * Exact for one serving snapshot, like the long rows (db/long-events.ts): the snapshot's rows
  * change only in a refresh, which bumps its generation in the same transaction, and a block is
  * read in the page's read transaction, for the generation that transaction sees. A block holds
- * every short row of its state, city, source (or of the whole snapshot) that starts within its
+ * every short row of its state or source (or of the whole snapshot) that starts within its
  * span, so the blocks from the page's place on meet exactly the rows the index range scan would
  * return.
  */
@@ -41,8 +40,8 @@ const AGGREGATOR = 2;
  */
 const SPAN_MS = { state: 7 * DAY_MS, all: DAY_MS } as const;
 
-/** The longest span of a source's or a city's block: past the whole range of the demo's snapshot (451 days). */
-const MAX_SIZED_SPAN_DAYS = 512;
+/** The longest span of a source's block: past the whole range of the demo's snapshot (451 days). */
+const MAX_SOURCE_SPAN_DAYS = 512;
 
 interface BlockRow {
   start_ms: number;
@@ -90,35 +89,9 @@ const STATE_BLOCK_SQL = `
 SELECT start_ms, id, end_ms, sold_out, aggregator FROM snapshot INDEXED BY snapshot_state
 WHERE state = $state AND long = 0 AND start_ms >= $lo AND start_ms < $hi ORDER BY start_ms, id`;
 
-/** How to count, and read a block of, one source's or one city's short rows. */
-interface SizedPart {
-  /** Binds the part's own parameters; `n` its rows (snapshot_sources counts long rows too: an estimate). */
-  countSql: string;
-  /** Binds the part's parameters, `lo` and `hi`. */
-  blockSql: string;
-}
-
-const SOURCE_PART: SizedPart = {
-  countSql: "SELECT events AS n FROM snapshot_sources WHERE source = $source",
-  blockSql: `
+const SOURCE_BLOCK_SQL = `
 SELECT start_ms, id, end_ms, sold_out, aggregator FROM snapshot INDEXED BY snapshot_source
-WHERE source = $source AND long = 0 AND start_ms >= $lo AND start_ms < $hi ORDER BY start_ms, id`,
-};
-
-const CITY_PART: SizedPart = {
-  countSql: "SELECT count(*) AS n FROM snapshot INDEXED BY snapshot_city WHERE city = $city AND long = 0",
-  blockSql: `
-SELECT start_ms, id, end_ms, sold_out, aggregator FROM snapshot INDEXED BY snapshot_city
-WHERE city = $city AND long = 0 AND start_ms >= $lo AND start_ms < $hi ORDER BY start_ms, id`,
-};
-
-const STATE_CITY_PART: SizedPart = {
-  countSql:
-    "SELECT count(*) AS n FROM snapshot INDEXED BY snapshot_city WHERE city = $city AND long = 0 AND state = $state",
-  blockSql: `
-SELECT start_ms, id, end_ms, sold_out, aggregator FROM snapshot INDEXED BY snapshot_city
-WHERE city = $city AND long = 0 AND state = $state AND start_ms >= $lo AND start_ms < $hi ORDER BY start_ms, id`,
-};
+WHERE source = $source AND long = 0 AND start_ms >= $lo AND start_ms < $hi ORDER BY start_ms, id`;
 
 const ALL_BLOCK_SQL = `
 SELECT start_ms, id, end_ms, sold_out, aggregator FROM snapshot NOT INDEXED
@@ -134,17 +107,17 @@ export class SnapshotBlocks {
   /** The earliest and latest starts among the snapshot's short rows, for the generation: no block lies outside. */
   #firstStartMs = Number.POSITIVE_INFINITY;
   #lastStartMs = Number.NEGATIVE_INFINITY;
-  /** The block span of each source and city read in the generation (`#scanSized`). */
-  readonly #spans = new Map<string, number>();
+  /** The block span of each source read in the generation (`#sourceSpanMs`). */
+  readonly #sourceSpans = new Map<string, number>();
 
   /**
-   * @param sizedBlockRows A source's or a city's span is the longest of a day, two, four … 512
-   * days expected to hold at most this many of its short rows, its count spread evenly over the
-   * snapshot's range.
+   * @param sourceBlockRows A source's span is the longest of a day, two, four … 512 days
+   * expected to hold at most this many of its rows, its count in snapshot_sources spread evenly
+   * over the snapshot's range.
    */
   constructor(
     maxBytes: number,
-    private readonly sizedBlockRows: number,
+    private readonly sourceBlockRows: number,
   ) {
     this.#blocks = new LRUCache<string, Block>({ maxSize: maxBytes, sizeCalculation: (b) => b.bytes });
   }
@@ -180,54 +153,29 @@ export class SnapshotBlocks {
     from: PagePosition,
     want: number,
   ): LongRow[] {
-    return this.#scanSized(db, stats, SOURCE_PART, `s\n${source}`, { source }, filter, from, want);
-  }
-
-  /**
-   * The same for a city page (plans `state_city` and `city` without a source or geo filter):
-   * the short rows of `city`, in `state` when it is given.
-   */
-  scanCity(
-    db: Db,
-    stats: SnapshotStats,
-    city: string,
-    state: string | null,
-    filter: BlockFilter,
-    from: PagePosition,
-    want: number,
-  ): LongRow[] {
-    return state === null
-      ? this.#scanSized(db, stats, CITY_PART, `c\n\n${city}`, { city }, filter, from, want)
-      : this.#scanSized(db, stats, STATE_CITY_PART, `c\n${state}\n${city}`, { city, state }, filter, from, want);
-  }
-
-  /** Blocks of a source or a city: its span sized to its count (`sizedBlockRows`). */
-  #scanSized(
-    db: Db,
-    stats: SnapshotStats,
-    part: SizedPart,
-    key: string,
-    params: Record<string, string>,
-    filter: BlockFilter,
-    from: PagePosition,
-    want: number,
-  ): LongRow[] {
     this.#forGeneration(db, stats);
-    let span = this.#spans.get(key);
-    if (span === undefined) {
-      const rows = db.prepare<{ n: number | null }>(part.countSql).get(params)?.n ?? 0;
-      const rangeDays = Math.max(1, (this.#lastStartMs - this.#firstStartMs) / DAY_MS);
-      let days = 1;
-      while (days < MAX_SIZED_SPAN_DAYS && (rows * 2 * days) / rangeDays <= this.sizedBlockRows) days *= 2;
-      span = days * DAY_MS;
-      this.#spans.set(key, span);
-    }
-    const blockSpan = span;
-    return this.#scan(filter, from, want, blockSpan, (n) =>
-      this.#block(`${key}\n${n}`, () =>
-        db.prepare<BlockRow>(part.blockSql).all({ ...params, lo: n * blockSpan, hi: (n + 1) * blockSpan }),
+    const span = this.#sourceSpanMs(db, source);
+    return this.#scan(filter, from, want, span, (n) =>
+      this.#block(`s\n${source}\n${n}`, () =>
+        db.prepare<BlockRow>(SOURCE_BLOCK_SQL).all({ lo: n * span, hi: (n + 1) * span, source }),
       ),
     );
+  }
+
+  /** The source's span for this generation, from its count (`sourceBlockRows`). */
+  #sourceSpanMs(db: Db, source: string): number {
+    let span = this.#sourceSpans.get(source);
+    if (span === undefined) {
+      const events =
+        db.prepare<{ events: number }>("SELECT events FROM snapshot_sources WHERE source = $source").get({ source })
+          ?.events ?? 0;
+      const rangeDays = Math.max(1, (this.#lastStartMs - this.#firstStartMs) / DAY_MS);
+      let days = 1;
+      while (days < MAX_SOURCE_SPAN_DAYS && (events * 2 * days) / rangeDays <= this.sourceBlockRows) days *= 2;
+      span = days * DAY_MS;
+      this.#sourceSpans.set(source, span);
+    }
+    return span;
   }
 
   #scan(filter: BlockFilter, from: PagePosition, want: number, span: number, blockAt: (n: number) => Block): LongRow[] {
@@ -250,7 +198,7 @@ export class SnapshotBlocks {
   #forGeneration(db: Db, stats: SnapshotStats): void {
     if (stats.generation === this.#generation) return;
     this.#blocks.clear();
-    this.#spans.clear();
+    this.#sourceSpans.clear();
     this.#generation = stats.generation;
     const row = db
       .prepare<{ first: number | null; last: number | null }>(
@@ -277,7 +225,7 @@ export class SnapshotBlocks {
 
   clear(): void {
     this.#blocks.clear();
-    this.#spans.clear();
+    this.#sourceSpans.clear();
     this.#generation = -1;
   }
 }

@@ -41,18 +41,17 @@ export const HOT_PATH = {
    */
   longEventRows: 500_000,
   /**
-   * Bytes of the snapshot's short rows kept in blocks of time for pages of a state, a city or
-   * sources, and unfiltered ones (db/short-blocks.ts), 25 a row: the demo's 880,000 short rows
-   * would take 22 MB for each of the four.
+   * Bytes of the snapshot's short rows kept in blocks of time for pages of a state or of sources,
+   * and unfiltered ones (db/short-blocks.ts), 25 a row: the demo's 880,000 short rows would take
+   * 22 MB for each of the three.
    */
   shortBlockBytes: 32 * 1024 * 1024,
   /**
-   * Rows a source's or a city's block is sized for (db/short-blocks.ts): in the demo's million
-   * events the largest sources (38,000 rows over 451 days) get blocks of 16 days, New York
-   * (33,000 short rows) 16 days too, most sources (under 100 rows) one or two blocks in all. A
-   * block is read whole the first time a page needs it.
+   * Rows a source's block is sized for (db/short-blocks.ts): in the demo's million events the
+   * largest sources (38,000 rows over 451 days) get blocks of 16 days, most sources (under 100
+   * rows) one or two blocks in all. A block is read whole the first time a page needs it.
    */
-  sizedBlockRows: 2_048,
+  sourceBlockRows: 2_048,
   /** Source-prefix row estimates kept per snapshot (db/snapshot-stats.ts SnapshotEstimates). */
   sourceEstimates: 2_000,
   /**

@@ -12,8 +12,8 @@
  *   scans      state index ranges geo pages scan, for one state of the replica (db/kept-scans.ts).
  *   estimates  per-snapshot counts for plan choice (db/snapshot-stats.ts).
  *   longs      the snapshot's long rows, for one snapshot generation (db/long-events.ts).
- *   blocks     the snapshot's short rows by state and week, by source or city and a span sized
- *              to it, or by day, for one snapshot generation (db/short-blocks.ts).
+ *   blocks     the snapshot's short rows by state and week, by source and a span sized to it,
+ *              or by day, for one snapshot generation (db/short-blocks.ts).
  *   state      the replica's state read at most HOT_PATH.foreignCommitLagMs ago, for the page
  *              cache's hit path.
  *   headers    one Headers object per sequence of access header names (server/list/response.ts).
@@ -54,7 +54,7 @@ export class ListCaches {
   readonly scans = new KeptScans(HOT_PATH.keptScanBytes, HOT_PATH.keptScanRows);
   readonly estimates = new SnapshotEstimates(HOT_PATH.sourceEstimates);
   readonly longs = new LongEvents(HOT_PATH.longEventRows);
-  readonly blocks = new SnapshotBlocks(HOT_PATH.shortBlockBytes, HOT_PATH.sizedBlockRows);
+  readonly blocks = new SnapshotBlocks(HOT_PATH.shortBlockBytes, HOT_PATH.sourceBlockRows);
   readonly state: RecentReplicaState;
   readonly headers = new ListHeaders();
 
