@@ -24,6 +24,7 @@ import { withCursor } from "../../server/list/response.ts";
 import { UNLIMITED_RATE } from "./lib/config.ts";
 import { REPLICA_DB, RUN_DIR } from "./lib/fixture.ts";
 import { type UniqueClass, writeUniqueLists } from "./lib/unique.ts";
+import { WALK_PAGES } from "./lib/unique-measure.ts";
 
 export const STAGES = ["authorize", "parse", "window", "open", "geo", "select", "hydrate", "settle"] as const;
 export type Stage = (typeof STAGES)[number];
@@ -40,9 +41,6 @@ const CLASSES: readonly UniqueClass[] = ["state", "state-city", "source", "circl
 
 /** Every class the profile times: the unique lists' and the cursor walks. */
 const ALL_CLASSES: readonly string[] = [...CLASSES, "walk"];
-
-/** Pages of each cursor walk (test/bench/walk-cursors.lua sends as many). */
-const WALK_PAGES = 40;
 
 /** Runs `requests` unique requests of each class through the stages; the replica at `dbPath` is only read. */
 export async function measureStages(

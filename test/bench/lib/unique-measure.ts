@@ -34,6 +34,7 @@ export interface UniqueCell {
   cpuUs: number;
 }
 
+/** Pages of each cursor walk, for the bench and the stage profile (test/bench/walk-cursors.lua sends as many). */
 export const WALK_PAGES = 40;
 
 export function uniqueScenarios(lists: UniqueLists): UniqueScenario[] {
