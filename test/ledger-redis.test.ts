@@ -10,6 +10,7 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { HANDOFF, MINUTE_MS, PORTAL } from "../db/contract.ts";
 import type { NewKey } from "../server/ledger/ledger.ts";
 import { assertRedisVersion, openRedisLedger, type RedisLedger } from "../server/ledger/redis.ts";
+import { connectRedis } from "../server/ledger/redis-connection.ts";
 import { REDIS_KEYS } from "../server/ledger/redis-keys.ts";
 import { ledgerContract } from "./ledger-contract.ts";
 import { freePort } from "./net.ts";
@@ -447,6 +448,32 @@ describe("a shared ledger", () => {
 
   it("names the problem in one line when Redis cannot be reached", async () => {
     await expect(openRedisLedger("redis://127.0.0.1:1")).rejects.toThrow(/^cannot reach the Redis ledger/);
+  });
+
+  it("refuses a database the Redis server does not have, rather than writing to database 0", async () => {
+    const probe = await connectRedis(server.url);
+    try {
+      const before = await probe.dbsize();
+      await expect(openRedisLedger(`${server.url}/99`)).rejects.toThrow(
+        new RegExp(
+          `^the Redis ledger at redis://127\\.0\\.0\\.1:${server.port}/99 has no database 99: ERR DB index is out of range$`,
+        ),
+      );
+      expect(await probe.dbsize()).toBe(before);
+      // A database it has is used, and database 0 is left alone.
+      const other = await openRedisLedger(`${server.url}/3`);
+      try {
+        await other.createAccount({ email: "db3@example.com", plan: "basic" }, T0);
+        expect(await probe.dbsize()).toBe(before);
+        await probe.select(3);
+        expect(await probe.dbsize()).toBeGreaterThan(0);
+        await probe.flushdb();
+      } finally {
+        await other.close();
+      }
+    } finally {
+      probe.disconnect();
+    }
   });
 
   it("asks for Redis 6.2 or later", () => {

@@ -35,8 +35,11 @@ export function displayRedisUrl(url: string): string {
   }
 }
 
-/** Throws a one-line error naming the problem when `url` is not a usable redis:// URL. */
-export function checkRedisUrl(url: string): void {
+/**
+ * The database `url` names (0 when none). Throws a one-line error naming the problem when `url`
+ * is not a usable redis:// URL.
+ */
+export function checkRedisUrl(url: string): number {
   let u: URL;
   try {
     u = new URL(url);
@@ -47,6 +50,7 @@ export function checkRedisUrl(url: string): void {
     throw new Error(`--ledger: ${u.protocol}// is not supported; expected redis://[user:password@]host:port[/db]`);
   const db = u.pathname.replace(/^\//, "");
   if (db !== "" && !/^\d+$/.test(db)) throw new Error(`--ledger: database "${db}" is not a number`);
+  return Number(db);
 }
 
 /**
@@ -54,7 +58,7 @@ export function checkRedisUrl(url: string): void {
  * timeout. The first connection is awaited: an unreachable Redis is an error at start-up.
  */
 export async function connectRedis(url: string, options: { subscriber?: boolean } = {}): Promise<Redis> {
-  checkRedisUrl(url);
+  const db = checkRedisUrl(url);
   const extra: RedisOptions = options.subscriber
     ? { enableOfflineQueue: true }
     : {
@@ -90,6 +94,16 @@ export async function connectRedis(url: string, options: { subscriber?: boolean 
     client.disconnect();
     const cause = lastError?.message ?? (err as Error).message;
     throw new Error(`cannot reach the Redis ledger at ${displayRedisUrl(url)}: ${cause}`);
+  }
+  // The client selects the URL's database as it connects, but when Redis refuses it (a number
+  // past the server's `databases`) it goes on in database 0: refuse to start instead.
+  if (db !== 0) {
+    try {
+      await client.select(db);
+    } catch (err) {
+      client.disconnect();
+      throw new Error(`the Redis ledger at ${displayRedisUrl(url)} has no database ${db}: ${(err as Error).message}`);
+    }
   }
   return client;
 }
