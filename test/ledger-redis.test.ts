@@ -9,7 +9,7 @@ import { join } from "node:path";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { HANDOFF, MINUTE_MS, PORTAL } from "../db/contract.ts";
 import type { NewKey } from "../server/ledger/ledger.ts";
-import { assertRedisVersion, openRedisLedger, type RedisLedger } from "../server/ledger/redis.ts";
+import { assertNoEviction, assertRedisVersion, openRedisLedger, type RedisLedger } from "../server/ledger/redis.ts";
 import { connectRedis } from "../server/ledger/redis-connection.ts";
 import { REDIS_KEYS } from "../server/ledger/redis-keys.ts";
 import { ledgerContract } from "./ledger-contract.ts";
@@ -484,5 +484,29 @@ describe("a shared ledger", () => {
       /^the Redis ledger at redis:\/\/db:6379 runs Redis 6\.0; Marquee needs Redis 6\.2 or later$/,
     );
     expect(() => assertRedisVersion("", server.url)).toThrow(/does not say its version/);
+  });
+
+  it("refuses a Redis that evicts keys once full", async () => {
+    const memory = (max: number, policy: string) => `# Memory\r\nmaxmemory:${max}\r\nmaxmemory_policy:${policy}\r\n`;
+    expect(() => assertNoEviction(memory(0, "allkeys-lru"), server.url)).not.toThrow();
+    expect(() => assertNoEviction(memory(1 << 30, "noeviction"), server.url)).not.toThrow();
+    expect(() => assertNoEviction(memory(1 << 30, "volatile-lru"), "redis://:hunter2@db:6379")).toThrow(
+      /^the Redis ledger at redis:\/\/db:6379 evicts keys when full \(maxmemory-policy volatile-lru\); a ledger must keep every key: set maxmemory-policy noeviction, as deploy\/redis\.conf does$/,
+    );
+    // The same check on a live server set to evict.
+    const probe = await connectRedis(server.url);
+    try {
+      await probe.config("SET", "maxmemory", "1gb");
+      await probe.config("SET", "maxmemory-policy", "allkeys-lru");
+      await expect(openRedisLedger(server.url)).rejects.toThrow(
+        /evicts keys when full \(maxmemory-policy allkeys-lru\)/,
+      );
+    } finally {
+      await probe.config("SET", "maxmemory-policy", "noeviction");
+      await probe.config("SET", "maxmemory", "0");
+      probe.disconnect();
+    }
+    const reopened = await openRedisLedger(server.url);
+    await reopened.close();
   });
 });

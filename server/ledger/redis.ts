@@ -378,14 +378,31 @@ export function assertRedisVersion(info: string, url: string): void {
 }
 
 /**
+ * Throws a one-line error when INFO's memory section says Redis will evict keys once full: a
+ * ledger that loses keys forgets issued API keys and spent limits (README.md, "Run several
+ * servers"). Without a `maxmemory` Redis never evicts, whatever its policy.
+ */
+export function assertNoEviction(info: string, url: string): void {
+  const maxmemory = Number(/^maxmemory:(\d+)/m.exec(info)?.[1] ?? 0);
+  const policy = /^maxmemory_policy:(\S+)/m.exec(info)?.[1] ?? "noeviction";
+  if (maxmemory === 0 || policy === "noeviction") return;
+  throw new Error(
+    `the Redis ledger at ${displayRedisUrl(url)} evicts keys when full (maxmemory-policy ${policy}); ` +
+      "a ledger must keep every key: set maxmemory-policy noeviction, as deploy/redis.conf does",
+  );
+}
+
+/**
  * Connects to the Redis ledger at `url`: one connection for commands, one subscribed to the
- * access channel. Rejects with a one-line error when Redis is unreachable or older than 6.2.
+ * access channel. Rejects with a one-line error when Redis is unreachable, older than 6.2, or
+ * set to evict keys.
  */
 export async function openRedisLedger(url: string): Promise<RedisLedger> {
   const redis = await connectRedis(url);
   let subscriber: Redis | undefined;
   try {
     assertRedisVersion(await redis.info("server"), url);
+    assertNoEviction(await redis.info("memory"), url);
     subscriber = await connectRedis(url, { subscriber: true });
     const ledger = new RedisLedger(redis, subscriber);
     await subscriber.subscribe(K.accessChanged);
