@@ -1,20 +1,17 @@
 // The Redis ledger (server/ledger/redis.ts) against a real redis-server: the ledger contract
 // (test/ledger-contract.ts), each operation's Redis-side semantics and its exactness under
 // concurrency, then what only a shared ledger has: several instances on one server, a stopped
-// server, a restarted one.
-import { type ChildProcess, execFileSync, spawn } from "node:child_process";
-import { mkdtempSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
+// server, a restarted one, and a Redis Cluster of three primaries.
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
-import { HANDOFF, MINUTE_MS, PORTAL } from "../db/contract.ts";
+import { ACCESS, HANDOFF, MINUTE_MS, PORTAL, RATE } from "../db/contract.ts";
+import type { BucketSpec } from "../db/rate-buckets.ts";
 import type { NewKey } from "../server/ledger/ledger.ts";
 import { assertNoEviction, assertRedisVersion, openRedisLedger, type RedisLedger } from "../server/ledger/redis.ts";
 import { connectRedis } from "../server/ledger/redis-connection.ts";
+import { RedisCounters } from "../server/ledger/redis-counters.ts";
 import { REDIS_KEYS } from "../server/ledger/redis-keys.ts";
 import { ledgerContract } from "./ledger-contract.ts";
-import { freePort } from "./net.ts";
-import { type RedisServer, startRedisServer } from "./redis-server.ts";
+import { type RedisCluster, type RedisServer, startRedisCluster, startRedisServer } from "./redis-server.ts";
 
 const T0 = Date.UTC(2026, 5, 1, 12);
 let server: RedisServer;
@@ -38,54 +35,10 @@ ledgerContract("redis", async () => {
   return { ledger: opened, close: () => opened.close() };
 });
 
-/**
- * A one-node Redis Cluster owning every slot: it refuses (CROSSSLOT) any command or script whose
- * keys span slots, so the contract passing on it shows each operation stays within one slot.
- */
-async function startOneNodeCluster(): Promise<{ url: string; cli(...args: string[]): string; stop(): Promise<void> }> {
-  const dir = mkdtempSync(join(tmpdir(), "marquee-redis-cluster-"));
-  const port = await freePort();
-  const cli = (...args: string[]) => execFileSync("redis-cli", ["-p", String(port), ...args], { encoding: "utf8" });
-  const child: ChildProcess = spawn(
-    "redis-server",
-    ["--port", String(port), "--bind", "127.0.0.1", "--save", "", "--dir", dir, "--cluster-enabled", "yes"],
-    { stdio: "ignore" },
-  );
-  const deadline = Date.now() + 10_000;
-  const ready = (probe: () => boolean) => {
-    try {
-      return probe();
-    } catch {
-      return false;
-    }
-  };
-  while (!ready(() => cli("ping").trim() === "PONG")) {
-    if (Date.now() > deadline) throw new Error("the cluster node did not start");
-    await new Promise((r) => setTimeout(r, 50));
-  }
-  cli("CLUSTER", "ADDSLOTSRANGE", "0", "16383");
-  while (!ready(() => cli("CLUSTER", "INFO").includes("cluster_state:ok"))) {
-    if (Date.now() > deadline) throw new Error("the cluster did not become ready");
-    await new Promise((r) => setTimeout(r, 50));
-  }
-  return {
-    url: `redis://127.0.0.1:${port}`,
-    cli,
-    stop: () =>
-      new Promise<void>((resolve) => {
-        child.once("exit", () => {
-          rmSync(dir, { recursive: true, force: true });
-          resolve();
-        });
-        child.kill("SIGTERM");
-      }),
-  };
-}
-
 describe("on Redis Cluster", () => {
-  let cluster: Awaited<ReturnType<typeof startOneNodeCluster>>;
+  let cluster: RedisCluster;
   beforeAll(async () => {
-    cluster = await startOneNodeCluster();
+    cluster = await startRedisCluster();
   });
   afterAll(() => cluster?.stop());
 
@@ -96,8 +49,74 @@ describe("on Redis Cluster", () => {
     return { ledger: opened, close: () => opened.close() };
   });
 
-  it("the node refuses a script whose keys span slots, so the contract above shows each stays in one", () => {
-    expect(cluster.cli("EVAL", "return 1", "2", "x{a1}", "x{a2}")).toMatch(/CROSSSLOT/);
+  it("keeps accounts on every primary, through a URL that names any one of them", async () => {
+    const opened = await openRedisLedger(`redis://127.0.0.1:${cluster.ports[2]}`);
+    try {
+      await opened.reset();
+      const ids: number[] = [];
+      for (let i = 0; i < 12; i++) ids.push((await opened.createAccount({ email: `c${i}@example.com` }, T0)).id);
+      const holding = cluster.ports.filter((p) => Number(cluster.cli(p, "DBSIZE").trim()) > 0);
+      expect(holding.length).toBeGreaterThan(1);
+      for (const id of ids) expect((await opened.readAccount(id))?.email).toBe(`c${ids.indexOf(id)}@example.com`);
+      await opened.reset();
+      expect(cluster.ports.map((p) => cluster.cli(p, "KEYS", "marquee:{a*").trim())).toEqual(["", "", ""]);
+    } finally {
+      await opened.close();
+    }
+  });
+
+  it("makes the request path's decisions exactly across two connections, for accounts on every primary", async () => {
+    const clients = [await connectRedis(cluster.url), await connectRedis(`redis://127.0.0.1:${cluster.ports[1]}`)];
+    try {
+      const counters = clients.map((c) => new RedisCounters(c));
+      const accounts = Array.from({ length: 6 }, (_, i) => 9_000 + i);
+      const bucket = (id: number): BucketSpec => ({
+        bucket: `key:${id}`,
+        capacity: RATE.capacity,
+        refillPerSecond: RATE.refillPerSecond,
+      });
+      // 61 takes of each account, all in one turn, alternating connections: 60 admitted each.
+      const verdicts = await Promise.all(
+        accounts.flatMap((id) =>
+          Array.from({ length: 61 }, (_, i) => counters[i % 2].takeTokens(id, bucket(id), 1, T0)),
+        ),
+      );
+      for (const [n, id] of accounts.entries()) {
+        const mine = verdicts.slice(n * 61, (n + 1) * 61);
+        expect(
+          mine.filter((v) => v.admitted),
+          `account ${id}`,
+        ).toHaveLength(60);
+      }
+      // A trial at 990 rows raced by 50 pages over both connections delivers exactly 10.
+      const trial = accounts[0];
+      await clients[0].hset(REDIS_KEYS.trial(trial), "startedMs", T0, "rowsUsed", 990);
+      const rows = await Promise.all(
+        Array.from({ length: 50 }, async (_, i) => {
+          const c = counters[i % 2];
+          const hold = await c.reserveTrial(trial, 25, T0 + i);
+          if (hold.rows === 0) return 0;
+          await c.settleTrial(trial, hold, 25, T0 + i);
+          return hold.rows;
+        }),
+      );
+      expect(rows.reduce((x, y) => x + y, 0)).toBe(10);
+      expect(await counters[1].rowsDelivered(trial, ACCESS.rowBudgetWindowMs, T0 + 100)).toBe(10);
+      const holding = cluster.ports.filter((p) => cluster.cli(p, "KEYS", "marquee:{a9*").trim() !== "");
+      expect(holding.length).toBeGreaterThan(1);
+    } finally {
+      for (const c of clients) c.disconnect();
+    }
+  });
+
+  it("refuses a database number, which a cluster does not have", async () => {
+    await expect(openRedisLedger(`${cluster.url}/2`)).rejects.toThrow(
+      `the Redis ledger at ${cluster.url}/2 is a Redis Cluster: it has database 0 only`,
+    );
+  });
+
+  it("each node refuses a script whose keys span slots, so the contract above shows each stays in one", () => {
+    expect(cluster.cli(cluster.ports[0], "EVAL", "return 1", "2", "x{a1}", "x{a2}")).toMatch(/CROSSSLOT/);
   });
 });
 

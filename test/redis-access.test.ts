@@ -8,7 +8,7 @@
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import type { Redis } from "ioredis";
+
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { AccountFields } from "../db/accounts.ts";
 import { ACCESS, DAY_MS, TRIAL } from "../db/contract.ts";
@@ -19,7 +19,7 @@ import { direct, handle, type RequestScope, WebScope } from "../server/handle.ts
 import { digestKey, displayPrefix, generateKey, issueKey } from "../server/keys.ts";
 import { openRedisLedger, type RedisLedger } from "../server/ledger/redis.ts";
 import { RedisAccess } from "../server/ledger/redis-access.ts";
-import { connectRedis } from "../server/ledger/redis-connection.ts";
+import { connectRedis, type RedisClient } from "../server/ledger/redis-connection.ts";
 import { RedisCounters } from "../server/ledger/redis-counters.ts";
 import { REDIS_KEYS } from "../server/ledger/redis-keys.ts";
 import { ListService } from "../server/list/service.ts";
@@ -35,7 +35,7 @@ const iso = (ms: number) => new Date(ms).toISOString();
 /** One serving process on the Redis ledger: its own connections, counters, caches and list route. */
 interface RedisServing {
   ledger: RedisLedger;
-  redis: Redis;
+  redis: RedisClient;
   access: RedisAccess;
   list: ListService;
   get(path: string, key?: string, method?: string): Promise<Response>;

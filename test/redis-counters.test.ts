@@ -3,11 +3,11 @@
  * SQLite meter's decisions (docs/api.md, Plans and access) made exactly across several
  * connections, as several serving processes make them.
  */
-import type { Redis } from "ioredis";
+
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { ACCESS, RATE, TRIAL } from "../db/contract.ts";
 import { type BucketSpec, spendTokens } from "../db/rate-buckets.ts";
-import { connectRedis } from "../server/ledger/redis-connection.ts";
+import { connectRedis, type RedisClient } from "../server/ledger/redis-connection.ts";
 import { COUNTER_KEYS, RedisCounters } from "../server/ledger/redis-counters.ts";
 import { REDIS_KEYS } from "../server/ledger/redis-keys.ts";
 import { NOW_MS } from "./access-fixtures.ts";
@@ -22,7 +22,7 @@ const keyBucket = (keyId: number): BucketSpec => ({
 
 describe("Redis counters", () => {
   let server: RedisServer;
-  let redis: [Redis, Redis];
+  let redis: [RedisClient, RedisClient];
   let counters: [RedisCounters, RedisCounters];
   let nextAccount = 1;
 

@@ -4,7 +4,7 @@
  * removed afterwards. Uses Debian's `redis-server` (.ci/run installs it).
  */
 import { type ChildProcess, execFileSync, spawn } from "node:child_process";
-import { mkdtempSync, rmSync } from "node:fs";
+import { mkdirSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { freePort } from "./net.ts";
@@ -71,6 +71,78 @@ export async function startRedisServer(): Promise<RedisServer> {
     cli: (...args) => execFileSync("redis-cli", ["-p", String(port), ...args], { encoding: "utf8" }),
     async stop() {
       await stopChild();
+      rmSync(dir, { recursive: true, force: true });
+    },
+  };
+}
+
+export interface RedisCluster {
+  /** The first node's URL (any node's would do). */
+  url: string;
+  ports: number[];
+  /** Runs one command through redis-cli on the node at `port`. */
+  cli(port: number, ...args: string[]): string;
+  stop(): Promise<void>;
+}
+
+/**
+ * A Redis Cluster of three primaries, the slots split between them. Each refuses (CROSSSLOT) any
+ * command or script whose keys span slots, and sends a client to the owner (MOVED) of a key it
+ * does not hold: a ledger passing on it keeps each operation within one slot and follows the
+ * cluster's slots. Each node runs in its own folder, with redis-server's defaults.
+ */
+export async function startRedisCluster(): Promise<RedisCluster> {
+  const dir = mkdtempSync(join(tmpdir(), "marquee-redis-cluster-"));
+  const ports = [await freePort(), await freePort(), await freePort()];
+  const cli = (port: number, ...args: string[]) =>
+    execFileSync("redis-cli", ["-p", String(port), ...args], { encoding: "utf8" });
+  const children: ChildProcess[] = ports.map((port) => {
+    const own = join(dir, String(port));
+    mkdirSync(own);
+    return spawn(
+      "redis-server",
+      ["--port", String(port), "--bind", "127.0.0.1", "--save", "", "--dir", own, "--cluster-enabled", "yes"],
+      { stdio: "ignore" },
+    );
+  });
+  const deadline = Date.now() + 15_000;
+  const until = async (what: string, probe: () => boolean) => {
+    for (;;) {
+      try {
+        if (probe()) return;
+      } catch {}
+      if (Date.now() > deadline) throw new Error(`the cluster ${what}`);
+      await new Promise((r) => setTimeout(r, 50));
+    }
+  };
+  await until("did not start", () => ports.every((p) => cli(p, "ping").trim() === "PONG"));
+  const ranges = [
+    ["0", "5460"],
+    ["5461", "10922"],
+    ["10923", "16383"],
+  ];
+  for (const [i, p] of ports.entries()) cli(p, "CLUSTER", "ADDSLOTSRANGE", ...ranges[i]);
+  for (const p of ports.slice(1)) cli(ports[0], "CLUSTER", "MEET", "127.0.0.1", String(p));
+  await until("did not become ready", () =>
+    ports.every((p) => {
+      const info = cli(p, "CLUSTER", "INFO");
+      return info.includes("cluster_state:ok") && info.includes("cluster_known_nodes:3");
+    }),
+  );
+  return {
+    url: `redis://127.0.0.1:${ports[0]}`,
+    ports,
+    cli,
+    stop: async () => {
+      await Promise.all(
+        children.map(
+          (child) =>
+            new Promise<void>((resolve) => {
+              child.once("exit", () => resolve());
+              child.kill("SIGTERM");
+            }),
+        ),
+      );
       rmSync(dir, { recursive: true, force: true });
     },
   };

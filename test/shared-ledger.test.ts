@@ -5,12 +5,15 @@
  * and recovers by itself.
  */
 import { execFileSync } from "node:child_process";
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { BUN_SERVE_ARGS } from "../bin/find-bun.js";
-import { BUN, Client, ROOT, startRedisPair } from "./harness.ts";
+import { BUN, Client, ROOT, startBunServer, startRedisPair } from "./harness.ts";
 import { PortalSession } from "./portal-client.ts";
 import { eventRecord, venueRecord } from "./records.ts";
+import { type RedisCluster, startRedisCluster } from "./redis-server.ts";
 
 const NOW = "2030-03-01T12:00:00.000Z";
 const SELLER_URL = "https://www.ticketmaster.com/event/500?aff=mq";
@@ -193,4 +196,67 @@ describe("two servers on one Redis ledger", () => {
     expect(status).toBe(200);
     expect((await pair.servers[0].fetch(`${path}/continue`, { method: "POST" })).status).toBe(409);
   }, 30_000);
+});
+
+describe("two servers on a Redis Cluster", () => {
+  let cluster: RedisCluster;
+  let servers: Awaited<ReturnType<typeof startBunServer>>[] = [];
+  let dir: string;
+  let a: Client;
+  let b: Client;
+
+  beforeAll(async () => {
+    cluster = await startRedisCluster();
+    dir = mkdtempSync(join(tmpdir(), "marquee-cluster-pair-"));
+    const baseUrl = "http://marquee-pair.test";
+    // Each server is given a different node: either finds the whole cluster.
+    servers = [
+      await startBunServer(["--ledger", cluster.url], dir, { baseUrl }),
+      await startBunServer(["--ledger", `redis://127.0.0.1:${cluster.ports[2]}`], dir, { baseUrl }),
+    ];
+    a = new Client(servers[0]);
+    b = new Client(servers[1]);
+    await a.setClock(NOW);
+    const records: object[] = [venueRecord(1)];
+    for (let i = 0; i < 60; i++)
+      records.push(eventRecord(500 + i, 1, new Date(Date.parse(NOW) + (5 + i) * 3_600_000).toISOString()));
+    await a.records(records);
+  }, 60_000);
+
+  afterAll(async () => {
+    for (const server of servers.reverse()) await server.close();
+    await cluster?.stop();
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  it("keeps every limit exact across both: a shared bucket, a trial's last 10 rows, a revocation", async () => {
+    // Accounts land on every primary; each one's bucket admits exactly 60 of 61 requests.
+    for (let n = 0; n < 3; n++) {
+      const key = await (n % 2 ? b : a).keyFor({ plan: "business" });
+      const results = await Promise.all(Array.from({ length: 61 }, (_, i) => listed(i % 2 ? b : a, key, "?limit=1")));
+      expect(results.filter((r) => r.status === 200)).toHaveLength(60);
+      expect(results.filter((r) => r.status === 429)).toHaveLength(1);
+    }
+    expect(cluster.ports.filter((p) => cluster.cli(p, "KEYS", "marquee:{a*").trim() !== "").length).toBeGreaterThan(1);
+    await a.advance(60);
+    const trial = await a.keyFor({ plan: "none", verified: true });
+    for (let i = 0; i < 40; i++)
+      expect((await listed(i % 2 ? b : a, trial, `?limit=${i === 39 ? 15 : 25}`)).status).toBe(200);
+    await a.advance(60);
+    const results = await Promise.all(Array.from({ length: 50 }, (_, i) => listed(i % 2 ? b : a, trial, "?limit=25")));
+    expect(results.reduce((n, r) => n + (r.status === 200 ? r.count : 0), 0)).toBe(10);
+    // A key revoked through one server is refused by the other within a second.
+    const account = await b.account({ plan: "business" });
+    const created = (await (await b.postJson(`/_test/accounts/${account}/keys`, { kind: "live" })).json()) as {
+      id: number;
+      key: string;
+    };
+    expect((await listed(a, created.key, "?limit=1")).status).toBe(200);
+    const portal = await PortalSession.open(b, account);
+    expect((await portal.json("POST", `/developers/keys/${created.id}/revoke`)).status).toBe(200);
+    const revokedAt = Date.now();
+    let status = 200;
+    while (Date.now() - revokedAt < 1_000 && status !== 401) status = (await listed(a, created.key, "?limit=1")).status;
+    expect(status).toBe(401);
+  }, 60_000);
 });

@@ -13,8 +13,14 @@
  * - after a command timed out, the connection is dropped and made again: until Redis answers its
  *   ready check, every command rejects at once, so a request never waits out more than one
  *   timeout, however many ledger steps it has.
+ *
+ * A URL that names a node of a Redis Cluster gets a client of the whole cluster, with the same
+ * settings for each node: it sends each command to the node that owns its key's slot.
  */
-import { Redis, type RedisOptions } from "ioredis";
+import { Cluster, Redis, type RedisOptions } from "ioredis";
+
+/** A connection to one Redis, or to every node of a Redis Cluster. */
+export type RedisClient = Redis | Cluster;
 
 export const REDIS_LEDGER = {
   /** Longest wait for any ledger command before the request answers 503. */
@@ -57,22 +63,56 @@ export function checkRedisUrl(url: string): number {
  * A client for `url`. `subscriber` clients may block on SUBSCRIBE, so they get no command
  * timeout. The first connection is awaited: an unreachable Redis is an error at start-up.
  */
-export async function connectRedis(url: string, options: { subscriber?: boolean } = {}): Promise<Redis> {
+export async function connectRedis(url: string, options: { subscriber?: boolean } = {}): Promise<RedisClient> {
   const db = checkRedisUrl(url);
-  const extra: RedisOptions = options.subscriber
-    ? { enableOfflineQueue: true }
-    : {
-        commandTimeout: REDIS_LEDGER.commandTimeoutMs,
-        enableOfflineQueue: false,
-        enableAutoPipelining: true,
-      };
-  const client = new Redis(url, {
-    lazyConnect: true,
+  const settings: RedisOptions = {
     connectTimeout: REDIS_LEDGER.connectTimeoutMs,
     maxRetriesPerRequest: 0,
     retryStrategy: (times) => Math.min(50 * 2 ** times, REDIS_LEDGER.reconnectMaxMs),
-    ...extra,
+    ...(options.subscriber
+      ? { enableOfflineQueue: true }
+      : { commandTimeout: REDIS_LEDGER.commandTimeoutMs, enableOfflineQueue: false, enableAutoPipelining: true }),
+  };
+  const node = await connected(url, new Redis(url, { ...settings, lazyConnect: true }), options);
+  if (!(await node.info("cluster")).includes("cluster_enabled:1")) {
+    // The client selects the URL's database as it connects, but when Redis refuses it (a number
+    // past the server's `databases`) it goes on in database 0: refuse to start instead.
+    if (db !== 0) {
+      try {
+        await node.select(db);
+      } catch (err) {
+        node.disconnect();
+        throw new Error(`the Redis ledger at ${displayRedisUrl(url)} has no database ${db}: ${(err as Error).message}`);
+      }
+    }
+    return node;
+  }
+  node.disconnect();
+  if (db !== 0)
+    throw new Error(`the Redis ledger at ${displayRedisUrl(url)} is a Redis Cluster: it has database 0 only`);
+  const u = new URL(url);
+  const host = u.hostname.replace(/^\[(.*)\]$/, "$1");
+  const cluster = new Cluster([{ host, port: Number(u.port || 6379) }], {
+    lazyConnect: true,
+    enableOfflineQueue: settings.enableOfflineQueue,
+    // The cluster client groups auto-pipelined commands by node from their keys, and cannot for
+    // a script whose key count comes with each call (the request path's takes): it sends them
+    // one by one.
+    enableAutoPipelining: false,
+    clusterRetryStrategy: settings.retryStrategy,
+    slotsRefreshTimeout: REDIS_LEDGER.connectTimeoutMs,
+    redisOptions: {
+      ...settings,
+      username: decodeURIComponent(u.username) || undefined,
+      password: decodeURIComponent(u.password) || undefined,
+      tls: u.protocol === "rediss:" ? {} : undefined,
+    },
   });
+  return connected(url, cluster, options);
+}
+
+/** `client` once it has connected, with its errors logged and its timeouts failing fast. */
+async function connected<C extends RedisClient>(url: string, client: C, options: { subscriber?: boolean }): Promise<C> {
   // ioredis reports connection errors as events too; the commands' rejections carry them to
   // callers. Before the first connection the error is the start-up failure's, said once below.
   let connected = false;
@@ -95,16 +135,6 @@ export async function connectRedis(url: string, options: { subscriber?: boolean 
     const cause = lastError?.message ?? (err as Error).message;
     throw new Error(`cannot reach the Redis ledger at ${displayRedisUrl(url)}: ${cause}`);
   }
-  // The client selects the URL's database as it connects, but when Redis refuses it (a number
-  // past the server's `databases`) it goes on in database 0: refuse to start instead.
-  if (db !== 0) {
-    try {
-      await client.select(db);
-    } catch (err) {
-      client.disconnect();
-      throw new Error(`the Redis ledger at ${displayRedisUrl(url)} has no database ${db}: ${(err as Error).message}`);
-    }
-  }
   return client;
 }
 
@@ -113,10 +143,10 @@ export async function connectRedis(url: string, options: { subscriber?: boolean 
  * timeout. The first timeout instead reconnects the client, whose commands reject at once (no
  * offline queue) until the new connection is ready, that is until Redis answers again.
  */
-function failFastAfterTimeouts(client: Redis): void {
-  const send = client.sendCommand.bind(client);
-  client.sendCommand = ((command, stream) => {
-    const result = send(command, stream);
+function failFastAfterTimeouts(client: RedisClient): void {
+  const send = client.sendCommand.bind(client) as (...args: unknown[]) => unknown;
+  client.sendCommand = ((command: Parameters<Redis["sendCommand"]>[0], ...rest: unknown[]) => {
+    const result = send(command, ...rest);
     command.promise.catch((err: Error) => {
       if (err?.message === "Command timed out" && client.status === "ready") client.disconnect(true);
     });

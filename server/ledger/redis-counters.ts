@@ -29,11 +29,11 @@
  *   delivery before it, so rows in (now - 24 h, now] = total - that baseline.
  * - Floating-point tokens travel as strings ("%.17g"): Redis turns a Lua number into an integer.
  */
-import type { Redis } from "ioredis";
 import { ACCESS, DAY_MS, TRIAL } from "../../db/contract.ts";
 import type { BucketSpec, BucketVerdict } from "../../db/rate-buckets.ts";
 import type { Allowance } from "../../db/row-usage.ts";
 import type { Trial } from "../../db/trials.ts";
+import type { RedisClient } from "./redis-connection.ts";
 import { REDIS_KEYS } from "./redis-keys.ts";
 
 /** Keys of the request path beside REDIS_KEYS, in the same account slot. */
@@ -378,11 +378,11 @@ interface QueuedDeliveries {
 
 /** The counters' scripts on one connection (server/ledger/redis-connection.ts). */
 export class RedisCounters {
-  readonly #redis: Redis & Scripts;
+  readonly #redis: RedisClient & Scripts;
   readonly #queued = new Map<number, QueuedDeliveries>();
   readonly #takes = new Map<number, QueuedTakes>();
 
-  constructor(redis: Redis) {
+  constructor(redis: RedisClient) {
     const define = (name: keyof Scripts, keys: number, lua: string) =>
       redis.defineCommand(name, { numberOfKeys: keys, lua });
     define("marqueeAdmit", 6, ADMIT);
@@ -393,7 +393,7 @@ export class RedisCounters {
     define("marqueeSettleBudget", 3, SETTLE_BUDGET);
     define("marqueeRecord", 2, RECORD);
     define("marqueeRowsDelivered", 2, ROWS_DELIVERED);
-    this.#redis = redis as Redis & Scripts;
+    this.#redis = redis as RedisClient & Scripts;
   }
 
   /** Stage 3: the bucket take with the allowance's check (server/access.ts, authorizeList). */

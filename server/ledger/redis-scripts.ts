@@ -10,7 +10,7 @@
  * Changes to accounts and keys PUBLISH on the access channel inside the script, so the notice
  * cannot be lost between the change and its announcement.
  */
-import type { Redis } from "ioredis";
+import type { RedisClient } from "./redis-connection.ts";
 
 const SCRIPTS = {
   /** KEYS: account. ARGV: channel, field/value pairs. */
@@ -188,7 +188,7 @@ export type RunScript = (
 ) => Promise<unknown>;
 
 /** Defines every script on the client; the returned function runs one by name. */
-export function defineScripts(client: Redis): RunScript {
+export function defineScripts(client: RedisClient): RunScript {
   for (const [name, { keys, lua }] of Object.entries(SCRIPTS)) client.defineCommand(name, { numberOfKeys: keys, lua });
   const commands = client as unknown as Record<ScriptName, (...args: (string | number)[]) => Promise<unknown>>;
   return (name, keys, args) => commands[name](...keys, ...args);

@@ -3,13 +3,13 @@
  * on the ledger, so a clock set or a fault armed through one applies to all
  * (docs/redis-ledger.md).
  */
-import type { Redis } from "ioredis";
 import { FAULT_CODES, type FaultCode } from "../../db/contract.ts";
 import type { TestState } from "./ledger.ts";
+import type { RedisClient } from "./redis-connection.ts";
 import { REDIS_KEYS as K } from "./redis-keys.ts";
 import type { RunScript } from "./redis-scripts.ts";
 
-export function redisTestState(redis: Redis, run: RunScript): TestState {
+export function redisTestState(redis: RedisClient, run: RunScript): TestState {
   return {
     readClock: async () => {
       const v = await redis.get(K.testClock);

@@ -30,14 +30,14 @@
  * Failures: the command connection answers within `REDIS_LEDGER.commandTimeoutMs` or rejects
  * (server/ledger/redis-connection.ts); callers turn the rejection into their stage's 503.
  */
-import type { Redis } from "ioredis";
+import { Cluster } from "ioredis";
 import { ACCOUNT_DEFAULTS, type Account, type AccountFields, type KeyListing, type KeyRow } from "../../db/accounts.ts";
 import { HANDOFF, MINUTE_MS } from "../../db/contract.ts";
 import type { Handoff, Redemption } from "../../db/handoffs.ts";
 import type { Session, SignInLink } from "../../db/portal.ts";
 import type { Trial } from "../../db/trials.ts";
 import type { Ledger, NewKey, OwnerKeyCeilings, OwnerKeyCounts, OwnerKeyResult, TestState } from "./ledger.ts";
-import { connectRedis, displayRedisUrl } from "./redis-connection.ts";
+import { connectRedis, displayRedisUrl, type RedisClient } from "./redis-connection.ts";
 import { REDIS_KEYS as K } from "./redis-keys.ts";
 import {
   ACCOUNT_FIELD_NAMES,
@@ -77,8 +77,8 @@ export class RedisLedger implements Ledger {
   readonly #run: RunScript;
 
   constructor(
-    private readonly redis: Redis,
-    private readonly subscriber: Redis,
+    private readonly redis: RedisClient,
+    private readonly subscriber: RedisClient,
   ) {
     this.#run = defineScripts(redis);
     subscriber.on("message", (channel: string) => {
@@ -334,14 +334,18 @@ export class RedisLedger implements Ledger {
    * server's clock), then tells every process that accounts and keys changed.
    */
   async reset(): Promise<void> {
-    let cursor = "0";
-    do {
-      const [next, keys] = await this.redis.scan(cursor, "MATCH", K.all, "COUNT", 1000);
-      cursor = next;
-      const doomed = keys.filter((k) => !k.startsWith(K.settingsPrefix) && k !== K.testClock);
-      // One key a command: keys of different slots cannot share one on Redis Cluster.
-      await Promise.all(doomed.map((key) => this.redis.unlink(key)));
-    } while (cursor !== "0");
+    // A cluster's keys are spread over its primaries: SCAN reads one node's.
+    const nodes = this.redis instanceof Cluster ? this.redis.nodes("master") : [this.redis];
+    for (const node of nodes) {
+      let cursor = "0";
+      do {
+        const [next, keys] = await node.scan(cursor, "MATCH", K.all, "COUNT", 1000);
+        cursor = next;
+        const doomed = keys.filter((k) => !k.startsWith(K.settingsPrefix) && k !== K.testClock);
+        // One key a command: keys of different slots cannot share one on Redis Cluster.
+        await Promise.all(doomed.map((key) => this.redis.unlink(key)));
+      } while (cursor !== "0");
+    }
     await this.redis.publish(K.accessChanged, "reset");
   }
 
@@ -399,7 +403,7 @@ export function assertNoEviction(info: string, url: string): void {
  */
 export async function openRedisLedger(url: string): Promise<RedisLedger> {
   const redis = await connectRedis(url);
-  let subscriber: Redis | undefined;
+  let subscriber: RedisClient | undefined;
   try {
     assertRedisVersion(await redis.info("server"), url);
     assertNoEviction(await redis.info("memory"), url);

@@ -1,16 +1,16 @@
 // The request path's counters on Bun (vitest runs the full suite on Node: test/redis-counters.test.ts):
 // ioredis and the counters' Lua scripts decide the same on Bun's runtime.
 import { afterAll, beforeAll, expect, it } from "bun:test";
-import type { Redis } from "ioredis";
+
 import { RATE } from "../../db/contract.ts";
-import { connectRedis } from "../../server/ledger/redis-connection.ts";
+import { connectRedis, type RedisClient } from "../../server/ledger/redis-connection.ts";
 import { RedisCounters } from "../../server/ledger/redis-counters.ts";
 import { REDIS_KEYS } from "../../server/ledger/redis-keys.ts";
 import { type RedisServer, startRedisServer } from "../redis-server.ts";
 
 const T0 = Date.UTC(2030, 0, 1);
 let server: RedisServer;
-let redis: Redis[] = [];
+let redis: RedisClient[] = [];
 
 beforeAll(async () => {
   server = await startRedisServer();
