@@ -11,6 +11,7 @@ import { connectRedis } from "../server/ledger/redis-connection.ts";
 import { RedisCounters } from "../server/ledger/redis-counters.ts";
 import { REDIS_KEYS } from "../server/ledger/redis-keys.ts";
 import { ledgerContract } from "./ledger-contract.ts";
+import { raceTrialAt990 } from "./redis-races.ts";
 import { type RedisCluster, type RedisServer, startRedisCluster, startRedisServer } from "./redis-server.ts";
 
 const T0 = Date.UTC(2026, 5, 1, 12);
@@ -90,16 +91,7 @@ describe("on Redis Cluster", () => {
       }
       // A trial at 990 rows raced by 50 pages over both connections delivers exactly 10.
       const trial = accounts[0];
-      await clients[0].hset(REDIS_KEYS.trial(trial), "startedMs", T0, "rowsUsed", 990);
-      const rows = await Promise.all(
-        Array.from({ length: 50 }, async (_, i) => {
-          const c = counters[i % 2];
-          const hold = await c.reserveTrial(trial, 25, T0 + i);
-          if (hold.rows === 0) return 0;
-          await c.settleTrial(trial, hold, 25, T0 + i);
-          return hold.rows;
-        }),
-      );
+      const rows = await raceTrialAt990(clients[0], counters, trial, T0);
       expect(rows.reduce((x, y) => x + y, 0)).toBe(10);
       expect(await counters[1].rowsDelivered(trial, ACCESS.rowBudgetWindowMs, T0 + 100)).toBe(10);
       const holding = cluster.ports.filter((p) => cluster.cli(p, "KEYS", "marquee:{a9*").trim() !== "");

@@ -11,6 +11,7 @@ import { connectRedis, type RedisClient } from "../server/ledger/redis-connectio
 import { COUNTER_KEYS, RedisCounters } from "../server/ledger/redis-counters.ts";
 import { REDIS_KEYS } from "../server/ledger/redis-keys.ts";
 import { NOW_MS } from "./access-fixtures.ts";
+import { raceTrialAt990 } from "./redis-races.ts";
 import { type RedisServer, startRedisServer } from "./redis-server.ts";
 
 const DAY = ACCESS.rowBudgetWindowMs;
@@ -79,16 +80,7 @@ describe("Redis counters", () => {
   });
 
   it("delivers exactly the 10 rows left when 50 trial requests race at 990 used", async () => {
-    await redis[0].hset(REDIS_KEYS.trial(account), "startedMs", NOW_MS, "rowsUsed", 990);
-    const results = await Promise.all(
-      Array.from({ length: 50 }, async (_, i) => {
-        const c = counters[i % 2];
-        const hold = await c.reserveTrial(account, 25, NOW_MS + i);
-        if (hold.rows === 0) return 0;
-        await c.settleTrial(account, hold, 25, NOW_MS + i);
-        return hold.rows;
-      }),
-    );
+    const results = await raceTrialAt990(redis[0], counters, account, NOW_MS);
     expect(results.reduce((a, b) => a + b, 0)).toBe(10);
     const trial = await counters[0].readTrial(account);
     expect(trial).toMatchObject({ rowsUsed: 1000, startedMs: NOW_MS });
