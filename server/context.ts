@@ -45,10 +45,23 @@ export async function createContext(config: Config, clock: Clock = createClock()
   if (config.dbPath !== ":memory:") mkdirSync(dirname(config.dbPath), { recursive: true });
   const replica = await openReplica(config.dbPath);
   const faults = createFaults();
-  const { ledger, access, meter } = await openLedgerAndAccess(config, clock, faults);
-  // docs/operations.md, The program: generated and stored when absent, so cursors survive restarts
-  // (and, on a shared ledger, every server signs and reads the same cursors).
-  const secret = config.secret ?? (await ledger.ensureSetting("secret", () => randomBytes(32).toString("base64url")));
+  let opened: Awaited<ReturnType<typeof openLedgerAndAccess>> | undefined;
+  let secret: string;
+  try {
+    opened = await openLedgerAndAccess(config, clock, faults);
+    // docs/operations.md, The program: generated and stored when absent, so cursors survive restarts
+    // (and, on a shared ledger, every server signs and reads the same cursors).
+    secret =
+      config.secret ?? (await opened.ledger.ensureSetting("secret", () => randomBytes(32).toString("base64url")));
+  } catch (err) {
+    // What opened is closed, so the command exits with its error: a shared ledger's connections
+    // would keep the process alive (a full or read-only Redis fails here, after connecting).
+    opened?.access.close?.();
+    await opened?.ledger.close().catch(() => {});
+    replica.close();
+    throw err;
+  }
+  const { ledger, access, meter } = opened;
   const list = new ListService({ replica, access, clock, secret, baseUrl: config.baseUrl });
   return {
     config,
@@ -87,7 +100,10 @@ async function openLedgerAndAccess(
       import("./ledger/redis-connection.ts"),
     ]);
     const ledger = await openRedisLedger(config.ledgerUrl);
-    const countersConnection = await connectRedis(config.ledgerUrl);
+    const countersConnection = await connectRedis(config.ledgerUrl).catch(async (err) => {
+      await ledger.close();
+      throw err;
+    });
     const counters = new RedisCounters(countersConnection);
     const access = new RedisAccess({ ledger, counters, clock, testMode: config.testMode });
     const closeLedger = ledger.close.bind(ledger);

@@ -407,3 +407,52 @@ async function createKey(port: number): Promise<string> {
   })) as { id: number };
   return ((await postJson(port, `/_test/accounts/${id}/keys`, { kind: "live" })) as { key: string }).key;
 }
+
+describe("serve on a Redis that cannot hold the ledger", () => {
+  let redis: RedisServer;
+  beforeAll(async () => {
+    redis = await startRedisServer();
+  });
+  afterAll(async () => {
+    await redis.stop();
+  });
+
+  /** The command's exit code, or "still running" after 10 s (it is then killed). */
+  const exitOf = async (args: string[]) => {
+    const run = await serve(args);
+    const timer = setTimeout(() => run.child.kill("SIGKILL"), 10_000);
+    const code = await Promise.race([
+      run.exited,
+      new Promise<string>((r) => setTimeout(() => r("still running"), 10_000)),
+    ]);
+    clearTimeout(timer);
+    rmSync(run.dir, { recursive: true, force: true });
+    return { code, stderr: run.stderr(), stdout: run.stdout() };
+  };
+
+  it("exits 1 with Redis's words when a full Redis refuses the first write, closing what it opened", async () => {
+    redis.cli("CONFIG", "SET", "maxmemory", "1");
+    try {
+      const r = await exitOf(["--ledger", redis.url]);
+      expect(r.code).toBe(1);
+      expect(r.stdout).not.toMatch(/listening/);
+      expect(r.stderr).toBe("marquee serve: OOM command not allowed when used memory > 'maxmemory'.\n");
+    } finally {
+      redis.cli("CONFIG", "SET", "maxmemory", "0");
+    }
+  });
+
+  it("refuses a read-only replica, naming its primary", async () => {
+    const primary = await freePort();
+    redis.cli("REPLICAOF", "127.0.0.1", String(primary));
+    try {
+      const r = await exitOf(["--ledger", redis.url]);
+      expect(r.code).toBe(1);
+      expect(r.stderr).toBe(
+        `marquee serve: the Redis ledger at ${redis.url} is a read-only replica of 127.0.0.1:${primary}: name its primary\n`,
+      );
+    } finally {
+      redis.cli("REPLICAOF", "NO", "ONE");
+    }
+  });
+});

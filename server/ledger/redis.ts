@@ -396,10 +396,19 @@ export function assertNoEviction(info: string, url: string): void {
   );
 }
 
+/** Throws a one-line error when INFO's replication section says this Redis is a read-only replica. */
+export function assertPrimary(info: string, url: string): void {
+  if (!/^role:slave/m.test(info)) return;
+  const primary = /^master_host:(\S+)/m.exec(info)?.[1];
+  const port = /^master_port:(\d+)/m.exec(info)?.[1];
+  const of = primary ? ` of ${primary}:${port}` : "";
+  throw new Error(`the Redis ledger at ${displayRedisUrl(url)} is a read-only replica${of}: name its primary`);
+}
+
 /**
  * Connects to the Redis ledger at `url`: one connection for commands, one subscribed to the
- * access channel. Rejects with a one-line error when Redis is unreachable, older than 6.2, or
- * set to evict keys.
+ * access channel. Rejects with a one-line error when Redis is unreachable, older than 6.2, set
+ * to evict keys, or a replica. (A cluster client writes to each slot's primary by itself.)
  */
 export async function openRedisLedger(url: string): Promise<RedisLedger> {
   const redis = await connectRedis(url);
@@ -407,6 +416,7 @@ export async function openRedisLedger(url: string): Promise<RedisLedger> {
   try {
     assertRedisVersion(await redis.info("server"), url);
     assertNoEviction(await redis.info("memory"), url);
+    if (!(redis instanceof Cluster)) assertPrimary(await redis.info("replication"), url);
     subscriber = await connectRedis(url, { subscriber: true });
     const ledger = new RedisLedger(redis, subscriber);
     await subscriber.subscribe(K.accessChanged);
