@@ -55,7 +55,7 @@ export async function createContext(config: Config, clock: Clock = createClock()
       config.secret ?? (await opened.ledger.ensureSetting("secret", () => randomBytes(32).toString("base64url")));
   } catch (err) {
     // What opened is closed, so the command exits with its error: a shared ledger's connections
-    // would keep the process alive (a full or read-only Redis fails here, after connecting).
+    // would keep the process alive (a full Redis, say, refuses the first write here).
     opened?.access.close?.();
     await opened?.ledger.close().catch(() => {});
     replica.close();
