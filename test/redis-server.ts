@@ -94,14 +94,20 @@ export interface RedisCluster {
 export async function startRedisCluster(): Promise<RedisCluster> {
   const dir = mkdtempSync(join(tmpdir(), "marquee-redis-cluster-"));
   const ports = [await freePort(), await freePort(), await freePort()];
+  // Each node's cluster bus gets a free port of its own: the default, the port + 10,000, is past
+  // 65,535 for ports above 55,535, which the kernel hands out too.
+  const busPorts = [await freePort(), await freePort(), await freePort()];
   const cli = (port: number, ...args: string[]) =>
     execFileSync("redis-cli", ["-p", String(port), ...args], { encoding: "utf8" });
-  const children: ChildProcess[] = ports.map((port) => {
+  const children: ChildProcess[] = ports.map((port, i) => {
     const own = join(dir, String(port));
     mkdirSync(own);
     return spawn(
       "redis-server",
-      ["--port", String(port), "--bind", "127.0.0.1", "--save", "", "--dir", own, "--cluster-enabled", "yes"],
+      [
+        ...["--port", String(port), "--bind", "127.0.0.1", "--save", "", "--dir", own],
+        ...["--cluster-enabled", "yes", "--cluster-port", String(busPorts[i])],
+      ],
       { stdio: "ignore" },
     );
   });
