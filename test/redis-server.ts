@@ -128,7 +128,7 @@ export async function startRedisCluster(): Promise<RedisCluster> {
     ["10923", "16383"],
   ];
   for (const [i, p] of ports.entries()) cli(p, "CLUSTER", "ADDSLOTSRANGE", ...ranges[i]);
-  for (const p of ports.slice(1)) cli(ports[0], "CLUSTER", "MEET", "127.0.0.1", String(p));
+  for (const i of [1, 2]) cli(ports[0], "CLUSTER", "MEET", "127.0.0.1", String(ports[i]), String(busPorts[i]));
   await until("did not become ready", () =>
     ports.every((p) => {
       const info = cli(p, "CLUSTER", "INFO");
