@@ -121,35 +121,43 @@ export async function startRedisCluster(): Promise<RedisCluster> {
       await new Promise((r) => setTimeout(r, 50));
     }
   };
-  await until("did not start", () => ports.every((p) => cli(p, "ping").trim() === "PONG"));
-  const ranges = [
-    ["0", "5460"],
-    ["5461", "10922"],
-    ["10923", "16383"],
-  ];
-  for (const [i, p] of ports.entries()) cli(p, "CLUSTER", "ADDSLOTSRANGE", ...ranges[i]);
-  for (const i of [1, 2]) cli(ports[0], "CLUSTER", "MEET", "127.0.0.1", String(ports[i]), String(busPorts[i]));
-  await until("did not become ready", () =>
-    ports.every((p) => {
-      const info = cli(p, "CLUSTER", "INFO");
-      return info.includes("cluster_state:ok") && info.includes("cluster_known_nodes:3");
-    }),
-  );
+  const stop = async () => {
+    await Promise.all(
+      children.map(
+        (child) =>
+          new Promise<void>((resolve) => {
+            if (child.exitCode !== null || child.signalCode !== null) return resolve();
+            child.once("exit", () => resolve());
+            child.kill("SIGTERM");
+          }),
+      ),
+    );
+    rmSync(dir, { recursive: true, force: true });
+  };
+  try {
+    await until("did not start", () => ports.every((p) => cli(p, "ping").trim() === "PONG"));
+    const ranges = [
+      ["0", "5460"],
+      ["5461", "10922"],
+      ["10923", "16383"],
+    ];
+    for (const [i, p] of ports.entries()) cli(p, "CLUSTER", "ADDSLOTSRANGE", ...ranges[i]);
+    for (const i of [1, 2]) cli(ports[0], "CLUSTER", "MEET", "127.0.0.1", String(ports[i]), String(busPorts[i]));
+    await until("did not become ready", () =>
+      ports.every((p) => {
+        const info = cli(p, "CLUSTER", "INFO");
+        return info.includes("cluster_state:ok") && info.includes("cluster_known_nodes:3");
+      }),
+    );
+  } catch (err) {
+    // A cluster that did not form leaves no server behind.
+    await stop();
+    throw err;
+  }
   return {
     url: `redis://127.0.0.1:${ports[0]}`,
     ports,
     cli,
-    stop: async () => {
-      await Promise.all(
-        children.map(
-          (child) =>
-            new Promise<void>((resolve) => {
-              child.once("exit", () => resolve());
-              child.kill("SIGTERM");
-            }),
-        ),
-      );
-      rmSync(dir, { recursive: true, force: true });
-    },
+    stop,
   };
 }
