@@ -420,10 +420,15 @@ describe("serve on a Redis that cannot hold the ledger", () => {
   /** The command's exit code, or "still running" after 10 s (it is then killed). */
   const exitOf = async (args: string[]) => {
     const run = await serve(args);
-    const timer = setTimeout(() => run.child.kill("SIGKILL"), 10_000);
+    let timer: ReturnType<typeof setTimeout> | undefined;
     const code = await Promise.race([
       run.exited,
-      new Promise<string>((r) => setTimeout(() => r("still running"), 10_000)),
+      new Promise<string>((r) => {
+        timer = setTimeout(() => {
+          run.child.kill("SIGKILL");
+          r("still running");
+        }, 10_000);
+      }),
     ]);
     clearTimeout(timer);
     rmSync(run.dir, { recursive: true, force: true });

@@ -414,9 +414,11 @@ export async function openRedisLedger(url: string): Promise<RedisLedger> {
   const redis = await connectRedis(url);
   let subscriber: RedisClient | undefined;
   try {
-    assertRedisVersion(await redis.info("server"), url);
-    assertNoEviction(await redis.info("memory"), url);
-    if (!(redis instanceof Cluster)) assertPrimary(await redis.info("replication"), url);
+    // INFO's default sections hold the server's version, memory policy and replication role.
+    const info = await redis.info();
+    assertRedisVersion(info, url);
+    assertNoEviction(info, url);
+    if (!(redis instanceof Cluster)) assertPrimary(info, url);
     subscriber = await connectRedis(url, { subscriber: true });
     const ledger = new RedisLedger(redis, subscriber);
     await subscriber.subscribe(K.accessChanged);
