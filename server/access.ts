@@ -40,6 +40,14 @@ import { bucketFor, rateLimited, requestCost, setRateCounters } from "./limits/r
 /** What stages 4–8 need of the access decision. */
 export type ListTerms = Pick<ListAccess, "horizonMs" | "polygons">;
 
+/** What stages 4–8 hand to stage 3's ledger step (AccessControl.authorizeList's `prepare`). */
+export interface PreparedPage {
+  /** The page size asked for. */
+  limit: number;
+  /** The rows of the page that size gives, when it is known before anything is reserved; else null. */
+  rows: number | null;
+}
+
 export interface ListAccess {
   accountId: number;
   keyId: number;
@@ -49,6 +57,11 @@ export interface ListAccess {
   polygons: boolean;
   /** What the request is served as: `trial` or the effective paid tier. */
   tier: AccessTier;
+  /**
+   * True when stage 3 counted the prepared page's rows (`PreparedPage.rows`) with its admission:
+   * the caller delivers exactly that page, open() reserves nothing and settle() counts nothing.
+   */
+  readonly counted?: boolean;
   /**
    * After validation: starts the trial if due, reserves rows, returns the effective page size.
    * A number at once on the SQLite ledger; a promise when the ledger must be asked (Redis).
@@ -95,14 +108,15 @@ export interface AccessControl {
   /**
    * Stages 1–3 of the list pipeline; throws (or rejects with) the first refusal as an ApiError.
    * `prepare`, when the implementation `prepares`: stages 4–8 run before stage 3's ledger step,
-   * given what stage 2 decided; they return the requested page size or throw their error, which
-   * is thrown only when stages 1–3 pass (the first failure still wins). The page's rows are then
-   * reserved with stage 3 and `open` answers without asking the ledger again. Whether or not it
+   * given what stage 2 decided; they return the requested page size (and the page's rows when
+   * already known) or throw their error, which is thrown only when stages 1–3 pass (the first
+   * failure still wins). The page's rows are then reserved with stage 3, or counted with it
+   * (`ListAccess.counted`), and `open` answers without asking the ledger again. Whether or not it
    * calls `prepare`, the caller runs stages 4–8 itself when `prepare` was not called.
    */
   authorizeList(
     scope: RequestScope,
-    request: { geo: boolean; prepare?: (terms: ListTerms) => number },
+    request: { geo: boolean; prepare?: (terms: ListTerms) => PreparedPage },
   ): ListAccess | Promise<ListAccess>;
   /** Forgets every key and account read (after the ledger was emptied or changed in place). */
   clear(): void;

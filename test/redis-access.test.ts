@@ -137,9 +137,19 @@ describe("the list pipeline on a Redis ledger", () => {
   it("answers every stage's outcome with the status and headers the SQLite ledger answers", async () => {
     const redisGet = servers[1].get;
     const cases: [string, Partial<AccountFields> | null, string[]][] = [
-      ["trial", { plan: "none" }, ["?limit=100", "?limit=3", "?polygon=40.6,-74.1;40.8,-74.1;40.8,-73.9", "HEAD"]],
+      // A page asked for a third time is the page cache's, counted with stage 3 instead of reserved.
+      [
+        "trial",
+        { plan: "none" },
+        ["?limit=100", "?limit=3", "?limit=3", "?limit=3", "?polygon=40.6,-74.1;40.8,-74.1;40.8,-73.9", "HEAD"],
+      ],
       ["basic", { plan: "basic" }, ["?limit=30", "?lat=40.7&lng=-74&radius_miles=5", "?page=2", "HEAD"]],
       ["budget", { plan: "enterprise", rowBudget: 30 }, ["?limit=25", "?limit=25", "?limit=1", "HEAD"]],
+      [
+        "budget counted",
+        { plan: "enterprise", rowBudget: 30 },
+        ["?limit=9", "?limit=9", "?limit=9", "?limit=25", "?limit=1"],
+      ],
       ["legacy", { plan: "legacy" }, ["?limit=2", "?starts_before=2031-01-01"]],
       ["negotiated", { plan: "basic", rateSustained: 6, rateBurst: 2 }, ["", "", "", "HEAD"]],
       ["unverified", { plan: "none", verified: false }, [""]],
@@ -164,6 +174,8 @@ describe("the list pipeline on a Redis ledger", () => {
     expect(outcomes).toEqual([
       "trial ?limit=100: 200 25",
       "trial ?limit=3: 200 3",
+      "trial ?limit=3: 200 3",
+      "trial ?limit=3: 200 3",
       "trial ?polygon=40.6,-74.1;40.8,-74.1;40.8,-73.9: 403 feature_not_in_plan",
       "trial HEAD: 200 ",
       "basic ?limit=30: 200 30",
@@ -174,6 +186,11 @@ describe("the list pipeline on a Redis ledger", () => {
       "budget ?limit=25: 200 5",
       "budget ?limit=1: 429 row_budget_exhausted",
       "budget HEAD: 429 row_budget_exhausted",
+      "budget counted ?limit=9: 200 9",
+      "budget counted ?limit=9: 200 9",
+      "budget counted ?limit=9: 200 9",
+      "budget counted ?limit=25: 200 3",
+      "budget counted ?limit=1: 429 row_budget_exhausted",
       "legacy ?limit=2: 200 2",
       "legacy ?starts_before=2031-01-01: 200 25",
       "negotiated : 200 25",
@@ -203,12 +220,20 @@ describe("the list pipeline on a Redis ledger", () => {
     }
   });
 
-  it("delivers exactly the 10 trial rows left when 50 requests race on two servers", async () => {
+  it.each([
+    ["new pages, reserved before they are read", 25, false],
+    ["pages the page cache holds, counted with stage 3", 5, true],
+  ])("delivers exactly the 10 trial rows left when 50 requests race on two servers: %s", async (_, limit, kept) => {
+    const path = `/v1/events?limit=${limit}`;
+    if (kept) {
+      // Another trial's pages: the same window, so the same page; a page's body is kept once it
+      // is asked for a second time (server/list/page-cache.ts).
+      const other = await redisKey({ plan: "none" });
+      for (const s of [...servers, ...servers]) expect((await s.get(path, other.key)).status).toBe(200);
+    }
     const { accountId, key } = await redisKey({ plan: "none" });
     await servers[0].redis.hset(REDIS_KEYS.trial(accountId), "startedMs", NOW_MS, "rowsUsed", TRIAL.rows - 10);
-    const answers = await Promise.all(
-      Array.from({ length: 50 }, (_, i) => servers[i % 2].get("/v1/events?limit=25", key).then(shape)),
-    );
+    const answers = await Promise.all(Array.from({ length: 50 }, (_, i) => servers[i % 2].get(path, key).then(shape)));
     const delivered = answers.filter((a) => a.status === 200).reduce((n, a) => n + a.count, 0);
     expect(delivered).toBe(10);
     for (const a of answers) {
@@ -247,7 +272,7 @@ describe("the list pipeline on a Redis ledger", () => {
     });
   });
 
-  it("asks Redis twice for an admitted page outside test mode: stage 3 with the reservation, then the count", async () => {
+  it("asks Redis twice for a new page outside test mode, and once for a metered page the page cache holds", async () => {
     /** Commands Redis has run so far, by name. */
     const commands = () => {
       const calls: Record<string, number> = {};
@@ -255,21 +280,29 @@ describe("the list pipeline on a Redis ledger", () => {
         calls[m[1]] = Number(m[2]);
       return calls;
     };
-    for (const fields of [{ plan: "none" }, { plan: "basic" }, { plan: "legacy" }] as const) {
+    // Commands inside a script count too, so only the scripts are compared; every step of the
+    // request path is a script (keys and accounts are cached).
+    const scripts = () => {
+      const at = commands();
+      return (at.evalsha ?? 0) + (at.eval ?? 0);
+    };
+    const counts: Record<string, number[]> = {};
+    for (const [i, fields] of ([{ plan: "none" }, { plan: "basic" }, { plan: "legacy" }] as const).entries()) {
       const { key } = await redisKey(fields);
       // Keys and accounts are read once, then cached.
       expect((await servers[1].get("/v1/events?limit=2", key)).status).toBe(200);
-      const before = commands();
-      expect(await shape(await servers[1].get("/v1/events?limit=3", key))).toMatchObject({ status: 200, count: 3 });
-      const after = commands();
-      // Commands inside a script count too, so only the scripts are compared; every step of the
-      // request path is a script (keys and accounts are cached).
-      const scripts = (at: Record<string, number>) => (at.evalsha ?? 0) + (at.eval ?? 0);
-      expect({ plan: fields.plan, scripts: scripts(after) - scripts(before) }).toEqual({
-        plan: fields.plan,
-        scripts: 2,
-      });
+      counts[fields.plan] = [];
+      // A new page, then the same page twice: its body is kept from the second time.
+      for (let n = 0; n < 3; n++) {
+        const before = scripts();
+        const answer = await shape(await servers[1].get(`/v1/events?limit=${13 + i}`, key));
+        expect(answer).toMatchObject({ status: 200, count: 13 + i });
+        counts[fields.plan].push(scripts() - before);
+      }
     }
+    // Trial and row budget: stage 3 with the reservation, then the count; stage 3 alone counts a
+    // kept page. Unmetered: the bucket take, then the delivery's record behind the page.
+    expect(counts).toEqual({ none: [2, 2, 1], basic: [2, 2, 1], legacy: [2, 2, 2] });
   });
 
   it("drops cached keys and accounts when any server changes them", async () => {

@@ -166,6 +166,55 @@ describe("Redis counters", () => {
     expect(d).toMatchObject({ reserved: 30, used: 0, reservation: null });
   });
 
+  it("counts a known page with stage 3 only when no reservation could clamp it", async () => {
+    const trial = { kind: "trial" } as const;
+    const spec = keyBucket(account);
+    // A new trial: it starts, and the known 7 rows of a 10-row page are counted at once.
+    const a = await counters[0].admit(account, spec, 1, trial, true, NOW_MS, 10, 7);
+    expect(a).toMatchObject({ trial: { startedMs: NOW_MS, rowsUsed: 0 }, reserved: 0, reservation: null, counted: 7 });
+    expect(await counters[1].readTrial(account)).toMatchObject({ rowsUsed: 7, exhaustedMs: null });
+    expect(await counters[1].rowsDelivered(account, DAY, NOW_MS)).toBe(7);
+    // More than a trial page asked for: reserved (and clamped) as before, whatever is known.
+    expect(await counters[1].admit(account, spec, 1, trial, true, NOW_MS + 1, 100, 25)).toMatchObject({
+      counted: null,
+      reservation: { rows: TRIAL.maxRowsPerPage },
+    });
+    // The unreserved remainder (1000 - 7 - 25 - 960 = 8) below the size asked for: reserved and clamped.
+    await redis[0].hincrby(REDIS_KEYS.trial(account), "rowsUsed", 960);
+    expect(await counters[0].admit(account, spec, 1, trial, true, NOW_MS + 2, 10, 3)).toMatchObject({
+      counted: null,
+      reservation: { rows: 8 },
+    });
+    // Exactly the size asked for left: counted, and the count that spends the trial ends it.
+    const other = nextAccount++;
+    await redis[0].hset(REDIS_KEYS.trial(other), "startedMs", NOW_MS, "rowsUsed", TRIAL.rows - 5);
+    const last = await counters[1].admit(other, keyBucket(other), 1, trial, true, NOW_MS + 3, 5, 5);
+    expect(last).toMatchObject({ trial: { rowsUsed: TRIAL.rows - 5, exhaustedMs: null }, counted: 5 });
+    expect(await counters[0].readTrial(other)).toMatchObject({ rowsUsed: TRIAL.rows, exhaustedMs: NOW_MS + 3 });
+    // Refused by the limiter: nothing counted.
+    const empty = { ...keyBucket(other), capacity: 1 };
+    const third = nextAccount++;
+    await counters[0].admit(third, empty, 1, trial, true, NOW_MS, 10, 4);
+    expect(await counters[0].admit(third, empty, 1, trial, true, NOW_MS, 10, 4)).toMatchObject({
+      verdict: { admitted: false },
+      counted: null,
+    });
+    expect(await counters[0].readTrial(third)).toMatchObject({ rowsUsed: 4 });
+    // A budget: counted while the remainder holds the page size, reserved once it does not.
+    const budget = nextAccount++;
+    const limit = { kind: "budget", limit: 30 } as const;
+    expect(await counters[1].admit(budget, keyBucket(budget), 1, limit, false, NOW_MS, 20, 20)).toMatchObject({
+      used: 0,
+      counted: 20,
+    });
+    expect(await counters[0].admit(budget, keyBucket(budget), 1, limit, false, NOW_MS + 1, 20, 20)).toMatchObject({
+      used: 20,
+      counted: null,
+      reservation: { rows: 10 },
+    });
+    expect(await counters[0].rowsDelivered(budget, DAY, NOW_MS + 1)).toBe(20);
+  });
+
   it("lets a reservation expire: its rows are free again and a late settle counts nothing", async () => {
     await redis[0].hset(REDIS_KEYS.trial(account), "startedMs", NOW_MS, "rowsUsed", 975);
     const held = await counters[0].reserveTrial(account, 25, NOW_MS);

@@ -10,6 +10,9 @@
  * - Any Redis error or timeout becomes the stage's 503 with Retry-After (server/limits/ledger.ts).
  * - Round trips of an admitted page: stage 3 (the bucket take with the allowance's check), then
  *   the reservation and its settlement for a trial or a row budget, or the delivery's record.
+ *   A trial or budget page already known before stage 3 (`PreparedPage.rows`) is counted by
+ *   stage 3 itself when the unreserved remainder holds the page size asked for
+ *   (`ListAccess.counted`); nothing is reserved or settled for it.
  * - Test mode (`testMode`): faults are taken from the shared ledger at the points `Access` takes
  *   them; a trial account's trial is read before the rate_limit_unavailable fault, as stage 2
  *   reads it there. Production asks neither.
@@ -19,7 +22,7 @@ import type { Account, KeyRow } from "../../db/accounts.ts";
 import { ACCESS, DAY_MS, type FaultCode, TRIAL } from "../../db/contract.ts";
 import type { BucketSpec, BucketVerdict } from "../../db/rate-buckets.ts";
 import { trialExpiresMs, trialState } from "../../db/trials.ts";
-import type { AccessControl, KeyIdentity, ListAccess, ListTerms } from "../access.ts";
+import type { AccessControl, KeyIdentity, ListAccess, ListTerms, PreparedPage } from "../access.ts";
 import type { Clock } from "../clock.ts";
 import { ApiError } from "../errors.ts";
 import type { RequestScope } from "../handle.ts";
@@ -147,7 +150,7 @@ export class RedisAccess implements AccessControl {
 
   async authorizeList(
     scope: RequestScope,
-    request: { geo: boolean; prepare?: (terms: ListTerms) => number },
+    request: { geo: boolean; prepare?: (terms: ListTerms) => PreparedPage },
   ): Promise<ListAccess> {
     const { clock, counters } = this.deps;
     const headers = scope.headers;
@@ -189,11 +192,11 @@ export class RedisAccess implements AccessControl {
     if (await this.fault("rate_limit_unavailable", "rate_limit_unavailable"))
       throw unavailable("rate_limit_unavailable");
     // Stages 4–8 now, their verdict kept until stage 3 has spoken.
-    let requested = 0;
+    let prepared: PreparedPage | null = null;
     let invalid: { error: unknown } | null = null;
     if (request.prepare && this.prepares) {
       try {
-        requested = request.prepare(trialAccount ? TRIAL_TERMS : grant!);
+        prepared = request.prepare(trialAccount ? TRIAL_TERMS : grant!);
       } catch (error) {
         invalid = { error };
       }
@@ -208,7 +211,8 @@ export class RedisAccess implements AccessControl {
         allowance,
         account.verified,
         now,
-        allowance && !invalid ? requested : 0,
+        (allowance && prepared?.limit) || 0,
+        prepared?.rows,
       );
     } catch (err) {
       // For a trial account the script's first step is stage 2's read of the trial.
@@ -220,17 +224,19 @@ export class RedisAccess implements AccessControl {
       grant = resolveGrant(account, admission.trial, now);
     }
     const { verdict, reserved } = admission;
+    // Rows counted with the admission are this page's (stage 3 decided on the numbers before them).
+    const counted = admission.counted ?? 0;
     let allowanceHeaders: Record<string, string> | null = null;
     let refusal: ApiError | null = null;
     if (allowance?.kind === "trial") {
       const trial = admission.trial;
       const used = trial?.rowsUsed ?? 0;
-      allowanceHeaders = trialHeaders(TRIAL.rows - used - reserved, trial ? trialExpiresMs(trial) : null);
+      allowanceHeaders = trialHeaders(TRIAL.rows - used - reserved - counted, trial ? trialExpiresMs(trial) : null);
       refusal = trialRefusal(used, reserved, allowanceHeaders);
       // Checked even when the limiter refuses, so a trial's 429 carries its X-Trial-* headers.
       Object.assign(headers, allowanceHeaders);
     } else if (allowance?.kind === "budget") {
-      allowanceHeaders = budgetHeaders(allowance.limit, allowance.limit - admission.used - reserved);
+      allowanceHeaders = budgetHeaders(allowance.limit, allowance.limit - admission.used - reserved - counted);
       refusal = budgetRefusal(allowance.limit, admission.used, reserved, admission.msUntilBelow, allowanceHeaders);
     }
     if (!verdict.admitted) throw rateLimited(terms.bucket, verdict);
@@ -246,6 +252,7 @@ export class RedisAccess implements AccessControl {
       allowanceHeaders,
       verdict,
       admission.reservation,
+      admission.counted,
     );
   }
 
@@ -310,10 +317,16 @@ class RedisAdmittedList implements ListAccess {
     private readonly verdict: BucketVerdict,
     /** The reservation stage 3 made with its admission (ListAccess prepared), or null. */
     private readonly reserved: Reserved | null,
+    /** The prepared page's rows when stage 3 counted them instead of reserving, or null. */
+    private readonly countedRows: number | null,
   ) {
     this.horizonMs = grant.horizonMs;
     this.polygons = grant.polygons;
     this.tier = grant.tier;
+  }
+
+  get counted(): boolean {
+    return this.countedRows !== null;
   }
 
   async open(requestedLimit: number): Promise<number> {
@@ -323,7 +336,7 @@ class RedisAdmittedList implements ListAccess {
     const code = allowance?.kind === "trial" ? "trial_unavailable" : "rate_limit_unavailable";
     // The internal_error fault fires here, the last point before rows are selected.
     if (await access.fault("internal_error", code)) throw new ApiError("internal_error");
-    if (!allowance) return requestedLimit;
+    if (!allowance || this.counted) return requestedLimit;
     if (allowance.kind === "trial" && (await access.fault("trial_unavailable", code))) throw unavailable(code);
     const nowMs = access.clock.now();
     let r: Reserved;
@@ -373,6 +386,13 @@ class RedisAdmittedList implements ListAccess {
     const hold = this.#hold;
     const nowMs = access.clock.now();
     const rows = Math.max(0, Math.floor(delivered));
+    if (this.countedRows !== null) {
+      // Counted with stage 3: the page delivered must be the one counted.
+      if (rows !== this.countedRows && rows > 0)
+        throw new Error(`ListAccess: ${rows} rows delivered, ${this.countedRows} counted`);
+      this.describe();
+      return;
+    }
     if (!allowance || !hold) {
       // Unmetered: usage is recorded for the record (a budget set later counts it), behind the
       // page as the SQLite meter writes it behind the requests: no limit depends on it, a failure

@@ -13,11 +13,12 @@
  *   record  the delivered rows of an account without a row allowance, written behind the page:
  *           the records of one turn of the event loop go out as one script per account.
  *
- * An admitted page costs two round trips: stage 3 with the reservation when the caller has
- * validated the request first (`admit`'s `reserve`), then the settlement. An unmetered page waits
- * for one, the bucket take, which goes out with the other takes of its account in the same turn
- * (one script takes them in order); its record goes out with those of the pages answered in the
- * same turn.
+ * A metered page costs two round trips: stage 3 with the reservation when the caller has
+ * validated the request first (`admit`'s `reserve`), then the settlement; one when the page is
+ * already known and the unreserved remainder holds the page size asked for (`admit`'s `known`):
+ * stage 3 then counts its rows. An unmetered page waits for one, the bucket take, which goes out
+ * with the other takes of its account in the same turn (one script takes them in order); its
+ * record goes out with those of the pages answered in the same turn.
  *
  * - Each script touches one account's keys only (`marquee:{a<id>}:…`, server/ledger/redis-keys.ts):
  *   one hash slot, so Redis Cluster runs them.
@@ -94,16 +95,18 @@ local function trialState(t, now)
   return 'active'
 end
 
--- Rows held by live reservations; expired ones are dropped.
+-- Rows held by live reservations (expired ones are dropped when the next hold is made).
 local function held(key, now)
-  redis.call('ZREMRANGEBYSCORE', key, '-inf', now)
   local rows = 0
-  for _, m in ipairs(redis.call('ZRANGE', key, 0, -1)) do rows = rows + tonumber(string.match(m, ':(%d+)$')) end
+  for _, m in ipairs(redis.call('ZRANGEBYSCORE', key, '(' .. now, '+inf')) do
+    rows = rows + tonumber(string.match(m, ':(%d+)$'))
+  end
   return rows
 end
 
 local function hold(key, idsKey, rows, now)
   local member = redis.call('INCR', idsKey) .. ':' .. rows
+  redis.call('ZREMRANGEBYSCORE', key, '-inf', now)
   redis.call('ZADD', key, now + HOLD_MS, member)
   redis.call('PEXPIRE', key, HOLD_MS + SPARE_MS)
   return member
@@ -116,22 +119,34 @@ local function release(key, member, now)
   return score ~= false and tonumber(score) > now
 end
 
--- Rows delivered in (now - WINDOW_MS, now]; forgets deliveries before the window's baseline.
-local function delivered(log, totalKey, now)
-  local total = tonumber(redis.call('GET', totalKey) or '0')
+-- The running total before the window (0 when none); forgets the deliveries before it.
+local function baseline(log, now)
   local base = redis.call('ZREVRANGEBYSCORE', log, now - WINDOW_MS, '-inf', 'WITHSCORES', 'LIMIT', 0, 1)
-  if #base == 0 then return total end
+  if #base == 0 then return 0 end
   redis.call('ZREMRANGEBYSCORE', log, '-inf', '(' .. base[2])
-  return total - tonumber(base[1])
+  return tonumber(base[1])
 end
 
-local function record(log, totalKey, rows, now, nowText)
-  if rows <= 0 then return end
+-- Rows delivered in (now - WINDOW_MS, now].
+local function delivered(log, totalKey, now)
+  return tonumber(redis.call('GET', totalKey) or '0') - baseline(log, now)
+end
+
+-- Counts a delivery of rows > 0; returns the rows delivered in (now - WINDOW_MS, now] with it.
+local function record(log, totalKey, rows, now)
   local total = redis.call('INCRBY', totalKey, rows)
   -- Deliveries in the same millisecond are one entry: nothing can tell them apart.
   redis.call('ZREMRANGEBYSCORE', log, now, now)
   redis.call('ZADD', log, now, total)
-  delivered(log, totalKey, now)
+  return total - baseline(log, now)
+end
+
+-- A trial's rows counted: rowsUsed grows, and the trial is exhausted once it reaches TRIAL_ROWS.
+local function countTrialRows(key, rows, nowText)
+  local used = redis.call('HINCRBY', key, 'rowsUsed', rows)
+  if used >= TRIAL_ROWS and redis.call('HEXISTS', key, 'exhaustedMs') == 0 then
+    redis.call('HSET', key, 'exhaustedMs', nowText)
+  end
 end
 
 -- db/row-usage.ts msUntilRowsBelow: when enough of the window's deliveries have aged out.
@@ -148,11 +163,15 @@ end
 /**
  * KEYS: bucket, trial, holds, usage, usage total, hold ids. ARGV: now, capacity, refill/s, cost,
  * kind ("trial" | "budget"; an account without either takes through `TAKES`), budget limit,
- * verified (1/0), rows to reserve (0: none).
+ * verified (1/0), rows to reserve (0: none), rows of the page already known (-1: not known).
  * Returns {admitted, tokens, retryAfterMs, fullAtMs, gated, startedMs, rowsUsed, exhaustedMs,
- * reserved, used, msUntilBelow, rows, member}; `gated` = 1 when a trial account was refused
- * before the take. When asked to reserve and stage 3 admits, the reservation is made as open()
- * makes it (RESERVE_TRIAL, RESERVE_BUDGET) and the trial reported is the one it started.
+ * reserved, used, msUntilBelow, rows, member, counted}; `gated` = 1 when a trial account was
+ * refused before the take. When asked to reserve and stage 3 admits, the reservation is made as
+ * open() makes it (RESERVE_TRIAL, RESERVE_BUDGET) and the trial reported is the one it started.
+ * When the page is known and the unreserved remainder holds the whole page size asked for (so no
+ * reservation would clamp it), its rows are counted at once instead (`counted` = 1, rows = the
+ * page's, no member), as the settlement would count them; the trial and usage reported are still
+ * those stage 3 decided on, before the count.
  */
 const ADMIT = `${PRELUDE}
 local now = tonumber(ARGV[1])
@@ -161,7 +180,7 @@ local t = {-1, 0, -1}
 if kind == 'trial' then
   t = readTrial(KEYS[2])
   if (t[1] >= 0 and trialState(t, now) ~= 'active') or (t[1] < 0 and ARGV[7] ~= '1') then
-    return {0, '0', 0, 0, 1, t[1], t[2], t[3], 0, 0, 0}
+    return {0, '0', 0, 0, 1, t[1], t[2], t[3], 0, 0, 0, 0, '', 0}
   end
 end
 local v = take(KEYS[1], now, ARGV[1], tonumber(ARGV[2]), tonumber(ARGV[3]), tonumber(ARGV[4]))
@@ -175,7 +194,8 @@ elseif kind == 'budget' then
   if used >= limit then wait = msUntilBelow(KEYS[4], KEYS[5], limit, now) end
 end
 local requested = tonumber(ARGV[8])
-local rows, member = 0, ''
+local known = tonumber(ARGV[9])
+local rows, member, counted = 0, '', 0
 if v[1] == 1 and requested > 0 then
   if kind == 'trial' then
     local remaining = TRIAL_ROWS - t[2] - reserved
@@ -184,18 +204,31 @@ if v[1] == 1 and requested > 0 then
         redis.call('HSET', KEYS[2], 'startedMs', ARGV[1], 'rowsUsed', 0)
         t = {now, 0, -1}
       end
-      rows = math.min(requested, PAGE_ROWS, remaining)
-      member = hold(KEYS[3], KEYS[6], rows, now)
+      if known >= 0 and requested <= PAGE_ROWS and remaining >= requested then
+        if known > 0 then
+          countTrialRows(KEYS[2], known, ARGV[1])
+          record(KEYS[4], KEYS[5], known, now)
+        end
+        rows, counted = known, 1
+      else
+        rows = math.min(requested, PAGE_ROWS, remaining)
+        member = hold(KEYS[3], KEYS[6], rows, now)
+      end
     end
   elseif kind == 'budget' then
     local remaining = tonumber(ARGV[6]) - used - reserved
     if remaining > 0 then
-      rows = math.min(requested, remaining)
-      member = hold(KEYS[3], KEYS[6], rows, now)
+      if known >= 0 and remaining >= requested then
+        if known > 0 then record(KEYS[4], KEYS[5], known, now) end
+        rows, counted = known, 1
+      else
+        rows = math.min(requested, remaining)
+        member = hold(KEYS[3], KEYS[6], rows, now)
+      end
     end
   end
 end
-return {v[1], v[2], v[3], v[4], 0, t[1], t[2], t[3], reserved, used, wait, rows, member}
+return {v[1], v[2], v[3], v[4], 0, t[1], t[2], t[3], reserved, used, wait, rows, member, counted}
 `;
 
 /**
@@ -258,11 +291,8 @@ local live = release(KEYS[2], ARGV[2], now)
 local rows = 0
 if live then rows = math.min(tonumber(ARGV[4]), tonumber(ARGV[3])) end
 if rows > 0 and redis.call('EXISTS', KEYS[1]) == 1 then
-  local used = redis.call('HINCRBY', KEYS[1], 'rowsUsed', rows)
-  if used >= TRIAL_ROWS and redis.call('HEXISTS', KEYS[1], 'exhaustedMs') == 0 then
-    redis.call('HSET', KEYS[1], 'exhaustedMs', ARGV[1])
-  end
-  record(KEYS[3], KEYS[4], rows, now, ARGV[1])
+  countTrialRows(KEYS[1], rows, ARGV[1])
+  record(KEYS[3], KEYS[4], rows, now)
 end
 local t = readTrial(KEYS[1])
 return {live and 1 or 0, t[1], t[2], t[3], held(KEYS[2], now)}
@@ -276,13 +306,18 @@ return {live and 1 or 0, t[1], t[2], t[3], held(KEYS[2], now)}
 const SETTLE_BUDGET = `${PRELUDE}
 local now = tonumber(ARGV[1])
 local live = release(KEYS[1], ARGV[2], now)
-record(KEYS[2], KEYS[3], math.min(tonumber(ARGV[4]), tonumber(ARGV[3])), now, ARGV[1])
-return {live and 1 or 0, delivered(KEYS[2], KEYS[3], now), held(KEYS[1], now)}
+local rows = math.min(tonumber(ARGV[4]), tonumber(ARGV[3]))
+local used
+if rows > 0 then used = record(KEYS[2], KEYS[3], rows, now) else used = delivered(KEYS[2], KEYS[3], now) end
+return {live and 1 or 0, used, held(KEYS[1], now)}
 `;
 
 /** KEYS: usage, usage total. ARGV: now, rows, then more (now, rows) pairs: each recorded in turn. */
 const RECORD = `${PRELUDE}
-for i = 1, #ARGV, 2 do record(KEYS[1], KEYS[2], tonumber(ARGV[i + 1]), tonumber(ARGV[i]), ARGV[i]) end
+for i = 1, #ARGV, 2 do
+  local rows = tonumber(ARGV[i + 1])
+  if rows > 0 then record(KEYS[1], KEYS[2], rows, tonumber(ARGV[i])) end
+end
 return 1
 `;
 
@@ -330,6 +365,11 @@ export interface Admission {
   msUntilBelow: number;
   /** The reservation made with the admission when one was asked for and stage 3 admitted. */
   reservation: Reserved | null;
+  /**
+   * The known page's rows when stage 3 counted them instead of reserving (`admit`'s `known`);
+   * `trial` and `used` are as they stood before the count.
+   */
+  counted: number | null;
 }
 
 /** What stage 3 reports beside the verdict for an account without a row allowance. */
@@ -340,6 +380,7 @@ const UNMETERED: Readonly<Omit<Admission, "verdict">> = Object.freeze({
   used: 0,
   msUntilBelow: 0,
   reservation: null,
+  counted: null,
 });
 
 /** A reservation: `rows` > 0 with its `member`, or rows 0 when nothing could be held. */
@@ -396,7 +437,12 @@ export class RedisCounters {
     this.#redis = redis as RedisClient & Scripts;
   }
 
-  /** Stage 3: the bucket take with the allowance's check (server/access.ts, authorizeList). */
+  /**
+   * Stage 3: the bucket take with the allowance's check (server/access.ts, authorizeList). With
+   * `reserve` rows asked for, the page's reservation too; when the page those rows would give is
+   * already known (`known`: its row count), its rows are counted at once if no reservation could
+   * clamp it.
+   */
   async admit(
     accountId: number,
     spec: BucketSpec,
@@ -405,6 +451,7 @@ export class RedisCounters {
     verified: boolean,
     nowMs: number,
     reserve = 0,
+    known: number | null = null,
   ): Promise<Admission> {
     if (allowance === null) return { ...UNMETERED, verdict: await this.takeTokens(accountId, spec, cost, nowMs) };
     const kind = allowance.kind;
@@ -423,8 +470,10 @@ export class RedisCounters {
       allowance.kind === "budget" ? allowance.limit : 0,
       verified ? 1 : 0,
       reserve,
+      known ?? -1,
     );
     const trial = trialOf(accountId, Number(r[5]), Number(r[6]), Number(r[7]));
+    const counted = r[13] === 1;
     const reserved = Number(r[8]);
     const used = Number(r[9]);
     const rows = Number(r[11]);
@@ -440,7 +489,9 @@ export class RedisCounters {
       reserved,
       used,
       msUntilBelow: Number(r[10]),
-      reservation: rows > 0 ? { rows, member: String(r[12]), trial, used, reserved, msUntilBelow: 0 } : null,
+      reservation:
+        rows > 0 && !counted ? { rows, member: String(r[12]), trial, used, reserved, msUntilBelow: 0 } : null,
+      counted: counted ? rows : null,
     };
   }
 

@@ -32,7 +32,7 @@ import {
 import type { GeoCandidates } from "../../db/geo.ts";
 import { hydratePageJson, type LiveBounds, readReplicaState } from "../../db/hydrate.ts";
 import { readSnapshotStats } from "../../db/snapshot-stats.ts";
-import type { AccessControl, ListAccess, ListTerms } from "../access.ts";
+import type { AccessControl, ListAccess, ListTerms, PreparedPage } from "../access.ts";
 import type { Clock } from "../clock.ts";
 import { assertCursorMatches, filterFingerprint } from "../cursor.ts";
 import { type Reply, ReplyParts, type RequestScope } from "../handle.ts";
@@ -109,15 +109,19 @@ export class ListService {
 
   /**
    * `answer` on a ledger that reserves the page's rows with stage 3 (one round trip fewer):
-   * stages 4–8 run when stage 2 has decided, their error held until stages 1–3 pass.
+   * stages 4–8 run when stage 2 has decided, their error held until stages 1–3 pass. A page the
+   * page cache holds is known by then: stage 3 may count its rows instead of reserving them
+   * (`ListAccess.counted`), and it is the page delivered unless open() clamps the page size.
    */
   async answerPrepared(scope: RequestScope, request: ListRequest): Promise<Reply> {
     let parsed: ParsedQuery | undefined;
     let window: ListWindow | undefined;
-    const prepare = (terms: ListTerms) => {
+    let known: PageOut | null = null;
+    const prepare = (terms: ListTerms): PreparedPage => {
       parsed = this.parse(request, terms);
       window = this.window(parsed, terms, this.deps.clock.now());
-      return parsed.q.limit;
+      known = this.keptPage(request.search, parsed, window, parsed.q.limit);
+      return { limit: parsed.q.limit, rows: known?.page.count ?? null };
     };
     const geo = request.known?.geo ?? isGeoRequest(request.params!);
     const access = await this.deps.access.authorizeList(scope, { geo, prepare });
@@ -125,10 +129,13 @@ export class ListService {
       parsed = this.parse(request, access);
       window = this.window(parsed, access, this.deps.clock.now());
     }
-    return this.pageLater(scope, request, parsed, window, access, access.open(parsed.q.limit));
+    return this.pageLater(scope, request, parsed, window, access, access.open(parsed.q.limit), known);
   }
 
-  /** From open on, waiting for the ledger where it answers with promises. */
+  /**
+   * From open on, waiting for the ledger where it answers with promises. `known`: the page of the
+   * requested size read before stage 3, delivered when open() kept that size.
+   */
   async pageLater(
     scope: RequestScope,
     request: ListRequest,
@@ -136,11 +143,12 @@ export class ListService {
     window: ListWindow,
     access: ListAccess,
     opening: number | Promise<number>,
+    known: PageOut | null = null,
   ): Promise<Reply> {
     const limit = await opening;
     let out: PageOut;
     try {
-      out = this.page(request.search, parsed, window, limit);
+      out = known && limit === parsed.q.limit ? known : this.page(request.search, parsed, window, limit);
     } catch (err) {
       await access.settle(0);
       throw err;
@@ -218,23 +226,29 @@ export class ListService {
    * and hydrated in one read transaction. `search` with the limit and the window determines it.
    */
   page(search: string, parsed: ParsedQuery, window: ListWindow, limit: number): PageOut {
+    const kept = this.keptPage(search, parsed, window, limit);
+    if (kept) return kept;
     const { q, fingerprint } = parsed;
-    // A city sent twice with different values: no venue is in both (docs/api.md, Listing events).
-    if (q.cityConflict) return NO_MATCH;
-    const { pages, state } = this.caches;
     const key = pageCacheKey(search, limit, window);
     const from = q.cursor?.position ?? null;
-    // Outside a transaction: the latest commit's state (another process's seen at most a few ms late).
-    const hit = pages.getBody(key, state.read(), window);
-    if (hit) {
-      encodeHead(hit.body);
-      return withCursor(this.deps.secret, hit.selection, hit.body, from, window, fingerprint);
-    }
     return readConsistently(this.deps.replica, () => {
       const selected = this.select(key, parsed, window, from, limit);
       const body = this.hydrate(key, selected, window);
       return withCursor(this.deps.secret, selected.selection, body, from, window, fingerprint);
     });
+  }
+
+  /** The page when it needs no read of the replica (the page cache holds it, or nothing can match), else null. */
+  keptPage(search: string, parsed: ParsedQuery, window: ListWindow, limit: number): PageOut | null {
+    const { q, fingerprint } = parsed;
+    // A city sent twice with different values: no venue is in both (docs/api.md, Listing events).
+    if (q.cityConflict) return NO_MATCH;
+    const { pages, state } = this.caches;
+    // Outside a transaction: the latest commit's state (another process's seen at most a few ms late).
+    const hit = pages.getBody(pageCacheKey(search, limit, window), state.read(), window);
+    if (!hit) return null;
+    encodeHead(hit.body);
+    return withCursor(this.deps.secret, hit.selection, hit.body, q.cursor?.position ?? null, window, fingerprint);
   }
 
   /** Geo candidates, then the page's snapshot rows (or a kept selection that provably equals them). Inside a read transaction. */
