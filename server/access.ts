@@ -58,11 +58,6 @@ export interface ListAccess {
   /** What the request is served as: `trial` or the effective paid tier. */
   tier: AccessTier;
   /**
-   * True when stage 3 counted the prepared page's rows (`PreparedPage.rows`) with its admission:
-   * the caller delivers exactly that page, open() reserves nothing and settle() counts nothing.
-   */
-  readonly counted?: boolean;
-  /**
    * After validation: starts the trial if due, reserves rows, returns the effective page size.
    * A number at once on the SQLite ledger; a promise when the ledger must be asked (Redis).
    */
@@ -110,9 +105,11 @@ export interface AccessControl {
    * `prepare`, when the implementation `prepares`: stages 4–8 run before stage 3's ledger step,
    * given what stage 2 decided; they return the requested page size (and the page's rows when
    * already known) or throw their error, which is thrown only when stages 1–3 pass (the first
-   * failure still wins). The page's rows are then reserved with stage 3, or counted with it
-   * (`ListAccess.counted`), and `open` answers without asking the ledger again. Whether or not it
-   * calls `prepare`, the caller runs stages 4–8 itself when `prepare` was not called.
+   * failure still wins). The page's rows are then reserved with stage 3, or counted with it when
+   * the page is known and the remainder holds the whole size asked for; `open` answers without
+   * asking the ledger again, and when it returns the size asked for, the caller delivers the
+   * known page. Whether or not it calls `prepare`, the caller runs stages 4–8 itself when
+   * `prepare` was not called.
    */
   authorizeList(
     scope: RequestScope,

@@ -11,8 +11,8 @@
  * - Round trips of an admitted page: stage 3 (the bucket take with the allowance's check), then
  *   the reservation and its settlement for a trial or a row budget, or the delivery's record.
  *   A trial or budget page already known before stage 3 (`PreparedPage.rows`) is counted by
- *   stage 3 itself when the unreserved remainder holds the page size asked for
- *   (`ListAccess.counted`); nothing is reserved or settled for it.
+ *   stage 3 itself when the unreserved remainder holds the page size asked for; nothing is
+ *   reserved or settled for it.
  * - Test mode (`testMode`): faults are taken from the shared ledger at the points `Access` takes
  *   them; a trial account's trial is read before the rate_limit_unavailable fault, as stage 2
  *   reads it there. Production asks neither.
@@ -201,6 +201,8 @@ export class RedisAccess implements AccessControl {
         invalid = { error };
       }
     }
+    // A metered page's rows are reserved, or counted when the page is known (stage 3's script).
+    const page = allowance && prepared ? prepared : null;
     const now = clock.now();
     let admission: Awaited<ReturnType<RedisCounters["admit"]>>;
     try {
@@ -211,8 +213,8 @@ export class RedisAccess implements AccessControl {
         allowance,
         account.verified,
         now,
-        (allowance && prepared?.limit) || 0,
-        prepared?.rows,
+        page?.limit ?? 0,
+        page?.rows,
       );
     } catch (err) {
       // For a trial account the script's first step is stage 2's read of the trial.
@@ -325,10 +327,6 @@ class RedisAdmittedList implements ListAccess {
     this.tier = grant.tier;
   }
 
-  get counted(): boolean {
-    return this.countedRows !== null;
-  }
-
   async open(requestedLimit: number): Promise<number> {
     if (this.#opened) throw new Error("ListAccess.open called twice");
     this.#opened = true;
@@ -336,7 +334,7 @@ class RedisAdmittedList implements ListAccess {
     const code = allowance?.kind === "trial" ? "trial_unavailable" : "rate_limit_unavailable";
     // The internal_error fault fires here, the last point before rows are selected.
     if (await access.fault("internal_error", code)) throw new ApiError("internal_error");
-    if (!allowance || this.counted) return requestedLimit;
+    if (!allowance || this.countedRows !== null) return requestedLimit;
     if (allowance.kind === "trial" && (await access.fault("trial_unavailable", code))) throw unavailable(code);
     const nowMs = access.clock.now();
     let r: Reserved;

@@ -110,8 +110,8 @@ export class ListService {
   /**
    * `answer` on a ledger that reserves the page's rows with stage 3 (one round trip fewer):
    * stages 4–8 run when stage 2 has decided, their error held until stages 1–3 pass. A page the
-   * page cache holds is known by then: stage 3 may count its rows instead of reserving them
-   * (`ListAccess.counted`), and it is the page delivered unless open() clamps the page size.
+   * page cache holds is known by then: stage 3 may count its rows instead of reserving them, and
+   * it is the page delivered unless open() clamps the page size.
    */
   async answerPrepared(scope: RequestScope, request: ListRequest): Promise<Reply> {
     let parsed: ParsedQuery | undefined;
