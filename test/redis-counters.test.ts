@@ -338,6 +338,12 @@ describe("Redis counters", () => {
       bucket = spent.next ?? bucket;
     }
     expect(verdicts.filter((v) => v.admitted)).toHaveLength(60);
+    // The bucket was stored as its last admitted take left it, with an expiry: the next turn's
+    // take, two seconds on, goes on from there.
+    expect(Number(server.cli("PTTL", COUNTER_KEYS.bucket(account, spec.bucket)))).toBeGreaterThan(0);
+    expect(await counters[1].takeTokens(account, spec, 1, NOW_MS + 2_000)).toEqual(
+      spendTokens(bucket, spec, 1, NOW_MS + 2_000).verdict,
+    );
     // The other bucket's takes in order too: a geo take (5 units, at most the capacity), then one unit.
     const geoSpent = spendTokens(undefined, second, RATE.geoCost, NOW_MS);
     expect([geo, small]).toEqual([

@@ -60,24 +60,39 @@ local SPARE_MS = ${SPARE_MS}
 
 local function fmt(x) return string.format('%.17g', x) end
 
--- db/rate-buckets.ts spendTokens, on the stored bucket.
-local function take(key, now, nowText, capacity, refill, cost)
+-- A stored bucket as {t = tokens, u = ms of the last take (and its text)}; {} when absent (full).
+local function readBucket(key)
   local s = redis.call('HMGET', key, 't', 'u')
+  if not s[1] then return {} end
+  return {t = tonumber(s[1]), u = tonumber(s[2]), uText = s[2]}
+end
+
+-- db/rate-buckets.ts spendTokens, on a bucket read by readBucket; an admitted take moves it.
+local function spend(b, now, nowText, capacity, refill, cost)
   local before = capacity
-  if s[1] then
-    before = math.min(capacity, tonumber(s[1]) + (math.max(0, now - tonumber(s[2])) / 1000) * refill)
-  end
+  if b.t then before = math.min(capacity, b.t + (math.max(0, now - b.u) / 1000) * refill) end
   local price = math.min(cost, capacity)
   local admitted = before >= price
   local tokens = before
   local retry = 0
   if admitted then tokens = before - price else retry = math.ceil(((price - tokens) / refill) * 1000) end
   local full = math.ceil(((capacity - tokens) / refill) * 1000)
-  if admitted then
-    redis.call('HSET', key, 't', fmt(tokens), 'u', nowText)
-    redis.call('PEXPIRE', key, full + SPARE_MS)
-  end
+  if admitted then b.t, b.u, b.uText, b.full = tokens, now, nowText, full end
   return {admitted and 1 or 0, fmt(tokens), retry, now + full}
+end
+
+-- Stores a bucket an admitted take moved (its expiry from the last such take).
+local function writeBucket(key, b)
+  if not b.full then return end
+  redis.call('HSET', key, 't', fmt(b.t), 'u', b.uText)
+  redis.call('PEXPIRE', key, b.full + SPARE_MS)
+end
+
+local function take(key, now, nowText, capacity, refill, cost)
+  local b = readBucket(key)
+  local v = spend(b, now, nowText, capacity, refill, cost)
+  writeBucket(key, b)
+  return v
 end
 
 -- The trial as {startedMs, rowsUsed, exhaustedMs}; startedMs -1 when it has not started, exhaustedMs -1 while rows remain.
@@ -235,14 +250,22 @@ return {v[1], v[2], v[3], v[4], 0, t[1], t[2], t[3], reserved, used, wait, rows,
  * Bucket takes of one account without a row allowance, in the order they were asked for.
  * KEYS: the account's buckets. ARGV: (bucket's key index, now, capacity, refill/s, cost) for each
  * take. Returns {admitted, tokens, retryAfterMs, fullAtMs} for each take, one after the other:
- * what `ADMIT` answers first for each, one at a time.
+ * what `ADMIT` answers first for each, one at a time. Each bucket is read once and written once,
+ * its takes worked out in between.
  */
 const TAKES = `${PRELUDE}
-local out = {}
+local buckets, out = {}, {}
 for i = 1, #ARGV, 5 do
-  local v = take(KEYS[tonumber(ARGV[i])], tonumber(ARGV[i + 1]), ARGV[i + 1], tonumber(ARGV[i + 2]), tonumber(ARGV[i + 3]), tonumber(ARGV[i + 4]))
+  local k = tonumber(ARGV[i])
+  local b = buckets[k]
+  if not b then
+    b = readBucket(KEYS[k])
+    buckets[k] = b
+  end
+  local v = spend(b, tonumber(ARGV[i + 1]), ARGV[i + 1], tonumber(ARGV[i + 2]), tonumber(ARGV[i + 3]), tonumber(ARGV[i + 4]))
   for j = 1, 4 do out[#out + 1] = v[j] end
 end
+for k, b in pairs(buckets) do writeBucket(KEYS[k], b) end
 return out
 `;
 /**
