@@ -120,7 +120,7 @@ export class ListService {
     const prepare = (terms: ListTerms): PreparedPage => {
       parsed = this.parse(request, terms);
       window = this.window(parsed, terms, this.deps.clock.now());
-      known = this.keptPage(request.search, parsed, window, parsed.q.limit);
+      known = this.keptPage(pageCacheKey(request.search, parsed.q.limit, window), parsed, window);
       return { limit: parsed.q.limit, rows: known?.page.count ?? null };
     };
     const geo = request.known?.geo ?? isGeoRequest(request.params!);
@@ -226,10 +226,10 @@ export class ListService {
    * and hydrated in one read transaction. `search` with the limit and the window determines it.
    */
   page(search: string, parsed: ParsedQuery, window: ListWindow, limit: number): PageOut {
-    const kept = this.keptPage(search, parsed, window, limit);
+    const key = pageCacheKey(search, limit, window);
+    const kept = this.keptPage(key, parsed, window);
     if (kept) return kept;
     const { q, fingerprint } = parsed;
-    const key = pageCacheKey(search, limit, window);
     const from = q.cursor?.position ?? null;
     return readConsistently(this.deps.replica, () => {
       const selected = this.select(key, parsed, window, from, limit);
@@ -238,14 +238,17 @@ export class ListService {
     });
   }
 
-  /** The page when it needs no read of the replica (the page cache holds it, or nothing can match), else null. */
-  keptPage(search: string, parsed: ParsedQuery, window: ListWindow, limit: number): PageOut | null {
+  /**
+   * The page when it needs no read of the replica (the page cache holds it under `key`, or nothing
+   * can match), else null.
+   */
+  keptPage(key: string, parsed: ParsedQuery, window: ListWindow): PageOut | null {
     const { q, fingerprint } = parsed;
     // A city sent twice with different values: no venue is in both (docs/api.md, Listing events).
     if (q.cityConflict) return NO_MATCH;
     const { pages, state } = this.caches;
     // Outside a transaction: the latest commit's state (another process's seen at most a few ms late).
-    const hit = pages.getBody(pageCacheKey(search, limit, window), state.read(), window);
+    const hit = pages.getBody(key, state.read(), window);
     if (!hit) return null;
     encodeHead(hit.body);
     return withCursor(this.deps.secret, hit.selection, hit.body, q.cursor?.position ?? null, window, fingerprint);
