@@ -298,8 +298,12 @@ export const LIST_ERRORS = {
 } as const;
 export type ListErrorCode = keyof typeof LIST_ERRORS;
 
-/** Codes any route answers (the router's and the HTTP layer's), not the list endpoint's own. */
-export const ROUTE_LEVEL_ERRORS: readonly ListErrorCode[] = ["not_found", "request_header_too_large"];
+/**
+ * Codes of requests no route takes (unknown paths and methods, malformed URLs): in the list
+ * envelope, but never an answer of `GET /v1/events` itself. Every route may answer
+ * `request_header_too_large` (docs/api.md, What the HTTP layer refuses), the list endpoint included.
+ */
+export const UNROUTED_ERRORS: readonly ListErrorCode[] = ["not_found"];
 
 /** Ticket-handoff error codes. `invalid_request` is 400 or 413 (body too large). */
 export const HANDOFF_ERRORS = {

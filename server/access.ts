@@ -101,6 +101,11 @@ export interface AccessControl {
   /** Stage 1: the bearer key's identity, else 401 `invalid_api_key` (503 `policy_unavailable`). */
   authenticate(req: Request): KeyIdentity | Promise<KeyIdentity>;
   /**
+   * An authenticated key's account as the ledger holds it (undefined when it has none), through
+   * the same cache stage 2 reads; a ledger that cannot answer throws 503 `policy_unavailable`.
+   */
+  account(accountId: number): Account | undefined | Promise<Account | undefined>;
+  /**
    * Stages 1–3 of the list pipeline; throws (or rejects with) the first refusal as an ApiError.
    * `prepare`, when the implementation `prepares`: stages 4–8 run before stage 3's ledger step,
    * given what stage 2 decided; they return the requested page size (and the page's rows when
@@ -188,6 +193,14 @@ export class Access implements AccessControl {
     return row;
   }
 
+  account(accountId: number): Account | undefined {
+    try {
+      return this.#cache.account(accountId);
+    } catch (err) {
+      throw ledgerFailure("policy_unavailable", err);
+    }
+  }
+
   private termsOf(key: KeyRow, account: Account): KeyTerms {
     let terms = this.#terms.get(key);
     if (terms?.account === account) return terms;
@@ -207,12 +220,7 @@ export class Access implements AccessControl {
 
     // Stage 2: policy, plan, trial state, email verification.
     if (faults.take("policy_unavailable")) throw unavailable("policy_unavailable");
-    let account: Account | undefined;
-    try {
-      account = this.#cache.account(key.accountId);
-    } catch (err) {
-      throw ledgerFailure("policy_unavailable", err);
-    }
+    const account = this.account(key.accountId);
     if (!account) throw new ApiError("account_not_provisioned", "This key's account has no usable access policy.");
     const trialRow =
       account.plan === "none" ? withLedger("trial_unavailable", () => meter.readTrial(account.id)) : undefined;

@@ -66,8 +66,9 @@ export function renderError(err: unknown, requestId: string, envelope: Envelope 
   headers.set("content-type", "application/json; charset=utf-8");
   headers.set("x-request-id", requestId);
   headers.set("cache-control", "no-store");
-  // docs/api.md, Headers: 401 and 500 report the published limit (402 too, set where it is raised).
-  if ((e.status === 401 || e.status === 500) && e.envelope === "list") {
+  // docs/api.md, Headers: 401, 431 and 500 report the published limit (402 too, set where it is
+  // raised); a 431 is answered before the key is read.
+  if ((e.status === 401 || e.status === 431 || e.status === 500) && e.envelope === "list") {
     headers.set("x-ratelimit-limit", String(RATE.publishedLimit));
   }
   if (e.status === 401 && e.envelope !== "portal") headers.set("www-authenticate", "Bearer");

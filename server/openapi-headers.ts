@@ -21,7 +21,7 @@ export const HEADERS = {
   },
   "Cache-Control": { description: "Never cache list pages.", schema: { type: "string", enum: ["private, no-store"] } },
   "X-RateLimit-Limit": {
-    description: `Request-rate capacity of the bucket that admitted the request; 401, 402 and 500 report the published ${RATE.publishedLimit}.`,
+    description: `Request-rate capacity of the bucket that admitted the request; 401, 402, 431, 500 and 503 policy_unavailable report the published ${RATE.publishedLimit}.`,
     schema: int,
   },
   "X-RateLimit-Remaining": { description: "Whole request units left. Absence means unknown, not zero.", schema: int },

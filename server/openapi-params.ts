@@ -125,17 +125,20 @@ export function describeQueryValue(schema: v.GenericSchema): JsonSchema {
 
 /** An OpenAPI parameter object from a parameter's source. */
 export function toQueryParameter(source: ListParameter): QueryParameter {
-  const value = describeQueryValue(source.schema);
-  const description = source.description || String(value.description ?? "");
+  const described = describeQueryValue(source.schema);
+  const description = source.description || String(described.description ?? "");
+  // A raw value as sent, when the route takes more than the schema checks (server/params.ts WIRE_PATTERNS).
+  const value = source.wirePattern ? { type: "string", pattern: source.wirePattern } : described;
   delete value.description;
   if (source.default !== undefined) value.default = source.default;
   if (source.repeatable) {
+    // Sent once (a comma-separated list, say) or repeated: a typed client may pass either.
     return {
       name: source.name,
       in: "query",
       required: false,
       description,
-      schema: { type: "array", items: value },
+      schema: { anyOf: [value, { type: "array", items: value }] },
       style: "form",
       explode: true,
     };

@@ -35,6 +35,17 @@ const RESOURCES = {
 
 const minutes = (ms: number) => ms / 60_000;
 const HTML = { "text/html": { schema: { type: "string" } } };
+
+/** An HTML form's fields (server/portal/request.ts reads them): the CSRF token and the route's own. */
+function form(fields: Record<string, { description: string; maxLength?: number }>) {
+  const csrf = { type: "string", description: "The session's CSRF token, as the keys page's forms carry it." };
+  const properties = Object.fromEntries(Object.entries(fields).map(([name, f]) => [name, { type: "string", ...f }]));
+  return {
+    "application/x-www-form-urlencoded": {
+      schema: { type: "object", properties: { csrf_token: csrf, ...properties } },
+    },
+  };
+}
 const requestId = { "x-request-id": { ...HEADERS["x-request-id"], required: true } };
 const retryAfter = {
   "Retry-After": {
@@ -143,7 +154,10 @@ export function buildPortalOpenApi(): PortalOpenApi {
         requestBody: {
           required: false,
           description: `JSON or an HTML form. \`label\`: optional, at most ${PORTAL.maxLabelLength} characters.`,
-          content: { "application/json": { schema: { $ref: ref("CreateDeveloperKeyRequest") } } },
+          content: {
+            "application/json": { schema: { $ref: ref("CreateDeveloperKeyRequest") } },
+            ...form({ label: { description: "Optional.", maxLength: PORTAL.maxLabelLength } }),
+          },
         },
         responses: {
           201: ok("The new key, shown this once.", "CreatedDeveloperKey"),
@@ -167,6 +181,11 @@ export function buildPortalOpenApi(): PortalOpenApi {
         tags: [tag],
         security,
         parameters: [keyId, csrfHeader],
+        requestBody: {
+          required: false,
+          description: "JSON clients send none. The HTML confirmation form posts `confirm=yes`.",
+          content: form({ confirm: { description: "`yes` revokes; anything else shows the confirmation page." } }),
+        },
         responses: {
           200: ok("JSON: the key is revoked. HTML: the confirmation step; nothing changed yet.", "RevokedDeveloperKey"),
           303: { description: "HTML, confirmed: revoked; see the keys page.", headers: requestId },
@@ -185,6 +204,7 @@ export function buildPortalOpenApi(): PortalOpenApi {
         tags: [tag],
         security,
         parameters: [csrfHeader],
+        requestBody: { required: false, description: "JSON clients send none.", content: form({}) },
         responses: {
           200: { description: "HTML: the signed-out page.", headers: { ...requestId, ...setCookie }, content: HTML },
           204: { description: "JSON clients: signed out.", headers: { ...requestId, ...setCookie } },

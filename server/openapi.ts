@@ -6,7 +6,7 @@
  */
 import { toJsonSchema, toJsonSchemaDefs } from "@valibot/to-json-schema";
 import type * as v from "valibot";
-import { HANDOFF, HANDOFF_ERRORS, LIST_ERRORS, ROUTE_LEVEL_ERRORS, SPEC_VERSION } from "../db/contract.ts";
+import { HANDOFF, HANDOFF_ERRORS, LIST_ERRORS, SPEC_VERSION, UNROUTED_ERRORS } from "../db/contract.ts";
 import {
   type HeaderObject,
   handoffResponseHeaders,
@@ -33,17 +33,21 @@ const RESOURCES = {
   TicketHandoff: schemas.TicketHandoff,
 } as const;
 
-const isRouteLevel = (code: string) => (ROUTE_LEVEL_ERRORS as readonly string[]).includes(code);
+const isUnrouted = (code: string) => (UNROUTED_ERRORS as readonly string[]).includes(code);
 
-/** The list errors (docs/api.md, Errors), grouped by status. `not_found` and `request_header_too_large` are every route's, not the list endpoint's. */
+/** The list errors (docs/api.md, Errors), grouped by status: all but `not_found`, which no route answers. */
 export function listErrorCodesByStatus(): Map<number, string[]> {
-  return groupByStatus(Object.entries(LIST_ERRORS).filter(([code]) => !isRouteLevel(code)));
+  return groupByStatus(Object.entries(LIST_ERRORS).filter(([code]) => !isUnrouted(code)));
 }
 
-/** The ticket-handoff errors (docs/api.md, Ticket handoffs): `invalid_request` is also the 413 of an over-long body. */
+/**
+ * The ticket-handoff errors (docs/api.md, Ticket handoffs): `invalid_request` is also the 413 of
+ * an over-long body and the 431 of an over-long head (docs/api.md, What the HTTP layer refuses).
+ */
 export function handoffErrorCodesByStatus(): Map<number, string[]> {
   const byStatus = groupByStatus(Object.entries(HANDOFF_ERRORS));
   byStatus.set(413, ["invalid_request"]);
+  byStatus.set(431, ["invalid_request"]);
   return new Map([...byStatus].sort(([a], [b]) => a - b));
 }
 
@@ -61,6 +65,7 @@ const STATUS_TEXT: Record<number, string> = {
   404: "Event not available",
   409: "Conflict",
   413: "Request body too large",
+  431: "Request head too large",
   429: "Too many requests",
   500: "Unexpected error",
   503: "Temporarily unavailable",
@@ -215,8 +220,11 @@ export function buildOpenApiDocument(options: { baseUrl: string }): OpenApiDocum
  */
 function mcpOperation(unauthorized: ResponseObject): Operation {
   const rpc = {
-    type: ["object", "array"],
     description: "A JSON-RPC 2.0 message or batch (MCP Streamable HTTP, stateless).",
+    oneOf: [
+      { type: "object", description: "One message." },
+      { type: "array", description: "A batch.", items: { type: "object" } },
+    ],
   };
   return {
     operationId: "postMcpMessage",

@@ -49,7 +49,21 @@ const dateParam = (description: string) =>
   );
 
 /** docs/api.md, Listing events: a source token; `_` is a one-character wildcard in the match. */
-export const SOURCE_TOKEN = new RegExp(`^[a-z0-9][a-z0-9._:-]{0,${LIST.maxSourceLength - 1}}$`);
+const SOURCE_TOKEN_BODY = `[a-z0-9][a-z0-9._:-]{0,${LIST.maxSourceLength - 1}}`;
+export const SOURCE_TOKEN = new RegExp(`^${SOURCE_TOKEN_BODY}$`);
+
+/**
+ * The raw values the route accepts, as sent, for the published document: what server/list/parse.ts
+ * takes before it trims, drops empty values and splits on commas. JavaScript's `trim` and `\s`
+ * remove the same characters, and neither alternative can match a space or a comma, so each
+ * pattern matches one way only (no backtracking blow-up in a validator).
+ */
+export const WIRE_PATTERNS = {
+  /** Two letters of one of the 51 codes in either case, spaces around; or nothing but spaces. */
+  state: `^\\s*(?:(?:${US_STATES.map((code) => [...code].map((c) => `[${c}${c.toLowerCase()}]`).join("")).join("|")})\\s*)?$`,
+  /** Source tokens separated by commas, each with spaces around; empty pieces allowed. */
+  source: `^\\s*(?:${SOURCE_TOKEN_BODY}\\s*)?(?:,\\s*(?:${SOURCE_TOKEN_BODY}\\s*)?)*$`,
+} as const;
 
 export const StateParam = v.message(
   v.pipe(
@@ -61,8 +75,8 @@ export const StateParam = v.message(
     v.toUpperCase(),
     v.picklist(US_STATES),
     v.description(
-      `Venue state, two letters, case-insensitive: one of the ${US_STATES.length} US codes (50 states plus DC). ` +
-        "An empty or whitespace-only value is dropped.",
+      `Venue state, two letters, case-insensitive: one of the ${US_STATES.length} US codes (50 states plus DC): ` +
+        `${US_STATES.join(", ")}. An empty or whitespace-only value is dropped.`,
     ),
   ),
   "invalid_state",
@@ -72,7 +86,8 @@ export const CityParam = v.pipe(
   v.string(),
   v.description(
     "Exact, case-sensitive venue city. A misspelt city returns an empty page. An empty value is dropped. " +
-      "Combine with `state` to disambiguate.",
+      "Combine with `state` to disambiguate. Repeated, the same city counts once; two different cities " +
+      "match nothing (no venue is in both).",
   ),
 );
 
@@ -164,8 +179,10 @@ export interface ListParameter {
   schema: v.GenericSchema;
   description: string;
   default?: unknown;
-  /** Repeatable and comma-separated (only `source`). */
+  /** Taken more than once (`source`, also comma-separated; `city`, see its description). */
   repeatable?: boolean;
+  /** The pattern of a raw value as sent, when the route accepts more than the schema's own checks (WIRE_PATTERNS). */
+  wirePattern?: string;
 }
 
 const described = (schema: v.GenericSchema): string => {
@@ -175,11 +192,17 @@ const described = (schema: v.GenericSchema): string => {
 
 /** Every parameter of `GET /v1/events`, in docs/api.md table's order. */
 export const LIST_PARAMETERS: ListParameter[] = [
-  { name: "state", schema: StateParam, description: described(StateParam) },
-  { name: "city", schema: CityParam, description: described(CityParam) },
+  { name: "state", schema: StateParam, description: described(StateParam), wirePattern: WIRE_PATTERNS.state },
+  { name: "city", schema: CityParam, description: described(CityParam), repeatable: true },
   { name: "starts_after", schema: StartsAfterParam, description: described(StartsAfterParam) },
   { name: "starts_before", schema: StartsBeforeParam, description: described(StartsBeforeParam) },
-  { name: "source", schema: SourceTokenParam, description: described(SourceTokenParam), repeatable: true },
+  {
+    name: "source",
+    schema: SourceTokenParam,
+    description: described(SourceTokenParam),
+    repeatable: true,
+    wirePattern: WIRE_PATTERNS.source,
+  },
   {
     name: "exclude_aggregators",
     schema: ExcludeAggregatorsParam,

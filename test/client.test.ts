@@ -70,6 +70,28 @@ describeMatrix("generated client", (use) => {
     expect([...starts].sort()).toEqual(starts);
   });
 
+  it("sends user-typed states and comma-separated sources as the document allows", async () => {
+    const api = client();
+    // The generated type of the query: `state: "ny"` and `source: "a,b"` must compile against it.
+    const ids = async (query: NonNullable<paths["/v1/events"]["get"]["parameters"]["query"]>) => {
+      const { data, response } = await api.GET("/v1/events", { params: { query: { limit: 100, ...query } } });
+      expect(response.status, JSON.stringify(query)).toBe(200);
+      return data!.data.map((e) => e.id);
+    };
+    const all = await ids({ state: "OR" });
+    expect(all).toHaveLength(11);
+    // Case-insensitive, and a whitespace-only state is dropped (docs/api.md, Parameters).
+    expect(await ids({ state: "or" })).toEqual(all);
+    expect(await ids({ state: "Or" })).toEqual(all);
+    expect(await ids({ state: "  ", city: "Portland" })).toEqual(all);
+    // Comma-separated in one value, or repeated: the same filter; a value of only commas is dropped.
+    expect(await ids({ city: "Portland", source: "ticketmaster,scraper:fillmore" })).toEqual(all);
+    expect(await ids({ city: "Portland", source: ["ticketmaster", "scraper:fillmore"] })).toEqual(all);
+    expect(await ids({ city: "Portland", source: ",," })).toEqual(all);
+    expect(await ids({ state: "ny", source: "ticketmaster,axs" })).toEqual([]);
+    expect(await ids({ city: "Portland", source: "ticketmaster,axs" })).toEqual([]);
+  });
+
   it("gets typed error envelopes and creates a handoff", async () => {
     const api = client();
     const filtered = await api.GET("/v1/events", {
@@ -88,6 +110,11 @@ describeMatrix("generated client", (use) => {
 // nothing calls it and tsc still checks it.
 // biome-ignore lint/suspicious/noExportsInTest: a compile-time check, not a test helper
 export function typeChecks(api: ReturnType<typeof createClient<paths>>) {
+  // User-typed states and comma-separated sources are what the document accepts.
+  void api.GET("/v1/events", { params: { query: { state: "ny", source: "ticketmaster,axs" } } });
+  void api.GET("/v1/events", { params: { query: { state: "  ", source: ["ticketmaster", "scraper:x"] } } });
+  // @ts-expect-error source tokens are strings
+  void api.GET("/v1/events", { params: { query: { source: 5 } } });
   // @ts-expect-error limit is an integer, not a string
   void api.GET("/v1/events", { params: { query: { limit: "3" } } });
   // @ts-expect-error exclude_sold_out is a boolean

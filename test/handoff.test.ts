@@ -248,11 +248,14 @@ describeMatrix("ticket handoffs: limit and faults", (use) => {
     const account = await c.account({ plan: "business" });
     const [live, builder] = [await c.key(account, "live"), await c.key(account, "builder")];
     const other = await c.keyFor();
-    // 401s are not counted: the limit applies after authentication.
+    // Unknown keys are not counted (no account to count them against); a known key that may not
+    // create handoffs is, like any authenticated attempt.
+    for (let i = 0; i < 3; i++)
+      expect((await create(c, `mq_live_${"B".repeat(38)}`, { event_id: 200 })).status).toBe(401);
     const legacy = await c.key(account, "legacy");
-    for (let i = 0; i < 3; i++) expect((await create(c, legacy, { event_id: 200 })).status).toBe(401);
+    for (let i = 0; i < 2; i++) await expectError(await create(c, legacy, { event_id: 200 }), 401, "invalid_api_key");
 
-    for (let i = 0; i < 4; i++) expect((await create(c, live, { event_id: 200 })).status).toBe(201);
+    for (let i = 0; i < 2; i++) expect((await create(c, live, { event_id: 200 })).status).toBe(201);
     for (let i = 0; i < 3; i++) expect((await create(c, builder, { event_id: 0 })).status).toBe(400);
     expect((await create(c, builder, { event_id: 999 })).status).toBe(404);
     await c.advance(30);
@@ -269,6 +272,43 @@ describeMatrix("ticket handoffs: limit and faults", (use) => {
     await c.advance(30);
     for (let i = 0; i < 8; i++) expect((await create(c, live, { event_id: 200 })).status).toBe(201);
     await expectError(await create(c, live, { event_id: 200 }), 429, "rate_limit_exceeded");
+  });
+
+  it("refuses every key but a builder key or a paid live key with 401, spending the attempt", async () => {
+    const c = use();
+    await c.setClock(NOW);
+    // docs/api.md, Authentication: each refused kind, on an account of its own.
+    const refused: Array<[string, Record<string, unknown>, string]> = [
+      ["legacy key of a legacy plan", { plan: "legacy" }, "legacy"],
+      ["live key of a trial account", { plan: "none" }, "live"],
+      ["live key of a past subscription", { plan: "none", hadSubscription: true }, "live"],
+      ["live key of an unverified account", { plan: "none", verified: false }, "live"],
+      ["live key, policy missing", { plan: "business", policy: "missing" }, "live"],
+      ["live key, policy stale", { plan: "basic", policy: "stale" }, "live"],
+      ["live key, policy of another account", { plan: "enterprise", policy: "foreign" }, "live"],
+    ];
+    for (const [name, fields, kind] of refused) {
+      const account = await c.account(fields);
+      const res = await create(c, await c.key(account, kind), { event_id: 200 });
+      await expectError(res, 401, "invalid_api_key");
+      expect(res.headers.get("www-authenticate"), name).toBe("Bearer");
+      // The refusal spent one of the account's 10 slots: its builder key gets 9 more, whatever the account.
+      const builder = await c.key(account, "builder");
+      for (let i = 0; i < 9; i++) expect((await create(c, builder, { event_id: 200 })).status, name).toBe(201);
+      await expectError(await create(c, builder, { event_id: 200 }), 429, "rate_limit_exceeded");
+    }
+    const paid: Array<Record<string, unknown>> = [
+      { plan: "basic" },
+      { plan: "business" },
+      { plan: "enterprise" },
+      { plan: "legacy" },
+      { plan: "legacy", hadSubscription: true },
+      { plan: "business", verified: false },
+    ];
+    for (const fields of paid) {
+      const res = await create(c, await c.keyFor(fields, "live"), { event_id: 200 });
+      expect(res.status, JSON.stringify(fields)).toBe(201);
+    }
   });
 
   it("rate_limit_unavailable and handoff_unavailable faults: 503, Retry-After 60, nothing stored", async () => {

@@ -12,6 +12,7 @@ import { BUN_SERVE_ARGS } from "../bin/find-bun.js";
 import type { AppContext } from "../server/context.ts";
 import type { OpenApiDocument } from "../server/openapi.ts";
 import { freePort } from "./net.ts";
+import { RequestValidator } from "./openapi-requests.ts";
 import { ContractValidator } from "./openapi-validator.ts";
 import { type RedisServer, startRedisServer } from "./redis-server.ts";
 
@@ -136,31 +137,48 @@ export async function waitForHealth(baseUrl: string, child: ChildProcess, stderr
  * HTTP suite is also a conformance suite; a nonconforming response throws.
  */
 export class Client {
-  private contract: Promise<ContractValidator> | undefined;
+  private contract: Promise<{ responses: ContractValidator; requests: RequestValidator }> | undefined;
 
   constructor(readonly target: Target) {}
 
   async fetch(path: string, init?: RequestInit): Promise<Response> {
     const res = await this.target.fetch(path, init);
     const method = (init?.method ?? "GET").toUpperCase();
-    const pathname = new URL(path, this.target.baseUrl).pathname;
-    const validator = await this.validator();
-    if (validator.doc.paths[pathname]?.[method.toLowerCase()]) {
-      const { problems } = await validator.check(method, pathname, res.clone());
+    const url = new URL(path, this.target.baseUrl);
+    const { responses, requests } = await this.validators();
+    if (responses.doc.paths[url.pathname]?.[method.toLowerCase()]) {
+      const { problems } = await responses.check(method, url.pathname, res.clone());
       if (problems.length > 0) {
         throw new Error(
-          `${method} ${pathname} → ${res.status} does not conform to /v1/openapi.json:\n  ${problems.join("\n  ")}`,
+          `${method} ${url.pathname} → ${res.status} does not conform to /v1/openapi.json:\n  ${problems.join("\n  ")}`,
+        );
+      }
+    }
+    // A request the server accepted must be one the document accepts (test/openapi-requests.ts).
+    if (res.status >= 200 && res.status < 300 && requests.documents(method, url.pathname)) {
+      const problems = requests.check({
+        method,
+        url: url.pathname + url.search,
+        headers: Object.fromEntries(new Headers(init?.headers).entries()),
+        body: typeof init?.body === "string" ? init.body : undefined,
+      });
+      if (problems.length > 0) {
+        throw new Error(
+          `${method} ${url.pathname}${url.search} was accepted (${res.status}) but /v1/openapi.json refuses it:\n  ${problems.join("\n  ")}`,
         );
       }
     }
     return res;
   }
 
-  private validator(): Promise<ContractValidator> {
+  private validators(): Promise<{ responses: ContractValidator; requests: RequestValidator }> {
     this.contract ??= this.target
       .fetch("/v1/openapi.json")
       .then((r) => r.json())
-      .then((doc) => new ContractValidator(doc as OpenApiDocument));
+      .then(async (doc: OpenApiDocument) => ({
+        responses: new ContractValidator(doc),
+        requests: await RequestValidator.create(doc),
+      }));
     return this.contract;
   }
 

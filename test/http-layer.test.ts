@@ -35,11 +35,15 @@ describeMatrix("the HTTP layer's refusals", (use) => {
 
   it("answers a 20 kB header with 431 in the envelope, on every kind of route", async () => {
     const big = { "x-padding": "a".repeat(20_000) };
-    await expectEnvelope(await raw("/v1/events", { headers: { ...auth(), ...big } }), 431, "request_header_too_large");
+    // Through the conformance client: the document lists both 431s with their headers.
+    const list = await use().fetch("/v1/events", { headers: { ...auth(), ...big } });
+    // docs/api.md, Headers: every list response reports a rate limit; here the published one.
+    expect(list.headers.get("x-ratelimit-limit")).toBe("60");
+    await expectEnvelope(list, 431, "request_header_too_large");
     await expectEnvelope(await raw("/healthz", { headers: big }), 431, "request_header_too_large");
     await expectEnvelope(await raw("/no/such/path", { headers: big }), 431, "request_header_too_large");
     await expectEnvelope(
-      await raw("/v1/ticket-handoffs", {
+      await use().fetch("/v1/ticket-handoffs", {
         method: "POST",
         headers: { ...auth(), ...big, "content-type": "application/json" },
         body: '{"event_id":1}',

@@ -4,9 +4,10 @@
  * and a validator that really fails on non-conforming responses.
  */
 import { execFileSync } from "node:child_process";
-import { existsSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import fc from "fast-check";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import {
   CATEGORIES,
@@ -15,12 +16,14 @@ import {
   HANDOFF_ERRORS,
   LIST,
   LIST_ERRORS,
-  ROUTE_LEVEL_ERRORS,
+  PORTAL_ERRORS,
   SPEC_VERSION,
+  UNROUTED_ERRORS,
   US_STATES,
 } from "../db/contract.ts";
+import { parseListParams } from "../server/list/parse.ts";
 import { buildOpenApiDocument, type OpenApiDocument } from "../server/openapi.ts";
-import { LIST_PARAMETERS } from "../server/params.ts";
+import { LIST_PARAMETERS, WIRE_PATTERNS } from "../server/params.ts";
 import { ROOT, startInProcess, type Target } from "./harness.ts";
 import { ContractValidator } from "./openapi-validator.ts";
 
@@ -50,11 +53,11 @@ describe("OpenAPI document", () => {
       if (status === "200") continue;
       for (const code of codesOf(r.content!["application/json"].schema as Json)) published.set(code, Number(status));
     }
-    const expected = Object.entries(LIST_ERRORS).filter(([c]) => !ROUTE_LEVEL_ERRORS.includes(c as never));
+    const expected = Object.entries(LIST_ERRORS).filter(([c]) => !UNROUTED_ERRORS.includes(c as never));
     expect(Object.fromEntries(published)).toEqual(Object.fromEntries(expected));
   });
 
-  it("lists every handoff error code under its status, invalid_request also as 413", () => {
+  it("lists every handoff error code under its status, invalid_request also as 413 and 431", () => {
     const published: Record<string, string[]> = {};
     for (const [status, r] of Object.entries(handoffOp.responses)) {
       if (status === "201") continue;
@@ -62,7 +65,37 @@ describe("OpenAPI document", () => {
     }
     for (const [code, status] of Object.entries(HANDOFF_ERRORS)) expect(published[status]).toContain(code);
     expect(published["413"]).toEqual(["invalid_request"]);
+    expect(published["431"]).toEqual(["invalid_request"]);
     expect(schemas.HandoffError409.required).toContain("event_url");
+  });
+
+  it("lists every code the server can send, under its status, in the document and in docs/api.md", () => {
+    const api = readFileSync(join(ROOT, "docs", "api.md"), "utf8");
+    // Every (status, code) an operation of the document answers.
+    const published = new Set<string>();
+    for (const item of Object.values(doc.paths)) {
+      for (const op of Object.values(item)) {
+        for (const [status, r] of Object.entries(op.responses)) {
+          const schema = r.content?.["application/json"]?.schema as Json | undefined;
+          const target = schema?.$ref ? schemas[schema.$ref.split("/").pop()] : undefined;
+          for (const code of target?.properties?.error?.properties?.code?.enum ?? [])
+            published.add(`${status} ${code}`);
+        }
+      }
+    }
+    const sent: Array<[string, number]> = [
+      ...Object.entries(LIST_ERRORS),
+      ...Object.entries(HANDOFF_ERRORS),
+      ["invalid_request", 413],
+      ["invalid_request", 431],
+      ...Object.entries(PORTAL_ERRORS),
+    ];
+    for (const [code, status] of sent) {
+      expect(published, `${status} ${code} in /v1/openapi.json`).toContain(`${status} ${code}`);
+      // A table row (`| \`code\` | status |`) or prose naming both (`status \`code\``).
+      const row = new RegExp(`\\| \`${code}\` \\| ${status} \\||\\b${status} \`${code}\``);
+      expect(api, `${status} ${code} in docs/api.md`).toMatch(row);
+    }
   });
 
   it("describes every list parameter from the route's own schemas", () => {
@@ -80,17 +113,62 @@ describe("OpenAPI document", () => {
     });
     expect(param("lat").schema).toMatchObject({ type: "number", minimum: -90, maximum: 90 });
     expect(param("lng").schema).toMatchObject({ type: "number", minimum: -180, maximum: 180 });
-    expect(param("state").schema.enum).toEqual([...US_STATES]);
+    expect(param("state").schema).toEqual({ type: "string", pattern: WIRE_PATTERNS.state });
+    for (const code of US_STATES) expect(param("state").description).toContain(code);
+    const sourceValue = { type: "string", pattern: WIRE_PATTERNS.source };
     expect(param("source")).toMatchObject({
       style: "form",
       explode: true,
-      schema: { type: "array", items: { maxLength: LIST.maxSourceLength } },
+      schema: { anyOf: [sourceValue, { type: "array", items: sourceValue }] },
     });
     for (const name of ["exclude_aggregators", "exclude_sold_out", "include_centroids"]) {
       expect(param(name).schema).toEqual({ type: "boolean", default: false });
     }
     expect(param("starts_after").schema.type).toBe("string");
     for (const p of listOp.parameters as Json[]) expect(p.description.length, p.name).toBeGreaterThan(20);
+  });
+
+  it("publishes for `state` and `source` exactly the raw values the route accepts", () => {
+    // Values near the rules: letters of both cases, spaces of several kinds, commas, token characters.
+    const piece = fc.constantFrom(
+      ..."nNyYcCaAzZ1_:.-,, \t\u00a0\u2003ıſé",
+      "ny",
+      "CA",
+      "dc",
+      "ticketmaster",
+      "scraper:x",
+    );
+    const raw = fc.array(piece, { maxLength: 8 }).map((parts) => parts.join(""));
+    const accepted = (query: URLSearchParams) => {
+      try {
+        parseListParams(query, "secret");
+        return true;
+      } catch {
+        return false;
+      }
+    };
+    const published = (name: "state" | "source", value: string) => new RegExp(WIRE_PATTERNS[name], "u").test(value);
+    fc.assert(
+      fc.property(raw, (value) => {
+        expect(published("state", value), JSON.stringify(value)).toBe(accepted(new URLSearchParams({ state: value })));
+      }),
+      { numRuns: 3000 },
+    );
+    fc.assert(
+      fc.property(fc.array(raw, { minLength: 1, maxLength: 3 }), (values) => {
+        const query = new URLSearchParams(values.map((v) => ["source", v]));
+        expect(
+          values.every((v) => published("source", v)),
+          JSON.stringify(values),
+        ).toBe(accepted(query));
+      }),
+      { numRuns: 3000 },
+    );
+    for (const value of ["ny", "Ca", "  ", "", " nY "]) expect(published("state", value), value).toBe(true);
+    for (const value of ["ticketmaster,axs", ",,", "", " axs , scraper:x_y ,"])
+      expect(published("source", value), value).toBe(true);
+    expect(published("source", `${"a".repeat(LIST.maxSourceLength + 1)}`)).toBe(false);
+    expect(published("state", "XX")).toBe(false);
   });
 
   it("describes the resources with the documented fields, taxonomies and handoff bounds", () => {
@@ -326,7 +404,7 @@ describe("GET /docs", () => {
     for (const p of LIST_PARAMETERS) expect(html).toContain(`id="op-listEvents-param-${p.name}"`);
     for (const name of Object.keys(live.components.schemas)) expect(html).toContain(`id="schema-${name}"`);
     expect(html).toContain(`<span id="version">${SPEC_VERSION}</span>`);
-    for (const code of Object.keys(LIST_ERRORS).filter((c) => !ROUTE_LEVEL_ERRORS.includes(c as never)))
+    for (const code of Object.keys(LIST_ERRORS).filter((c) => !UNROUTED_ERRORS.includes(c as never)))
       expect(html).toContain(`<code>${code}</code>`);
   });
 

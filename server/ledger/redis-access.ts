@@ -116,7 +116,7 @@ export class RedisAccess implements AccessControl {
     return row;
   }
 
-  private async account(id: number): Promise<Account | undefined> {
+  async account(id: number): Promise<Account | undefined> {
     let box = this.#accounts.get(id);
     if (!box) {
       const generation = this.#generation;

@@ -17,7 +17,7 @@
  *   while the original subscription stays active.
  */
 import type { Account } from "../../db/accounts.ts";
-import { DAY_MS, type Plan, TIERS, TRIAL } from "../../db/contract.ts";
+import { DAY_MS, type KeyKind, type Plan, TIERS, TRIAL } from "../../db/contract.ts";
 import { type Trial, trialExpiresMs, trialState } from "../../db/trials.ts";
 import { ApiError } from "../errors.ts";
 import { trialEnded } from "./allowances.ts";
@@ -75,4 +75,15 @@ export function resolveGrant(account: Account, trial: Trial | undefined, nowMs: 
     throw new ApiError("email_verification_required", "Verify the account's email address to start the trial.");
   }
   return { tier: "trial", horizonMs: horizon(TRIAL.horizonDays), polygons: TRIAL.polygons, rowBudget: null, trial };
+}
+
+/**
+ * Which keys create ticket handoffs (docs/api.md, Ticket handoffs): "a site-issued free Builder
+ * key or a paid live key". A `builder` key of any account; a `live` key whose account holds an
+ * active paid plan with a usable policy. Not a `legacy` key, nor the `live` key of a trial,
+ * unpaid, unverified or unprovisioned account: those get 401 `invalid_api_key`.
+ */
+export function createsHandoffs(kind: KeyKind, account: Pick<Account, "plan" | "policy"> | undefined): boolean {
+  if (kind === "builder") return true;
+  return kind === "live" && account !== undefined && account.plan !== "none" && account.policy === "ok";
 }

@@ -62,7 +62,8 @@ export function constraints(schema: Schema): string {
   if (inner.pattern !== undefined) parts.push(`matches <code>${escapeHtml(String(inner.pattern))}</code>`);
   if (Array.isArray(inner.enum))
     parts.push(`one of ${inner.enum.map((e) => `<code>${escapeHtml(String(e))}</code>`).join(", ")}`);
-  if (s.type === "array") parts.push("repeatable");
+  if (s.type === "array" || (schema.anyOf as Schema[] | undefined)?.some((x) => x.type === "array"))
+    parts.push("repeatable");
   return parts.join("; ");
 }
 

@@ -1,19 +1,21 @@
 /**
  * POST /v1/ticket-handoffs (docs/api.md; docs/api.md, Plans and access; docs/api.md, Ticket handoffs). Order of checks, first failure wins:
  *
- *   1 key: live or builder (401 invalid_api_key; 503 handoff_unavailable when the ledger cannot
- *     answer) → 2 handoff limit: 10 counted attempts a minute per account (429, 503
+ *   1 key: known and unrevoked (401 invalid_api_key; 503 handoff_unavailable when the ledger
+ *     cannot answer) → 2 handoff limit: 10 counted attempts a minute per account (429, 503
  *     rate_limit_unavailable) — after authentication and before validation, so an invalid
- *     authenticated request spends a slot → 3 input: Content-Type, size (413), JSON, exactly
- *     `{event_id}` (400) → 4 event servable now, read from live rows (404 event_unavailable) →
- *     5 ticketing: ticketed, not sold out, sales not ended, a supported seller link (409
- *     ticket_link_unavailable with event_url) → 6 store (503 handoff_unavailable) → 201.
+ *     authenticated request spends a slot → 3 the key creates handoffs: a builder key, or a paid
+ *     live key (401 invalid_api_key, the slot spent) → 4 input: Content-Type, size (413), JSON,
+ *     exactly `{event_id}` (400) → 5 event servable now, read from live rows (404 event_unavailable) →
+ *     6 ticketing: ticketed, not sold out, sales not ended, a supported seller link (409
+ *     ticket_link_unavailable with event_url) → 7 store (503 handoff_unavailable) → 201.
  *
  * Creation buys, holds and clicks nothing; the click is recorded only by Continue on the
  * confirmation page (server/routes/pages.ts).
  */
 
 import * as v from "valibot";
+import type { Account } from "../../db/accounts.ts";
 import { HANDOFF, HANDOFF_SELLERS, type HandoffErrorCode } from "../../db/contract.ts";
 import { isoUtc } from "../../db/instant.ts";
 import { readServableEvent, type ServableEvent } from "../../db/servable-event.ts";
@@ -23,11 +25,11 @@ import type { KeyIdentity } from "../access.ts";
 import type { AppContext } from "../context.ts";
 import { ApiError, isApiError } from "../errors.ts";
 import { handle, json } from "../handle.ts";
+import { createsHandoffs } from "../limits/grant.ts";
 import { eventUrlFor, handoffUrlFor, newHandoffId } from "../pages/urls.ts";
 import type { RouteTable } from "../route-table.ts";
 import { TicketHandoffRequest } from "../schemas.ts";
 
-const HANDOFF_KEY_KINDS = new Set(["live", "builder"]);
 const SELLERS = new Set<string>(HANDOFF_SELLERS);
 const RETRY_AFTER = { "retry-after": String(HANDOFF.retryAfterS) };
 
@@ -45,7 +47,10 @@ function fail(
 }
 
 const invalidKey = () =>
-  fail("invalid_api_key", "A valid site-issued live or builder key is required as 'Authorization: Bearer <key>'.");
+  fail(
+    "invalid_api_key",
+    "A site-issued builder key or the live key of a paid plan is required as 'Authorization: Bearer <key>'.",
+  );
 const invalidRequest = (message: string, status = 400) => fail("invalid_request", message, { status });
 const handoffUnavailable = () =>
   fail("handoff_unavailable", "Handoffs are temporarily unavailable. Retry after the Retry-After delay.", {
@@ -80,6 +85,7 @@ export function handoffRoutes(app: RouteTable, ctx: AppContext): void {
 async function createTicketHandoff(ctx: AppContext, req: Request): Promise<Response> {
   const identity = await authenticateHandoffKey(ctx, req);
   await admitAttempt(ctx, identity.accountId);
+  await assertCreatesHandoffs(ctx, identity);
   const eventId = await readEventId(req);
   const now = ctx.clock.now();
   const event = readServableEvent(ctx.replica, eventId);
@@ -123,7 +129,7 @@ async function createTicketHandoff(ctx: AppContext, req: Request): Promise<Respo
   );
 }
 
-/** Stage 1. Only `live` and `builder` keys create handoffs (docs/api.md, Plans and access); legacy keys get 401. */
+/** Stage 1: a known, unrevoked key of any kind; which kinds may create handoffs is stage 3. */
 async function authenticateHandoffKey(ctx: AppContext, req: Request): Promise<KeyIdentity> {
   let identity: KeyIdentity;
   try {
@@ -134,8 +140,25 @@ async function authenticateHandoffKey(ctx: AppContext, req: Request): Promise<Ke
     if (isApiError(err) || isStorageFailure(err)) throw handoffUnavailable();
     throw err;
   }
-  if (!HANDOFF_KEY_KINDS.has(identity.kind)) throw invalidKey();
   return identity;
+}
+
+/**
+ * Stage 3: a builder key, or a paid live key (server/limits/grant.ts `createsHandoffs`). After
+ * the limit, so a refused key spends its slot like any authenticated attempt (docs/api.md,
+ * Ticket handoffs). Only a live key needs its account read.
+ */
+async function assertCreatesHandoffs(ctx: AppContext, identity: KeyIdentity): Promise<void> {
+  let account: Account | undefined;
+  if (identity.kind === "live") {
+    try {
+      account = await ctx.access.account(identity.accountId);
+    } catch (err) {
+      if (isApiError(err) || isStorageFailure(err)) throw handoffUnavailable();
+      throw err;
+    }
+  }
+  if (!createsHandoffs(identity.kind, account)) throw invalidKey();
 }
 
 /** Stage 2: the shared per-account handoff limit (also spent by the MCP tool, which calls this route). */

@@ -339,6 +339,17 @@ export interface components {
                 requestId: string;
             };
         };
+        /** ListError431 */
+        ListError431: {
+            error: {
+                /** @enum {string} */
+                code: "request_header_too_large";
+                /** @description Prose; may change. Branch on `code`. */
+                message: string;
+                /** @description Equals the x-request-id header. */
+                requestId: string;
+            };
+        };
         /** ListError500 */
         ListError500: {
             error: {
@@ -423,6 +434,17 @@ export interface components {
             error: {
                 /** @enum {string} */
                 code: "rate_limit_exceeded";
+                /** @description Prose; may change. Branch on `code`. */
+                message: string;
+            };
+            /** @description Also in the X-Request-Id header. */
+            request_id: string;
+        };
+        /** HandoffError431 */
+        HandoffError431: {
+            error: {
+                /** @enum {string} */
+                code: "invalid_request";
                 /** @description Prose; may change. Branch on `code`. */
                 message: string;
             };
@@ -628,16 +650,16 @@ export interface operations {
     listEvents: {
         parameters: {
             query?: {
-                /** @description Venue state, two letters, case-insensitive: one of the 51 US codes (50 states plus DC). An empty or whitespace-only value is dropped. */
-                state?: "AL" | "AK" | "AZ" | "AR" | "CA" | "CO" | "CT" | "DE" | "DC" | "FL" | "GA" | "HI" | "ID" | "IL" | "IN" | "IA" | "KS" | "KY" | "LA" | "ME" | "MD" | "MA" | "MI" | "MN" | "MS" | "MO" | "MT" | "NE" | "NV" | "NH" | "NJ" | "NM" | "NY" | "NC" | "ND" | "OH" | "OK" | "OR" | "PA" | "RI" | "SC" | "SD" | "TN" | "TX" | "UT" | "VT" | "VA" | "WA" | "WV" | "WI" | "WY";
-                /** @description Exact, case-sensitive venue city. A misspelt city returns an empty page. An empty value is dropped. Combine with `state` to disambiguate. */
-                city?: string;
+                /** @description Venue state, two letters, case-insensitive: one of the 51 US codes (50 states plus DC): AL, AK, AZ, AR, CA, CO, CT, DE, DC, FL, GA, HI, ID, IL, IN, IA, KS, KY, LA, ME, MD, MA, MI, MN, MS, MO, MT, NE, NV, NH, NJ, NM, NY, NC, ND, OH, OK, OR, PA, RI, SC, SD, TN, TX, UT, VT, VA, WA, WV, WI, WY. An empty or whitespace-only value is dropped. */
+                state?: string;
+                /** @description Exact, case-sensitive venue city. A misspelt city returns an empty page. An empty value is dropped. Combine with `state` to disambiguate. Repeated, the same city counts once; two different cities match nothing (no venue is in both). */
+                city?: string | string[];
                 /** @description ISO 8601 date (`YYYY-MM-DD`, midnight UTC) or date-time (no offset means UTC). The window opens at this instant; default now. Events that have not ended by it are returned, including earlier-started events still running. Beyond the plan's lookahead horizon: 403 `lookahead_not_in_plan`. */
                 starts_after?: string;
                 /** @description Latest `startDate` returned. Default `starts_after` + 90 days (30 for geo queries), capped by the plan's lookahead horizon. An explicit value beyond the horizon gives 403 `lookahead_not_in_plan`; otherwise it is clamped to `starts_after` + 365 days (90 for geo). Not after `starts_after`: 400 `invalid_date_range`. */
                 starts_before?: string;
                 /** @description A source prefix: a bare vendor name `<vendor>` or the internal token `scraper:<vendor>`, at most 64 characters of `a-z 0-9 . _ : -`, starting with a letter or digit. Repeatable and comma-separated; matched as a prefix, `_` matching any one character. Empty values are dropped. */
-                source?: string[];
+                source?: string | string[];
                 /** @description When true, omits events sourced from the 8 major ticketing aggregators (ticketmaster, livenation, axs, eventbrite, seatgeek, stubhub, vividseats, gametime). */
                 exclude_aggregators?: boolean;
                 /** @description When true, omits events flagged `isSoldOut`. */
@@ -668,7 +690,7 @@ export interface operations {
                 headers: {
                     /** @description Identifies the request; equals `requestId` in error bodies. */
                     "x-request-id": string;
-                    /** @description Request-rate capacity of the bucket that admitted the request; 401, 402 and 500 report the published 60. */
+                    /** @description Request-rate capacity of the bucket that admitted the request; 401, 402, 431, 500 and 503 policy_unavailable report the published 60. */
                     "X-RateLimit-Limit": number;
                     /** @description Never cache list pages. */
                     "Cache-Control": "private, no-store";
@@ -699,7 +721,7 @@ export interface operations {
                 headers: {
                     /** @description Identifies the request; equals `requestId` in error bodies. */
                     "x-request-id": string;
-                    /** @description Request-rate capacity of the bucket that admitted the request; 401, 402 and 500 report the published 60. */
+                    /** @description Request-rate capacity of the bucket that admitted the request; 401, 402, 431, 500 and 503 policy_unavailable report the published 60. */
                     "X-RateLimit-Limit": number;
                     /** @description Present on trial responses. */
                     "X-DataApi-Access"?: "trial";
@@ -720,7 +742,7 @@ export interface operations {
                 headers: {
                     /** @description Identifies the request; equals `requestId` in error bodies. */
                     "x-request-id": string;
-                    /** @description Request-rate capacity of the bucket that admitted the request; 401, 402 and 500 report the published 60. */
+                    /** @description Request-rate capacity of the bucket that admitted the request; 401, 402, 431, 500 and 503 policy_unavailable report the published 60. */
                     "X-RateLimit-Limit": number;
                     /** @description Bearer challenge. */
                     "WWW-Authenticate": string;
@@ -735,7 +757,7 @@ export interface operations {
                 headers: {
                     /** @description Identifies the request; equals `requestId` in error bodies. */
                     "x-request-id": string;
-                    /** @description Request-rate capacity of the bucket that admitted the request; 401, 402 and 500 report the published 60. */
+                    /** @description Request-rate capacity of the bucket that admitted the request; 401, 402, 431, 500 and 503 policy_unavailable report the published 60. */
                     "X-RateLimit-Limit": number;
                     /** @description Present on trial responses. */
                     "X-DataApi-Access"?: "trial";
@@ -756,7 +778,7 @@ export interface operations {
                 headers: {
                     /** @description Identifies the request; equals `requestId` in error bodies. */
                     "x-request-id": string;
-                    /** @description Request-rate capacity of the bucket that admitted the request; 401, 402 and 500 report the published 60. */
+                    /** @description Request-rate capacity of the bucket that admitted the request; 401, 402, 431, 500 and 503 policy_unavailable report the published 60. */
                     "X-RateLimit-Limit": number;
                     /** @description Present on trial responses. */
                     "X-DataApi-Access"?: "trial";
@@ -777,7 +799,7 @@ export interface operations {
                 headers: {
                     /** @description Identifies the request; equals `requestId` in error bodies. */
                     "x-request-id": string;
-                    /** @description Request-rate capacity of the bucket that admitted the request; 401, 402 and 500 report the published 60. */
+                    /** @description Request-rate capacity of the bucket that admitted the request; 401, 402, 431, 500 and 503 policy_unavailable report the published 60. */
                     "X-RateLimit-Limit": number;
                     /** @description Delta-seconds until a retry can succeed. */
                     "Retry-After": number;
@@ -803,12 +825,33 @@ export interface operations {
                     "application/json": components["schemas"]["ListError429"];
                 };
             };
+            /** @description Request head too large: `request_header_too_large`. */
+            431: {
+                headers: {
+                    /** @description Identifies the request; equals `requestId` in error bodies. */
+                    "x-request-id": string;
+                    /** @description Request-rate capacity of the bucket that admitted the request; 401, 402, 431, 500 and 503 policy_unavailable report the published 60. */
+                    "X-RateLimit-Limit": number;
+                    /** @description Present on trial responses. */
+                    "X-DataApi-Access"?: "trial";
+                    /** @description Total trial rows (1000). */
+                    "X-Trial-RowBudget-Limit"?: number;
+                    /** @description Trial rows left, net of in-flight requests. */
+                    "X-Trial-RowBudget-Remaining"?: number;
+                    /** @description UTC end of the trial. */
+                    "X-Trial-Expires-At"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ListError431"];
+                };
+            };
             /** @description Unexpected error: `internal_error`. */
             500: {
                 headers: {
                     /** @description Identifies the request; equals `requestId` in error bodies. */
                     "x-request-id": string;
-                    /** @description Request-rate capacity of the bucket that admitted the request; 401, 402 and 500 report the published 60. */
+                    /** @description Request-rate capacity of the bucket that admitted the request; 401, 402, 431, 500 and 503 policy_unavailable report the published 60. */
                     "X-RateLimit-Limit": number;
                     /** @description Present on trial responses. */
                     "X-DataApi-Access"?: "trial";
@@ -829,7 +872,7 @@ export interface operations {
                 headers: {
                     /** @description Identifies the request; equals `requestId` in error bodies. */
                     "x-request-id": string;
-                    /** @description Request-rate capacity of the bucket that admitted the request; 401, 402 and 500 report the published 60. */
+                    /** @description Request-rate capacity of the bucket that admitted the request; 401, 402, 431, 500 and 503 policy_unavailable report the published 60. */
                     "X-RateLimit-Limit": number;
                     /** @description Delta-seconds until a retry can succeed. */
                     "Retry-After": number;
@@ -944,6 +987,17 @@ export interface operations {
                     "application/json": components["schemas"]["HandoffError429"];
                 };
             };
+            /** @description Request head too large: `invalid_request`. */
+            431: {
+                headers: {
+                    /** @description Identifies the request; equals `requestId` in error bodies. */
+                    "x-request-id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["HandoffError431"];
+                };
+            };
             /** @description Unexpected error: `internal_error`. */
             500: {
                 headers: {
@@ -1023,7 +1077,7 @@ export interface operations {
         };
         requestBody: {
             content: {
-                "application/json": Record<string, never> | unknown[];
+                "application/json": Record<string, never> | Record<string, never>[];
             };
         };
         responses: {
@@ -1035,7 +1089,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": Record<string, never> | unknown[];
+                    "application/json": Record<string, never> | Record<string, never>[];
                 };
             };
             /** @description Notifications only: accepted, no body. */
@@ -1052,7 +1106,7 @@ export interface operations {
                 headers: {
                     /** @description Identifies the request; equals `requestId` in error bodies. */
                     "x-request-id": string;
-                    /** @description Request-rate capacity of the bucket that admitted the request; 401, 402 and 500 report the published 60. */
+                    /** @description Request-rate capacity of the bucket that admitted the request; 401, 402, 431, 500 and 503 policy_unavailable report the published 60. */
                     "X-RateLimit-Limit": number;
                     /** @description Bearer challenge. */
                     "WWW-Authenticate": string;
@@ -1070,7 +1124,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": Record<string, never> | unknown[];
+                    "application/json": Record<string, never> | Record<string, never>[];
                 };
             };
         };
@@ -1136,6 +1190,12 @@ export interface operations {
         requestBody?: {
             content: {
                 "application/json": components["schemas"]["CreateDeveloperKeyRequest"];
+                "application/x-www-form-urlencoded": {
+                    /** @description The session's CSRF token, as the keys page's forms carry it. */
+                    csrf_token?: string;
+                    /** @description Optional. */
+                    label?: string;
+                };
             };
         };
         responses: {
@@ -1240,7 +1300,17 @@ export interface operations {
             };
             cookie?: never;
         };
-        requestBody?: never;
+        /** @description JSON clients send none. The HTML confirmation form posts `confirm=yes`. */
+        requestBody?: {
+            content: {
+                "application/x-www-form-urlencoded": {
+                    /** @description The session's CSRF token, as the keys page's forms carry it. */
+                    csrf_token?: string;
+                    /** @description `yes` revokes; anything else shows the confirmation page. */
+                    confirm?: string;
+                };
+            };
+        };
         responses: {
             /** @description JSON: the key is revoked. HTML: the confirmation step; nothing changed yet. */
             200: {
@@ -1323,7 +1393,15 @@ export interface operations {
             path?: never;
             cookie?: never;
         };
-        requestBody?: never;
+        /** @description JSON clients send none. */
+        requestBody?: {
+            content: {
+                "application/x-www-form-urlencoded": {
+                    /** @description The session's CSRF token, as the keys page's forms carry it. */
+                    csrf_token?: string;
+                };
+            };
+        };
         responses: {
             /** @description HTML: the signed-out page. */
             200: {
