@@ -13,7 +13,7 @@ export interface AccountFields {
   rateSustained: number | null;
   rateBurst: number | null;
   policy: PolicyState;
-  /** Active keys the owner may hold (docs/api.md, "The developer portal"). */
+  /** Active keys the owner may hold (docs/api.md, "Developer portal"). */
   keyLimit: number;
 }
 

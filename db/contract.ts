@@ -214,7 +214,7 @@ export const HANDOFF = {
   maxEventId: 2147483647,
 } as const;
 
-// ---- The developer portal (docs/api.md, "The developer portal") -----------------------------
+// ---- The developer portal (docs/api.md, "Developer portal") -----------------------------
 
 /**
  * Owners manage their own keys at `/developers/keys`. The ceilings keep a leaked session from

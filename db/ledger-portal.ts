@@ -1,6 +1,6 @@
 /**
  * Ledger tables of the developer portal (versions 30–39), where account owners manage their own
- * keys (docs/api.md, "The developer portal").
+ * keys (docs/api.md, "Developer portal").
  *
  * - `accounts.key_limit`: active keys the account may hold; the operator sets it.
  * - `api_keys.label` and `api_keys.issued_by`: the owner's name for a key, and whether the

@@ -84,7 +84,7 @@ export async function createContext(config: Config, clock: Clock = createClock()
 
 /**
  * The ledger the server runs on and the access stages over it: a shared Redis ledger when
- * `--ledger` names one (docs/operations.md, Run several servers), else the SQLite file beside the
+ * `--ledger` names one (README, "Run several servers"), else the SQLite file beside the
  * replica with the process's meter.
  */
 async function openLedgerAndAccess(

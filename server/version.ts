@@ -1,5 +1,5 @@
 /**
- * What this build is (docs/operations.md, Version): the package's version, the commit when it is
+ * What this build is (docs/operations.md, The program): the package's version, the commit when it is
  * known, and the runtime. `marquee --version`, `/healthz` and `/metrics` all read it here.
  */
 import { readFileSync } from "node:fs";

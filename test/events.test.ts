@@ -1,6 +1,6 @@
 /**
- * GET /v1/events: envelope, Event shape, filters and the date window (docs/api.md,
- * "Resources and their fields", docs/upstream-records.md; docs/api.md, Listing events), in-process and against the Bun server.
+ * GET /v1/events: envelope, Event shape, filters and the date window (docs/api.md, "The Event
+ * object"; docs/upstream-records.md; docs/api.md, Listing events), in-process and against the Bun server.
  */
 import { beforeAll, expect, it } from "vitest";
 import { type Client, describeMatrix } from "./harness.ts";

@@ -38,7 +38,7 @@ const ACCOUNT_FLAGS = {
 
 /**
  * Opens the ledger the servers use: the shared one named by --ledger or $MARQUEE_LEDGER
- * (docs/operations.md, Run several servers), else the SQLite file beside the replica named by
+ * (README, "Run several servers"), else the SQLite file beside the replica named by
  * --db, $MARQUEE_DB or the default.
  */
 export async function openOperatorLedger(flags: { db?: string; ledger?: string }): Promise<Ledger> {

@@ -1,5 +1,5 @@
 /**
- * The ledger seam (docs/architecture.md, "The ledger"): everything the routes, the portal, test
+ * The ledger seam (docs/architecture.md, "The ledger and the meter"): everything the routes, the portal, test
  * mode and the CLI ask of the ledger, as whole operations, with two implementations:
  *
  * - `SqliteLedger` (server/ledger/sqlite.ts): the SQLite file beside the replica, owned by one
@@ -36,7 +36,7 @@ export interface NewKey {
   origin?: KeyOrigin;
 }
 
-/** The owner's two key ceilings (docs/api.md, "The developer portal"). */
+/** The owner's two key ceilings (docs/api.md, "Developer portal"). */
 export interface OwnerKeyCeilings {
   /** Active keys the account may hold. */
   keyLimit: number;

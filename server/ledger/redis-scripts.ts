@@ -41,7 +41,7 @@ return redis.call('HGETALL', KEYS[1])`,
   },
   /**
    * A key, optionally within the owner's two ceilings (the active-key ceiling first: waiting
-   * does not lift it; docs/api.md, "The developer portal").
+   * does not lift it; docs/api.md, "Developer portal").
    * KEYS: account, key hash, account's key ids, active key ids, owner issuance.
    * ARGV: keyId, nowMs, "owner" | "operator", keyLimit ("" = no ceilings), perWindow,
    * sinceMs (exclusive), channel, field/value pairs.

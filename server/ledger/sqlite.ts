@@ -129,7 +129,7 @@ export class SqliteLedger implements Ledger {
     return findKeyByDigest(this.db, digest);
   }
 
-  /** The active-key ceiling first: waiting does not lift it (docs/api.md, "The developer portal"). */
+  /** The active-key ceiling first: waiting does not lift it (docs/api.md, "Developer portal"). */
   async insertOwnerKey(key: NewKey, ceilings: OwnerKeyCeilings, nowMs: number): Promise<OwnerKeyResult> {
     const db = this.db;
     return db.transaction((): OwnerKeyResult => {

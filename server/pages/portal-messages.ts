@@ -1,6 +1,6 @@
 /**
  * The developer portal's short pages: signing in, a link that no longer works, signing out, the
- * revocation's confirmation step and the refusals (docs/api.md, "The developer portal").
+ * revocation's confirmation step and the refusals (docs/api.md, "Developer portal").
  */
 import { PORTAL } from "../../db/contract.ts";
 import type { OwnerKey } from "../portal/owner-keys.ts";

@@ -1,5 +1,5 @@
 /**
- * The developer portal's keys page (docs/api.md, "The developer portal"): the account's plan,
+ * The developer portal's keys page (docs/api.md, "Developer portal"): the account's plan,
  * trial or row budget, its keys, a form to create one and a link to revoke each. Plain forms
  * carry the session's CSRF token; there is no script. On a narrow screen the keys table reads
  * as one block per key (server/pages/styles.ts).

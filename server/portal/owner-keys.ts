@@ -1,6 +1,6 @@
 /**
  * What an account owner may do with keys in the developer portal, and what the portal shows of
- * the account (docs/api.md, "The developer portal"):
+ * the account (docs/api.md, "Developer portal"):
  *
  * - create a key, `live` for an account with a paid plan and `builder` otherwise, within two
  *   ceilings: the account's active keys (`key_limit`, 409 `key_limit_reached`) and keys created

@@ -1,7 +1,7 @@
 /**
  * Reading a developer-portal request: whether it wants JSON, its session cookie, its body (an
  * HTML form or JSON), and the two checks every state-changing request passes before it changes
- * anything (docs/api.md, "The developer portal"):
+ * anything (docs/api.md, "Developer portal"):
  *
  * - a sent `Origin` must be this service's own: a cross-site page can make a browser post a form
  *   here, and the browser says so in `Origin`;

@@ -1,5 +1,5 @@
 /**
- * Sign-in links and sessions of the developer portal (docs/api.md, "The developer portal").
+ * Sign-in links and sessions of the developer portal (docs/api.md, "Developer portal").
  *
  * The operator's site asks for a link (`marquee accounts sign-in-link ID`) and hands it to the
  * account owner; opening it once starts a session. Link tokens and session ids are random and

@@ -1,5 +1,5 @@
 /**
- * The developer portal (docs/api.md, "The developer portal"), where account owners manage keys:
+ * The developer portal (docs/api.md, "Developer portal"), where account owners manage keys:
  *
  *   GET  /developers/sign-in?token=…       a one-time link: 303 to the keys page with a session cookie; else a 410 page
  *   GET  /developers/keys                  the keys page (HTML), or {account, keys, csrfToken} (JSON)
