@@ -9,6 +9,12 @@
  * 2,000 whether or not they currently have events: docs/api.md, Listing events defines candidates by place and
  * precision alone, which also keeps the set independent of dates and other filters.
  *
+ * Candidates are chosen from the serving snapshot's venues (`snapshot_venues`, written by every
+ * refresh: db/snapshot.ts), as every page's rows are chosen from the snapshot (docs/api.md,
+ * Serving snapshot): a venue hidden, moved or re-geocoded since the last refresh keeps its place
+ * among the candidates, and the 2,000 cap, until the next one. Hydration then re-checks each
+ * candidate against its live row (`LiveGeo`), as it re-checks a city.
+ *
  * Steps: an in-memory grid over the venues' true coordinates narrows by a bounding box (see
  * VenueTable), then membership is exact (great-circle miles computed as @turf/distance computes
  * them, settled by a cheaper chord test away from the rim: CircleTest; point-in-polygon with
@@ -23,7 +29,7 @@ import type { Polygon } from "geojson";
 import { LRUCache } from "lru-cache";
 import { LIST, PRECISE_GEOCODES } from "./contract.ts";
 import type { Db } from "./driver.ts";
-import { readWatermark } from "./replica.ts";
+import { readSnapshotStats } from "./snapshot-stats.ts";
 
 /** What the venue tests ask of a set of candidate venues. */
 export interface VenueSet {
@@ -35,17 +41,34 @@ export type GeoFilter =
   | { kind: "polygon"; ring: Array<[lat: number, lng: number]> };
 
 export interface GeoCandidates {
-  /** Venue ids admitted by the filter and the precision rule, at most 2,000, ascending. */
+  /** Venue ids admitted by the filter and the precision rule in the snapshot, at most 2,000, ascending. */
   venueIds: number[];
-  /**
-   * Membership of those ids, for the page query's and the live re-check's venue tests: a circle's
-   * distance map (it holds exactly the candidates), a polygon's Set.
-   */
+  /** Membership of those ids, for the page query's and the live re-check's venue tests. */
   venueSet: VenueSet;
-  /** The distinct states of those venues, sorted: page selection scans each state's index. */
+  /** The distinct states of those venues in the snapshot, sorted: page selection scans each state's index. */
   states: string[];
-  /** Circle only: great-circle miles (unrounded) from the centre to each candidate venue. */
+  /**
+   * Circle only: great-circle miles (unrounded) from the centre to each candidate venue's snapshot
+   * coordinate, as the cap ranks them. A page serves `live.miles` instead.
+   */
   distanceMiles: VenueDistances | null;
+  /** The filter as hydration re-checks a candidate's live row. */
+  live: LiveGeo;
+}
+
+/**
+ * A geo filter re-checked against a venue's LIVE row when a page is hydrated (db/hydrate.ts).
+ * Served venue fields are live, and docs/api.md, Serving snapshot says a page never contradicts its
+ * own filters: so a candidate whose live coordinate has left the shape, or whose live precision
+ * the precision rule no longer admits, is dropped like an event whose venue moved to another
+ * city, and `distanceMiles` is measured to the live coordinate the page serves. It is never
+ * more than the radius. The 2,000 cap is not re-checked: it ranks the snapshot's venues.
+ */
+export interface LiveGeo {
+  /** Whether `venueId` is a candidate and its live coordinate and precision still pass the filter. */
+  admits(venueId: number, lat: number | null, lng: number | null, precision: string | null): boolean;
+  /** Circle: great-circle miles (unrounded) from the centre to a live coordinate; polygon: undefined. */
+  miles(lat: number, lng: number): number | undefined;
 }
 
 /** Distances by venue id: undefined for a venue that is not a candidate. */
@@ -144,14 +167,15 @@ export function circleBoxes(lat: number, lng: number, radiusMiles: number): Box[
 }
 
 /**
- * The coordinates, visibility, precision and state of every venue with both coordinates, held in
- * memory with a grid over them, so a search reads nothing from the database: looking candidates up
- * in `venues` (thousands of random page reads in a dense metro) cost more than the rest of the
- * search, and so did reading ids from the R-tree. Rebuilt when the sync watermark moves, which
- * every applied batch does (sync/apply.ts), also when another process syncs the same file.
+ * The coordinates, precision and state of every venue of the serving snapshot (`snapshot_venues`:
+ * visible, with both coordinates), held in memory with a grid over them, so a search reads nothing
+ * from the database: looking candidates up in `venues` (thousands of random page reads in a dense
+ * metro) cost more than the rest of the search, and so did reading ids from the R-tree. Rebuilt
+ * when the snapshot generation moves, which every refresh does in the transaction that rewrites
+ * `snapshot_venues` (db/replica.ts v2, v10), also when another process refreshes.
  */
 interface VenueTable {
-  watermark: number;
+  generation: number;
   ids: Float64Array;
   lat: Float64Array;
   lng: Float64Array;
@@ -176,8 +200,10 @@ interface VenueTable {
   grid: Map<number, [first: number, end: number]>;
 }
 
-const ADMIT_CENTROIDS = 1; // visible: admitted with include_centroids (every precision incl. null)
-const ADMIT_PRECISE = 2; // visible and `street` or `unknown`: admitted without it
+const ADMIT_CENTROIDS = 1; // admitted with include_centroids (every precision incl. null)
+const ADMIT_PRECISE = 2; // `street` or `unknown`: admitted without it
+
+const isPrecise = (precision: string | null) => (PRECISE_GEOCODES as readonly (string | null)[]).includes(precision);
 
 /** Grid cells of a quarter degree: a 25-mile circle's box covers about a dozen. */
 const CELL_DEG = 0.25;
@@ -185,17 +211,16 @@ const cellRow = (lat: number) => Math.floor((lat + 90) / CELL_DEG);
 const cellCol = (lng: number) => Math.floor((lng + 180) / CELL_DEG);
 const gridCell = (row: number, col: number) => row * 2000 + col;
 
-function readVenueTable(replica: Db, watermark: number): VenueTable {
+function readVenueTable(replica: Db, generation: number): VenueTable {
   const rows = replica
-    .prepare<{ id: number; lat: number; lng: number; precision: string | null; visible: number; state: string }>(
-      `SELECT id, latitude AS lat, longitude AS lng, geocode_precision AS precision, visible, state FROM venues
-       WHERE latitude IS NOT NULL AND longitude IS NOT NULL`,
+    .prepare<{ id: number; lat: number; lng: number; precision: string | null; state: string }>(
+      "SELECT id, latitude AS lat, longitude AS lng, geocode_precision AS precision, state FROM snapshot_venues",
     )
     .all();
   const states = [...new Set(rows.map((row) => row.state))].sort();
   const codes = new Map(states.map((state, code) => [state, code]));
   const table: VenueTable = {
-    watermark,
+    generation,
     ids: new Float64Array(rows.length),
     lat: new Float64Array(rows.length),
     lng: new Float64Array(rows.length),
@@ -221,8 +246,7 @@ function readVenueTable(replica: Db, watermark: number): VenueTable {
     [table.x[slot], table.y[slot], table.z[slot]] = unitPoint(row.lat, row.lng);
     table.slotOf.set(row.id, slot);
     table.stateCode[slot] = codes.get(row.state)!;
-    const precise = (PRECISE_GEOCODES as readonly (string | null)[]).includes(row.precision);
-    table.admit[slot] = row.visible ? ADMIT_CENTROIDS | (precise ? ADMIT_PRECISE : 0) : 0;
+    table.admit[slot] = ADMIT_CENTROIDS | (isPrecise(row.precision) ? ADMIT_PRECISE : 0);
     const range = table.grid.get(cells[i]);
     if (range) range[1] = slot + 1;
     else table.grid.set(cells[i], [slot, slot + 1]);
@@ -411,6 +435,31 @@ class CircleCandidates extends SortedVenues implements VenueDistances {
   }
 }
 
+/**
+ * `LiveGeo` over one search's candidates. A candidate whose live coordinate is the snapshot's
+ * (nearly every one) passed the shape at selection; only a moved one is tested again.
+ */
+class LiveCheck implements LiveGeo {
+  constructor(
+    private readonly candidates: VenueSet,
+    private readonly table: VenueTable,
+    private readonly includeCentroids: boolean,
+    private readonly inside: (lat: number, lng: number) => boolean,
+    private readonly circle: CircleTest | null,
+  ) {}
+
+  admits(venueId: number, lat: number | null, lng: number | null, precision: string | null): boolean {
+    if (lat === null || lng === null || !this.candidates.has(venueId)) return false;
+    if (!this.includeCentroids && !isPrecise(precision)) return false;
+    const slot = this.table.slotOf.get(venueId)!;
+    return (this.table.lat[slot] === lat && this.table.lng[slot] === lng) || this.inside(lat, lng);
+  }
+
+  miles(lat: number, lng: number): number | undefined {
+    return this.circle?.miles(lat, lng, Math.cos(radians(lat)));
+  }
+}
+
 /** Miles from `from` to the venue in `slot`. */
 const milesTo = (table: VenueTable, from: MilesFrom, slot: number) =>
   from.miles(table.lat[slot], table.lng[slot], table.cosLat[slot]);
@@ -438,11 +487,13 @@ function searchCircle(
   }
   const sorted = ascendingIds(kept, found.ids);
   const candidates = new CircleCandidates(sorted, table, circle);
+  const inside = (lat: number, lng: number) => circle.miles(lat, lng, Math.cos(radians(lat))) <= f.radiusMiles;
   return {
     venueIds: Array.from(sorted),
     venueSet: candidates,
     states: statesOf(table, kept, found),
     distanceMiles: candidates,
+    live: new LiveCheck(candidates, table, includeCentroids, inside, circle),
   };
 }
 
@@ -485,11 +536,14 @@ function searchPolygon(
   }
   const kept = nearest(inside, toCentre, found.ids, cap);
   const ids = ascendingIds(kept, found.ids);
+  const venueSet = new SortedVenues(ids);
+  const contains = (lat: number, lng: number) => booleanPointInPolygon([lng, lat], polygon);
   return {
     venueIds: Array.from(ids),
-    venueSet: new SortedVenues(ids),
+    venueSet,
     states: statesOf(table, kept, found),
     distanceMiles: null,
+    live: new LiveCheck(venueSet, table, includeCentroids, contains, null),
   };
 }
 
@@ -499,9 +553,11 @@ function cacheKey(f: GeoFilter, includeCentroids: boolean): string {
 }
 
 /**
- * Geo candidate search over one replica: the in-memory venue table, rebuilt when the sync
- * watermark moves, and the results of recent searches for that table (every page of one
- * traversal repeats its filter). Owned by the list path's caches (server/list/caches.ts).
+ * Geo candidate search over one replica: the in-memory venue table of the serving snapshot,
+ * rebuilt when the snapshot generation moves (not the sync watermark: a sync commits live rows the
+ * snapshot does not hold yet), and the results of recent searches for that table (every page of
+ * one traversal repeats its filter). Owned by the list path's caches (server/list/caches.ts).
+ * Called inside the page's read transaction, so the table is the snapshot its rows come from.
  */
 export class GeoIndex {
   #table: VenueTable | null = null;
@@ -526,9 +582,9 @@ export class GeoIndex {
    * freezing a 2,000-element array cost a fifth of a search).
    */
   find(filter: GeoFilter, includeCentroids: boolean): GeoCandidates {
-    const watermark = readWatermark(this.replica);
-    if (this.#table?.watermark !== watermark) {
-      this.#table = readVenueTable(this.replica, watermark);
+    const { generation } = readSnapshotStats(this.replica);
+    if (this.#table?.generation !== generation) {
+      this.#table = readVenueTable(this.replica, generation);
       this.#results.clear();
     }
     const table = this.#table;

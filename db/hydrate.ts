@@ -4,6 +4,8 @@
  * demoted to a duplicate, venue hidden or gone — are dropped. A row whose live fields no longer
  * satisfy the request (rescheduled out of the window, now sold out under exclude_sold_out, …)
  * is dropped too, so a page never contradicts its own filters. Survivors keep snapshot order.
+ * A geo filter is re-checked the same way against the venue's live coordinate and precision
+ * (db/geo.ts `LiveGeo`), and a circle's `distanceMiles` is measured to the live coordinate served.
  *
  * Served fields were derived at apply time (sync/derive.ts); this module only shapes them into
  * the API's Event (every key present, optional ones null, `venue` always an object).
@@ -22,7 +24,7 @@ import { AGGREGATOR_VENDORS, eventUrlFor, ticketUrlFor } from "./contract.ts";
 import type { Db } from "./driver.ts";
 import type { Event, Venue } from "./event.ts";
 import { type PageFilter, type PagePosition, venueSetOf } from "./events-query.ts";
-import type { VenueDistances, VenueSet } from "./geo.ts";
+import type { LiveGeo, VenueSet } from "./geo.ts";
 import { EVENT_SERVABLE_SQL, SERVABLE_SQL } from "./snapshot.ts";
 
 export type { Event, Venue } from "./event.ts";
@@ -80,6 +82,7 @@ function stillMatches(
   r: Row,
   f: PageFilter,
   venues: VenueSet | null,
+  geo: LiveGeo | null,
   source: ((s: string) => boolean) | null,
 ): boolean {
   const end = Math.max(r.end_ms ?? r.start_ms, r.start_ms);
@@ -91,14 +94,21 @@ function stillMatches(
     !(f.excludeSoldOut && r.is_sold_out === 1) &&
     !(f.excludeAggregators && aggregators.has(r.vendor)) &&
     (venues === null || venues.has(r.venue_id)) &&
+    (geo === null || geo.admits(r.venue_id, r.latitude, r.longitude, r.geocode_precision)) &&
     (source === null || source(r.source))
   );
 }
 
 export interface Hydration {
   baseUrl: string;
-  /** Circle queries: unrounded miles per venue id. */
-  distanceMiles: VenueDistances | null;
+  /** Geo queries: the live re-check of the candidates and, for a circle, the miles to a venue. */
+  geo: LiveGeo | null;
+}
+
+/** `venue.distanceMiles`: a circle's miles to the venue's live coordinate, rounded to 0.01; else null. */
+function distanceOf(geo: LiveGeo | null, lat: number | null, lng: number | null): number | null {
+  const miles = geo && lat !== null && lng !== null ? geo.miles(lat, lng) : undefined;
+  return miles === undefined ? null : Math.round(miles * 100) / 100;
 }
 
 /**
@@ -128,7 +138,6 @@ function shapeEvent<V>(r: EventRow, baseUrl: string, venue: V): Omit<Event, "ven
 }
 
 function toEvent(r: Row, h: Hydration): Event {
-  const distance = h.distanceMiles?.get(r.venue_id);
   return shapeEvent(r, h.baseUrl, {
     id: r.venue_id,
     name: r.venue_name,
@@ -138,7 +147,7 @@ function toEvent(r: Row, h: Hydration): Event {
     latitude: r.latitude,
     longitude: r.longitude,
     geocodePrecision: r.geocode_precision,
-    distanceMiles: distance === undefined ? null : Math.round(distance * 100) / 100,
+    distanceMiles: distanceOf(h.geo, r.latitude, r.longitude),
   });
 }
 
@@ -159,7 +168,17 @@ type KeptEvent =
   | false;
 
 /** A kept venue: its JSON with `distanceMiles` null, and what servability and the re-check read. `false`: gone. */
-type KeptVenue = { json: string; visible: boolean; state: string; city: string } | false;
+type KeptVenue =
+  | {
+      json: string;
+      visible: boolean;
+      state: string;
+      city: string;
+      lat: number | null;
+      lng: number | null;
+      precision: string | null;
+    }
+  | false;
 
 /**
  * Bytes kept, conservatively: JSON text may be stored two bytes a character, and the object and
@@ -167,7 +186,7 @@ type KeptVenue = { json: string; visible: boolean; state: string; city: string }
  * (test/bench/RESULTS.md, "Unique traffic").
  */
 const eventBytes = (e: KeptEvent) => (e ? 2 * (e.part.length + e.source.length) + 240 : 32);
-const venueBytes = (v: KeptVenue) => (v ? 2 * (v.json.length + v.city.length) + 160 : 32);
+const venueBytes = (v: KeptVenue) => (v ? 2 * (v.json.length + v.city.length) + 184 : 32);
 
 /** Bits of the table of event ids read once (`HydratedEvents.admit`): 4 Mi bits, 512 KiB. */
 const SEEN_BITS = 1 << 22;
@@ -302,7 +321,7 @@ export function hydratePage(db: Db, keys: readonly PagePosition[], filter: PageF
   const out: Event[] = [];
   for (const k of keys) {
     const r = byId.get(k.id);
-    if (r && stillMatches(r, filter, venues, source)) out.push(toEvent(r, h));
+    if (r && stillMatches(r, filter, venues, h.geo, source)) out.push(toEvent(r, h));
   }
   return out;
 }
@@ -368,7 +387,15 @@ function keptVenue(v: VenueRow): KeptVenue {
     geocodePrecision: v.geocode_precision,
     distanceMiles: null,
   });
-  return { json, visible: v.visible === 1, state: v.state, city: v.city };
+  return {
+    json,
+    visible: v.visible === 1,
+    state: v.state,
+    city: v.city,
+    lat: v.latitude,
+    lng: v.longitude,
+    precision: v.geocode_precision,
+  };
 }
 
 /** The page's kept events and venues, reading the ones not kept: one query for events, one for venues. */
@@ -417,6 +444,7 @@ function keptMatches(
   v: Exclude<KeptVenue, false>,
   f: PageFilter,
   venues: VenueSet | null,
+  geo: LiveGeo | null,
   source: ((s: string) => boolean) | null,
 ): boolean {
   const end = Math.max(e.endMs ?? e.startMs, e.startMs);
@@ -428,6 +456,7 @@ function keptMatches(
     !(f.excludeSoldOut && e.soldOut) &&
     !(f.excludeAggregators && aggregators.has(e.vendor)) &&
     (venues === null || venues.has(e.venueId)) &&
+    (geo === null || geo.admits(e.venueId, v.lat, v.lng, v.precision)) &&
     (source === null || source(e.source))
   );
 }
@@ -454,13 +483,13 @@ export function hydratePageJson(
   for (const [e, v] of keptRows(db, events, state, keys)) {
     // An event whose venue is gone or hidden is not servable.
     const servable = e !== false && v !== false && v.visible;
-    if (servable && keptMatches(e, v, filter, venues, source)) {
+    if (servable && keptMatches(e, v, filter, venues, h.geo, source)) {
       if (bounds) bounds.latestAfterMs = Math.min(bounds.latestAfterMs, Math.max(e.endMs ?? e.startMs, e.startMs));
-      const distance = h.distanceMiles?.get(e.venueId);
+      const distance = distanceOf(h.geo, v.lat, v.lng);
       out.push(
-        distance === undefined
+        distance === null
           ? `${e.part}${v.json}}`
-          : `${e.part}${v.json.slice(0, -NULL_DISTANCE_TAIL.length)}${JSON.stringify(Math.round(distance * 100) / 100)}}}`,
+          : `${e.part}${v.json.slice(0, -NULL_DISTANCE_TAIL.length)}${JSON.stringify(distance)}}}`,
       );
     } else if (servable && bounds && e.startMs > filter.beforeMs) {
       bounds.droppedAfterClose = true;

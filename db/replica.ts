@@ -258,6 +258,31 @@ CREATE TABLE upstream_rejects (
 ) WITHOUT ROWID;
 `,
   },
+  {
+    // Geo candidates follow the serving snapshot like every other page selection (docs/api.md,
+    // Serving snapshot): snapshot_venues holds the venues a geo search may choose from (visible,
+    // both coordinates) as of the last refresh, which rewrites it in its transaction
+    // (db/snapshot.ts). Apply marks a venue whose coordinates or precision alone changed in
+    // snapshot_dirty_places: its snapshot_venues row is replaced, its events' snapshot rows are
+    // not (marking it in snapshot_dirty_venues would recompute them, one scan of all events).
+    // The first fill is what a refresh writes (db/snapshot.ts SNAPSHOT_VENUES_SELECT, tested);
+    // the generation moves so caches keyed by it (db/geo.ts GeoIndex) read the new table.
+    version: 10,
+    sql: `
+CREATE TABLE snapshot_venues (
+  id INTEGER PRIMARY KEY,
+  latitude REAL NOT NULL,
+  longitude REAL NOT NULL,
+  geocode_precision TEXT,
+  state TEXT NOT NULL
+);
+INSERT INTO snapshot_venues(id, latitude, longitude, geocode_precision, state)
+  SELECT id, latitude, longitude, geocode_precision, state FROM venues
+  WHERE visible = 1 AND latitude IS NOT NULL AND longitude IS NOT NULL;
+CREATE TABLE snapshot_dirty_places (id INTEGER PRIMARY KEY);
+UPDATE snapshot_stats SET generation = generation + 1 WHERE id = 1;
+`,
+  },
 ];
 
 /**

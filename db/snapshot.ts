@@ -3,8 +3,12 @@
  * rows. A refresh runs in one transaction, so readers (WAL) keep seeing the previous snapshot
  * until it commits.
  *
+ * The snapshot is `snapshot` (events, for page selection) and `snapshot_venues` (the venues a geo
+ * search chooses candidates from, db/geo.ts; replica v10), rewritten in the same transaction so a
+ * geo page's candidates and rows come from one refresh.
+ *
  * Two ways to the same rows: an incremental refresh replaces only the rows of the events and
- * venues that apply recorded as changed (snapshot_dirty_*, replica migration v4); a full rebuild
+ * venues that apply recorded as changed (snapshot_dirty_*, replica migrations v4, v10); a full rebuild
  * recomputes everything, with the snapshot's indexes dropped and recreated around the insert
  * (building an index from sorted rows is much cheaper than a million random index inserts). The
  * full rebuild runs when changes were not tracked (a fresh replica, an import that outgrew the
@@ -44,6 +48,14 @@ const SNAPSHOT_SELECT = `
          e.is_sold_out, e.vendor IN (${aggregatorList})
   FROM events e JOIN venues v ON v.id = e.venue_id`;
 
+/**
+ * The venues a geo search may choose: visible, with both coordinates (docs/api.md, Geo search).
+ * Replica v10 fills `snapshot_venues` with this same query at first (test/geo-snapshot.test.ts).
+ */
+const SNAPSHOT_VENUES_SELECT = `
+  SELECT id, latitude, longitude, geocode_precision, state FROM venues
+  WHERE visible = 1 AND latitude IS NOT NULL AND longitude IS NOT NULL`;
+
 /** Most changed events apply tracks before it gives up and leaves a full rebuild to the refresh. */
 export function trackingLimit(db: Db): number {
   const row = db.prepare<{ events: number }>("SELECT events FROM snapshot_stats WHERE id = 1").get();
@@ -59,8 +71,13 @@ export function snapshotTracked(db: Db): boolean {
 /** Stops tracking (too many changes): the next refresh is a full rebuild. */
 export function stopTracking(db: Db): void {
   db.exec("UPDATE sync_state SET value = 0 WHERE key = 'snapshot_tracked'");
+  clearDirty(db);
+}
+
+function clearDirty(db: Db): void {
   db.exec("DELETE FROM snapshot_dirty_events");
   db.exec("DELETE FROM snapshot_dirty_venues");
+  db.exec("DELETE FROM snapshot_dirty_places");
 }
 
 export interface RefreshOptions {
@@ -73,8 +90,9 @@ export function refreshSnapshot(db: Db, nowMs: number, options: RefreshOptions =
   return db.transaction(() => {
     const incremental = !options.full && snapshotTracked(db) && dirtyEvents(db) <= trackingLimit(db);
     const events = incremental ? refreshChanged(db) : rebuild(db);
-    db.exec("DELETE FROM snapshot_dirty_events");
-    db.exec("DELETE FROM snapshot_dirty_venues");
+    if (incremental) refreshChangedVenues(db);
+    else rebuildVenues(db);
+    clearDirty(db);
     db.exec("UPDATE sync_state SET value = 1 WHERE key = 'snapshot_tracked'");
     // Last: the snapshot_stats and snapshot_venue_events triggers (replica v2, v3) fire here.
     db.prepare("UPDATE sync_state SET value = $now WHERE key = 'snapshot_at'").run({ now: nowMs });
@@ -116,6 +134,23 @@ function rebuild(db: Db): number {
   });
   countSources(db);
   return changes;
+}
+
+function rebuildVenues(db: Db): void {
+  db.exec("DELETE FROM snapshot_venues");
+  db.exec(`INSERT INTO snapshot_venues(id, latitude, longitude, geocode_precision, state) ${SNAPSHOT_VENUES_SELECT}`);
+}
+
+/**
+ * Replaces the snapshot_venues rows of the venues apply marked: those whose snapshot rows changed
+ * (city, state, visibility; gone) and those whose coordinates or precision alone did.
+ */
+function refreshChangedVenues(db: Db): void {
+  const marked = "SELECT id FROM snapshot_dirty_venues UNION SELECT id FROM snapshot_dirty_places";
+  db.exec(`DELETE FROM snapshot_venues WHERE id IN (${marked})`);
+  db.exec(
+    `INSERT INTO snapshot_venues(id, latitude, longitude, geocode_precision, state) ${SNAPSHOT_VENUES_SELECT} AND id IN (${marked})`,
+  );
 }
 
 /** Runs `sort` with a page cache of `kib` (see SORTER_KIB), then gives the connection its own back. */

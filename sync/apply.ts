@@ -46,8 +46,12 @@ function statements(db: Db) {
     setWatermark: db.prepare("UPDATE sync_state SET value = $seq WHERE key = 'watermark'"),
     markEvent: db.prepare("INSERT OR IGNORE INTO snapshot_dirty_events(id) VALUES ($id)"),
     markVenue: db.prepare("INSERT OR IGNORE INTO snapshot_dirty_venues(id) VALUES ($id)"),
-    venueRow: db.prepare<{ city: string; state: string; visible: number }>(
-      "SELECT city, state, visible FROM venues WHERE id = $id",
+    // Prepared when first run (the driver keeps it by its SQL): only a tracked replica marks, and
+    // one is tracked only after a refresh, which needs replica v10; a test may apply to an older one.
+    markPlace: (id: number) => db.prepare("INSERT OR IGNORE INTO snapshot_dirty_places(id) VALUES ($id)").run({ id }),
+    // The venue fields the snapshot copies: into its event rows, and into snapshot_venues.
+    venueRow: db.prepare<VenueSnapshotFields>(
+      "SELECT city, state, visible, latitude, longitude, geocode_precision AS precision FROM venues WHERE id = $id",
     ),
     // The event fields a snapshot row is made of (db/snapshot.ts SNAPSHOT_SELECT, SERVABLE_SQL).
     eventRow: db.prepare<EventSnapshotFields>(
@@ -59,30 +63,42 @@ function statements(db: Db) {
 
 type Statements = ReturnType<typeof statements>;
 
+interface VenueSnapshotFields {
+  city: string;
+  state: string;
+  visible: number;
+  latitude: number | null;
+  longitude: number | null;
+  precision: string | null;
+}
+
 /** One decoded record: its seq, and what the snapshot's change tracking needs to know. */
 interface Row {
   kind: RowKind;
   seq: number;
   id: number;
-  /** Venues only: the fields a snapshot row copies. */
-  city?: string;
-  state?: string;
-  visible?: number;
+  /** Venues only: the fields the snapshot copies. */
+  venue?: VenueSnapshotFields;
 }
 
 /**
  * Records what a record is about to change, for the next incremental snapshot refresh
- * (db/snapshot.ts). Called before the record is applied: a venue counts only when a field the
- * snapshot copies (city, state) or its visibility changes, since every event at a marked venue
- * is recomputed.
+ * (db/snapshot.ts). Called before the record is applied. A venue is marked in
+ * snapshot_dirty_venues only when a field its events' snapshot rows copy (city, state) or its
+ * visibility changes, since every event at such a venue is recomputed; when only its coordinates
+ * or precision change, in snapshot_dirty_places, which replaces just its snapshot_venues row
+ * (geo candidates, db/geo.ts).
  */
 function mark(s: Statements, r: Row): void {
   if (r.kind === RowKind.Event || r.kind === RowKind.DeleteEvent) s.markEvent.run({ id: r.id });
   else if (r.kind === RowKind.DeleteVenue) s.markVenue.run({ id: r.id });
   else {
     const old = s.venueRow.get({ id: r.id });
-    if (!old || old.city !== r.city || old.state !== r.state || old.visible !== r.visible)
+    const v = r.venue!;
+    if (!old || old.city !== v.city || old.state !== v.state || old.visible !== v.visible)
       s.markVenue.run({ id: r.id });
+    else if (old.latitude !== v.latitude || old.longitude !== v.longitude || old.precision !== v.precision)
+      s.markPlace(r.id);
   }
 }
 
@@ -102,7 +118,8 @@ function applyVenue(s: Statements, d: RowDecoder, r: Row, state: BatchState): vo
   const visible = v[VENUE.visible] as number;
   const city = v[VENUE.city] as string;
   const st = v[VENUE.state] as string;
-  if (state.track) mark(s, { ...r, city, state: st, visible });
+  const precision = v[VENUE.geocode_precision] as string | null;
+  if (state.track) mark(s, { ...r, venue: { city, state: st, visible, latitude, longitude, precision } });
   s.upsertVenue.run({
     id: r.id,
     name: v[VENUE.name],
@@ -111,7 +128,7 @@ function applyVenue(s: Statements, d: RowDecoder, r: Row, state: BatchState): vo
     timezone: v[VENUE.timezone],
     latitude,
     longitude,
-    precision: v[VENUE.geocode_precision],
+    precision,
     visible,
     seq: r.seq,
   });

@@ -236,10 +236,11 @@ describe("findGeoCandidates: polygons match the brute-force reference", () => {
   });
 });
 
-describe("GeoIndex follows the replica", () => {
-  it("drops a venue once hidden or moved, and admits one newly placed", () => {
+describe("GeoIndex follows the serving snapshot", () => {
+  it("drops a venue once hidden or moved, and admits one newly placed, at the next refresh and not before", () => {
     const index = new GeoIndex(replica, 8);
-    const findGeoCandidates = (_db: typeof replica, f: GeoFilter, centroids: boolean) => index.find(f, centroids);
+    const find = (f: GeoFilter) => index.find(f, false);
+    const refresh = () => refreshSnapshot(replica, Date.UTC(2030, 0, 1));
     const c = circle(44.5, -100.3, 2); // central South Dakota: empty in the fixture
     const base = 900_000;
     const placed: RefVenue[] = [0, 1, 2].map((i) => ({
@@ -251,13 +252,61 @@ describe("GeoIndex follows the replica", () => {
       state: "SD",
     }));
     apply(placed.map(venueLine));
-    expect(findGeoCandidates(replica, c, false).venueIds).toEqual([base, base + 1, base + 2]);
-    // The same search again is answered from the kept results until the replica changes.
-    expect(findGeoCandidates(replica, c, false)).toBe(findGeoCandidates(replica, c, false));
+    // Applied, not refreshed: the snapshot's venues are still those of the last refresh.
+    expect(find(c).venueIds).toEqual([]);
+    refresh();
+    expect(find(c).venueIds).toEqual([base, base + 1, base + 2]);
+    // The same search again is answered from the kept results until the snapshot changes.
+    expect(find(c)).toBe(find(c));
     apply([venueLine({ ...placed[0], visible: false }), venueLine({ ...placed[1], lat: 45.5 })]);
-    expect(findGeoCandidates(replica, c, false).venueIds).toEqual([base + 2]);
+    expect(find(c).venueIds).toEqual([base, base + 1, base + 2]);
+    refresh();
+    expect(find(c).venueIds).toEqual([base + 2]);
+    apply([venueLine({ ...placed[2], precision: "city" })]);
+    refresh();
+    expect(find(c).venueIds).toEqual([]);
+    expect(index.find(c, true).venueIds).toEqual([base + 2]);
     apply([{ type: "delete", seq: ++seq, entity: "venue", id: base + 2 }]);
-    expect(findGeoCandidates(replica, c, false).venueIds).toEqual([]);
+    expect(index.find(c, true).venueIds).toEqual([base + 2]);
+    refresh();
+    expect(index.find(c, true).venueIds).toEqual([]);
+  });
+});
+
+describe("LiveGeo: the live re-check of a search's candidates", () => {
+  it("admits a candidate at its snapshot place or moved within the shape, with an admitted precision", () => {
+    const c = CIRCLES[1][1]; // Manhattan, 0.4 mi
+    const found = findGeoCandidates(replica, c, false);
+    const id = found.venueIds[0];
+    const v = venues.find((x) => x.id === id)!;
+    const { live } = found;
+    expect(live.admits(id, v.lat, v.lng, v.precision)).toBe(true);
+    // Moved within the circle, to its rim and past it (north: latitude alone moves).
+    const at = (miles: number) => destination(c.lat, c.lng, miles, 0);
+    expect(live.admits(id, ...at(0.39), "street")).toBe(true);
+    expect(live.admits(id, ...at(0.41), "street")).toBe(false);
+    expect(live.admits(id, null, v.lng, "street")).toBe(false);
+    // The precision rule on the live precision; every precision with include_centroids.
+    expect(live.admits(id, v.lat, v.lng, "city")).toBe(false);
+    expect(findGeoCandidates(replica, c, true).live.admits(id, v.lat, v.lng, "city")).toBe(true);
+    // Not a candidate: never admitted, wherever it is now.
+    const other = venues.find((x) => !found.venueSet.has(x.id))!;
+    expect(live.admits(other.id, c.lat, c.lng, "street")).toBe(false);
+    // Miles to the live coordinate given, as every distance is measured.
+    const [lat, lng] = at(0.2);
+    expect(live.miles(lat, lng)).toBe(greatCircleMiles(c.lat, c.lng, lat, lng));
+  });
+
+  it("re-tests a polygon's membership for a moved candidate; a polygon has no miles", () => {
+    const ring = POLYGONS[1][1]; // Manhattan triangle
+    const found = findGeoCandidates(replica, polygon(ring), false);
+    const id = found.venueIds[0];
+    const v = venues.find((x) => x.id === id)!;
+    expect(found.live.admits(id, v.lat, v.lng, v.precision)).toBe(true);
+    const [[aLat, aLng], [bLat, bLng], [cLat, cLng]] = ring;
+    expect(found.live.admits(id, (aLat + bLat + cLat) / 3, (aLng + bLng + cLng) / 3, "unknown")).toBe(true);
+    expect(found.live.admits(id, 40.9, -73.7, "street")).toBe(false);
+    expect(found.live.miles(v.lat!, v.lng!)).toBeUndefined();
   });
 });
 

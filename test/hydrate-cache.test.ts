@@ -12,6 +12,7 @@ import { afterAll, beforeAll, expect, it } from "vitest";
 import type { Db } from "../db/driver.ts";
 import { openDb } from "../db/driver.ts";
 import type { PageFilter, PagePosition } from "../db/events-query.ts";
+import type { LiveGeo } from "../db/geo.ts";
 import { HydratedEvents, type Hydration, hydratePage, hydratePageJson, readReplicaState } from "../db/hydrate.ts";
 import { openReplica } from "../db/replica.ts";
 import { refreshSnapshot } from "../db/snapshot.ts";
@@ -20,6 +21,7 @@ import { parseRecordLine } from "../sync/records.ts";
 import { eventRecord, venueRecord } from "./records.ts";
 
 const T0 = Date.parse("2030-01-01T00:00:00Z");
+const VENUE_2_LAT = 37.79;
 const HOUR = 3_600_000;
 let dir: string;
 let db: Db;
@@ -35,7 +37,7 @@ const filter: PageFilter = {
   excludeSoldOut: false,
   excludeAggregators: false,
 };
-const h = { baseUrl: "http://marquee.test", distanceMiles: null };
+const h: Hydration = { baseUrl: "http://marquee.test", geo: null };
 const events = new HydratedEvents(h.baseUrl, { eventBytes: 1 << 20, venueBytes: 1 << 18 });
 /** A page through the kept events, as the list path reads it (the state read with the rows). */
 const kept = (d: Db, hd: Hydration = h) => hydratePageJson(d, events, readReplicaState(d), keys, filter, hd);
@@ -44,7 +46,10 @@ const titles = (d: Db) => kept(d).map((j) => (JSON.parse(j) as { title: string }
 beforeAll(async () => {
   dir = mkdtempSync(join(tmpdir(), "marquee-hydrate-"));
   db = await openReplica(join(dir, "replica.db"));
-  const records: object[] = [venueRecord(1), venueRecord(2, { name: 'Café "Ünïcode" \u2028 ✓' })];
+  const records: object[] = [
+    venueRecord(1),
+    venueRecord(2, { name: 'Café "Ünïcode" \u2028 ✓', latitude: VENUE_2_LAT }),
+  ];
   for (let i = 1; i <= 6; i++) {
     const start = new Date(T0 + i * HOUR).toISOString();
     records.push(eventRecord(i, 1 + (i % 2), start, { title: i === 3 ? 'Ñoño \u2029 </script> "q"' : `Event ${i}` }));
@@ -65,14 +70,10 @@ afterAll(() => {
 });
 
 it("serializes each event exactly as JSON.stringify of the shaped Event, with and without a distance", () => {
-  for (const distanceMiles of [
-    null,
-    new Map([
-      [1, 0.004],
-      [2, 12.3456],
-    ]),
-  ]) {
-    const hd = { ...h, distanceMiles };
+  // A circle's live re-check as db/geo.ts hands it over: every venue admitted, miles by latitude.
+  const circle: LiveGeo = { admits: () => true, miles: (lat) => (lat === VENUE_2_LAT ? 12.3456 : 0.004) };
+  for (const geo of [null, circle]) {
+    const hd = { ...h, geo };
     // Three times: the second read keeps the events, the third comes from the cache.
     for (let round = 0; round < 3; round++) {
       const fragments = kept(db, hd);

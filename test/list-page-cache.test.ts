@@ -142,7 +142,7 @@ it("answers only with the selection a fresh read would make", () => {
 });
 
 it("answers only with the body a fresh hydration would make", () => {
-  const h = { baseUrl: "http://x", distanceMiles: null };
+  const h = { baseUrl: "http://x", geo: null };
   const hits = walkRequests(43, ({ cache, key, window, filter, state, fresh }) => {
     const cached = cache.getBody(key, state, window);
     if (cached) {

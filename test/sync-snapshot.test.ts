@@ -2,7 +2,8 @@
  * Incremental snapshot refresh (db/snapshot.ts, replica v4): after any sequence of applied
  * batches, the rows an incremental refresh leaves (snapshot, snapshot_sources, and the
  * snapshot_stats and snapshot_venue_events the refresh triggers maintain) equal those of a full
- * rebuild of the same live rows. Also: the full rebuild keeps the snapshot's index names and
+ * rebuild of the same live rows, and so does snapshot_venues (the geo candidates' venues, replica
+ * v10), which apply keeps up with coordinate and precision changes too. Also: the full rebuild keeps the snapshot's index names and
  * definitions, and apply stops tracking (so the next refresh is full) past the tracking limit.
  */
 
@@ -40,6 +41,7 @@ function snapshotState() {
     sources: db.prepare("SELECT * FROM snapshot_sources ORDER BY source").all(),
     stats: db.prepare("SELECT events, venues FROM snapshot_stats").all(),
     venueEvents: db.prepare("SELECT * FROM snapshot_venue_events ORDER BY venue_id").all(),
+    venues: db.prepare("SELECT * FROM snapshot_venues ORDER BY id").all(),
   };
 }
 const dirty = () =>
@@ -50,6 +52,8 @@ const dirty = () =>
       )
       .get()!.n,
   );
+/** Venues marked for their snapshot_venues row alone (coordinates, precision). */
+const places = () => Number(db.prepare<{ n: number }>("SELECT count(*) AS n FROM snapshot_dirty_places").get()!.n);
 
 const day = (d: number) => new Date(NOW + d * 86_400_000).toISOString().replace(".000Z", "Z");
 const venueChange = fc.record({
@@ -58,6 +62,16 @@ const venueChange = fc.record({
   city: fc.constantFrom("San Francisco", "Oakland"),
   state: fc.constantFrom("CA", "NV"),
   name: fc.constantFrom("A", "B"),
+  latitude: fc.constantFrom(37.78, 37.79, null),
+  longitude: fc.constantFrom(-122.43, -122.44),
+  geocodePrecision: fc.constantFrom("street", "city", null),
+});
+/** A venue's place alone, the rest as venueRecord's defaults: often a change to nothing else. */
+const placeChange = fc.record({
+  id: fc.integer({ min: 1, max: 4 }),
+  latitude: fc.constantFrom(37.78, 37.79, null),
+  longitude: fc.constantFrom(-122.43, -122.44),
+  geocodePrecision: fc.constantFrom("street", "city", null),
 });
 const eventChange = fc.record({
   id: fc.integer({ min: 1, max: 25 }),
@@ -72,6 +86,7 @@ const eventChange = fc.record({
 });
 const change = fc.oneof(
   { weight: 1, arbitrary: venueChange.map((v) => venueRecord(v.id, v)) },
+  { weight: 1, arbitrary: placeChange.map((v) => venueRecord(v.id, v)) },
   {
     weight: 6,
     arbitrary: eventChange.map((e) =>
@@ -125,11 +140,20 @@ it("an incremental refresh leaves exactly what a full rebuild of the same live r
 it("changes a venue record makes to no snapshot field leave the venue's events alone", () => {
   apply([venueRecord(1), eventRecord(1, 1, day(1)), eventRecord(2, 1, day(2))]);
   refreshSnapshot(db, NOW);
+  apply([venueRecord(1, { name: "Renamed" })]);
+  expect([dirty(), places()]).toEqual([0, 0]);
+  // New coordinates or precision replace the venue's snapshot_venues row, not its events' rows.
   apply([venueRecord(1, { name: "Renamed", latitude: 1, longitude: 2 })]);
-  expect(dirty()).toBe(0);
+  expect([dirty(), places()]).toEqual([0, 1]);
+  apply([venueRecord(1, { name: "Renamed", latitude: 1, longitude: 2, geocodePrecision: "zip" })]);
+  expect([dirty(), places()]).toEqual([0, 1]);
+  expect(refreshSnapshot(db, NOW)).toBe(2);
+  expect(snapshotState().venues).toEqual([{ id: 1, latitude: 1, longitude: 2, geocode_precision: "zip", state: "CA" }]);
+  expect(places()).toBe(0);
   apply([venueRecord(1, { visible: false })]);
   expect(dirty()).toBe(1);
   expect(refreshSnapshot(db, NOW)).toBe(0);
+  expect(snapshotState().venues).toEqual([]);
 });
 
 it("an event record that changes no snapshot field marks nothing; one that does marks its event", () => {

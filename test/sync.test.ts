@@ -352,7 +352,12 @@ describe("sync worker", () => {
         old,
         records.map((r, i) => parseRecordLine(JSON.stringify({ ...r, seq: i + 1 }), i + 1)),
       );
+      // Today's refresh also writes the geo candidates' venues (replica v10): temporary tables
+      // stand in for them on this v6 replica, and go before it migrates.
+      old.exec(`CREATE TEMP TABLE snapshot_venues(id INTEGER PRIMARY KEY, latitude, longitude, geocode_precision, state);
+        CREATE TEMP TABLE snapshot_dirty_places(id INTEGER PRIMARY KEY)`);
       refreshSnapshot(old, Date.UTC(2030, 0, 1));
+      old.exec("DROP TABLE temp.snapshot_venues; DROP TABLE temp.snapshot_dirty_places");
       const counts = () => old.prepare("SELECT * FROM snapshot_venue_events ORDER BY venue_id").all();
       const before = counts();
       expect(before).toEqual([

@@ -8,7 +8,8 @@
  *   pages      query string + limit + window span → selected keys and the hydrated body, for one
  *              state of the replica (server/list/page-cache.ts).
  *   events     event id → live row and its JSON, for one state of the replica (db/hydrate.ts).
- *   geo        the venue table and recent candidate searches, for one sync watermark (db/geo.ts).
+ *   geo        the snapshot's venue table and recent candidate searches, for one snapshot
+ *              generation (db/geo.ts).
  *   scans      state index ranges geo pages scan, for one state of the replica (db/kept-scans.ts).
  *   estimates  per-snapshot counts for plan choice (db/snapshot-stats.ts).
  *   longs      the snapshot's long rows, for one snapshot generation (db/long-events.ts).

@@ -293,7 +293,7 @@ export class ListService {
       filter,
       {
         baseUrl: this.deps.baseUrl,
-        distanceMiles: geo?.distanceMiles ?? null,
+        geo: geo?.live ?? null,
       },
       bounds,
     );

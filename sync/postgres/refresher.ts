@@ -3,7 +3,8 @@
  * `gapMs`, and always one after the last change of a burst, so a change waits at most `gapMs`
  * (plus the refresh) to be served. A refresh still reads the whole snapshot in places (source
  * and venue counts), so it is skipped when the changes touched no snapshot row: apply marks
- * only events and venues whose snapshot fields changed (sync/apply.ts), and new titles, prices
+ * only events and venues whose snapshot fields changed (sync/apply.ts; a venue's coordinates and
+ * precision count, geo candidates follow the snapshot), and new titles, prices
  * or ticket links are served from the live rows once the caches are dropped (`after`).
  */
 import type { Db } from "../../db/driver.ts";
@@ -14,8 +15,12 @@ import { refreshServingSnapshot } from "../serving-snapshot.ts";
 function snapshotMissesChanges(db: Db): boolean {
   if (!snapshotTracked(db)) return true;
   return (
-    db.prepare("SELECT 1 FROM snapshot_dirty_events UNION ALL SELECT 1 FROM snapshot_dirty_venues LIMIT 1").get() !==
-    undefined
+    db
+      .prepare(
+        `SELECT 1 FROM snapshot_dirty_events UNION ALL SELECT 1 FROM snapshot_dirty_venues
+         UNION ALL SELECT 1 FROM snapshot_dirty_places LIMIT 1`,
+      )
+      .get() !== undefined
   );
 }
 

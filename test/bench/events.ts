@@ -130,7 +130,7 @@ for (const qs of SHAPES) {
           25,
         );
         plan = s.plan;
-        hydratePage(ctx.replica, s.keys, f, { baseUrl: "http://bench.local", distanceMiles: null });
+        hydratePage(ctx.replica, s.keys, f, { baseUrl: "http://bench.local", geo: null });
       });
       direct.push(performance.now() - t);
     }
