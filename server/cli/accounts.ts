@@ -17,9 +17,10 @@ import type { Ledger } from "../ledger/ledger.ts";
 import { openSqliteLedger } from "../ledger/sqlite.ts";
 import { createSignInLink } from "../portal/sessions.ts";
 import { type Command, intFlag, oneOf, output, parseFlags, UsageError } from "./args.ts";
+import { CONFIG_FLAG, readSharedSettings } from "./settings.ts";
 
 /** Every operator command that reads or writes the ledger takes the shared one with --ledger. */
-export const LEDGER_FLAG = { ledger: { type: "string" } } as const;
+export const LEDGER_FLAG = { ledger: { type: "string" }, ...CONFIG_FLAG } as const;
 
 const ACCOUNT_FLAGS = {
   ...LEDGER_FLAG,
@@ -37,13 +38,14 @@ const ACCOUNT_FLAGS = {
 } as const;
 
 /**
- * Opens the ledger the servers use: the shared one named by --ledger or $MARQUEE_LEDGER
- * (docs/operations.md, Run several servers), else the SQLite file beside the replica named by
- * --db, $MARQUEE_DB or the default.
+ * Opens the ledger the servers use: the shared one named by --ledger, $MARQUEE_LEDGER or the
+ * configuration file (docs/operations.md, Run several servers), else the SQLite file beside the
+ * replica named by --db, $MARQUEE_DB, the file or the default.
  */
-export async function openOperatorLedger(flags: { db?: string; ledger?: string }): Promise<Ledger> {
-  const { dbPath, ledgerUrl } = resolveConfig({ dbPath: flags.db, ledgerUrl: flags.ledger });
-  await assertLedgerUrl(ledgerUrl, flags.ledger === undefined ? "env" : "flag");
+export async function openOperatorLedger(flags: { db?: string; ledger?: string; config?: string }): Promise<Ledger> {
+  const shared = readSharedSettings(flags);
+  const { dbPath, ledgerUrl } = resolveConfig({ dbPath: shared.db, ledgerUrl: shared.ledger });
+  await assertLedgerUrl(ledgerUrl, shared.origins.ledger ?? "env");
   if (ledgerUrl !== undefined) {
     const { openRedisLedger } = await import("../ledger/redis.ts");
     return openRedisLedger(ledgerUrl);

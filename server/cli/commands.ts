@@ -10,6 +10,7 @@ import { keysCommand } from "./keys.ts";
 import { serveCommand } from "./serve.ts";
 import { syncCommand } from "./sync.ts";
 import { upstreamSchemaCommand } from "./upstream-schema.ts";
+import { versionCommand } from "./version.ts";
 
 export { UsageError } from "./args.ts";
 
@@ -20,4 +21,5 @@ export const commands: Record<string, Command> = {
   "demo-data": demoDataCommand,
   accounts: accountsCommand,
   keys: keysCommand,
+  version: versionCommand,
 };

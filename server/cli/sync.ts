@@ -12,12 +12,13 @@ import { createProgressBar, formatSummary } from "../../sync/progress.ts";
 import { openSource } from "../../sync/source.ts";
 import { SyncError, type SyncSummary, syncFrom } from "../../sync/sync-from.ts";
 import { resolveConfig } from "../config.ts";
-import { type Command, intFlag, oneOf, parseFlags, UsageError } from "./args.ts";
+import { type Command, intFlag, oneOf, UsageError } from "./args.ts";
+import { parseSettings } from "./settings.ts";
 import { runPostgresSync } from "./sync-postgres.ts";
 
 export const syncCommand: Command = {
   summary: "pull upstream records into the replica",
-  usage: `marquee sync --from SRC [--follow] [--slot NAME] [--drop-slot] [--batch-size N] [--thread-rows N] [--priority P] [--db PATH] [--json]
+  usage: `marquee sync --from SRC [--follow] [--slot NAME] [--drop-slot] [--resync] [--batch-size N] [--thread-rows N] [--priority P] [--db PATH] [--config FILE] [--json]
 
   --from SRC      an NDJSON file of upstream records (docs/upstream-records.md), - for stdin, an http(s):// URL of an
                   NDJSON stream (--follow asks again every 2 s), or a PostgreSQL URL
@@ -36,13 +37,16 @@ export const syncCommand: Command = {
                   so a server on the same cores always goes first and the sync takes what they
                   leave (alone on a machine it runs at full speed); elsewhere at nice 19.
                   normal: the priority it was started with.
+  --config FILE   settings from a file (default $MARQUEE_CONFIG); every flag may also come from
+                  MARQUEE_<FLAG> (MARQUEE_FROM, …) or the file's [sync] section, a flag winning
+                  over the environment, the environment over the file
 
 Records at or below the replica's watermark are skipped, so a rerun (or a run after an
 interrupted one) applies only what is new. A bad line stops the run and names its line; the
 batch it is in is not applied, batches committed before it stay applied. Ctrl-C stops reading
 a file, commits what was read and refreshes the snapshot; a second Ctrl-C exits at once.`,
   async run(argv) {
-    const { values } = parseFlags(argv, {
+    const { values } = parseSettings("sync", argv, {
       from: { type: "string" },
       follow: { type: "boolean", default: false },
       "batch-size": { type: "string" },

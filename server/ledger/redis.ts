@@ -34,6 +34,7 @@ import { Cluster } from "ioredis";
 import { ACCOUNT_DEFAULTS, type Account, type AccountFields, type KeyListing, type KeyRow } from "../../db/accounts.ts";
 import { HANDOFF, MINUTE_MS } from "../../db/contract.ts";
 import type { Handoff, Redemption } from "../../db/handoffs.ts";
+import { NewerSchemaError } from "../../db/migrate.ts";
 import type { Session, SignInLink } from "../../db/portal.ts";
 import type { Trial } from "../../db/trials.ts";
 import type { Ledger, NewKey, OwnerKeyCeilings, OwnerKeyCounts, OwnerKeyResult, TestState } from "./ledger.ts";
@@ -54,6 +55,12 @@ import {
 } from "./redis-records.ts";
 import { defineScripts, type RunScript } from "./redis-scripts.ts";
 import { redisTestState } from "./redis-test-state.ts";
+
+/**
+ * The layout of the keys below (docs/redis-ledger.md, "Key layout"). A change a running older
+ * Marquee would misread raises it; a ledger with a higher version is refused.
+ */
+export const REDIS_SCHEMA_VERSION = 1;
 
 /** Redis before 6.2 lacks commands and script behaviour the ledger relies on. */
 const MIN_VERSION = [6, 2] as const;
@@ -406,6 +413,19 @@ export function assertPrimary(info: string, url: string): void {
 }
 
 /**
+ * Marks a new ledger with this build's layout version; refuses one a newer Marquee wrote
+ * (docs/operations.md, Upgrades).
+ */
+export async function assertRedisSchema(redis: RedisClient, url: string): Promise<void> {
+  await redis.set(K.schemaVersion, String(REDIS_SCHEMA_VERSION), "NX");
+  const found = Number(await redis.get(K.schemaVersion));
+  if (found <= REDIS_SCHEMA_VERSION) return;
+  throw new NewerSchemaError(
+    `the Redis ledger at ${displayRedisUrl(url)} has schema version ${found}, written by a newer Marquee; this one knows up to version ${REDIS_SCHEMA_VERSION}: run the newer Marquee`,
+  );
+}
+
+/**
  * Connects to the Redis ledger at `url`: one connection for commands, one subscribed to the
  * access channel. Rejects with a one-line error when Redis is unreachable, older than 6.2, set
  * to evict keys, or a replica. (A cluster client writes to each slot's primary by itself.)
@@ -419,6 +439,7 @@ export async function openRedisLedger(url: string): Promise<RedisLedger> {
     assertRedisVersion(info, url);
     assertNoEviction(info, url);
     if (!(redis instanceof Cluster)) assertPrimary(info, url);
+    await assertRedisSchema(redis, url);
     subscriber = await connectRedis(url, { subscriber: true });
     const ledger = new RedisLedger(redis, subscriber);
     await subscriber.subscribe(K.accessChanged);

@@ -39,6 +39,7 @@ import {
 } from "../../db/handoffs.ts";
 import { ensureSetting, openLedger } from "../../db/ledger.ts";
 import { readAccessEpoch } from "../../db/ledger-access.ts";
+import type { SchemaLog } from "../../db/migrate.ts";
 import {
   countActiveKeys,
   deleteSession,
@@ -258,7 +259,12 @@ export class SqliteLedger implements Ledger {
 }
 
 /** Opens (and migrates) the SQLite ledger at `path`, with a meter of its own over the same connection. */
-export async function openSqliteLedger(path: string, clock: Clock, faults: Faults): Promise<SqliteLedger> {
-  const db = await openLedger(path);
+export async function openSqliteLedger(
+  path: string,
+  clock: Clock,
+  faults: Faults,
+  options: { log?: SchemaLog } = {},
+): Promise<SqliteLedger> {
+  const db = await openLedger(path, options);
   return new SqliteLedger(db, createMeter(db), clock, faults);
 }
