@@ -5,6 +5,7 @@
 
 import { accountsCommand } from "./accounts.ts";
 import type { Command } from "./args.ts";
+import { backupCommand } from "./backup.ts";
 import { demoDataCommand } from "./demo-data.ts";
 import { keysCommand } from "./keys.ts";
 import { serveCommand } from "./serve.ts";
@@ -21,5 +22,6 @@ export const commands: Record<string, Command> = {
   "demo-data": demoDataCommand,
   accounts: accountsCommand,
   keys: keysCommand,
+  backup: backupCommand,
   version: versionCommand,
 };

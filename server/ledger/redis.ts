@@ -31,7 +31,14 @@
  * (server/ledger/redis-connection.ts); callers turn the rejection into their stage's 503.
  */
 import { Cluster } from "ioredis";
-import { ACCOUNT_DEFAULTS, type Account, type AccountFields, type KeyListing, type KeyRow } from "../../db/accounts.ts";
+import {
+  ACCOUNT_DEFAULTS,
+  type Account,
+  type AccountFields,
+  type AccountFilter,
+  type KeyListing,
+  type KeyRow,
+} from "../../db/accounts.ts";
 import { HANDOFF, MINUTE_MS } from "../../db/contract.ts";
 import type { Handoff, Redemption } from "../../db/handoffs.ts";
 import { NewerSchemaError } from "../../db/migrate.ts";
@@ -151,6 +158,17 @@ export class RedisLedger implements Ledger {
     return Number((await this.redis.get(K.accountIds)) ?? 0);
   }
 
+  async listAccounts(filter: AccountFilter = {}): Promise<Account[]> {
+    const ids = range(Number((await this.redis.get(K.accountIds)) ?? 0));
+    const hashes = await inChunks(ids, (id) => this.redis.hgetall(K.account(id)));
+    const email = filter.email?.toLowerCase();
+    return hashes
+      .flatMap((h) => decodeRecord(ACCOUNT_FIELDS, h) ?? [])
+      .filter(
+        (a) => (email === undefined || a.email.toLowerCase() === email) && (!filter.plan || a.plan === filter.plan),
+      );
+  }
+
   // ---- keys ----------------------------------------------------------------------------------
 
   async insertKey(key: NewKey, nowMs: number): Promise<number> {
@@ -225,6 +243,14 @@ export class RedisLedger implements Ledger {
   async listKeys(accountId: number): Promise<KeyListing[]> {
     const ids = await this.redis.zrange(K.accountKeys(accountId), "0", "-1");
     const hashes = await Promise.all(ids.map((id) => this.redis.hgetall(K.key(accountId, Number(id)))));
+    return hashes.flatMap((h) => decodeRecord(KEY_FIELDS, h) ?? []);
+  }
+
+  async listAllKeys(): Promise<KeyListing[]> {
+    const ids = range(Number((await this.redis.get(K.keyIds)) ?? 0));
+    const accounts = await inChunks(ids, (id) => this.redis.get(K.keyAccount(id)));
+    const owned = ids.flatMap((id, i) => (accounts[i] === null ? [] : [[Number(accounts[i]), id] as const]));
+    const hashes = await inChunks(owned, ([a, id]) => this.redis.hgetall(K.key(a, id)));
     return hashes.flatMap((h) => decodeRecord(KEY_FIELDS, h) ?? []);
   }
 
@@ -368,6 +394,16 @@ export class RedisLedger implements Ledger {
     this.subscriber.disconnect();
     await this.redis.quit().catch(() => this.redis.disconnect());
   }
+}
+
+/** 1 to n. */
+const range = (n: number): number[] => Array.from({ length: n }, (_, i) => i + 1);
+
+/** `read` of every item, a bounded number at a time (each batch goes out pipelined), in order. */
+async function inChunks<T, R>(items: readonly T[], read: (item: T) => Promise<R>, size = 500): Promise<R[]> {
+  const out: R[] = [];
+  for (let i = 0; i < items.length; i += size) out.push(...(await Promise.all(items.slice(i, i + size).map(read))));
+  return out;
 }
 
 /** Only the account's own fields, without undefined values (they leave a field as it is). */

@@ -16,11 +16,14 @@
 import {
   type Account,
   type AccountFields,
+  type AccountFilter,
   createAccount,
   findKeyByDigest,
   insertKey,
   type KeyListing,
   type KeyRow,
+  listAccounts,
+  listAllKeys,
   listKeys,
   readAccount,
   revokeKey,
@@ -110,6 +113,10 @@ export class SqliteLedger implements Ledger {
     return Number(this.db.prepare<{ n: number }>("SELECT count(*) AS n FROM accounts").get()!.n);
   }
 
+  async listAccounts(filter?: AccountFilter): Promise<Account[]> {
+    return listAccounts(this.db, filter);
+  }
+
   async insertKey(key: NewKey, nowMs: number): Promise<number> {
     return insertKey(this.db, key.accountId, key.kind, key.digest, key.prefix, nowMs, key.origin);
   }
@@ -120,6 +127,10 @@ export class SqliteLedger implements Ledger {
 
   async listKeys(accountId: number): Promise<KeyListing[]> {
     return listKeys(this.db, accountId);
+  }
+
+  async listAllKeys(): Promise<KeyListing[]> {
+    return listAllKeys(this.db);
   }
 
   async readAccountKey(accountId: number, keyId: number): Promise<KeyListing | undefined> {
