@@ -16,6 +16,8 @@ import { Client, startBunServer, type Target } from "./harness.ts";
 import { marquee, marqueeAsync, ok } from "./ops-cli.ts";
 
 const CLOCK = "2026-12-02T12:00:00Z";
+/** Every server announces the same public URL, so pages compare whole. */
+const BASE = "https://events.example.com";
 const QUERIES = [
   "/v1/events?state=NY&limit=20",
   "/v1/events?lat=40.758&lng=-73.9855&radius_miles=10&limit=20",
@@ -67,10 +69,16 @@ describe("marquee backup while serving", () => {
     const records = join(dir, "demo.ndjson");
     ok(marquee(["demo-data", "--events", "3000", "--seed", "backup", "--anchor", "2026-12-01", "--out", records]));
     ok(marquee(["sync", "--from", records, "--db", db]));
-    const account = ok(marquee(["accounts", "create", "--email", "ops@example.com", "--plan", "business", "--db", db]));
+    const account = ok(
+      // A negotiated rate far above the load: the frozen test clock refills no bucket.
+      marquee([
+        ...["accounts", "create", "--email", "ops@example.com", "--plan", "business"],
+        ...["--rate-sustained", "1000000", "--rate-burst", "1000000", "--db", db],
+      ]),
+    );
     const key = ok(marquee(["keys", "create", "--account", account, "--db", db]));
 
-    const server = await startBunServer([], live);
+    const server = await startBunServer([], live, { baseUrl: BASE });
     let restored: Target | undefined;
     try {
       const client = new Client(server);
@@ -109,7 +117,7 @@ describe("marquee backup while serving", () => {
       mkdirSync(copyDir);
       copyFileSync(report.replica.to, join(copyDir, "marquee.db"));
       copyFileSync(report.ledger.to, join(copyDir, "marquee.ledger.db"));
-      restored = await startBunServer([], copyDir);
+      restored = await startBunServer([], copyDir, { baseUrl: BASE });
       await new Client(restored).setClock(CLOCK);
       expect(await pages(restored, key)).toEqual(before);
       expect((await get(restored, QUERIES[0], later)).status).toBe(401);
@@ -126,7 +134,7 @@ describe("marquee backup while serving", () => {
       const steps = report.restore.filter((line: string) => !line.startsWith("#")).join("\n");
       execFileSync("bash", ["-euc", steps]);
       expect(existsSync(`${db}-wal`)).toBe(false);
-      const back = await startBunServer([], live);
+      const back = await startBunServer([], live, { baseUrl: BASE });
       await new Client(back).setClock(CLOCK);
       expect(await pages(back, key)).toEqual(before);
       expect((await get(back, QUERIES[0], later)).status).toBe(401);

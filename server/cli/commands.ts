@@ -8,6 +8,7 @@ import type { Command } from "./args.ts";
 import { backupCommand } from "./backup.ts";
 import { demoDataCommand } from "./demo-data.ts";
 import { keysCommand } from "./keys.ts";
+import { ledgerCommand } from "./ledger.ts";
 import { serveCommand } from "./serve.ts";
 import { syncCommand } from "./sync.ts";
 import { upstreamSchemaCommand } from "./upstream-schema.ts";
@@ -23,5 +24,6 @@ export const commands: Record<string, Command> = {
   accounts: accountsCommand,
   keys: keysCommand,
   backup: backupCommand,
+  ledger: ledgerCommand,
   version: versionCommand,
 };

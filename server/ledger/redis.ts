@@ -73,7 +73,7 @@ export const REDIS_SCHEMA_VERSION = 1;
 const MIN_VERSION = [6, 2] as const;
 
 /** Clean-up TTLs, far past each record's logical end (instants follow the test clock). */
-const TTL_MS = {
+export const TTL_MS = {
   /** Attempts count for a minute. */
   handoffAttempts: 60 * MINUTE_MS,
   /** A handoff lives 15 minutes; a redeemed one answers "already redeemed" for 30 days. */
@@ -400,7 +400,7 @@ export class RedisLedger implements Ledger {
 const range = (n: number): number[] => Array.from({ length: n }, (_, i) => i + 1);
 
 /** `read` of every item, a bounded number at a time (each batch goes out pipelined), in order. */
-async function inChunks<T, R>(items: readonly T[], read: (item: T) => Promise<R>, size = 500): Promise<R[]> {
+export async function inChunks<T, R>(items: readonly T[], read: (item: T) => Promise<R>, size = 500): Promise<R[]> {
   const out: R[] = [];
   for (let i = 0; i < items.length; i += size) out.push(...(await Promise.all(items.slice(i, i + size).map(read))));
   return out;
