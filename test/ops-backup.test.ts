@@ -13,7 +13,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { BackupError, backupDatabase } from "../db/backup.ts";
 import { openLedger } from "../db/ledger.ts";
 import { Client, startBunServer, type Target } from "./harness.ts";
-import { marquee, marqueeAsync, ok } from "./ops-cli.ts";
+import { marquee, marqueeAsync, ok, stopKeepingFiles } from "./ops-cli.ts";
 
 const CLOCK = "2026-12-02T12:00:00Z";
 /** Every server announces the same public URL, so pages compare whole. */
@@ -128,9 +128,7 @@ describe("marquee backup while serving", () => {
 
       // The printed steps, run as printed, over the live files once their server is stopped
       // (stopped, not closed: closing a test server removes its folder).
-      const exited = new Promise((resolve) => server.child.once("exit", resolve));
-      server.child.kill("SIGTERM");
-      await exited;
+      await stopKeepingFiles(server);
       const steps = report.restore.filter((line: string) => !line.startsWith("#")).join("\n");
       execFileSync("bash", ["-euc", steps]);
       expect(existsSync(`${db}-wal`)).toBe(false);

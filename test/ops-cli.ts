@@ -55,3 +55,12 @@ export async function waitFor(what: string, check: () => Promise<boolean> | bool
     await new Promise((r) => setTimeout(r, 20));
   }
 }
+
+/** Stops a spawned server and keeps its files (a test server's `close` removes its folder). */
+export async function stopKeepingFiles(server: { child: import("node:child_process").ChildProcess }): Promise<void> {
+  const { child } = server;
+  if (child.exitCode !== null || child.signalCode !== null) return;
+  const exited = new Promise((resolve) => child.once("exit", resolve));
+  child.kill("SIGTERM");
+  await exited;
+}
