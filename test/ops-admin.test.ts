@@ -10,7 +10,7 @@ import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { Client, startBunServer, type Target } from "./harness.ts";
+import { startBunServer, type Target } from "./harness.ts";
 import { marquee, ok, stopKeepingFiles, waitFor } from "./ops-cli.ts";
 import { eventRecord, venueRecord } from "./records.ts";
 import { type RedisServer, startRedisServer } from "./redis-server.ts";
