@@ -2,7 +2,7 @@
  * `marquee backup --to DIR` (docs/operations.md, Backups): consistent copies of the replica and
  * the SQLite ledger, taken while `marquee serve` runs, and how to put them back.
  */
-import { mkdirSync } from "node:fs";
+import { existsSync, mkdirSync } from "node:fs";
 import { basename, join, resolve } from "node:path";
 import { type BackupCopy, backupDatabase } from "../../db/backup.ts";
 import { openDb } from "../../db/driver.ts";
@@ -37,10 +37,10 @@ Prints the commands that restore the copies.`,
     mkdirSync(dir, { recursive: true });
     const copies: Record<string, BackupCopy> = {};
     copies.replica = await backupDatabase(replica, join(dir, basename(replica)));
-    if (ledgerUrl === undefined) {
-      const ledger = ledgerPathFor(replica);
-      copies.ledger = await backupDatabase(ledger, join(dir, basename(ledger)));
-    }
+    const ledger = ledgerPathFor(replica);
+    // A replica only ever synced, never served, has no ledger yet: nothing to copy.
+    const noLedger = ledgerUrl === undefined && !existsSync(ledger);
+    if (ledgerUrl === undefined && !noLedger) copies.ledger = await backupDatabase(ledger, join(dir, basename(ledger)));
     const followsPostgres = await replicaFollowsPostgres(copies.replica.to);
     const restore = restoreSteps(copies, followsPostgres);
     // The Redis client's module only when a Redis ledger is named.
@@ -57,6 +57,7 @@ Prints the commands that restore the copies.`,
     for (const [what, c] of Object.entries(copies))
       console.log(`backed up the ${what} ${c.from} to ${c.to} (${mib(c.bytes)}, schema version ${c.schemaVersion})`);
     if (redisNote) console.log(redisNote);
+    if (noLedger) console.log(`no ledger at ${ledger} yet: nothing to back up there`);
     console.log(["", "To restore:", ...restore.map((line) => `  ${line}`)].join("\n"));
     return 0;
   },

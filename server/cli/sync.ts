@@ -25,6 +25,8 @@ export const syncCommand: Command = {
                   postgres://user:password@host:port/db[?schema=NAME] (default schema marquee)
   --slot NAME     PostgreSQL: the replica's replication slot (default: derived from --db)
   --drop-slot     PostgreSQL: drop the replica's slot (the next sync copies the tables again)
+  --resync        PostgreSQL: copy both tables again from a new slot, whatever the replica held;
+                  for a replica refused as behind its slot (restored from a backup, or copied)
   --follow        keep reading lines appended to the file until Ctrl-C / SIGTERM; the snapshot
                   is refreshed whenever it has caught up (at most every 5 s) and on exit.
                   With - (stdin) it changes nothing: stdin is read until it closes.
@@ -54,6 +56,7 @@ a file, commits what was read and refreshes the snapshot; a second Ctrl-C exits 
       priority: { type: "string", default: "background" },
       slot: { type: "string" },
       "drop-slot": { type: "boolean", default: false },
+      resync: { type: "boolean", default: false },
     });
     if (!values.from) throw new UsageError("--from SRC is required (a file path, - for stdin, or a postgres:// URL)");
     if (isPostgresUrl(values.from))
@@ -65,6 +68,7 @@ a file, commits what was read and refreshes the snapshot; a second Ctrl-C exits 
     const postgresOnly = [
       values.slot !== undefined && "--slot",
       values["drop-slot"] && "--drop-slot",
+      values.resync && "--resync",
       values["thread-rows"] !== undefined && "--thread-rows",
     ].filter(Boolean);
     if (postgresOnly.length > 0)
@@ -144,6 +148,7 @@ async function syncPostgres(
     follow: boolean;
     slot?: string;
     "drop-slot": boolean;
+    resync: boolean;
     json: boolean;
     batchSize?: number;
     threadRows?: number;
@@ -158,6 +163,7 @@ async function syncPostgres(
       follow: values.follow,
       slot: values.slot,
       dropSlot: values["drop-slot"],
+      resync: values.resync,
       json: values.json,
       batchSize: values.batchSize,
       threadRows: values.threadRows,

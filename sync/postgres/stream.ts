@@ -179,8 +179,16 @@ export function streamChanges(
       // been applied, so the slot may move on (it would otherwise hold back the server's log).
       const idle = open === null && queued.length === 0 && !scheduled;
       if (idle) {
-        if (compareLsn(lsn, confirmed) > 0) confirm(lsn);
-        else if (shouldRespond) void service.acknowledge(formatLsn(lsnValue(confirmed) - 1n)).catch(() => {});
+        if (compareLsn(lsn, confirmed) > 0) {
+          // Committed in the replica before it is confirmed, as every applied position is.
+          try {
+            applier.advance(lsn);
+          } catch (err) {
+            return finish(err);
+          }
+          counts.position = lsn;
+          confirm(lsn);
+        } else if (shouldRespond) void service.acknowledge(formatLsn(lsnValue(confirmed) - 1n)).catch(() => {});
         if (caughtUp(lsn)) finish();
       } else if (shouldRespond) {
         void service.acknowledge(formatLsn(lsnValue(confirmed) - 1n)).catch(() => {});
