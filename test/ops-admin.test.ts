@@ -202,3 +202,17 @@ describe("accounts show beside a running server, then ledger copy to Redis", () 
     }
   }, 120_000);
 });
+
+describe("a Redis ledger a newer Marquee wrote", () => {
+  it("is refused with one line naming both versions; a new one is marked with this build's", () => {
+    const newer = `${redis.url}/5`;
+    redis.cli("-n", "5", "SET", "marquee:settings:schema-version", "99");
+    const r = marquee(["accounts", "list", "--ledger", newer]);
+    expect(r.status).toBe(1);
+    expect(r.stderr).toBe(
+      `marquee accounts: the Redis ledger at ${newer} has schema version 99, written by a newer Marquee; this one knows up to version 1: run the newer Marquee`,
+    );
+    ok(marquee(["accounts", "list", "--ledger", `${redis.url}/6`]));
+    expect(redis.cli("-n", "6", "GET", "marquee:settings:schema-version").trim()).toBe("1");
+  });
+});

@@ -3,16 +3,19 @@
  * restored from a backup, or a copy of another, is behind the position its replication slot
  * confirmed, so the changes in between are gone from the slot. `sync` and `serve --sync-from`
  * refuse it with one line saying what to do; `--resync` copies the tables again. A replica the
- * slot moved past while nothing of its own changed (other tables written) is not refused.
+ * slot moved past while nothing of its own changed (other tables written) is not refused. A
+ * source URL given by environment or file never shows in `ps`, the logs or `/healthz`.
  * Against a real PostgreSQL (test/pg-server.ts) and the Bun CLI.
  */
-import { copyFileSync, mkdirSync, mkdtempSync, rmSync } from "node:fs";
+import { spawn } from "node:child_process";
+import { copyFileSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { openReplica } from "../db/replica.ts";
 import { lsnValue } from "../sync/postgres/lsn.ts";
-import { marquee, ok } from "./ops-cli.ts";
+import { BUN, freePort, ROOT } from "./harness.ts";
+import { cleanEnv, marquee, ok, waitFor } from "./ops-cli.ts";
 import { type PgServer, startPgServer } from "./pg-server.ts";
 
 let pg: PgServer;
@@ -147,4 +150,45 @@ describe("a replica behind its slot", () => {
       stderr: expect.stringMatching(/contradict/),
     });
   });
+});
+
+describe("a source URL from the environment or a file", () => {
+  it("never shows in ps, the logs or /healthz", async () => {
+    const port = await freePort();
+    const config = join(dir, "serve.toml");
+    writeFileSync(
+      config,
+      `db = "${join(dir, "quiet-serve", "marquee.db")}"\n[serve]\nport = ${port}\nhost = "127.0.0.1"\n`,
+    );
+    expect(url).toContain(":secret@");
+    const child = spawn(BUN, [join(ROOT, "server/main.ts"), "serve", "--config", config], {
+      cwd: ROOT,
+      env: cleanEnv({ MARQUEE_SYNC_FROM: url }),
+    });
+    let logs = "";
+    child.stdout.on("data", (d) => (logs += d));
+    child.stderr.on("data", (d) => (logs += d));
+    try {
+      let health = "";
+      await waitFor("streaming", async () => {
+        health = await fetch(`http://127.0.0.1:${port}/healthz`).then(
+          (r) => r.text(),
+          () => "",
+        );
+        return health.includes('"state":"streaming"');
+      });
+      expect(JSON.parse(health).upstream.source).toBe(`127.0.0.1:${pg.port}/up`);
+      const ps = readFileSync(`/proc/${child.pid}/cmdline`, "utf8");
+      expect(ps).toContain("--config");
+      for (const seen of [health, ps, logs]) {
+        expect(seen).not.toContain("secret");
+        expect(seen).not.toContain("postgres://");
+      }
+    } finally {
+      const exited = new Promise((resolve) => child.once("exit", resolve));
+      child.kill("SIGTERM");
+      await exited;
+    }
+    expect(logs).not.toContain("secret");
+  }, 60_000);
 });
