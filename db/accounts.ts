@@ -177,7 +177,7 @@ function stripUndefined<T extends object>(o: T): Partial<T> {
   return Object.fromEntries(Object.entries(o).filter(([, v]) => v !== undefined)) as Partial<T>;
 }
 
-// ---- the operator's listings (docs/operations.md, Administration) ---------------------------
+// ---- the operator's listings (docs/operations.md, Accounts and keys) ---------------------------
 
 export interface AccountFilter {
   /** The whole address, in any case. */

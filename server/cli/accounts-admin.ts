@@ -1,5 +1,5 @@
 /**
- * `marquee accounts list` and `marquee accounts show ID` (docs/operations.md, Administration):
+ * `marquee accounts list` and `marquee accounts show ID` (docs/operations.md, Accounts and keys):
  * what the ledger holds of an account, and what a list request with one of its keys would get
  * right now, decided by the same code the server decides it with (server/limits/grant.ts), so
  * "why did this client get that code?" is answered from the ledger.

@@ -1,6 +1,6 @@
 /**
  * `marquee keys find PREFIX` and the key listings of `keys list` and `accounts show`
- * (docs/operations.md, Administration). Listings show ids and display prefixes, never keys.
+ * (docs/operations.md, Accounts and keys). Listings show ids and display prefixes, never keys.
  */
 import * as v from "valibot";
 import type { KeyListing } from "../../db/accounts.ts";

@@ -1,5 +1,5 @@
 /**
- * What every operator command on the ledger shares (docs/operations.md, Administration): the
+ * What every operator command on the ledger shares (docs/operations.md, Accounts and keys): the
  * `--ledger` flag, the ledger it names, and ids given as arguments.
  */
 import { mkdirSync } from "node:fs";

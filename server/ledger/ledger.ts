@@ -80,7 +80,7 @@ export interface Ledger {
   /** The changed account, or undefined when there is no such account. */
   updateAccount(id: number, fields: Partial<AccountFields>, nowMs: number): Promise<Account | undefined>;
   countAccounts(): Promise<number>;
-  /** The operator's listing (docs/operations.md, Administration): id order, every given filter matching. */
+  /** The operator's listing (docs/operations.md, Accounts and keys): id order, every given filter matching. */
   listAccounts(filter?: AccountFilter): Promise<Account[]>;
 
   // Keys (stored as digests only).
