@@ -60,23 +60,9 @@ export function parseSettings<O extends FlagTable>(
   }
   for (const [name, option] of Object.entries(table)) {
     if (COMMAND_LINE_ONLY.has(name)) continue;
-    if (values[name] !== undefined) {
-      origins[name] = `--${name}`;
-      continue;
-    }
-    const fromEnv = [variableFor(name), ...(LEGACY_VARIABLES[name] ?? [])].find((v) => env[v]);
-    if (fromEnv) {
-      values[name] = fromVariable(fromEnv, env[fromEnv]!, option.type);
-      origins[name] = fromEnv;
-      continue;
-    }
-    const entry = own?.get(name) ?? file?.shared.get(name);
-    if (entry) {
-      values[name] = fromFile(name, entry, option.type, file!);
-      origins[name] = `${name} (${file!.path} line ${entry.line})`;
-      continue;
-    }
-    if (option.default !== undefined) values[name] = option.default as string | boolean;
+    const picked = pick(name, option.type, values[name], env, file, own);
+    if (picked) [values[name], origins[name]] = [picked.value, picked.origin];
+    else if (option.default !== undefined) values[name] = option.default as string | boolean;
   }
   return { values: values as never, positionals: parsed.positionals, origins };
 }
@@ -90,22 +76,29 @@ export function readSharedSettings(
   env: Env = environment(),
 ): { db?: string; ledger?: string; origins: Record<string, string> } {
   const file = openConfig(given.config, env);
+  const db = pick("db", "string", given.db, env, file);
+  const ledger = pick("ledger", "string", given.ledger, env, file);
   const origins: Record<string, string> = {};
-  const pick = (name: "db" | "ledger") => {
-    if (given[name] !== undefined) {
-      origins[name] = `--${name}`;
-      return given[name];
-    }
-    if (env[variableFor(name)]) {
-      origins[name] = variableFor(name);
-      return env[variableFor(name)];
-    }
-    const entry = file?.shared.get(name);
-    if (!entry) return undefined;
-    origins[name] = `${name} (${file!.path} line ${entry.line})`;
-    return fromFile(name, entry, "string", file!) as string;
-  };
-  return { db: pick("db"), ledger: pick("ledger"), origins };
+  if (db) origins.db = db.origin;
+  if (ledger) origins.ledger = ledger.origin;
+  return { db: db?.value as string | undefined, ledger: ledger?.value as string | undefined, origins };
+}
+
+/** One flag's value and where it came from: the command line, then its variable, then the file. */
+function pick(
+  name: string,
+  type: "string" | "boolean",
+  given: string | boolean | undefined,
+  env: Env,
+  file: ConfigFile | null,
+  own?: Map<string, ConfigEntry>,
+): { value: string | boolean; origin: string } | null {
+  if (given !== undefined) return { value: given, origin: `--${name}` };
+  const variable = [variableFor(name), ...(LEGACY_VARIABLES[name] ?? [])].find((v) => env[v]);
+  if (variable) return { value: fromVariable(variable, env[variable]!, type), origin: variable };
+  const entry = own?.get(name) ?? file?.shared.get(name);
+  if (entry) return { value: fromFile(name, entry, type, file!), origin: `${name} (${file!.path} line ${entry.line})` };
+  return null;
 }
 
 function openConfig(given: string | undefined, env: Env): ConfigFile | null {
