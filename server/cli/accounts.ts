@@ -12,6 +12,7 @@ import { createSignInLink } from "../portal/sessions.ts";
 import { assertEmailFree, listAccounts, showAccount } from "./accounts-admin.ts";
 import { type Command, intFlag, oneOf, output, parseFlags, UsageError } from "./args.ts";
 import { idArg, LEDGER_FLAG, openOperatorLedger } from "./operator-ledger.ts";
+import { readSharedSettings } from "./settings.ts";
 
 export { idArg, LEDGER_FLAG, openOperatorLedger };
 
@@ -126,7 +127,7 @@ async function signInLink(argv: string[]): Promise<number> {
   const { values, positionals } = parseFlags(argv, { ...LEDGER_FLAG, "base-url": { type: "string" } }, true);
   if (positionals.length > 1) throw new UsageError(`unexpected argument '${positionals[1]}'`);
   const id = idArg("account ID", positionals[0]);
-  const { baseUrl } = resolveConfig({ baseUrl: values["base-url"] });
+  const { baseUrl } = resolveConfig({ baseUrl: readSharedSettings(values).baseUrl });
   const ledger = await openOperatorLedger(values);
   try {
     const link = await createSignInLink(ledger, baseUrl, id, Date.now());

@@ -10,7 +10,13 @@
  */
 import type { ParseArgsConfig } from "node:util";
 import { environment } from "../config.ts";
-import { type ConfigEntry, type ConfigFile, type ConfigSection, readConfigFile } from "../config-file.ts";
+import {
+  type ConfigEntry,
+  type ConfigFile,
+  type ConfigSection,
+  readConfigFile,
+  type SHARED_SETTINGS,
+} from "../config-file.ts";
 import { COMMON_OPTIONS, parseFlags, UsageError } from "./args.ts";
 
 type FlagTable = NonNullable<ParseArgsConfig["options"]>;
@@ -68,20 +74,21 @@ export function parseSettings<O extends FlagTable>(
 }
 
 /**
- * The shared settings (`--db`, `--ledger`) of a command that takes no other setting from the
+ * The shared settings (`--db`, `--ledger`, `--base-url`) of a command that takes no other setting from the
  * environment or the file: the operator's `accounts`, `keys`, `backup` and `ledger` commands.
  */
 export function readSharedSettings(
-  given: { db?: string; ledger?: string; config?: string },
+  given: { db?: string; ledger?: string; "base-url"?: string; config?: string },
   env: Env = environment(),
-): { db?: string; ledger?: string; origins: Record<string, string> } {
+): { db?: string; ledger?: string; baseUrl?: string; origins: Record<string, string> } {
   const file = openConfig(given.config, env);
-  const db = pick("db", "string", given.db, env, file);
-  const ledger = pick("ledger", "string", given.ledger, env, file);
   const origins: Record<string, string> = {};
-  if (db) origins.db = db.origin;
-  if (ledger) origins.ledger = ledger.origin;
-  return { db: db?.value as string | undefined, ledger: ledger?.value as string | undefined, origins };
+  const read = (name: (typeof SHARED_SETTINGS)[number]) => {
+    const picked = pick(name, "string", given[name], env, file);
+    if (picked) origins[name] = picked.origin;
+    return picked?.value as string | undefined;
+  };
+  return { db: read("db"), ledger: read("ledger"), baseUrl: read("base-url"), origins };
 }
 
 /** One flag's value and where it came from: the command line, then its variable, then the file. */
