@@ -90,13 +90,17 @@ export function createAccount(db: Db, fields: Partial<AccountFields>, nowMs: num
   return Number(lastInsertRowid);
 }
 
+type AccountRow = Omit<Account, "verified" | "hadSubscription"> & { verified: number; hadSubscription: number };
+
+const fromRow = (row: AccountRow): Account => ({
+  ...row,
+  verified: Boolean(row.verified),
+  hadSubscription: Boolean(row.hadSubscription),
+});
+
 export function readAccount(db: Db, id: number): Account | undefined {
-  const row = db
-    .prepare<Omit<Account, "verified" | "hadSubscription"> & { verified: number; hadSubscription: number }>(
-      `SELECT ${ACCOUNT_COLUMNS} FROM accounts WHERE id = $id`,
-    )
-    .get({ id });
-  return row && { ...row, verified: Boolean(row.verified), hadSubscription: Boolean(row.hadSubscription) };
+  const row = db.prepare<AccountRow>(`SELECT ${ACCOUNT_COLUMNS} FROM accounts WHERE id = $id`).get({ id });
+  return row && fromRow(row);
 }
 
 /** Applies the given fields; returns the updated account, or undefined when it does not exist. */
@@ -171,4 +175,29 @@ export function findKeyByDigest(db: Db, digest: string): KeyRow | undefined {
 
 function stripUndefined<T extends object>(o: T): Partial<T> {
   return Object.fromEntries(Object.entries(o).filter(([, v]) => v !== undefined)) as Partial<T>;
+}
+
+// ---- the operator's listings (docs/operations.md, Accounts and keys) ---------------------------
+
+export interface AccountFilter {
+  /** The whole address, in any case. */
+  email?: string;
+  plan?: Plan;
+}
+
+/** Accounts in id order, those matching every given filter. */
+export function listAccounts(db: Db, filter: AccountFilter = {}): Account[] {
+  return db
+    .prepare<AccountRow>(
+      `SELECT ${ACCOUNT_COLUMNS} FROM accounts
+       WHERE ($email IS NULL OR lower(email) = lower($email)) AND ($plan IS NULL OR plan = $plan)
+       ORDER BY id`,
+    )
+    .all({ email: filter.email ?? null, plan: filter.plan ?? null })
+    .map(fromRow);
+}
+
+/** Every account's keys, in id order. */
+export function listAllKeys(db: Db): KeyListing[] {
+  return db.prepare<KeyListing>(`SELECT ${KEY_COLUMNS}, label, issued_by AS issuedBy FROM api_keys ORDER BY id`).all();
 }

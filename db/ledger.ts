@@ -7,7 +7,7 @@ import { type Db, openDb } from "./driver.ts";
 import { ACCESS_MIGRATIONS } from "./ledger-access.ts";
 import { HANDOFF_MIGRATIONS } from "./ledger-handoffs.ts";
 import { PORTAL_MIGRATIONS } from "./ledger-portal.ts";
-import { type Migration, migrate } from "./migrate.ts";
+import { type Migration, migrate, type SchemaLog } from "./migrate.ts";
 
 const CORE_MIGRATIONS: Migration[] = [
   {
@@ -58,9 +58,18 @@ export function ledgerPathFor(replicaPath: string): string {
   return replicaPath.endsWith(".db") ? `${replicaPath.slice(0, -3)}.ledger.db` : `${replicaPath}.ledger`;
 }
 
-export async function openLedger(path: string): Promise<Db> {
+/**
+ * Opens the ledger and brings its schema up to date (one log line per migration); a ledger
+ * written by a newer Marquee is closed again and refused (docs/operations.md, Upgrades and schema versions).
+ */
+export async function openLedger(path: string, options: { log?: SchemaLog } = {}): Promise<Db> {
   const db = await openDb(path, { synchronous: "FULL" });
-  migrate(db, LEDGER_MIGRATIONS);
+  try {
+    migrate(db, LEDGER_MIGRATIONS, { name: `ledger ${path}`, log: options.log });
+  } catch (err) {
+    db.close();
+    throw err;
+  }
   return db;
 }
 

@@ -4,7 +4,7 @@
  * so it runs with synchronous=NORMAL.
  */
 import { type Db, openDb } from "./driver.ts";
-import { type Migration, migrate } from "./migrate.ts";
+import { assertSchemaKnown, type Migration, migrate, type SchemaLog } from "./migrate.ts";
 
 export const REPLICA_MIGRATIONS: Migration[] = [
   {
@@ -294,15 +294,25 @@ UPDATE snapshot_stats SET generation = generation + 1 WHERE id = 1;
  */
 export const REPLICA_PAGE_BYTES = 4096;
 
-export async function openReplica(path: string, options: { readonly?: boolean } = {}): Promise<Db> {
+/**
+ * Opens the replica and brings its schema up to date (one log line per migration); a replica
+ * written by a newer Marquee is closed again and refused (docs/operations.md, Upgrades and schema versions).
+ */
+export async function openReplica(path: string, options: { readonly?: boolean; log?: SchemaLog } = {}): Promise<Db> {
   const db = await openDb(path, { synchronous: "NORMAL", readonly: options.readonly, pageBytes: REPLICA_PAGE_BYTES });
-  if (!options.readonly) migrate(db, REPLICA_MIGRATIONS);
+  try {
+    if (options.readonly) assertSchemaKnown(db, REPLICA_MIGRATIONS, `replica ${path}`);
+    else migrate(db, REPLICA_MIGRATIONS, { name: `replica ${path}`, log: options.log });
+  } catch (err) {
+    db.close();
+    throw err;
+  }
   return db;
 }
 
 /** Prepares the replica schema on an already-open handle (used by the sync path and tests). */
-export function migrateReplica(db: Db): void {
-  migrate(db, REPLICA_MIGRATIONS);
+export function migrateReplica(db: Db, log?: SchemaLog): void {
+  migrate(db, REPLICA_MIGRATIONS, { name: `replica ${db.path}`, log });
 }
 
 export function readWatermark(db: Db): number {

@@ -138,7 +138,7 @@ async function startPeriodicSync(ctx: AppContext, spec: string): Promise<void> {
  * `--sync-from postgres://…`: streams the upstream's changes while serving; the server answers
  * from the replica meanwhile, and through any outage of the upstream.
  */
-function startStreaming(ctx: AppContext, spec: string): void {
+async function startStreaming(ctx: AppContext, spec: string): Promise<void> {
   // Refused before listening: retrying cannot make an NDJSON replica follow PostgreSQL.
   assertSourceKind(ctx.replica, "postgres");
   const follower = startPostgresFollower(ctx.replica, spec, {
@@ -147,6 +147,11 @@ function startStreaming(ctx: AppContext, spec: string): void {
     log: (line) => console.error(line),
   });
   ctx.upstream = follower;
+  // Nor is a replica that can no longer follow its slot served (docs/operations.md, Backups).
+  await follower.checked.catch(async (err) => {
+    await follower.stop();
+    throw err;
+  });
 }
 
 /**
@@ -183,7 +188,7 @@ export async function startBackgroundWork(
   startMemoryGuard();
   if (!options.writer) return;
   if (ctx.config.demo) await loadDemo(ctx);
-  if (ctx.config.syncFrom && isPostgresUrl(ctx.config.syncFrom)) startStreaming(ctx, ctx.config.syncFrom);
+  if (ctx.config.syncFrom && isPostgresUrl(ctx.config.syncFrom)) await startStreaming(ctx, ctx.config.syncFrom);
   else if (ctx.config.syncFrom) await startPeriodicSync(ctx, ctx.config.syncFrom);
   const timer = setInterval(() => {
     try {

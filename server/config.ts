@@ -42,6 +42,9 @@ export const WORKER_INDEX_ENV = "MARQUEE_WORKER_INDEX";
 
 type Env = Record<string, string | undefined>;
 
+/** The process's environment, for the modules that map it onto flags (server/cli/settings.ts). */
+export const environment = (): Env => process.env;
+
 export function readEnv(env: Env = process.env): Partial<Config> {
   const out: Partial<Config> = {};
   if (env.MARQUEE_DB) out.dbPath = env.MARQUEE_DB;
@@ -77,17 +80,18 @@ export function resolveConfig(flags: Partial<Config>, env: Env = process.env): C
 
 /**
  * A `ledgerUrl` that cannot work is a usage error, before anything opens; the message names the
- * flag or the variable it came from and never shows the URL, so never a password. The Redis
+ * flag, the variable or the configuration file's line it came from and never shows the URL, so never a password. The Redis
  * client is loaded only when a ledger URL is set: a server on the SQLite ledger starts without it.
  */
-export async function assertLedgerUrl(url: string | undefined, from: "flag" | "env"): Promise<void> {
+export async function assertLedgerUrl(url: string | undefined, from: "flag" | "env" | (string & {})): Promise<void> {
   if (url === undefined) return;
   const { checkRedisUrl } = await import("./ledger/redis-connection.ts");
   try {
     checkRedisUrl(url);
   } catch (err) {
-    const message = (err as Error).message;
-    throw new UsageError(from === "env" ? message.replace(/^--ledger:/, "MARQUEE_LEDGER:") : message);
+    // `from`: where the URL came from, as server/cli/settings.ts names it (`ledger (FILE line 3)`).
+    const named = from === "flag" ? "--ledger" : from === "env" ? "MARQUEE_LEDGER" : from;
+    throw new UsageError((err as Error).message.replace(/^--ledger:/, `${named}:`));
   }
 }
 

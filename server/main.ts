@@ -23,7 +23,9 @@ function usage(commands: Record<string, Command>): string {
  * process replaced.
  */
 export async function main(argv: string[], options: { ownProcess?: boolean } = {}): Promise<number> {
-  const [name, ...rest] = argv;
+  const [given, ...rest] = argv;
+  // `marquee --version` is `marquee version` (docs/operations.md, Version).
+  const name = given === "--version" || given === "-v" ? "version" : given;
   const help = rest.includes("--help") || rest.includes("-h");
   // Before the commands' modules load: a restart then costs only the runtime's start.
   const purgeDelay = options.ownProcess && name && !help ? purgeDelayFor(name, rest, process.env) : undefined;

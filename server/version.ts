@@ -2,8 +2,8 @@
  * What this build is (docs/operations.md, The program): the package's version, the commit when it is
  * known, and the runtime. `marquee --version`, `/healthz` and `/metrics` all read it here.
  */
-import { readFileSync } from "node:fs";
-import { join } from "node:path";
+import { existsSync, readFileSync, statSync } from "node:fs";
+import { join, resolve } from "node:path";
 // A JSON import, so `bun build --compile` carries the version inside the binary.
 import pkg from "../package.json" with { type: "json" };
 
@@ -34,11 +34,23 @@ function commitFrom(env: Record<string, string | undefined>): string | null {
   const given = env.MARQUEE_COMMIT?.trim();
   if (given && /^[0-9a-f]{7,40}$/i.test(given)) return given.slice(0, 12).toLowerCase();
   try {
-    // A checkout: .git/HEAD names a ref (or holds the commit itself when detached).
-    const git = join(import.meta.dirname, "..", ".git");
+    // A checkout: .git/HEAD names a ref (or holds the commit itself when detached). In a linked
+    // worktree .git is a file naming the worktree's own folder, whose refs live in a common one.
+    let git = join(import.meta.dirname, "..", ".git");
+    if (statSync(git).isFile())
+      git = resolve(
+        git,
+        "..",
+        readFileSync(git, "utf8")
+          .replace(/^gitdir:\s*/, "")
+          .trim(),
+      );
     const head = readFileSync(join(git, "HEAD"), "utf8").trim();
     const ref = head.startsWith("ref: ") ? head.slice(5) : null;
-    const commit = ref ? readRef(git, ref) : head;
+    const common = existsSync(join(git, "commondir"))
+      ? resolve(git, readFileSync(join(git, "commondir"), "utf8").trim())
+      : git;
+    const commit = ref ? readRef(common, ref) : head;
     return commit && /^[0-9a-f]{40}$/.test(commit) ? commit.slice(0, 12) : null;
   } catch {
     return null;

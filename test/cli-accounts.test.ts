@@ -158,7 +158,8 @@ describe("marquee accounts / keys", () => {
       [["keys", "create", "--account", "1", "--kind", "admin"], 2, /--kind must be one of/],
       [["keys", "revoke", "999"], 1, /no key 999/],
       [["keys", "revoke"], 2, /KEY_ID is required/],
-      [["keys", "list"], 2, /--account is required/],
+      [["keys", "list", "--account", "x"], 2, /--account must be a positive integer/],
+      [["keys", "find"], 2, /PREFIX is required/],
     ];
     const runs = await Promise.all(cases.map(([args]) => marqueeAsync(db, ...args)));
     for (const [i, [args, status, message]] of cases.entries()) {

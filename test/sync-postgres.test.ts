@@ -375,7 +375,7 @@ describe("refusals: one line, the replica unchanged", () => {
     await sync(db, url, { slot: "gone" });
     server.psql("SELECT pg_drop_replication_slot('gone')", name);
     expect(await refused(db, url)).toMatch(
-      /^replication slot gone is gone from .*; run this sync once with --drop-slot, then again: the replica copies the tables anew$/,
+      /^replication slot gone is gone from .*; run marquee sync with --resync: the replica copies the tables anew$/,
     );
 
     // Another replica's slot is never taken over (or dropped) by a new replica.

@@ -4,22 +4,17 @@
  * `/_test/accounts` bodies (server/account-input.ts). Changes reach a running server on its next
  * request (the ledger's access epoch, server/limits/cache.ts).
  */
-import { mkdirSync } from "node:fs";
-import { dirname } from "node:path";
 import type { Account } from "../../db/accounts.ts";
 import { PLANS, POLICY_STATES, PORTAL } from "../../db/contract.ts";
-import { ledgerPathFor } from "../../db/ledger.ts";
 import { parseAccountInput } from "../account-input.ts";
-import { createClock } from "../clock.ts";
-import { assertLedgerUrl, resolveConfig } from "../config.ts";
-import { createFaults } from "../faults.ts";
-import type { Ledger } from "../ledger/ledger.ts";
-import { openSqliteLedger } from "../ledger/sqlite.ts";
+import { resolveConfig } from "../config.ts";
 import { createSignInLink } from "../portal/sessions.ts";
+import { assertEmailFree, listAccounts, showAccount } from "./accounts-admin.ts";
 import { type Command, intFlag, oneOf, output, parseFlags, UsageError } from "./args.ts";
+import { idArg, LEDGER_FLAG, openOperatorLedger } from "./operator-ledger.ts";
+import { readSharedSettings } from "./settings.ts";
 
-/** Every operator command that reads or writes the ledger takes the shared one with --ledger. */
-export const LEDGER_FLAG = { ledger: { type: "string" } } as const;
+export { idArg, LEDGER_FLAG, openOperatorLedger };
 
 const ACCOUNT_FLAGS = {
   ...LEDGER_FLAG,
@@ -35,29 +30,6 @@ const ACCOUNT_FLAGS = {
   policy: { type: "string" },
   "key-limit": { type: "string" },
 } as const;
-
-/**
- * Opens the ledger the servers use: the shared one named by --ledger or $MARQUEE_LEDGER
- * (README, "Run several servers"), else the SQLite file beside the replica named by
- * --db, $MARQUEE_DB or the default.
- */
-export async function openOperatorLedger(flags: { db?: string; ledger?: string }): Promise<Ledger> {
-  const { dbPath, ledgerUrl } = resolveConfig({ dbPath: flags.db, ledgerUrl: flags.ledger });
-  await assertLedgerUrl(ledgerUrl, flags.ledger === undefined ? "env" : "flag");
-  if (ledgerUrl !== undefined) {
-    const { openRedisLedger } = await import("../ledger/redis.ts");
-    return openRedisLedger(ledgerUrl);
-  }
-  if (dbPath !== ":memory:") mkdirSync(dirname(dbPath), { recursive: true });
-  return openSqliteLedger(ledgerPathFor(dbPath), createClock(), createFaults());
-}
-
-/** A positive integer id, e.g. an account or key id given as an argument. */
-export function idArg(name: string, value: string | undefined): number {
-  if (value === undefined) throw new UsageError(`${name} is required`);
-  if (!/^[1-9]\d*$/.test(value)) throw new UsageError(`${name} must be a positive integer`);
-  return Number(value);
-}
 
 /** `none` clears an optional number; otherwise an integer >= min. */
 function optionalCount(name: string, value: string | undefined, min: number): number | null | undefined {
@@ -120,11 +92,12 @@ export function describeAccount(a: Account): string {
 }
 
 async function create(argv: string[]): Promise<number> {
-  const { values } = parseFlags(argv, ACCOUNT_FLAGS);
+  const { values } = parseFlags(argv, { ...ACCOUNT_FLAGS, "allow-duplicate-email": { type: "boolean" } });
   const fields = accountFields(values);
   if (!fields.email) throw new UsageError("--email is required");
   const ledger = await openOperatorLedger(values);
   try {
+    await assertEmailFree(ledger, fields.email, values["allow-duplicate-email"] === true);
     const account = await ledger.createAccount(fields, Date.now());
     output(values.json, account, String(account.id));
   } finally {
@@ -154,7 +127,7 @@ async function signInLink(argv: string[]): Promise<number> {
   const { values, positionals } = parseFlags(argv, { ...LEDGER_FLAG, "base-url": { type: "string" } }, true);
   if (positionals.length > 1) throw new UsageError(`unexpected argument '${positionals[1]}'`);
   const id = idArg("account ID", positionals[0]);
-  const { baseUrl } = resolveConfig({ baseUrl: values["base-url"] });
+  const { baseUrl } = resolveConfig({ baseUrl: readSharedSettings(values).baseUrl });
   const ledger = await openOperatorLedger(values);
   try {
     const link = await createSignInLink(ledger, baseUrl, id, Date.now());
@@ -167,9 +140,11 @@ async function signInLink(argv: string[]): Promise<number> {
 }
 
 export const accountsCommand: Command = {
-  summary: "create or change an account; sign-in links to its developer portal",
-  usage: `marquee accounts create --email E [flags]
+  summary: "create, change, list and show accounts; sign-in links to their developer portal",
+  usage: `marquee accounts create --email E [flags] [--allow-duplicate-email]
        marquee accounts update ID [flags]
+       marquee accounts list [--email E] [--plan P]
+       marquee accounts show ID
        marquee accounts sign-in-link ID [--base-url URL]
 
   --plan none|basic|business|enterprise|legacy   developer plan (create: none = trial-eligible)
@@ -182,9 +157,12 @@ export const accountsCommand: Command = {
   --policy ok|missing|stale|foreign              the account's access policy row
   --key-limit N                                  active keys the owner may hold in the developer
                                                  portal (create: 10)
-  --db PATH  --json
+  --db PATH  --ledger URL  --config FILE  --json
 
-create prints the new account id (--json: the account). sign-in-link prints a one-time URL of the
+create prints the new account id (--json: the account); an email already in use is refused
+unless --allow-duplicate-email. show prints the plan, policy, verification, the trial (rows left,
+end), rows used in the last 24 hours, the rate, the keys, and what a list request with one of its
+keys gets now (allowed, or the status and code it is refused with). sign-in-link prints a one-time URL of the
 developer portal for the account's owner, valid ${PORTAL.signInLinkTtlMs / 60_000} minutes (--json: {url, expiresAt}); the URL
 starts with --base-url, $MARQUEE_BASE_URL or http://localhost:$PORT, as \`serve\` does.`,
   async run(argv) {
@@ -192,10 +170,12 @@ starts with --base-url, $MARQUEE_BASE_URL or http://localhost:$PORT, as \`serve\
     if (sub === "create") return create(rest);
     if (sub === "update") return update(rest);
     if (sub === "sign-in-link") return signInLink(rest);
+    if (sub === "list") return listAccounts(rest);
+    if (sub === "show") return showAccount(rest);
     throw new UsageError(
       sub
-        ? `unknown subcommand '${sub}' (create, update, sign-in-link)`
-        : "expected a subcommand: create, update, sign-in-link",
+        ? `unknown subcommand '${sub}' (create, update, list, show, sign-in-link)`
+        : "expected a subcommand: create, update, list, show, sign-in-link",
     );
   },
 };

@@ -5,11 +5,14 @@
 
 import { accountsCommand } from "./accounts.ts";
 import type { Command } from "./args.ts";
+import { backupCommand } from "./backup.ts";
 import { demoDataCommand } from "./demo-data.ts";
 import { keysCommand } from "./keys.ts";
+import { ledgerCommand } from "./ledger.ts";
 import { serveCommand } from "./serve.ts";
 import { syncCommand } from "./sync.ts";
 import { upstreamSchemaCommand } from "./upstream-schema.ts";
+import { versionCommand } from "./version.ts";
 
 export { UsageError } from "./args.ts";
 
@@ -20,4 +23,7 @@ export const commands: Record<string, Command> = {
   "demo-data": demoDataCommand,
   accounts: accountsCommand,
   keys: keysCommand,
+  backup: backupCommand,
+  ledger: ledgerCommand,
+  version: versionCommand,
 };

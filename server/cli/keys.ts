@@ -3,13 +3,11 @@
  * ledger keeps only its SHA-256 digest and a display prefix, so `list` can never show a key.
  * A revocation reaches a running server on its next request (server/limits/cache.ts).
  */
-import type { KeyRow } from "../../db/accounts.ts";
 import { KEY_KINDS } from "../../db/contract.ts";
 import { issueKey } from "../keys.ts";
 import { idArg, LEDGER_FLAG, openOperatorLedger } from "./accounts.ts";
 import { type Command, oneOf, output, parseFlags, UsageError } from "./args.ts";
-
-const iso = (ms: number | null) => (ms === null ? null : new Date(ms).toISOString());
+import { findKeys, keyLabel, keyRecord, keyTable } from "./keys-find.ts";
 
 function noExtraArguments(positionals: string[], expected: number): void {
   if (positionals.length > expected) throw new UsageError(`unexpected argument '${positionals[expected]}'`);
@@ -18,17 +16,18 @@ function noExtraArguments(positionals: string[], expected: number): void {
 async function create(argv: string[]): Promise<number> {
   const { values, positionals } = parseFlags(
     argv,
-    { ...LEDGER_FLAG, account: { type: "string" }, kind: { type: "string" } },
+    { ...LEDGER_FLAG, account: { type: "string" }, kind: { type: "string" }, label: { type: "string" } },
     true,
   );
   noExtraArguments(positionals, 0);
   const accountId = idArg("--account", values.account);
   const kind = oneOf("kind", values.kind, KEY_KINDS) ?? "live";
+  const label = keyLabel(values.label);
   const ledger = await openOperatorLedger(values);
   try {
     if (!(await ledger.readAccount(accountId))) throw new Error(`no account ${accountId}`);
-    const issued = await issueKey(ledger, accountId, kind, Date.now());
-    output(values.json, { id: issued.id, accountId, kind, prefix: issued.prefix, key: issued.key }, issued.key);
+    const issued = await issueKey(ledger, accountId, kind, Date.now(), { label });
+    output(values.json, { id: issued.id, accountId, kind, prefix: issued.prefix, label, key: issued.key }, issued.key);
     if (!values.json)
       console.error(`key ${issued.id} (${issued.prefix}…) for account ${accountId}: shown once, store it now`);
   } finally {
@@ -51,26 +50,16 @@ async function revoke(argv: string[]): Promise<number> {
   return 0;
 }
 
-function keyLine(k: KeyRow): string {
-  const status = k.revokedMs === null ? "active" : `revoked ${iso(k.revokedMs)}`;
-  return [String(k.id).padEnd(6), k.kind.padEnd(8), `${k.prefix}…`.padEnd(18), iso(k.createdMs), status].join("  ");
-}
-
 async function list(argv: string[]): Promise<number> {
   const { values, positionals } = parseFlags(argv, { ...LEDGER_FLAG, account: { type: "string" } }, true);
   noExtraArguments(positionals, 0);
-  const accountId = idArg("--account", values.account);
+  const accountId = values.account === undefined ? undefined : idArg("--account", values.account);
   const ledger = await openOperatorLedger(values);
   try {
-    if (!(await ledger.readAccount(accountId))) throw new Error(`no account ${accountId}`);
-    const keys = await ledger.listKeys(accountId);
-    const rows = keys.map((k) => ({ ...k, createdAt: iso(k.createdMs), revokedAt: iso(k.revokedMs) }));
-    const header = ["id".padEnd(6), "kind".padEnd(8), "prefix".padEnd(18), "created".padEnd(24), "status"].join("  ");
-    output(
-      values.json,
-      rows,
-      keys.length ? [header, ...keys.map(keyLine)].join("\n") : `account ${accountId} has no keys`,
-    );
+    if (accountId !== undefined && !(await ledger.readAccount(accountId))) throw new Error(`no account ${accountId}`);
+    const keys = accountId === undefined ? await ledger.listAllKeys() : await ledger.listKeys(accountId);
+    const empty = accountId === undefined ? "the ledger has no keys" : `account ${accountId} has no keys`;
+    output(values.json, keys.map(keyRecord), keys.length ? keyTable(keys) : empty);
   } finally {
     await ledger.close();
   }
@@ -78,20 +67,27 @@ async function list(argv: string[]): Promise<number> {
 }
 
 export const keysCommand: Command = {
-  summary: "issue, revoke and list API keys",
-  usage: `marquee keys create --account ID [--kind live|builder|legacy]
+  summary: "issue, revoke, list and find API keys",
+  usage: `marquee keys create --account ID [--kind live|builder|legacy] [--label L]
        marquee keys revoke KEY_ID
-       marquee keys list --account ID
+       marquee keys list [--account ID]
+       marquee keys find PREFIX
 
 create prints the key once (only its SHA-256 digest is stored); list shows ids and display
-prefixes, never keys. Every subcommand takes --db PATH and --json.`,
+prefixes, never keys, of one account or (without --account) of every account. find names the
+key(s) and account(s) behind a display prefix (mq_live_AbC1) or a whole key, which is looked up
+by its digest and never printed. Every subcommand takes --db PATH, --ledger URL, --config FILE
+and --json.`,
   async run(argv) {
     const [sub, ...rest] = argv;
     if (sub === "create") return create(rest);
     if (sub === "revoke") return revoke(rest);
     if (sub === "list") return list(rest);
+    if (sub === "find") return findKeys(rest);
     throw new UsageError(
-      sub ? `unknown subcommand '${sub}' (create, revoke, list)` : "expected a subcommand: create, revoke, list",
+      sub
+        ? `unknown subcommand '${sub}' (create, revoke, list, find)`
+        : "expected a subcommand: create, revoke, list, find",
     );
   },
 };

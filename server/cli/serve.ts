@@ -6,13 +6,14 @@ import { assertLedgerUrl, type Config, DEFAULTS, resolveConfig } from "../config
 import { createContext } from "../context.ts";
 import { listen } from "../listen.ts";
 import { reportListening, stopWithSupervisor, superviseWorkers, withoutWorkersFlag } from "../workers.ts";
-import { type Command, intFlag, parseFlags, UsageError } from "./args.ts";
+import { type Command, intFlag, UsageError } from "./args.ts";
+import { parseSettings } from "./settings.ts";
 
 export const serveCommand: Command = {
   summary: "serve the API",
   usage: `marquee serve [--port 8080] [--host 0.0.0.0] [--base-url URL] [--demo] [--test-mode]
               [--sync-from SRC] [--sync-interval S] [--snapshot-interval S] [--db PATH]
-              [--ledger redis://[user:password@]host:port[/db]] [--workers N]
+              [--ledger redis://[user:password@]host:port[/db]] [--workers N] [--config FILE]
 
   --demo        when the replica is empty, load the built-in demo data and create demo
                 accounts and keys (printed once)
@@ -23,9 +24,13 @@ export const serveCommand: Command = {
                 serving (see marquee sync --help), /healthz reports the upstream
   --ledger URL  keep the ledger in Redis (default $MARQUEE_LEDGER; unset: the SQLite ledger
                 beside the replica, owned by one server), so several servers share accounts
-  --workers N   run N serving processes on one port (Linux, 1 to ${DEFAULTS.maxWorkers}, default 1); needs --ledger`,
+  --workers N   run N serving processes on one port (Linux, 1 to ${DEFAULTS.maxWorkers}, default 1); needs --ledger
+  --config FILE settings from a file (default $MARQUEE_CONFIG; docs/operations.md, Configuration)
+
+Every flag may also come from MARQUEE_<FLAG> (MARQUEE_SYNC_FROM, MARQUEE_WORKERS, …) or from the
+file's [serve] section; a flag wins over the environment, the environment over the file.`,
   async run(argv) {
-    const { values } = parseFlags(argv, {
+    const { values, origins } = parseSettings("serve", argv, {
       port: { type: "string" },
       host: { type: "string" },
       "base-url": { type: "string" },
@@ -50,7 +55,7 @@ export const serveCommand: Command = {
       ledgerUrl: values.ledger,
       workers: workersFlag(values.workers),
     });
-    await assertLedgerUrl(config.ledgerUrl, values.ledger === undefined ? "env" : "flag");
+    await assertLedgerUrl(config.ledgerUrl, origins.ledger ?? "env");
     if (config.workers > 1 && config.workerIndex === undefined) {
       assertWorkersPossible(config);
       return superviseWorkers({

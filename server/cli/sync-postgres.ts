@@ -8,6 +8,7 @@ import { dropSlot } from "../../sync/postgres/slot.ts";
 import { type PostgresProgress, type PostgresSummary, syncFromPostgres } from "../../sync/postgres/sync.ts";
 import { refreshServingSnapshot, snapshotLags } from "../../sync/serving-snapshot.ts";
 import { applyBulkSettings } from "../../sync/writer.ts";
+import { UsageError } from "./args.ts";
 
 const n = (x: number) => Math.round(x).toLocaleString("en-US");
 
@@ -58,11 +59,14 @@ export async function runPostgresSync(
     follow: boolean;
     slot?: string;
     dropSlot: boolean;
+    resync?: boolean;
     json: boolean;
     batchSize?: number;
     threadRows?: number;
   },
 ): Promise<number> {
+  if (flags.dropSlot && flags.resync)
+    throw new UsageError("--drop-slot and --resync contradict each other (--resync makes the slot anew)");
   if (flags.dropSlot) {
     const { slot, dropped } = await dropSlot(db, spec, flags.slot);
     const human = dropped
@@ -85,6 +89,7 @@ export async function runPostgresSync(
     const summary = await syncFromPostgres(db, spec, {
       slot: flags.slot,
       follow: flags.follow,
+      resync: flags.resync,
       copyBatchSize: flags.batchSize,
       copyThreadMinRows: flags.threadRows,
       signal: controller.signal,

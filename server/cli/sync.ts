@@ -12,18 +12,21 @@ import { createProgressBar, formatSummary } from "../../sync/progress.ts";
 import { openSource } from "../../sync/source.ts";
 import { SyncError, type SyncSummary, syncFrom } from "../../sync/sync-from.ts";
 import { resolveConfig } from "../config.ts";
-import { type Command, intFlag, oneOf, parseFlags, UsageError } from "./args.ts";
+import { type Command, intFlag, oneOf, UsageError } from "./args.ts";
+import { parseSettings } from "./settings.ts";
 import { runPostgresSync } from "./sync-postgres.ts";
 
 export const syncCommand: Command = {
   summary: "pull upstream records into the replica",
-  usage: `marquee sync --from SRC [--follow] [--slot NAME] [--drop-slot] [--batch-size N] [--thread-rows N] [--priority P] [--db PATH] [--json]
+  usage: `marquee sync --from SRC [--follow] [--slot NAME] [--drop-slot] [--resync] [--batch-size N] [--thread-rows N] [--priority P] [--db PATH] [--config FILE] [--json]
 
   --from SRC      an NDJSON file of upstream records (docs/upstream-records.md), - for stdin, an http(s):// URL of an
                   NDJSON stream (--follow asks again every 2 s), or a PostgreSQL URL
                   postgres://user:password@host:port/db[?schema=NAME] (default schema marquee)
   --slot NAME     PostgreSQL: the replica's replication slot (default: derived from --db)
   --drop-slot     PostgreSQL: drop the replica's slot (the next sync copies the tables again)
+  --resync        PostgreSQL: copy both tables again from a new slot, whatever the replica held;
+                  for a replica refused as behind its slot (restored from a backup, or copied)
   --follow        keep reading lines appended to the file until Ctrl-C / SIGTERM; the snapshot
                   is refreshed whenever it has caught up (at most every 5 s) and on exit.
                   With - (stdin) it changes nothing: stdin is read until it closes.
@@ -36,13 +39,16 @@ export const syncCommand: Command = {
                   so a server on the same cores always goes first and the sync takes what they
                   leave (alone on a machine it runs at full speed); elsewhere at nice 19.
                   normal: the priority it was started with.
+  --config FILE   settings from a file (default $MARQUEE_CONFIG); every flag may also come from
+                  MARQUEE_<FLAG> (MARQUEE_FROM, …) or the file's [sync] section, a flag winning
+                  over the environment, the environment over the file
 
 Records at or below the replica's watermark are skipped, so a rerun (or a run after an
 interrupted one) applies only what is new. A bad line stops the run and names its line; the
 batch it is in is not applied, batches committed before it stay applied. Ctrl-C stops reading
 a file, commits what was read and refreshes the snapshot; a second Ctrl-C exits at once.`,
   async run(argv) {
-    const { values } = parseFlags(argv, {
+    const { values } = parseSettings("sync", argv, {
       from: { type: "string" },
       follow: { type: "boolean", default: false },
       "batch-size": { type: "string" },
@@ -50,6 +56,7 @@ a file, commits what was read and refreshes the snapshot; a second Ctrl-C exits 
       priority: { type: "string", default: "background" },
       slot: { type: "string" },
       "drop-slot": { type: "boolean", default: false },
+      resync: { type: "boolean", default: false },
     });
     if (!values.from) throw new UsageError("--from SRC is required (a file path, - for stdin, or a postgres:// URL)");
     if (isPostgresUrl(values.from))
@@ -61,6 +68,7 @@ a file, commits what was read and refreshes the snapshot; a second Ctrl-C exits 
     const postgresOnly = [
       values.slot !== undefined && "--slot",
       values["drop-slot"] && "--drop-slot",
+      values.resync && "--resync",
       values["thread-rows"] !== undefined && "--thread-rows",
     ].filter(Boolean);
     if (postgresOnly.length > 0)
@@ -140,6 +148,7 @@ async function syncPostgres(
     follow: boolean;
     slot?: string;
     "drop-slot": boolean;
+    resync: boolean;
     json: boolean;
     batchSize?: number;
     threadRows?: number;
@@ -154,6 +163,7 @@ async function syncPostgres(
       follow: values.follow,
       slot: values.slot,
       dropSlot: values["drop-slot"],
+      resync: values.resync,
       json: values.json,
       batchSize: values.batchSize,
       threadRows: values.threadRows,

@@ -19,7 +19,7 @@
  * Failures: a method rejects with the implementation's error (SQLite's, or a Redis connection
  * error or timeout); callers turn it into their stage's 503 (server/limits/ledger.ts).
  */
-import type { Account, AccountFields, KeyListing, KeyOrigin, KeyRow } from "../../db/accounts.ts";
+import type { Account, AccountFields, AccountFilter, KeyListing, KeyOrigin, KeyRow } from "../../db/accounts.ts";
 import type { FaultCode, KeyKind } from "../../db/contract.ts";
 import type { Handoff, Redemption } from "../../db/handoffs.ts";
 import type { Session, SignInLink } from "../../db/portal.ts";
@@ -80,12 +80,16 @@ export interface Ledger {
   /** The changed account, or undefined when there is no such account. */
   updateAccount(id: number, fields: Partial<AccountFields>, nowMs: number): Promise<Account | undefined>;
   countAccounts(): Promise<number>;
+  /** The operator's listing (docs/operations.md, Accounts and keys): id order, every given filter matching. */
+  listAccounts(filter?: AccountFilter): Promise<Account[]>;
 
   // Keys (stored as digests only).
   insertKey(key: NewKey, nowMs: number): Promise<number>;
   /** False when there is no such key; revoking a revoked key keeps its first revocation time. */
   revokeKey(keyId: number, nowMs: number): Promise<boolean>;
   listKeys(accountId: number): Promise<KeyListing[]>;
+  /** Every account's keys, in id order (the operator's listing). */
+  listAllKeys(): Promise<KeyListing[]>;
   /** The key when it belongs to the account. */
   readAccountKey(accountId: number, keyId: number): Promise<KeyListing | undefined>;
   findKeyByDigest(digest: string): Promise<KeyRow | undefined>;

@@ -65,6 +65,11 @@ export const REDIS_KEYS = {
   /** String: a named setting (the HMAC secret); kept by reset. */
   setting: (name: string) => `${PREFIX}:settings:${name}`,
   settingsPrefix: `${PREFIX}:settings:`,
+  /**
+   * String: the layout version of these keys (`REDIS_SCHEMA_VERSION`, server/ledger/redis.ts), so
+   * an older Marquee refuses a ledger a newer one wrote; a setting, so reset keeps it.
+   */
+  schemaVersion: `${PREFIX}:settings:schema-version`,
 
   /** Test mode: the frozen clock's ms (absent: wall clock); kept by reset, as one server's clock is. */
   testClock: `${PREFIX}:test:clock`,

@@ -31,9 +31,17 @@
  * (server/ledger/redis-connection.ts); callers turn the rejection into their stage's 503.
  */
 import { Cluster } from "ioredis";
-import { ACCOUNT_DEFAULTS, type Account, type AccountFields, type KeyListing, type KeyRow } from "../../db/accounts.ts";
+import {
+  ACCOUNT_DEFAULTS,
+  type Account,
+  type AccountFields,
+  type AccountFilter,
+  type KeyListing,
+  type KeyRow,
+} from "../../db/accounts.ts";
 import { HANDOFF, MINUTE_MS } from "../../db/contract.ts";
 import type { Handoff, Redemption } from "../../db/handoffs.ts";
+import { NewerSchemaError } from "../../db/migrate.ts";
 import type { Session, SignInLink } from "../../db/portal.ts";
 import type { Trial } from "../../db/trials.ts";
 import type { Ledger, NewKey, OwnerKeyCeilings, OwnerKeyCounts, OwnerKeyResult, TestState } from "./ledger.ts";
@@ -55,11 +63,17 @@ import {
 import { defineScripts, type RunScript } from "./redis-scripts.ts";
 import { redisTestState } from "./redis-test-state.ts";
 
+/**
+ * The layout of the keys below (docs/redis-ledger.md, "Key layout"). A change a running older
+ * Marquee would misread raises it; a ledger with a higher version is refused.
+ */
+export const REDIS_SCHEMA_VERSION = 1;
+
 /** Redis before 6.2 lacks commands and script behaviour the ledger relies on. */
 const MIN_VERSION = [6, 2] as const;
 
 /** Clean-up TTLs, far past each record's logical end (instants follow the test clock). */
-const TTL_MS = {
+export const TTL_MS = {
   /** Attempts count for a minute. */
   handoffAttempts: 60 * MINUTE_MS,
   /** A handoff lives 15 minutes; a redeemed one answers "already redeemed" for 30 days. */
@@ -144,6 +158,17 @@ export class RedisLedger implements Ledger {
     return Number((await this.redis.get(K.accountIds)) ?? 0);
   }
 
+  async listAccounts(filter: AccountFilter = {}): Promise<Account[]> {
+    const ids = range(Number((await this.redis.get(K.accountIds)) ?? 0));
+    const hashes = await inChunks(ids, (id) => this.redis.hgetall(K.account(id)));
+    const email = filter.email?.toLowerCase();
+    return hashes
+      .flatMap((h) => decodeRecord(ACCOUNT_FIELDS, h) ?? [])
+      .filter(
+        (a) => (email === undefined || a.email.toLowerCase() === email) && (!filter.plan || a.plan === filter.plan),
+      );
+  }
+
   // ---- keys ----------------------------------------------------------------------------------
 
   async insertKey(key: NewKey, nowMs: number): Promise<number> {
@@ -218,6 +243,14 @@ export class RedisLedger implements Ledger {
   async listKeys(accountId: number): Promise<KeyListing[]> {
     const ids = await this.redis.zrange(K.accountKeys(accountId), "0", "-1");
     const hashes = await Promise.all(ids.map((id) => this.redis.hgetall(K.key(accountId, Number(id)))));
+    return hashes.flatMap((h) => decodeRecord(KEY_FIELDS, h) ?? []);
+  }
+
+  async listAllKeys(): Promise<KeyListing[]> {
+    const ids = range(Number((await this.redis.get(K.keyIds)) ?? 0));
+    const accounts = await inChunks(ids, (id) => this.redis.get(K.keyAccount(id)));
+    const owned = ids.flatMap((id, i) => (accounts[i] === null ? [] : [[Number(accounts[i]), id] as const]));
+    const hashes = await inChunks(owned, ([a, id]) => this.redis.hgetall(K.key(a, id)));
     return hashes.flatMap((h) => decodeRecord(KEY_FIELDS, h) ?? []);
   }
 
@@ -363,6 +396,16 @@ export class RedisLedger implements Ledger {
   }
 }
 
+/** 1 to n. */
+const range = (n: number): number[] => Array.from({ length: n }, (_, i) => i + 1);
+
+/** `read` of every item, a bounded number at a time (each batch goes out pipelined), in order. */
+export async function inChunks<T, R>(items: readonly T[], read: (item: T) => Promise<R>, size = 500): Promise<R[]> {
+  const out: R[] = [];
+  for (let i = 0; i < items.length; i += size) out.push(...(await Promise.all(items.slice(i, i + size).map(read))));
+  return out;
+}
+
 /** Only the account's own fields, without undefined values (they leave a field as it is). */
 function accountFields(fields: Partial<AccountFields>): Partial<AccountFields> {
   const out: Record<string, unknown> = {};
@@ -406,6 +449,19 @@ export function assertPrimary(info: string, url: string): void {
 }
 
 /**
+ * Marks a new ledger with this build's layout version; refuses one a newer Marquee wrote
+ * (docs/operations.md, Upgrades and schema versions).
+ */
+export async function assertRedisSchema(redis: RedisClient, url: string): Promise<void> {
+  await redis.set(K.schemaVersion, String(REDIS_SCHEMA_VERSION), "NX");
+  const found = Number(await redis.get(K.schemaVersion));
+  if (found <= REDIS_SCHEMA_VERSION) return;
+  throw new NewerSchemaError(
+    `the Redis ledger at ${displayRedisUrl(url)} has schema version ${found}, written by a newer Marquee; this one knows up to version ${REDIS_SCHEMA_VERSION}: run the newer Marquee`,
+  );
+}
+
+/**
  * Connects to the Redis ledger at `url`: one connection for commands, one subscribed to the
  * access channel. Rejects with a one-line error when Redis is unreachable, older than 6.2, set
  * to evict keys, or a replica. (A cluster client writes to each slot's primary by itself.)
@@ -419,6 +475,7 @@ export async function openRedisLedger(url: string): Promise<RedisLedger> {
     assertRedisVersion(info, url);
     assertNoEviction(info, url);
     if (!(redis instanceof Cluster)) assertPrimary(info, url);
+    await assertRedisSchema(redis, url);
     subscriber = await connectRedis(url, { subscriber: true });
     const ledger = new RedisLedger(redis, subscriber);
     await subscriber.subscribe(K.accessChanged);

@@ -16,11 +16,14 @@
 import {
   type Account,
   type AccountFields,
+  type AccountFilter,
   createAccount,
   findKeyByDigest,
   insertKey,
   type KeyListing,
   type KeyRow,
+  listAccounts,
+  listAllKeys,
   listKeys,
   readAccount,
   revokeKey,
@@ -39,6 +42,7 @@ import {
 } from "../../db/handoffs.ts";
 import { ensureSetting, openLedger } from "../../db/ledger.ts";
 import { readAccessEpoch } from "../../db/ledger-access.ts";
+import type { SchemaLog } from "../../db/migrate.ts";
 import {
   countActiveKeys,
   deleteSession,
@@ -109,6 +113,10 @@ export class SqliteLedger implements Ledger {
     return Number(this.db.prepare<{ n: number }>("SELECT count(*) AS n FROM accounts").get()!.n);
   }
 
+  async listAccounts(filter?: AccountFilter): Promise<Account[]> {
+    return listAccounts(this.db, filter);
+  }
+
   async insertKey(key: NewKey, nowMs: number): Promise<number> {
     return insertKey(this.db, key.accountId, key.kind, key.digest, key.prefix, nowMs, key.origin);
   }
@@ -119,6 +127,10 @@ export class SqliteLedger implements Ledger {
 
   async listKeys(accountId: number): Promise<KeyListing[]> {
     return listKeys(this.db, accountId);
+  }
+
+  async listAllKeys(): Promise<KeyListing[]> {
+    return listAllKeys(this.db);
   }
 
   async readAccountKey(accountId: number, keyId: number): Promise<KeyListing | undefined> {
@@ -258,7 +270,12 @@ export class SqliteLedger implements Ledger {
 }
 
 /** Opens (and migrates) the SQLite ledger at `path`, with a meter of its own over the same connection. */
-export async function openSqliteLedger(path: string, clock: Clock, faults: Faults): Promise<SqliteLedger> {
-  const db = await openLedger(path);
+export async function openSqliteLedger(
+  path: string,
+  clock: Clock,
+  faults: Faults,
+  options: { log?: SchemaLog } = {},
+): Promise<SqliteLedger> {
+  const db = await openLedger(path, options);
   return new SqliteLedger(db, createMeter(db), clock, faults);
 }

@@ -122,6 +122,15 @@ export class ChangeApplier {
     if (position !== null) writeUpstreamState(this.db, { position, appliedAt: at });
   }
 
+  /**
+   * Commits `position` alone: the publication's tables had no change up to it. Only a position
+   * the replica holds is ever confirmed to PostgreSQL, so a replica behind its slot's confirmed
+   * position is one that lost changes (sync/postgres/sync.ts, `ReplicaBehindError`).
+   */
+  advance(position: string): void {
+    this.db.transaction(() => writeUpstreamState(this.db, { position }));
+  }
+
   /** Applies `changes` in order and commits `position` with them, all in one transaction. */
   apply(changes: readonly Change[], position: string): ChangeResult {
     const prepared = this.prepare(changes, readWatermark(this.db));

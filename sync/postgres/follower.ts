@@ -10,7 +10,7 @@ import { countUpstreamRejects, readUpstreamState } from "../../db/replica.ts";
 import { createRefresher } from "./refresher.ts";
 import { parsePostgresUrl } from "./schema.ts";
 import { defaultSlotName } from "./slot.ts";
-import { syncFromPostgres } from "./sync.ts";
+import { ReplicaBehindError, syncFromPostgres } from "./sync.ts";
 
 export interface FollowerOptions {
   now: () => number;
@@ -24,7 +24,8 @@ export interface UpstreamStatus {
   kind: "postgres";
   source: string;
   slot: string;
-  state: "connecting" | "copying" | "streaming" | "retrying" | "stopped";
+  /** `refused`: the replica can no longer follow its slot (`error` says why and what to do); nothing is retried. */
+  state: "connecting" | "copying" | "streaming" | "retrying" | "refused" | "stopped";
   /** The last failure, while retrying. */
   error: string | null;
   lagBytes: number | null;
@@ -40,6 +41,12 @@ const BACKOFF_MAX_MS = 30_000;
 
 export interface PostgresFollower {
   status(): UpstreamStatus;
+  /**
+   * Settles once the first attempt has shown whether this replica can follow its upstream: it
+   * copies, streams, or fails in a way a retry may mend (an unreachable server). Rejects with the
+   * `ReplicaBehindError` of a replica that cannot, so a server refuses to start on it.
+   */
+  checked: Promise<void>;
   stop(): Promise<void>;
 }
 
@@ -56,6 +63,15 @@ export function startPostgresFollower(db: Db, spec: string, options: FollowerOpt
     onError: (err) => options.log(`snapshot refresh failed: ${err.message}`),
   });
 
+  let settle: { resolve(): void; reject(err: Error): void } | null = null;
+  const checked = new Promise<void>((resolve, reject) => {
+    settle = { resolve, reject };
+  });
+  const verdict = (err?: Error) => {
+    if (err) settle?.reject(err);
+    else settle?.resolve();
+    settle = null;
+  };
   const loop = async () => {
     let backoff = BACKOFF_FIRST_MS;
     while (!controller.signal.aborted) {
@@ -66,6 +82,7 @@ export function startPostgresFollower(db: Db, spec: string, options: FollowerOpt
           follow: true,
           signal: controller.signal,
           now: options.now,
+          onChecked: () => verdict(),
           onStreaming: () => {
             state = "streaming";
             error = null;
@@ -87,6 +104,16 @@ export function startPostgresFollower(db: Db, spec: string, options: FollowerOpt
         });
       } catch (err) {
         if (controller.signal.aborted) break;
+        if (err instanceof ReplicaBehindError) {
+          // A retry cannot mend it: served on, the replica would be silently stale.
+          state = "refused";
+          error = err.message;
+          // At start the server refuses with this error itself; later it is logged once.
+          if (settle) verdict(err);
+          else options.log(`sync from postgres ${source.display} refused: ${error}`);
+          break;
+        }
+        verdict();
         state = "retrying";
         error = (err as Error).message;
         options.log(
@@ -99,11 +126,13 @@ export function startPostgresFollower(db: Db, spec: string, options: FollowerOpt
         backoff = Math.min(BACKOFF_MAX_MS, backoff * 2);
       }
     }
-    state = "stopped";
+    if (state !== "refused") state = "stopped";
+    verdict();
   };
   const running = loop();
 
   return {
+    checked,
     status() {
       const upstream = readUpstreamState(db);
       return {

@@ -75,11 +75,14 @@ export async function ensurePublication(client: pg.Client, source: PostgresSourc
  * The slot, if it exists. One still in use is waited for a few seconds: after a crash of the
  * process that streamed from it, the server takes a moment to notice the closed connection.
  */
-export async function slotExists(client: pg.Client, slot: string): Promise<{ active: boolean } | null> {
+export async function slotExists(
+  client: pg.Client,
+  slot: string,
+): Promise<{ active: boolean; confirmed: string | null } | null> {
   const deadline = performance.now() + SLOT_RELEASE_WAIT_MS;
   for (;;) {
-    const { rows } = await client.query<{ active: boolean }>(
-      "SELECT active FROM pg_replication_slots WHERE slot_name = $1",
+    const { rows } = await client.query<{ active: boolean; confirmed: string | null }>(
+      "SELECT active, confirmed_flush_lsn::text AS confirmed FROM pg_replication_slots WHERE slot_name = $1",
       [slot],
     );
     if (!rows[0]?.active || performance.now() > deadline) return rows[0] ?? null;

@@ -35,6 +35,11 @@ export interface StreamCounts {
 const MAX_BATCH_CHANGES = 20_000;
 
 const FOLLOW_PING_MS = 10_000;
+/**
+ * While following an upstream whose tables are idle, the slot moves on past the rest of the
+ * server's log at most this often: a slot holds back at most this much of that log.
+ */
+const ADVANCE_EVERY_MS = 30_000;
 const CATCH_UP_PING_MS = 500;
 
 /**
@@ -58,6 +63,8 @@ export function streamChanges(
   let scheduled = false;
   /** Highest position confirmed to PostgreSQL. */
   let confirmed = options.position;
+  /** When an idle position was last committed (`performance.now()`); never, at first. */
+  let advancedAt = -Infinity;
 
   return new Promise<StreamCounts>((resolve, reject) => {
     let settled = false;
@@ -179,8 +186,20 @@ export function streamChanges(
       // been applied, so the slot may move on (it would otherwise hold back the server's log).
       const idle = open === null && queued.length === 0 && !scheduled;
       if (idle) {
-        if (compareLsn(lsn, confirmed) > 0) confirm(lsn);
-        else if (shouldRespond) void service.acknowledge(formatLsn(lsnValue(confirmed) - 1n)).catch(() => {});
+        // Committed in the replica before it is confirmed, as every applied position is. While
+        // following, at most every ADVANCE_EVERY_MS: each such commit starts the serving
+        // process's page caches again (they key on the replica's changes).
+        const due = options.until !== undefined || performance.now() - advancedAt >= ADVANCE_EVERY_MS;
+        if (compareLsn(lsn, confirmed) > 0 && due) {
+          try {
+            applier.advance(lsn);
+          } catch (err) {
+            return finish(err);
+          }
+          advancedAt = performance.now();
+          counts.position = lsn;
+          confirm(lsn);
+        } else if (shouldRespond) void service.acknowledge(formatLsn(lsnValue(confirmed) - 1n)).catch(() => {});
         if (caughtUp(lsn)) finish();
       } else if (shouldRespond) {
         void service.acknowledge(formatLsn(lsnValue(confirmed) - 1n)).catch(() => {});

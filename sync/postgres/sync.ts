@@ -10,6 +10,7 @@ import { stopTracking } from "../../db/snapshot.ts";
 import { ChangeApplier, type ChangeResult, type Reject } from "./apply.ts";
 import { assertReady, connect, explain, UpstreamError } from "./connect.ts";
 import { type CopyCounts, copyTables } from "./copy.ts";
+import { compareLsn } from "./lsn.ts";
 import { ident, type PostgresSource, parsePostgresUrl } from "./schema.ts";
 import { assertFollowsPostgres, ensurePublication, publicationName, readLag, slotExists, slotOf } from "./slot.ts";
 import { streamChanges } from "./stream.ts";
@@ -26,13 +27,28 @@ export interface PostgresSyncOptions {
   onProgress?: (p: PostgresProgress) => void;
   /** After each applied batch of changes (the serving process refreshes its snapshot). */
   onApplied?: (result: ChangeResult, position: string) => void;
+  /** Once the replica's slot is known to be one it can copy from or resume (before any copying or streaming). */
+  onChecked?: () => void;
   /** Once connected and streaming (the serving process resets its backoff). */
   onStreaming?: () => void;
   onReject?: (reject: Reject) => void;
   /** While following: the slot's lag in bytes, every `lagEveryMs` (default 2 s). */
   onLag?: (bytes: number | null) => void;
   lagEveryMs?: number;
+  /**
+   * Copy both tables again from a new slot, whatever the replica held (`sync --resync`): the way
+   * back for a replica that can no longer follow its slot (`ReplicaBehindError`).
+   */
+  resync?: boolean;
 }
+
+/**
+ * The replica is behind the position its slot confirmed: it was restored from a backup or
+ * copied, or another replica streams from the same slot. The changes in between are gone from
+ * the slot, so resuming would serve a replica that silently misses them; only copying the tables
+ * again (`--resync`) brings it back (docs/operations.md, Backups).
+ */
+export class ReplicaBehindError extends UpstreamError {}
 
 export interface PostgresProgress {
   phase: "copy" | "stream";
@@ -121,7 +137,7 @@ export async function syncFromPostgres(
       throw explain(err, source);
     }
     const state = readUpstreamState(db);
-    if (state.position === null) {
+    if (state.position === null || options.resync) {
       // No finished copy: a slot left by an interrupted one points past rows never copied.
       const existing = await slotExists(client, slot);
       if (existing?.active)
@@ -133,8 +149,11 @@ export async function syncFromPostgres(
         );
       }
       if (existing) await client.query("SELECT pg_drop_replication_slot($1)", [slot]);
+      // A resync stopped half way must not look like a replica that finished a copy.
+      if (options.resync) writeUpstreamState(db, { position: null });
       if (readWatermark(db) > 0) clearReplica(db);
       writeUpstreamState(db, { kind: "postgres", slot });
+      options.onChecked?.();
       const copied = await initialCopy(source, slot, applier, options, (n, rows, rejects) => {
         total = rows;
         summary.copied = n;
@@ -147,15 +166,27 @@ export async function syncFromPostgres(
     } else {
       const existing = await slotExists(client, slot);
       if (existing?.active)
-        throw new UpstreamError(`replication slot ${slot} is in use by another process; stop it first`);
-      if (!existing) {
         throw new UpstreamError(
+          `replication slot ${slot} is in use by another process (a sync or server of this replica, or of a copy of it); ` +
+            "stop it first, or give this replica a slot of its own with --resync --slot NEW_NAME",
+        );
+      if (!existing) {
+        throw new ReplicaBehindError(
           `replication slot ${slot} is gone from ${source.display}, so changes since position ${state.position} are lost; ` +
-            `run this sync once with --drop-slot, then again: the replica copies the tables anew`,
+            "run marquee sync with --resync: the replica copies the tables anew",
+        );
+      }
+      if (existing.confirmed !== null && compareLsn(state.position, existing.confirmed) < 0) {
+        throw new ReplicaBehindError(
+          `this replica (${db.path}) is at position ${state.position} but its replication slot ${slot} at ${source.display} ` +
+            `confirmed ${existing.confirmed}: it was restored from a backup or copied, or another replica follows the same slot, ` +
+            "so the changes in between are lost to it; run marquee sync with --resync to copy the tables again " +
+            "(a copy meant to go on beside the original: --resync --slot NEW_NAME)",
         );
       }
       if (state.slot !== slot) writeUpstreamState(db, { slot });
       summary.position = state.position;
+      options.onChecked?.();
     }
     progress("stream");
     // A one-off run stops once it has read what the server has flushed: every committed
