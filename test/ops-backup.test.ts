@@ -12,6 +12,7 @@ import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { BackupError, backupDatabase } from "../db/backup.ts";
 import { openLedger } from "../db/ledger.ts";
+import { REPLICA_MIGRATIONS } from "../db/replica.ts";
 import { Client, startBunServer, type Target } from "./harness.ts";
 import { marquee, marqueeAsync, ok, stopKeepingFiles } from "./ops-cli.ts";
 
@@ -104,7 +105,11 @@ describe("marquee backup while serving", () => {
       await Promise.all(load);
       const report = JSON.parse(ok(backup));
       expect(duringBackup).toBeGreaterThan(0);
-      expect(report.replica).toMatchObject({ from: db, to: join(backupDir, "marquee.db"), schemaVersion: 9 });
+      expect(report.replica).toMatchObject({
+        from: db,
+        to: join(backupDir, "marquee.db"),
+        schemaVersion: Math.max(...REPLICA_MIGRATIONS.map((m) => m.version)),
+      });
       expect(report.ledger).toMatchObject({ to: join(backupDir, "marquee.ledger.db"), schemaVersion: 30 });
       expect(report.restore.join("\n")).toContain(`cp ${join(backupDir, "marquee.db")} ${db}`);
 
