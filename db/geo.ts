@@ -23,7 +23,7 @@ import type { Polygon } from "geojson";
 import { LRUCache } from "lru-cache";
 import { LIST, PRECISE_GEOCODES } from "./contract.ts";
 import type { Db } from "./driver.ts";
-import { readWatermark } from "./replica.ts";
+import { readWatermarkEpoch } from "./replica.ts";
 
 /** What the venue tests ask of a set of candidate venues. */
 export interface VenueSet {
@@ -151,7 +151,8 @@ export function circleBoxes(lat: number, lng: number, radiusMiles: number): Box[
  * every applied batch does (sync/apply.ts), also when another process syncs the same file.
  */
 interface VenueTable {
-  watermark: number;
+  /** The replica's watermark with its emptyings (db/replica.ts `readWatermarkEpoch`). */
+  watermark: string;
   ids: Float64Array;
   lat: Float64Array;
   lng: Float64Array;
@@ -185,7 +186,7 @@ const cellRow = (lat: number) => Math.floor((lat + 90) / CELL_DEG);
 const cellCol = (lng: number) => Math.floor((lng + 180) / CELL_DEG);
 const gridCell = (row: number, col: number) => row * 2000 + col;
 
-function readVenueTable(replica: Db, watermark: number): VenueTable {
+function readVenueTable(replica: Db, watermark: string): VenueTable {
   const rows = replica
     .prepare<{ id: number; lat: number; lng: number; precision: string | null; visible: number; state: string }>(
       `SELECT id, latitude AS lat, longitude AS lng, geocode_precision AS precision, visible, state FROM venues
@@ -526,7 +527,7 @@ export class GeoIndex {
    * freezing a 2,000-element array cost a fifth of a search).
    */
   find(filter: GeoFilter, includeCentroids: boolean): GeoCandidates {
-    const watermark = readWatermark(this.replica);
+    const watermark = readWatermarkEpoch(this.replica);
     if (this.#table?.watermark !== watermark) {
       this.#table = readVenueTable(this.replica, watermark);
       this.#results.clear();

@@ -285,6 +285,50 @@ export function readWatermark(db: Db): number {
   return Number(row?.value ?? 0);
 }
 
+/**
+ * The watermark with the number of times the replica was emptied (`emptyReplica`), as one key:
+ * after an emptying the watermark starts again from 0, and the same watermark may then describe
+ * other records. For what is kept per watermark (db/geo.ts).
+ */
+export function readWatermarkEpoch(db: Db): string {
+  const row = db
+    .prepare<{ value: string }>(
+      `SELECT coalesce((SELECT value FROM sync_state WHERE key = 'replica_resets'), 0) || ':' ||
+         (SELECT value FROM sync_state WHERE key = 'watermark') AS value`,
+    )
+    .get();
+  return String(row?.value ?? "");
+}
+
+/**
+ * Empties the replica (test mode's `POST /_test/reset {"replica": true}`, docs/api.md, Test
+ * mode): venues, events, the snapshot and what describes it, rejected upstream rows, and the
+ * watermark, in one transaction; the source a replica follows is kept. The caller refreshes the
+ * snapshot afterwards (db/snapshot.ts), which recounts its statistics.
+ */
+export function emptyReplica(db: Db): void {
+  db.transaction(() => {
+    for (const table of [
+      "venues",
+      "venue_rtree",
+      "events",
+      "snapshot",
+      "snapshot_sources",
+      "snapshot_venue_events",
+      "snapshot_dirty_events",
+      "snapshot_dirty_venues",
+      "upstream_rejects",
+    ]) {
+      db.exec(`DELETE FROM ${table}`);
+    }
+    db.exec("UPDATE sync_state SET value = 0 WHERE key = 'watermark'");
+    db.exec(
+      `INSERT INTO sync_state(key, value) VALUES ('replica_resets', 1)
+       ON CONFLICT(key) DO UPDATE SET value = value + 1`,
+    );
+  });
+}
+
 export interface ReplicaStats {
   watermark: number;
   events: number;

@@ -5,6 +5,7 @@
 import { H3 } from "h3";
 import type { AppContext } from "./context.ts";
 import { ApiError, renderError } from "./errors.ts";
+import { injectFaults, rejectResetsInProcess } from "./fault-injection.ts";
 import { type H3Scope, h3Handler, newRequestId, type RequestScope, type RouteHandler } from "./handle.ts";
 import { headTooLarge, isHeadTooLarge } from "./request-head.ts";
 import { RouteTable } from "./route-table.ts";
@@ -28,6 +29,8 @@ export function createRouteTable(ctx: AppContext): RouteTable {
   openapiRoutes(routes, ctx);
   mcpRoutes(routes, ctx);
   if (ctx.config.testMode) testModeRoutes(routes, ctx);
+  // Faults are taken before a route runs (so after the shared clock is read, which wraps outside).
+  if (ctx.config.testMode) injectFaults(routes, ctx);
   if (ctx.config.testMode && ctx.ledger.kind !== "sqlite") followSharedTestClock(routes, ctx);
   return routes;
 }
@@ -77,5 +80,6 @@ export function createApp(ctx: AppContext, routes: RouteTable = createRouteTable
     else app.on(method, path, h);
   }
   routes.bindDispatch(async (req) => app.fetch(req));
+  if (ctx.config.testMode) rejectResetsInProcess(app);
   return app;
 }

@@ -68,8 +68,10 @@ export const REDIS_KEYS = {
 
   /** Test mode: the frozen clock's ms (absent: wall clock); kept by reset, as one server's clock is. */
   testClock: `${PREFIX}:test:clock`,
-  /** Test mode: hash fault code → uses left. */
-  testFaults: `${PREFIX}:test:faults`,
+  /** Test mode: list of armed faults in arming order, JSON each (server/faults.ts `Fault`). */
+  testFaults: `${PREFIX}:test:fault-list`,
+  /** Test mode: the faults' id counter (INCR). */
+  testFaultIds: `${PREFIX}:test:fault-ids`,
 
   /** Pub/sub channel: an account or a key changed. */
   accessChanged: `${PREFIX}:access-changed`,

@@ -35,9 +35,11 @@ import { ACCOUNT_DEFAULTS, type Account, type AccountFields, type KeyListing, ty
 import { HANDOFF, MINUTE_MS } from "../../db/contract.ts";
 import type { Handoff, Redemption } from "../../db/handoffs.ts";
 import type { Session, SignInLink } from "../../db/portal.ts";
+import { type BucketSpec, type BucketVerdict, spendTokens } from "../../db/rate-buckets.ts";
 import type { Trial } from "../../db/trials.ts";
 import type { Ledger, NewKey, OwnerKeyCeilings, OwnerKeyCounts, OwnerKeyResult, TestState } from "./ledger.ts";
 import { connectRedis, displayRedisUrl, type RedisClient } from "./redis-connection.ts";
+import { COUNTER_KEYS } from "./redis-counters.ts";
 import { REDIS_KEYS as K } from "./redis-keys.ts";
 import {
   ACCOUNT_FIELD_NAMES,
@@ -325,6 +327,12 @@ export class RedisLedger implements Ledger {
       [str(nowMs - windowMs)],
     );
     return Number(reply);
+  }
+
+  async readTokens(accountId: number, spec: BucketSpec, nowMs: number): Promise<BucketVerdict> {
+    const [t, u] = await this.redis.hmget(COUNTER_KEYS.bucket(accountId, spec.bucket), "t", "u");
+    const state = t === null || u === null ? undefined : { tokens: Number(t), updatedMs: Number(u) };
+    return spendTokens(state, spec, 0, nowMs).verdict;
   }
 
   // ---- test mode -----------------------------------------------------------------------------
