@@ -13,6 +13,9 @@
  *   connection; an in-process `app.request` rejects instead (`rejectResetsInProcess`). A HEAD
  *   request is never reset: its answer has no body to fail.
  *
+ * On a shared ledger the same round trip reads the shared test clock, which every route follows
+ * (server/app.ts follows it for `/_test/*`).
+ *
  * A code fault needs the request's key (a real refusal of it depends on the key's account), so
  * requests whose key does not authenticate match only `delay` and `reset`.
  */
@@ -26,8 +29,12 @@ import {
   type ListFaultCode,
 } from "../db/contract.ts";
 import type { AppContext } from "./context.ts";
+import { isApiError } from "./errors.ts";
+import type { Fault } from "./faults.ts";
 import type { Reply, RequestScope, Route } from "./handle.ts";
 import { onTrialPath } from "./limits/grant.ts";
+import { PUBLISHED_RATE_LIMIT } from "./limits/headers.ts";
+import { unavailable } from "./limits/ledger.ts";
 import { listRefusal, refusableWith } from "./list/refusals.ts";
 import { isGeoRequest } from "./params-geo.ts";
 import type { RouteTable } from "./route-table.ts";
@@ -45,6 +52,11 @@ interface FaultPoint {
   codes(caller: Caller | null): readonly FaultCode[];
   /** Throws the refusal (or returns the answer) of `code`. */
   answer(code: FaultCode, scope: RequestScope, caller: Caller | null): Promise<Reply>;
+  /**
+   * The answer when the ledger could not be asked for faults, where the route's own next ledger
+   * step is on another connection that would wait out its own timeout (the list's counters).
+   */
+  unavailable?(scope: RequestScope): Reply;
 }
 
 /** The routes that answer error codes, by `METHOD path` as the route table has them. */
@@ -63,6 +75,11 @@ function faultPoints(ctx: AppContext): Map<string, FaultPoint> {
       });
       Object.assign(scope.headers, scopeHeaders);
       throw error;
+    },
+    unavailable(scope) {
+      // What stage 2 answers when it cannot read the ledger (docs/api.md, Plans and access).
+      Object.assign(scope.headers, PUBLISHED_RATE_LIMIT);
+      throw unavailable("policy_unavailable");
     },
   };
   const handoffs: FaultPoint = {
@@ -99,7 +116,8 @@ export function injectFaults(routes: RouteTable, ctx: AppContext): void {
     const run = entry.handler.run as Route<RequestScope>;
     entry.handler = {
       ...entry.handler,
-      // One server's own faults: none armed, nothing to ask (a shared ledger must be asked).
+      // One server's own faults: none armed, nothing to ask. A shared ledger is asked every time,
+      // and answers with its clock too.
       run: (scope: RequestScope) =>
         ctx.ledger.kind === "sqlite" && ctx.faults.size === 0 ? run(scope) : faulted(ctx, scope, run, point),
     };
@@ -112,12 +130,30 @@ async function faulted(
   run: Route<RequestScope>,
   point: FaultPoint | null,
 ): Promise<Reply> {
-  const caller = await identify(ctx, scope);
+  let caller: Caller | null;
+  try {
+    caller = await identify(ctx, scope);
+  } catch {
+    // The ledger cannot say whose key it is: it is in trouble, so nothing is injected and the
+    // clock stays as it was; the route meets the same trouble and answers its 503 at once.
+    return run(scope);
+  }
   const codes: FaultCode[] = [...(point?.codes(caller) ?? []), "delay"];
   if (scope.method !== "HEAD") codes.push("reset");
   const target = { path: scope.url.pathname, keyId: caller?.keyId ?? null, codes };
-  // A ledger that cannot answer injects nothing; the route meets the same trouble itself.
-  const fault = await ctx.ledger.test.takeFault(target).catch(() => null);
+  let fault: Fault | null = null;
+  try {
+    const taken = await ctx.ledger.test.takeFault(target);
+    fault = taken.fault;
+    // On a shared ledger the clock is the ledger's, read in the same step (server/app.ts).
+    if (ctx.ledger.kind !== "sqlite") followClock(ctx, taken.clockMs);
+  } catch {
+    // A ledger that cannot answer injects nothing and leaves the clock as it was. The route
+    // meets the same trouble and answers its 503 at once (the failed step made the connection
+    // fail fast), except where its next step is on another connection: that answer is given here,
+    // so the request still answers within one command timeout.
+    return point?.unavailable ? point.unavailable(scope) : run(scope);
+  }
   if (!fault) return run(scope);
   if (fault.code === "delay") {
     await new Promise((resolve) => setTimeout(resolve, fault.delayMs ?? 0));
@@ -127,14 +163,24 @@ async function faulted(
   return point!.answer(fault.code, scope, caller);
 }
 
-/** The request's key and its account, read as stage 1 and 2 read them (spending nothing); null without a usable key. */
+/** This process's clock set to the shared test clock: frozen at `ms`, or the wall clock when null. */
+export function followClock(ctx: AppContext, ms: number | null): void {
+  if (ms === null) ctx.clock.unfreeze();
+  else ctx.clock.set(ms);
+}
+
+/**
+ * The request's key and its account, read as stages 1 and 2 read them (spending nothing); null
+ * without a key that authenticates. Rejects when the ledger cannot answer.
+ */
 async function identify(ctx: AppContext, scope: RequestScope): Promise<Caller | null> {
   if (scope.header("authorization") === null) return null;
   try {
     const identity = await ctx.access.authenticate(scope.req);
     return { keyId: identity.keyId, account: await ctx.access.account(identity.accountId) };
-  } catch {
-    return null;
+  } catch (err) {
+    if (isApiError(err) && err.code === "invalid_api_key") return null;
+    throw err;
   }
 }
 

@@ -60,6 +60,8 @@ export function ledgerContract(name: string, open: () => Promise<OpenedLedger>):
       await opened.close();
     });
 
+    /** The fault a request takes, if any. */
+    const take = async (t: FaultTarget) => (await ledger.test.takeFault(t)).fault;
     const account = (fields: Partial<Account> = {}) =>
       ledger.createAccount({ email: `owner-${randomBytes(4).toString("hex")}@example.com`, ...fields }, NOW);
     /** `n` handoff attempts one after another, and whether each was admitted. */
@@ -424,7 +426,7 @@ export function ledgerContract(name: string, open: () => Promise<OpenedLedger>):
         expect(await ledger.useSignInLink(link, NOW + 1)).toBeUndefined();
         expect(await ledger.readSession(session, NOW + 1)).toBeUndefined();
         expect(await ledger.test.pendingFaults()).toEqual([]);
-        expect(await ledger.test.takeFault(target(["handoff_unavailable"]))).toBeNull();
+        expect(await take(target(["handoff_unavailable"]))).toBeNull();
         expect(await ledger.ensureSetting("contract-kept", () => "new")).toBe("kept");
         // The attempt window starts again for a new account (ids may be reused after a reset).
         const fresh = await account();
@@ -447,20 +449,20 @@ export function ledgerContract(name: string, open: () => Promise<OpenedLedger>):
 
       it("an armed fault is taken the armed number of times, by the requests it matches, in arming order", async () => {
         const handoffs = target(["handoff_unavailable", "rate_limit_unavailable"], "/v1/ticket-handoffs");
-        expect(await ledger.test.takeFault(handoffs)).toBeNull();
+        expect(await take(handoffs)).toBeNull();
         const first = await ledger.test.armFault(spec("handoff_unavailable", 2));
         const second = await ledger.test.armFault(spec("rate_limit_unavailable", 1, { keyId: 7, path: "/v1/" }));
         expect(second.id).toBeGreaterThan(first.id);
         expect(await ledger.test.pendingFaults()).toEqual([first, second]);
         // Concurrent requests spend each use once.
-        const taken = await Promise.all(Array.from({ length: 5 }, () => ledger.test.takeFault(handoffs)));
+        const taken = await Promise.all(Array.from({ length: 5 }, () => take(handoffs)));
         expect(taken.filter((f) => f !== null).map((f) => f!.id)).toEqual([first.id, first.id]);
         expect(await ledger.test.pendingFaults()).toEqual([second]);
         // Scoped: another key, another path or a code the request cannot get never takes it.
-        expect(await ledger.test.takeFault({ ...handoffs, keyId: 8 })).toBeNull();
-        expect(await ledger.test.takeFault({ ...handoffs, keyId: 7, path: "/handoffs/x" })).toBeNull();
-        expect(await ledger.test.takeFault({ ...handoffs, keyId: 7, codes: ["delay"] })).toBeNull();
-        expect(await ledger.test.takeFault({ ...handoffs, keyId: 7 })).toEqual(second);
+        expect(await take({ ...handoffs, keyId: 8 })).toBeNull();
+        expect(await take({ ...handoffs, keyId: 7, path: "/handoffs/x" })).toBeNull();
+        expect(await take({ ...handoffs, keyId: 7, codes: ["delay"] })).toBeNull();
+        expect(await take({ ...handoffs, keyId: 7 })).toEqual(second);
         expect(await ledger.test.pendingFaults()).toEqual([]);
       });
 
@@ -468,12 +470,12 @@ export function ledgerContract(name: string, open: () => Promise<OpenedLedger>):
         const delay = await ledger.test.armFault(spec("delay", 1_000_000, { delayMs: 250, path: "/v1/events" }));
         expect(delay).toMatchObject({ code: "delay", times: 1_000_000, delayMs: 250, path: "/v1/events", keyId: null });
         const events = target(["delay", "reset"], "/v1/events");
-        expect(await ledger.test.takeFault(events)).toEqual(delay);
+        expect(await take(events)).toEqual(delay);
         expect(await ledger.test.pendingFaults()).toEqual([{ ...delay, times: 999_999 }]);
         await ledger.test.armFault(spec("reset", 1));
         expect(await ledger.test.clearFaults()).toBe(2);
         expect(await ledger.test.pendingFaults()).toEqual([]);
-        expect(await ledger.test.takeFault(events)).toBeNull();
+        expect(await take(events)).toBeNull();
       });
     });
 

@@ -94,7 +94,7 @@ describe("SQLite ledger", () => {
       expect(clock.frozen).toBe(false);
       faults.arm({ code: "handoff_unavailable", times: 1, keyId: null, path: null, delayMs: null });
       const request = { path: "/v1/ticket-handoffs", keyId: 1, codes: ["handoff_unavailable" as const] };
-      expect(await ledger.test.takeFault(request)).toMatchObject({ code: "handoff_unavailable" });
+      expect((await ledger.test.takeFault(request)).fault).toMatchObject({ code: "handoff_unavailable" });
       expect(faults.pending()).toEqual([]);
     } finally {
       await ledger.close();

@@ -65,8 +65,11 @@ export interface TestState {
   readClock(): Promise<number | null>;
   writeClock(ms: number | null): Promise<void>;
   armFault(spec: FaultSpec): Promise<Fault>;
-  /** The first armed fault that matches the request (server/faults.ts), one use spent; else null. */
-  takeFault(target: FaultTarget): Promise<Fault | null>;
+  /**
+   * The first armed fault that matches the request (server/faults.ts), one use spent, else null;
+   * with the clock as `readClock` gives it, read in the same step (one round trip on Redis).
+   */
+  takeFault(target: FaultTarget): Promise<{ fault: Fault | null; clockMs: number | null }>;
   /** Armed faults in arming order, with the uses each has left. */
   pendingFaults(): Promise<Fault[]>;
   /** Disarms every fault; resolves to how many there were. */

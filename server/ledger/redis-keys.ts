@@ -66,12 +66,14 @@ export const REDIS_KEYS = {
   setting: (name: string) => `${PREFIX}:settings:${name}`,
   settingsPrefix: `${PREFIX}:settings:`,
 
-  /** Test mode: the frozen clock's ms (absent: wall clock); kept by reset, as one server's clock is. */
-  testClock: `${PREFIX}:test:clock`,
-  /** Test mode: list of armed faults in arming order, JSON each (server/faults.ts `Fault`). */
-  testFaults: `${PREFIX}:test:fault-list`,
-  /** Test mode: the faults' id counter (INCR). */
-  testFaultIds: `${PREFIX}:test:fault-ids`,
+  /**
+   * Test mode, in one hash slot (`{test}`) so one script reads the clock and takes a fault:
+   * the frozen clock's ms (absent: wall clock), kept by reset as one server's clock is; the list
+   * of armed faults in arming order, JSON each (server/faults.ts `Fault`); their id counter.
+   */
+  testClock: `${PREFIX}:{test}:clock`,
+  testFaults: `${PREFIX}:{test}:faults`,
+  testFaultIds: `${PREFIX}:{test}:fault-ids`,
 
   /** Pub/sub channel: an account or a key changed. */
   accessChanged: `${PREFIX}:access-changed`,

@@ -170,30 +170,32 @@ if #last > 0 then base = largestAt(last[2]) end
 return latest - base`,
   },
   /**
-   * Test mode: the first armed fault that matches a request, one use spent (a fault at its last
-   * use is removed). The matching rule is server/faults.ts `faultMatches`. KEYS: the fault list.
-   * ARGV: path, key id ('' when none), the codes the request can be answered with (',' between).
-   * Returns the fault's JSON as it was before the use, or nil.
+   * Test mode, once per request: the shared clock, and the first armed fault that matches the
+   * request with one use spent (a fault at its last use is removed). The matching rule is
+   * server/faults.ts `faultMatches`. KEYS: the clock, the fault list. ARGV: path, key id ('' when
+   * none), the codes the request can be answered with (',' between). Returns {clock or false,
+   * the fault's JSON as it was before the use, or false}.
    */
   takeFault: {
-    keys: 1,
+    keys: 2,
     lua: `
+local clock = redis.call('GET', KEYS[1])
 local codes = ',' .. ARGV[3] .. ','
-for i, raw in ipairs(redis.call('LRANGE', KEYS[1], 0, -1)) do
+for i, raw in ipairs(redis.call('LRANGE', KEYS[2], 0, -1)) do
   local f = cjson.decode(raw)
   if string.find(codes, ',' .. f.code .. ',', 1, true)
     and (f.keyId == cjson.null or (ARGV[2] ~= '' and f.keyId == tonumber(ARGV[2])))
     and (f.path == cjson.null or string.sub(ARGV[1], 1, #f.path) == f.path) then
     if f.times <= 1 then
-      redis.call('LREM', KEYS[1], 1, raw)
+      redis.call('LREM', KEYS[2], 1, raw)
     else
       f.times = f.times - 1
-      redis.call('LSET', KEYS[1], i - 1, cjson.encode(f))
+      redis.call('LSET', KEYS[2], i - 1, cjson.encode(f))
     end
-    return raw
+    return {clock, raw}
   end
 end
-return false`,
+return {clock, false}`,
   },
 } as const;
 

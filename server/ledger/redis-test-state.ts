@@ -1,8 +1,9 @@
 /**
  * Test mode's clock and faults on a Redis ledger (docs/api.md, Test mode): shared by every server
  * on the ledger, so a clock set or a fault armed through one applies to all
- * (docs/redis-ledger.md). Faults are a list of JSON records in arming order; one script finds
- * and spends the first that matches a request, so concurrent requests spend each use once.
+ * (docs/redis-ledger.md). Faults are a list of JSON records in arming order; one script reads
+ * the clock and finds and spends the first fault that matches a request, so a request pays one
+ * round trip for both and concurrent requests spend each use once.
  */
 import type { Fault } from "../faults.ts";
 import type { TestState } from "./ledger.ts";
@@ -26,15 +27,21 @@ export function redisTestState(redis: RedisClient, run: RunScript): TestState {
       return fault;
     },
     takeFault: async (target) => {
-      const raw = await run("takeFault", [K.testFaults], [target.path, target.keyId ?? "", target.codes.join(",")]);
-      return typeof raw === "string" ? (JSON.parse(raw) as Fault) : null;
+      const [clock, raw] = (await run(
+        "takeFault",
+        [K.testClock, K.testFaults],
+        [target.path, target.keyId ?? "", target.codes.join(",")],
+      )) as [string | null, string | null];
+      return {
+        fault: typeof raw === "string" ? (JSON.parse(raw) as Fault) : null,
+        clockMs: typeof clock === "string" ? Number(clock) : null,
+      };
     },
     pendingFaults: async () => (await redis.lrange(K.testFaults, 0, -1)).map((raw) => JSON.parse(raw) as Fault),
     clearFaults: async () => {
-      // Two keys in different cluster slots: one command each.
-      const n = await redis.llen(K.testFaults);
-      await redis.del(K.testFaults);
-      await redis.del(K.testFaultIds);
+      const [[, n]] = (await redis.multi().llen(K.testFaults).del(K.testFaults, K.testFaultIds).exec()) as [
+        [unknown, number],
+      ];
       return n;
     },
   };

@@ -21,7 +21,7 @@
  *   marquee:sign-in-link:<digest>                  hash: a sign-in link (by the token's digest)
  *   marquee:session:<digest>                       hash: a portal session (by the id's digest)
  *   marquee:settings:<name>                        string: a setting (kept by reset)
- *   marquee:test:clock, marquee:test:faults        test mode's shared clock and faults
+ *   marquee:{test}:clock, …:faults, …:fault-ids    test mode's shared clock and faults
  *   marquee:access-changed                         pub/sub channel
  *
  * Instants are the callers' `nowMs` (the test clock), never Redis's clock; TTLs only clean up,

@@ -83,7 +83,7 @@ export class SqliteLedger implements Ledger {
       readClock: async () => (clock.frozen ? clock.now() : null),
       writeClock: async (ms) => (ms === null ? clock.unfreeze() : clock.set(ms)),
       armFault: async (spec) => faults.arm(spec),
-      takeFault: async (target) => faults.take(target),
+      takeFault: async (target) => ({ fault: faults.take(target), clockMs: clock.frozen ? clock.now() : null }),
       pendingFaults: async () => faults.pending(),
       clearFaults: async () => faults.clear(),
     };
