@@ -63,7 +63,7 @@ export function createFaults(): Faults {
   let nextId = 1;
   return {
     arm(spec) {
-      const fault = { ...spec, id: nextId++ };
+      const fault = { id: nextId++, ...spec };
       armed.push(fault);
       return { ...fault };
     },

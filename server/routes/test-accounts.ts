@@ -25,6 +25,9 @@ async function body(req: Request): Promise<unknown> {
   }
 }
 
+/** `POST /_test/accounts/{id}/keys`: the key's kind, `live` unless given. */
+export const KeyInput = v.strictObject({ kind: v.optional(v.picklist(KEY_KINDS), "live") });
+
 const accountId = (raw: string | undefined) => (raw && /^\d+$/.test(raw) ? Number(raw) : NaN);
 
 export function testAccountRoutes(app: RouteTable, ctx: AppContext): void {
@@ -71,7 +74,6 @@ export function testAccountRoutes(app: RouteTable, ctx: AppContext): void {
     }),
   );
 
-  const KeyInput = v.strictObject({ kind: v.optional(v.picklist(KEY_KINDS), "live") });
   app.post(
     "/_test/accounts/:id/keys",
     testHandle(async ({ event, req }) => {

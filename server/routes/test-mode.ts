@@ -9,7 +9,9 @@ import { refreshSnapshot } from "../../db/snapshot.ts";
 import { inTestClockRange, TEST_CLOCK_RANGE } from "../clock.ts";
 import { type AppContext, notifyLedgerReset, notifyReplicaChange } from "../context.ts";
 import { json } from "../handle.ts";
+import { buildTestModeOpenApi } from "../openapi-test-mode.ts";
 import type { RouteTable } from "../route-table.ts";
+import { readBuildInfo } from "../version.ts";
 import { testAccountRoutes } from "./test-accounts.ts";
 import { testFaultRoutes } from "./test-faults.ts";
 import { testHandle } from "./test-handle.ts";
@@ -80,6 +82,14 @@ export function testModeRoutes(app: RouteTable, ctx: AppContext): void {
 
   testRecordRoutes(app, ctx);
   testFaultRoutes(app, ctx);
+
+  const description = JSON.stringify(
+    buildTestModeOpenApi({ baseUrl: ctx.config.baseUrl, version: readBuildInfo().version }),
+  );
+  app.get(
+    "/_test/openapi.json",
+    testHandle(() => new Response(description, { headers: { "content-type": "application/json; charset=utf-8" } })),
+  );
   testAccountRoutes(app, ctx);
 }
 
