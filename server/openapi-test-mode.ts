@@ -8,6 +8,7 @@ import { toJsonSchema } from "@valibot/to-json-schema";
 import type * as v from "valibot";
 import { FAULT_CODES, KEY_KINDS, PLANS, POLICY_STATES, TEST_FAULTS, TRIAL } from "../db/contract.ts";
 import { AccountInput } from "./account-input.ts";
+import { HEADERS, type HeaderObject } from "./openapi-headers.ts";
 import type { JsonSchema } from "./openapi-params.ts";
 import type { OpenApiDocument, Operation, ResponseObject } from "./openapi-types.ts";
 import { KeyInput } from "./routes/test-accounts.ts";
@@ -181,15 +182,22 @@ const SCHEMAS: Record<string, object> = {
 };
 
 const json = (schema: string) => ({ "application/json": { schema: ref(schema) } });
-const answer = (description: string, schema: string | null): ResponseObject => ({
+const requestId = { "x-request-id": { ...HEADERS["x-request-id"], required: true } };
+const answer = (
+  description: string,
+  schema: string | null,
+  headers: Record<string, HeaderObject> = {},
+): ResponseObject => ({
   description,
+  headers: { ...requestId, ...headers },
   ...(schema ? { content: json(schema) } : {}),
 });
 const BAD = answer("Bad input: `invalid_request` naming what is wrong.", "TestError");
 const UNKNOWN = answer("No such account (or handoff).", "TestError");
 const STORAGE = answer(
-  "`storage_unavailable`: the ledger or the replica could not take the write (its SQLite cause in the message). Retry-After: 1.",
+  "`storage_unavailable`: the ledger or the replica could not take the write (its SQLite cause in the message).",
   "TestError",
+  { "Retry-After": { description: "Seconds: 1.", required: true, schema: { type: "integer", minimum: 1 } } },
 );
 const idParam = (what: string) => ({ name: "id", in: "path", required: true, description: what, schema: str });
 
@@ -333,12 +341,12 @@ function paths(): Record<string, Record<string, Operation>> {
         },
       ),
       delete: op("clearTestRequests", "Empty the journal", "Forgets every journalled request.", {
-        200: { description: "Emptied.", content: { "application/json": { schema: { type: "object" } } } },
+        200: { ...answer("Emptied.", null), content: { "application/json": { schema: { type: "object" } } } },
       }),
     },
     "/_test/openapi.json": {
       get: op("getTestOpenApi", "This document", "The OpenAPI 3.1 description of the test-mode API.", {
-        200: { description: "This document.", content: { "application/json": { schema: { type: "object" } } } },
+        200: { ...answer("This document.", null), content: { "application/json": { schema: { type: "object" } } } },
       }),
     },
   };
