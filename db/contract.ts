@@ -318,15 +318,25 @@ export const HANDOFF_ERRORS = {
 } as const;
 export type HandoffErrorCode = keyof typeof HANDOFF_ERRORS;
 
-/** Codes `/_test/faults` can inject (docs/api.md, Test mode). */
-export const FAULT_CODES = [
-  "policy_unavailable",
-  "rate_limit_unavailable",
-  "trial_unavailable",
-  "internal_error",
-  "handoff_unavailable",
-] as const;
-export type FaultCode = (typeof FAULT_CODES)[number];
+/**
+ * Codes `/_test/faults` can inject (docs/api.md, Test mode): every code of the list and handoff
+ * error tables that `GET /v1/events` or `POST /v1/ticket-handoffs` answers (not `not_found`, which
+ * no route answers, nor the HTTP layer's 431), plus `delay` (the real answer, late) and `reset`
+ * (the connection closed without an answer).
+ */
+export type ListFaultCode = Exclude<ListErrorCode, "not_found" | "request_header_too_large">;
+export const LIST_FAULT_CODES = (Object.keys(LIST_ERRORS) as ListErrorCode[]).filter(
+  (code): code is ListFaultCode => code !== "not_found" && code !== "request_header_too_large",
+);
+export const HANDOFF_FAULT_CODES = Object.keys(HANDOFF_ERRORS) as HandoffErrorCode[];
+export const FAULT_BEHAVIOURS = ["delay", "reset"] as const;
+export type FaultCode = ListFaultCode | HandoffErrorCode | (typeof FAULT_BEHAVIOURS)[number];
+export const FAULT_CODES: readonly FaultCode[] = [
+  ...new Set<FaultCode>([...LIST_FAULT_CODES, ...HANDOFF_FAULT_CODES, ...FAULT_BEHAVIOURS]),
+];
+
+/** Test-mode faults (docs/api.md, Test mode): bounds of a fault's uses and of a delay. */
+export const TEST_FAULTS = { maxTimes: 1_000_000, maxDelayMs: 300_000 } as const;
 
 /** Retry-After seconds for 503s of the list endpoint. */
 export const UNAVAILABLE_RETRY_AFTER_S = {

@@ -320,6 +320,33 @@ export function readWatermark(db: Db): number {
   return Number(row?.value ?? 0);
 }
 
+/**
+ * Empties the replica (test mode's `POST /_test/reset {"replica": true}`, docs/api.md, Test
+ * mode): venues, events, the snapshot and what describes it, rejected upstream rows, and the
+ * watermark, in one transaction; the source a replica follows is kept. The caller refreshes the
+ * snapshot afterwards (db/snapshot.ts), which recounts its statistics.
+ */
+export function emptyReplica(db: Db): void {
+  db.transaction(() => {
+    for (const table of [
+      "venues",
+      "venue_rtree",
+      "events",
+      "snapshot",
+      "snapshot_sources",
+      "snapshot_venue_events",
+      "snapshot_dirty_events",
+      "snapshot_dirty_venues",
+      "snapshot_dirty_places",
+      "snapshot_venues",
+      "upstream_rejects",
+    ]) {
+      db.exec(`DELETE FROM ${table}`);
+    }
+    db.exec("UPDATE sync_state SET value = 0 WHERE key = 'watermark'");
+  });
+}
+
 export interface ReplicaStats {
   watermark: number;
   events: number;

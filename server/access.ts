@@ -26,7 +26,6 @@ import type { Db } from "../db/driver.ts";
 import type { BucketSpec, BucketVerdict } from "../db/rate-buckets.ts";
 import type { Clock } from "./clock.ts";
 import { ApiError } from "./errors.ts";
-import type { Faults } from "./faults.ts";
 import type { RequestScope } from "./handle.ts";
 import { bearerToken, digestKey, parseKey } from "./keys.ts";
 import { budgetAllowance, type Hold, type RowAllowance, recordDelivery, trialAllowance } from "./limits/allowances.ts";
@@ -129,7 +128,6 @@ export interface AccessDeps {
   ledger: Db;
   meter: Meter;
   clock: Clock;
-  faults: Faults;
 }
 
 const invalidKey = () => new ApiError("invalid_api_key");
@@ -212,14 +210,13 @@ export class Access implements AccessControl {
 
   /** Stages 1–3 of the list pipeline; throws the first refusal as an ApiError. */
   authorizeList(scope: RequestScope, request: { geo: boolean }): ImmediateListAccess {
-    const { faults, meter, clock } = this.deps;
+    const { meter, clock } = this.deps;
     const headers = scope.headers;
     // Until the account's bucket is known, the published limit (401s report it too).
     headers[H.rateLimit] = PUBLISHED_RATE_LIMIT[H.rateLimit];
     const key = this.authenticatedKey(scope.header("authorization"));
 
     // Stage 2: policy, plan, trial state, email verification.
-    if (faults.take("policy_unavailable")) throw unavailable("policy_unavailable");
     const account = this.account(key.accountId);
     if (!account) throw new ApiError("account_not_provisioned", "This key's account has no usable access policy.");
     const trialRow =
@@ -239,7 +236,6 @@ export class Access implements AccessControl {
         : grant.rowBudget !== null
           ? budgetAllowance(account.id, grant.rowBudget)
           : null;
-    if (faults.take("rate_limit_unavailable")) throw unavailable("rate_limit_unavailable");
     const now = clock.now();
     let verdict: BucketVerdict;
     let refusal: ApiError | null;
@@ -288,11 +284,8 @@ class AdmittedList implements ImmediateListAccess {
     if (this.#opened) throw new Error("ListAccess.open called twice");
     this.#opened = true;
     const { ctx, allowance } = this;
-    // The internal_error fault fires here, the last point before rows are selected.
-    if (ctx.faults.take("internal_error")) throw new ApiError("internal_error");
     if (!allowance) return requestedLimit;
     const code = allowance.kind === "trial" ? "trial_unavailable" : "rate_limit_unavailable";
-    if (allowance.kind === "trial" && ctx.faults.take("trial_unavailable")) throw unavailable("trial_unavailable");
     const nowMs = ctx.clock.now();
     const meter = ctx.meter;
     const result = withLedger(code, () => {

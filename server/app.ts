@@ -5,6 +5,7 @@
 import { H3 } from "h3";
 import type { AppContext } from "./context.ts";
 import { ApiError, renderError } from "./errors.ts";
+import { followClock, injectFaults, rejectResetsInProcess } from "./fault-injection.ts";
 import { type H3Scope, h3Handler, newRequestId, type RequestScope, type RouteHandler } from "./handle.ts";
 import { headTooLarge, isHeadTooLarge } from "./request-head.ts";
 import { RouteTable } from "./route-table.ts";
@@ -28,22 +29,22 @@ export function createRouteTable(ctx: AppContext): RouteTable {
   openapiRoutes(routes, ctx);
   mcpRoutes(routes, ctx);
   if (ctx.config.testMode) testModeRoutes(routes, ctx);
+  // Faults are taken before a route runs, with the shared clock read in the same step; the
+  // test-mode routes follow the shared clock on their own.
+  if (ctx.config.testMode) injectFaults(routes, ctx);
   if (ctx.config.testMode && ctx.ledger.kind !== "sqlite") followSharedTestClock(routes, ctx);
   return routes;
 }
 
 /**
  * Test mode on a shared ledger: the test clock is the ledger's (docs/api.md, Test mode), so a
- * clock set through one server is every server's now. Each request reads it first; the read is
- * one round trip, paid only in test mode.
+ * clock set through one server is every server's now. Each request reads it first, one round
+ * trip paid only in test mode: the test-mode routes here, every other route together with its
+ * faults (server/fault-injection.ts).
  */
 function followSharedTestClock(routes: RouteTable, ctx: AppContext): void {
-  const follow = async () => {
-    const ms = await ctx.ledger.test.readClock();
-    if (ms === null) ctx.clock.unfreeze();
-    else ctx.clock.set(ms);
-  };
   for (const entry of routes.entries) {
+    if (!entry.path.startsWith("/_test/")) continue;
     const run = entry.handler.run as (scope: RequestScope) => Response | Promise<Response>;
     // A ledger that cannot answer leaves this process's clock as it was; the route's own ledger
     // step then answers its 503.
@@ -51,8 +52,11 @@ function followSharedTestClock(routes: RouteTable, ctx: AppContext): void {
     entry.handler = {
       ...entry.handler,
       run: (scope: RequestScope) =>
-        follow().then(
-          () => proceed(scope),
+        ctx.ledger.test.readClock().then(
+          (ms) => {
+            followClock(ctx, ms);
+            return proceed(scope);
+          },
           () => proceed(scope),
         ),
     };
@@ -77,5 +81,6 @@ export function createApp(ctx: AppContext, routes: RouteTable = createRouteTable
     else app.on(method, path, h);
   }
   routes.bindDispatch(async (req) => app.fetch(req));
+  if (ctx.config.testMode) rejectResetsInProcess(app);
   return app;
 }

@@ -105,7 +105,7 @@ async function openLedgerAndAccess(
       throw err;
     });
     const counters = new RedisCounters(countersConnection);
-    const access = new RedisAccess({ ledger, counters, clock, testMode: config.testMode });
+    const access = new RedisAccess({ ledger, counters, clock });
     const closeLedger = ledger.close.bind(ledger);
     ledger.close = async () => {
       // Takes still queued are answered, and deliveries recorded behind their pages written,
@@ -118,7 +118,7 @@ async function openLedgerAndAccess(
     return { ledger, access, meter: null };
   }
   const ledger = await openLedgerFor(config, clock, faults);
-  return { ledger, access: new Access({ ledger: ledger.db, meter: ledger.meter, clock, faults }), meter: ledger.meter };
+  return { ledger, access: new Access({ ledger: ledger.db, meter: ledger.meter, clock }), meter: ledger.meter };
 }
 
 /** The SQLite ledger beside the replica (docs/architecture.md, "The ledger and the meter"). */

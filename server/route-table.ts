@@ -5,7 +5,7 @@
  */
 import type { H3Scope, RequestScope, RouteHandler } from "./handle.ts";
 
-export type Method = "GET" | "HEAD" | "POST" | "PATCH" | "ALL";
+export type Method = "GET" | "HEAD" | "POST" | "PATCH" | "DELETE" | "ALL";
 
 export interface RouteEntry {
   method: Method;
@@ -30,6 +30,9 @@ export class RouteTable {
   }
   patch(path: string, handler: RouteHandler<H3Scope>): void {
     this.add("PATCH", path, handler);
+  }
+  delete(path: string, handler: RouteHandler<H3Scope>): void {
+    this.add("DELETE", path, handler);
   }
   all(path: string, handler: RouteHandler<H3Scope>): void {
     this.add("ALL", path, handler);

@@ -29,6 +29,11 @@ export function parseRecordLine(text: string, line: number): UpstreamRecord {
   } catch {
     throw new RecordError(line, "not valid JSON");
   }
+  return parseRecordValue(json, line);
+}
+
+/** Validates one line's parsed JSON. Throws RecordError naming the line. */
+export function parseRecordValue(json: unknown, line: number): UpstreamRecord {
   const fast = fastRecord(json, isInstant);
   if (fast) return fast;
   const result = v.safeParse(UpstreamRecord, json);

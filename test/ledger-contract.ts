@@ -9,9 +9,10 @@ import { createHash, randomBytes } from "node:crypto";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import type { Account } from "../db/accounts.ts";
 import { ACCOUNT_DEFAULTS } from "../db/accounts.ts";
-import { HANDOFF, type KeyKind, MINUTE_MS } from "../db/contract.ts";
+import { type FaultCode, HANDOFF, type KeyKind, MINUTE_MS } from "../db/contract.ts";
 import type { Handoff } from "../db/handoffs.ts";
 import type { Session } from "../db/portal.ts";
+import type { FaultSpec, FaultTarget } from "../server/faults.ts";
 import type { Ledger, NewKey } from "../server/ledger/ledger.ts";
 
 export interface OpenedLedger {
@@ -33,6 +34,19 @@ const newKey = (accountId: number, kind: KeyKind = "live", origin?: NewKey["orig
 const handoffId = () => `ho_${randomBytes(11).toString("hex")}`;
 const count = <T>(values: T[], value: T) => values.filter((v) => v === value).length;
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+const spec = (code: FaultCode, times: number, scope: Partial<FaultSpec> = {}): FaultSpec => ({
+  code,
+  times,
+  keyId: null,
+  path: null,
+  delayMs: null,
+  ...scope,
+});
+const target = (codes: FaultCode[], path = "/v1/events", keyId: number | null = null): FaultTarget => ({
+  path,
+  keyId,
+  codes,
+});
 
 export function ledgerContract(name: string, open: () => Promise<OpenedLedger>): void {
   describe(`ledger contract [${name}]`, () => {
@@ -46,6 +60,8 @@ export function ledgerContract(name: string, open: () => Promise<OpenedLedger>):
       await opened.close();
     });
 
+    /** The fault a request takes, if any. */
+    const take = async (t: FaultTarget) => (await ledger.test.takeFault(t)).fault;
     const account = (fields: Partial<Account> = {}) =>
       ledger.createAccount({ email: `owner-${randomBytes(4).toString("hex")}@example.com`, ...fields }, NOW);
     /** `n` handoff attempts one after another, and whether each was admitted. */
@@ -399,7 +415,7 @@ export function ledgerContract(name: string, open: () => Promise<OpenedLedger>):
           expiresMs: NOW + HOUR_MS,
         });
         await attempts(a.id, HANDOFF.creationsPerMinute, NOW);
-        await ledger.test.armFault("handoff_unavailable", 3);
+        await ledger.test.armFault(spec("handoff_unavailable", 3));
 
         await ledger.reset();
 
@@ -409,8 +425,8 @@ export function ledgerContract(name: string, open: () => Promise<OpenedLedger>):
         expect(await ledger.readHandoff(h.id)).toBeUndefined();
         expect(await ledger.useSignInLink(link, NOW + 1)).toBeUndefined();
         expect(await ledger.readSession(session, NOW + 1)).toBeUndefined();
-        expect(await ledger.test.pendingFaults()).toEqual({});
-        expect(await ledger.test.takeFault("handoff_unavailable")).toBe(false);
+        expect(await ledger.test.pendingFaults()).toEqual([]);
+        expect(await take(target(["handoff_unavailable"]))).toBeNull();
         expect(await ledger.ensureSetting("contract-kept", () => "new")).toBe("kept");
         // The attempt window starts again for a new account (ids may be reused after a reset).
         const fresh = await account();
@@ -431,17 +447,35 @@ export function ledgerContract(name: string, open: () => Promise<OpenedLedger>):
         expect(await ledger.test.readClock()).toBeNull();
       });
 
-      it("an armed fault is taken the armed number of times; zero disarms", async () => {
-        expect(await ledger.test.takeFault("handoff_unavailable")).toBe(false);
-        await ledger.test.armFault("handoff_unavailable", 2);
-        await ledger.test.armFault("rate_limit_unavailable", 1);
-        expect(await ledger.test.pendingFaults()).toEqual({ handoff_unavailable: 2, rate_limit_unavailable: 1 });
-        const taken = await Promise.all(Array.from({ length: 5 }, () => ledger.test.takeFault("handoff_unavailable")));
-        expect(count(taken, true)).toBe(2);
-        expect(await ledger.test.pendingFaults()).toEqual({ rate_limit_unavailable: 1 });
-        await ledger.test.armFault("rate_limit_unavailable", 0);
-        expect(await ledger.test.pendingFaults()).toEqual({});
-        expect(await ledger.test.takeFault("rate_limit_unavailable")).toBe(false);
+      it("an armed fault is taken the armed number of times, by the requests it matches, in arming order", async () => {
+        const handoffs = target(["handoff_unavailable", "rate_limit_unavailable"], "/v1/ticket-handoffs");
+        expect(await take(handoffs)).toBeNull();
+        const first = await ledger.test.armFault(spec("handoff_unavailable", 2));
+        const second = await ledger.test.armFault(spec("rate_limit_unavailable", 1, { keyId: 7, path: "/v1/" }));
+        expect(second.id).toBeGreaterThan(first.id);
+        expect(await ledger.test.pendingFaults()).toEqual([first, second]);
+        // Concurrent requests spend each use once.
+        const taken = await Promise.all(Array.from({ length: 5 }, () => take(handoffs)));
+        expect(taken.filter((f) => f !== null).map((f) => f!.id)).toEqual([first.id, first.id]);
+        expect(await ledger.test.pendingFaults()).toEqual([second]);
+        // Scoped: another key, another path or a code the request cannot get never takes it.
+        expect(await take({ ...handoffs, keyId: 8 })).toBeNull();
+        expect(await take({ ...handoffs, keyId: 7, path: "/handoffs/x" })).toBeNull();
+        expect(await take({ ...handoffs, keyId: 7, codes: ["delay"] })).toBeNull();
+        expect(await take({ ...handoffs, keyId: 7 })).toEqual(second);
+        expect(await ledger.test.pendingFaults()).toEqual([]);
+      });
+
+      it("faults keep their scope and delay; clearFaults disarms them all and counts them", async () => {
+        const delay = await ledger.test.armFault(spec("delay", 1_000_000, { delayMs: 250, path: "/v1/events" }));
+        expect(delay).toMatchObject({ code: "delay", times: 1_000_000, delayMs: 250, path: "/v1/events", keyId: null });
+        const events = target(["delay", "reset"], "/v1/events");
+        expect(await take(events)).toEqual(delay);
+        expect(await ledger.test.pendingFaults()).toEqual([{ ...delay, times: 999_999 }]);
+        await ledger.test.armFault(spec("reset", 1));
+        expect(await ledger.test.clearFaults()).toBe(2);
+        expect(await ledger.test.pendingFaults()).toEqual([]);
+        expect(await take(events)).toBeNull();
       });
     });
 

@@ -346,12 +346,14 @@ describe("settings, counters, test mode", () => {
     expect(await t.readClock()).toBeNull();
     await t.writeClock(T0);
     expect(await t.readClock()).toBe(T0);
-    await t.armFault("policy_unavailable", 2);
-    await t.armFault("internal_error", 1);
-    expect(await t.pendingFaults()).toEqual({ policy_unavailable: 2, internal_error: 1 });
-    const takes = await Promise.all(Array.from({ length: 5 }, () => t.takeFault("policy_unavailable")));
-    expect(takes.filter(Boolean)).toHaveLength(2);
-    expect(await t.pendingFaults()).toEqual({ internal_error: 1 });
+    const scope = { keyId: null, path: null, delayMs: null };
+    await t.armFault({ code: "policy_unavailable", times: 2, ...scope });
+    const internal = await t.armFault({ code: "internal_error", times: 1, ...scope });
+    const request = { path: "/v1/events", keyId: 1, codes: ["policy_unavailable" as const] };
+    const takes = await Promise.all(Array.from({ length: 5 }, () => t.takeFault(request)));
+    expect(takes.filter((taken) => taken.fault !== null)).toHaveLength(2);
+    expect(takes.map((taken) => taken.clockMs)).toEqual(Array(5).fill(T0));
+    expect(await t.pendingFaults()).toEqual([internal]);
 
     await ledger.ensureSetting("reset-secret", () => "kept");
     const a = await ledger.createAccount({}, T0);
@@ -359,7 +361,7 @@ describe("settings, counters, test mode", () => {
     await ledger.reset();
     expect(await ledger.countAccounts()).toBe(0);
     expect(await ledger.readAccount(a.id)).toBeUndefined();
-    expect(await t.pendingFaults()).toEqual({});
+    expect(await t.pendingFaults()).toEqual([]);
     expect(await t.readClock()).toBe(T0);
     expect(await ledger.ensureSetting("reset-secret", () => "new")).toBe("kept");
     const left = server.cli("KEYS", "marquee:*").trim().split("\n");

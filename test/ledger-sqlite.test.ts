@@ -92,9 +92,10 @@ describe("SQLite ledger", () => {
       expect(clock.now()).toBe(Date.UTC(2031, 0, 1));
       await ledger.test.writeClock(null);
       expect(clock.frozen).toBe(false);
-      faults.arm("handoff_unavailable", 1);
-      expect(await ledger.test.takeFault("handoff_unavailable")).toBe(true);
-      expect(faults.pending()).toEqual({});
+      faults.arm({ code: "handoff_unavailable", times: 1, keyId: null, path: null, delayMs: null });
+      const request = { path: "/v1/ticket-handoffs", keyId: 1, codes: ["handoff_unavailable" as const] };
+      expect((await ledger.test.takeFault(request)).fault).toMatchObject({ code: "handoff_unavailable" });
+      expect(faults.pending()).toEqual([]);
     } finally {
       await ledger.close();
     }

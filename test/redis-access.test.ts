@@ -59,10 +59,10 @@ describe("the list pipeline on a Redis ledger", () => {
     };
   };
 
-  async function serving(testMode: boolean): Promise<RedisServing> {
+  async function serving(): Promise<RedisServing> {
     const ledger = await openRedisLedger(server.url);
     const redis = await connectRedis(server.url);
-    const access = new RedisAccess({ ledger, counters: new RedisCounters(redis), clock: ctx.clock, testMode });
+    const access = new RedisAccess({ ledger, counters: new RedisCounters(redis), clock: ctx.clock });
     const list = new ListService({
       replica: ctx.replica,
       access,
@@ -89,7 +89,7 @@ describe("the list pipeline on a Redis ledger", () => {
     refreshSnapshot(ctx.replica, NOW_MS);
     notifyReplicaChange(ctx);
     server = await startRedisServer();
-    servers.push(await serving(true), await serving(false));
+    servers.push(await serving(), await serving());
   });
   afterAll(async () => {
     for (const s of servers) {
@@ -328,33 +328,6 @@ describe("the list pipeline on a Redis ledger", () => {
     await expect(
       servers[1].access.authenticate(new Request("http://x", { headers: { authorization: `Bearer ${key}` } })),
     ).rejects.toMatchObject({ code: "invalid_api_key" });
-  });
-
-  it("takes test-mode faults from the shared ledger at the points the SQLite ledger takes them", async () => {
-    const testing = servers[0];
-    const { key } = await redisKey({ plan: "none" });
-    const expectCode = async (status: number, code: string) =>
-      expect(await shape(await testing.get("/v1/events?limit=1", key))).toMatchObject({ status, code });
-    for (const [fault, status] of [
-      ["policy_unavailable", 503],
-      ["rate_limit_unavailable", 503],
-      ["trial_unavailable", 503],
-      ["internal_error", 500],
-    ] as const) {
-      await testing.ledger.test.armFault(fault, 1);
-      await expectCode(status, fault);
-      expect(await testing.ledger.test.pendingFaults()).toEqual({});
-    }
-    // The faults fired before anything was counted: the trial has not started (trial_unavailable
-    // and internal_error fire at open, before the reservation).
-    const res = await shape(await testing.get("/v1/events?limit=1", key));
-    expect(res).toMatchObject({ status: 200, count: 1 });
-    // Units were taken by the two requests that passed stage 3 (faults at open) and this one.
-    expect(res.headers["x-ratelimit-remaining"]).toBe("57");
-    // A server not in test mode never asks for faults.
-    await testing.ledger.test.armFault("policy_unavailable", 1);
-    expect((await servers[1].get("/v1/events?limit=1", key)).status).toBe(200);
-    await testing.ledger.test.armFault("policy_unavailable", 0);
   });
 
   it("withholds a page whose trial reservation expired: 503 trial_unavailable, nothing counted", async () => {

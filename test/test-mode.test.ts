@@ -17,7 +17,11 @@ const TEST_PATHS: Array<[string, string]> = [
   ["PATCH", "/_test/accounts/1"],
   ["POST", "/_test/accounts/1/keys"],
   ["POST", "/_test/faults"],
+  ["GET", "/_test/faults"],
+  ["DELETE", "/_test/faults"],
+  ["GET", "/_test/accounts/1"],
   ["POST", "/_test/reset"],
+  ["GET", "/_test/openapi.json"],
 ];
 
 describe("test-mode endpoints without --test-mode", () => {

@@ -130,6 +130,51 @@ describe("startMarquee", () => {
     await expect(m.fault("no_such_fault" as "internal_error")).rejects.toThrow(/400/);
   });
 
+  it("createAccount gives the account and key ids with the key; account(id) reads its state", async () => {
+    const created = await m.createAccount({ plan: "none" });
+    expect(created).toEqual({ accountId: expect.any(Number), keyId: expect.any(Number), key: expect.any(String) });
+    expect((await get(m, "/v1/events?limit=1", created.key)).status).toBe(200);
+    const state = await m.account(created.accountId);
+    expect(state).toMatchObject({
+      id: created.accountId,
+      plan: "none",
+      access: "trial",
+      trial: { state: "active", rowsUsed: 1, rowsLeft: 999 },
+      rowsUsed24h: 1,
+      requestRate: [{ keyId: null, tokens: 59 }],
+      keys: [{ id: created.keyId, kind: "live" }],
+    });
+    expect(JSON.stringify(state)).not.toContain(created.key);
+    await expect(m.account(99_999_999)).rejects.toThrow(/404 invalid_request: no such account/);
+  });
+
+  it("faults.add scopes a fault to a key and a path; list shows what is pending; clear disarms", async () => {
+    const mine = await m.createAccount({ plan: "business" });
+    const other = await m.createKey({ plan: "business" });
+    const armed = await m.faults.add({ code: "rate_limited", keyId: mine.keyId, path: "/v1/events", times: 2 });
+    expect(armed).toEqual({
+      id: armed.id,
+      code: "rate_limited",
+      times: 2,
+      keyId: mine.keyId,
+      path: "/v1/events",
+      delayMs: null,
+    });
+    expect((await get(m, "/v1/events", other)).status).toBe(200);
+    const res = await get(m, "/v1/events", mine.key);
+    expect([res.status, res.headers.get("retry-after"), res.headers.get("x-ratelimit-remaining")]).toEqual([
+      429,
+      "1",
+      "0",
+    ]);
+    expect(await m.faults.list()).toEqual([{ ...armed, times: 1 }]);
+    expect((await m.account(mine.accountId)).requestRate[0].tokens).toBe(60);
+    await m.faults.add({ code: "delay", delayMs: 50 });
+    expect(await m.faults.clear()).toBe(2);
+    expect(await m.faults.list()).toEqual([]);
+    await expect(m.faults.add({ code: "delay" })).rejects.toThrow(/400 invalid_request: delayMs/);
+  });
+
   it("reset empties the ledger and pending faults and keeps the replica", async () => {
     const key = await m.createKey({ plan: "business" });
     await m.fault("internal_error", 5);
@@ -140,6 +185,41 @@ describe("startMarquee", () => {
     expect(res.status).toBe(200);
     expect(((await res.json()) as { page: { count: number } }).page.count).toBe(2);
   });
+
+  it("applyRecords appends records without seq and rejects stale ones with the server's message", async () => {
+    const before = (await health(m)).events;
+    const { seq: _, ...unsequenced } = eventRecord(5104, 51, "2030-03-08T20:00:00Z");
+    expect(await m.applyRecords([unsequenced])).toMatchObject({ applied: 1 });
+    await expect(
+      m.applyRecords([eventRecord(5105, 51, "2030-03-09T20:00:00Z"), { ...unsequenced, seq: 1 }]),
+    ).rejects.toThrow(/409 stale_records: line 2: seq 1 is not above the replica's watermark \d+/);
+    expect((await health(m)).events).toBe(before + 1);
+  });
+});
+
+describe("a stopped instance", () => {
+  it("rejects every method with a message saying so, and stop() stays harmless", async () => {
+    const m = await startMarquee();
+    await m.stop();
+    const calls: Array<[string, () => Promise<unknown>]> = [
+      ["createKey", () => m.createKey()],
+      ["createAccount", () => m.createAccount()],
+      ["account", () => m.account(1)],
+      ["applyRecords", () => m.applyRecords([])],
+      ["clock.set", () => m.clock.set("2030-01-01")],
+      ["clock.advance", () => m.clock.advance(1)],
+      ["clock.now", () => m.clock.now()],
+      ["fault", () => m.fault("internal_error")],
+      ["faults.add", () => m.faults.add({ code: "internal_error" })],
+      ["faults.list", () => m.faults.list()],
+      ["faults.clear", () => m.faults.clear()],
+      ["reset", () => m.reset({ replica: true })],
+    ];
+    for (const [name, call] of calls) {
+      await expect(call(), name).rejects.toThrow("this Marquee instance is stopped");
+    }
+    await m.stop();
+  });
 });
 
 describe("startMarquee options", () => {
@@ -149,13 +229,17 @@ describe("startMarquee options", () => {
     const m = await startMarquee({
       demoEvents: 300,
       now: "2031-07-04T00:00:00Z",
-      records: [venueRecord(1_000_001), eventRecord(1_000_001, 1_000_001, "2031-07-05T20:00:00Z")],
+      // Without seq: they follow the demo data's (records at or below its watermark are refused).
+      records: [venueRecord(1_000_001), eventRecord(1_000_001, 1_000_001, "2031-07-05T20:00:00Z")].map(
+        ({ seq: _, ...record }) => record,
+      ),
     });
     try {
       const stats = await health(m);
       expect(stats.events).toBeGreaterThan(250); // the demo stream deletes a few of its own events
       expect(stats.events).toBeLessThanOrEqual(301);
       const key = await m.createKey({ plan: "enterprise" });
+      expect((await get(m, "/events/1000001")).status).toBe(200);
       const page = (await (await get(m, "/v1/events?limit=100", key)).json()) as { data: Array<{ startDate: string }> };
       expect(page.data.length).toBeGreaterThan(0);
       // The demo data starts around its anchor day, so the frozen "now" sees it as upcoming.
@@ -193,6 +277,25 @@ describe("instances", () => {
     expect(await Promise.all(all.map((m) => refused(m.url)))).toEqual(Array(8).fill(true));
     expect([...ours()].filter((n) => !before.has(n))).toEqual([]);
     await all[0].stop(); // a second stop is harmless
+  });
+
+  it("parallel instances never share faults or the clock", async () => {
+    const [a, b] = await Promise.all([
+      startMarquee({ now: "2030-01-01T00:00:00Z" }),
+      startMarquee({ now: "2030-01-01T00:00:00Z" }),
+    ]);
+    try {
+      await a.faults.add({ code: "internal_error", times: 3 });
+      await a.clock.advance(3600);
+      expect(await b.faults.list()).toEqual([]);
+      expect((await b.clock.now()).now).toBe("2030-01-01T00:00:00.000Z");
+      expect((await get(b, "/v1/events", await b.createKey())).status).toBe(200);
+      expect((await get(a, "/v1/events", await a.createKey())).status).toBe(500);
+      await b.reset({ replica: true });
+      expect(await a.faults.list()).toMatchObject([{ code: "internal_error", times: 2 }]);
+    } finally {
+      await Promise.all([a.stop(), b.stop()]);
+    }
   });
 
   it("a test runner killed with SIGKILL takes its server and temporary files with it", async () => {

@@ -19,12 +19,47 @@ import { BUN_MISSING, BUN_SERVE_ARGS, findBun } from "../bin/find-bun.js";
 
 export type Plan = "none" | "basic" | "business" | "enterprise" | "legacy";
 export type KeyKind = "live" | "builder" | "legacy";
+/**
+ * Codes `faults.add` injects (docs/api.md, Test mode, Faults): every code `GET /v1/events` and
+ * `POST /v1/ticket-handoffs` answer with, plus `delay` and `reset`.
+ */
 export type FaultCode =
-  | "policy_unavailable"
+  | "invalid_api_key"
+  | "subscription_required"
+  | "trial_expired"
+  | "trial_exhausted"
+  | "email_verification_required"
+  | "feature_not_in_plan"
+  | "lookahead_not_in_plan"
+  | "account_not_provisioned"
+  | "trial_capacity_reserved"
+  | "rate_limited"
+  | "row_budget_exhausted"
+  | "unsupported_pagination"
+  | "invalid_limit"
+  | "invalid_date"
+  | "invalid_date_range"
+  | "invalid_cursor"
+  | "invalid_state"
+  | "invalid_source"
+  | "invalid_exclude_aggregators"
+  | "invalid_exclude_sold_out"
+  | "invalid_include_centroids"
+  | "invalid_coordinates"
+  | "invalid_radius"
+  | "invalid_polygon"
+  | "conflicting_geo_filters"
   | "rate_limit_unavailable"
+  | "policy_unavailable"
   | "trial_unavailable"
   | "internal_error"
-  | "handoff_unavailable";
+  | "invalid_request"
+  | "event_unavailable"
+  | "ticket_link_unavailable"
+  | "rate_limit_exceeded"
+  | "handoff_unavailable"
+  | "delay"
+  | "reset";
 
 export interface StartOptions {
   /** Fill the replica with this many events of the deterministic demo data set (anchored on `now`'s day, or today). */
@@ -51,6 +86,80 @@ export interface KeyOptions {
   policy?: "ok" | "missing" | "stale" | "foreign";
 }
 
+/** `createAccount`'s answer: the new account, and one key of it (shown once). */
+export interface CreatedAccount {
+  accountId: number;
+  keyId: number;
+  key: string;
+}
+
+/** A fault to arm (`POST /_test/faults`). */
+export interface FaultOptions {
+  code: FaultCode;
+  /** Requests it fails (default 1). */
+  times?: number;
+  /** Only requests with this key (`CreatedAccount.keyId`). */
+  keyId?: number;
+  /** Only requests whose path starts with this, e.g. "/v1/events". */
+  path?: string;
+  /** With `code: "delay"`: how long the answer waits, in ms. */
+  delayMs?: number;
+}
+
+/** An armed fault, with the uses it has left. */
+export interface Fault {
+  id: number;
+  code: FaultCode;
+  times: number;
+  keyId: number | null;
+  path: string | null;
+  delayMs: number | null;
+}
+
+/** `account(id)`: the account and what the request path counts for it (`GET /_test/accounts/{id}`). */
+export interface AccountState {
+  id: number;
+  email: string;
+  plan: Plan;
+  verified: boolean;
+  hadSubscription: boolean;
+  rowBudget: number | null;
+  rateSustained: number | null;
+  rateBurst: number | null;
+  policy: "ok" | "missing" | "stale" | "foreign";
+  keyLimit: number;
+  createdMs: number;
+  updatedMs: number;
+  /** What a request is served as: its effective plan, "trial", or null. */
+  access: Exclude<Plan, "none"> | "trial" | null;
+  trial: {
+    state: "not_started" | "active" | "expired" | "exhausted";
+    startedAt: string | null;
+    expiresAt: string | null;
+    rowsUsed: number;
+    rowsLeft: number;
+  } | null;
+  rowsUsed24h: number;
+  rowsLeft24h: number | null;
+  requestRate: Array<{
+    bucket: string;
+    keyId: number | null;
+    capacity: number;
+    refillPerMinute: number;
+    tokens: number;
+    fullAt: string;
+  }>;
+  keys: Array<{
+    id: number;
+    kind: KeyKind;
+    prefix: string;
+    label: string | null;
+    issuedBy: "operator" | "owner";
+    createdAt: string;
+    revokedAt: string | null;
+  }>;
+}
+
 export interface ApplyResult {
   applied: number;
   snapshotEvents: number;
@@ -67,7 +176,15 @@ export interface Marquee {
   readonly url: string;
   /** Creates an account and returns a key for it (shown once; the server keeps only its digest). */
   createKey(options?: KeyOptions): Promise<string>;
-  /** Applies upstream records (NDJSON text or objects) through the sync path, then refreshes the snapshot. */
+  /** Creates an account and a key for it: their ids, and the key (shown once). */
+  createAccount(options?: KeyOptions): Promise<CreatedAccount>;
+  /** The account and what the request path counts for it: trial, rows, request-rate tokens, keys. */
+  account(accountId: number): Promise<AccountState>;
+  /**
+   * Applies upstream records (NDJSON text or objects) through the sync path, then refreshes the
+   * snapshot. A record without `seq` gets the next one; one at or below the replica's watermark
+   * rejects the whole call (409 `stale_records`) and nothing is applied.
+   */
   applyRecords(records: string | object[]): Promise<ApplyResult>;
   readonly clock: {
     /** Freezes the clock at this instant (ISO 8601 or `YYYY-MM-DD`). */
@@ -76,11 +193,22 @@ export interface Marquee {
     advance(seconds: number): Promise<ClockState>;
     now(): Promise<ClockState>;
   };
-  /** The next `times` requests that reach the point where `code` can arise fail with it. */
+  /** The next `times` requests that can be answered with `code` fail with it (`faults.add({ code, times })`). */
   fault(code: FaultCode, times?: number): Promise<void>;
-  /** Empties the ledger (accounts, keys, usage, handoffs) and pending faults; keeps the replica. */
-  reset(): Promise<void>;
-  /** Closes the port and removes the temporary files. Safe to call twice. */
+  readonly faults: {
+    /** Arms a fault: a code, optionally scoped to a key and a path prefix, or a delay or a reset. */
+    add(fault: FaultOptions): Promise<Fault>;
+    /** Armed faults in arming order, with the uses each has left. */
+    list(): Promise<Fault[]>;
+    /** Disarms every fault; resolves to how many there were. */
+    clear(): Promise<number>;
+  };
+  /**
+   * Empties the ledger (accounts, keys, usage, handoffs) and pending faults; keeps the replica
+   * unless `replica: true`, which empties it too (venues, events, snapshot, watermark).
+   */
+  reset(options?: { replica?: boolean }): Promise<void>;
+  /** Closes the port and removes the temporary files. Safe to call twice; every other method then rejects. */
   stop(): Promise<void>;
 }
 
@@ -211,8 +339,35 @@ async function call(
     body,
   });
   const text = await res.text();
-  if (!res.ok) throw new Error(`marquee/testing: ${method} ${path} → ${res.status} ${text}`);
+  if (!res.ok) throw new Error(`marquee/testing: ${method} ${path} → ${res.status} ${refusal(text)}`);
   return text ? JSON.parse(text) : undefined;
+}
+
+/** A refusal's `code: message` when it is the test-mode error envelope, else its text. */
+function refusal(text: string): string {
+  try {
+    const { error } = JSON.parse(text);
+    if (typeof error?.code === "string" && typeof error?.message === "string") return `${error.code}: ${error.message}`;
+  } catch {
+    // not JSON: the text as it is
+  }
+  return text;
+}
+
+const STOPPED = "marquee/testing: this Marquee instance is stopped";
+
+/** `target` with every method (and those of its objects) rejecting once `stopped()`, except `stop`. */
+function guarded<T extends object>(target: T, stopped: () => boolean): T {
+  for (const [name, value] of Object.entries(target)) {
+    if (name === "stop") continue;
+    if (typeof value === "function") {
+      (target as Record<string, unknown>)[name] = (...args: unknown[]) =>
+        stopped() ? Promise.reject(new Error(STOPPED)) : value(...args);
+    } else if (value && typeof value === "object") {
+      guarded(value, stopped);
+    }
+  }
+  return target;
 }
 
 export async function startMarquee(options: StartOptions = {}): Promise<Marquee> {
@@ -247,18 +402,22 @@ export async function startMarquee(options: StartOptions = {}): Promise<Marquee>
   let accounts = 0;
   let stopped: Promise<void> | undefined;
 
+  const createAccount = async (o: KeyOptions = {}): Promise<CreatedAccount> => {
+    const { kind = "live", plan = "business", email, ...fields } = o;
+    const account = await post("/_test/accounts", {
+      email: email ?? `test-${++accounts}@example.com`,
+      plan,
+      ...fields,
+    });
+    const { id, key } = await post(`/_test/accounts/${account.id}/keys`, { kind });
+    return { accountId: account.id, keyId: id, key };
+  };
+
   const marquee: Marquee = {
     url,
-    async createKey(o = {}) {
-      const { kind = "live", plan = "business", email, ...fields } = o;
-      const account = await post("/_test/accounts", {
-        email: email ?? `test-${++accounts}@example.com`,
-        plan,
-        ...fields,
-      });
-      const { key } = await post(`/_test/accounts/${account.id}/keys`, { kind });
-      return key as string;
-    },
+    createKey: async (o) => (await createAccount(o)).key,
+    createAccount,
+    account: (accountId) => call(url, `/_test/accounts/${accountId}`, "GET"),
     applyRecords: (records) => apply(recordsText(records)),
     clock: {
       set: (instant) => post("/_test/clock", { set: instant instanceof Date ? instant.toISOString() : instant }),
@@ -268,8 +427,13 @@ export async function startMarquee(options: StartOptions = {}): Promise<Marquee>
     async fault(code, times = 1) {
       await post("/_test/faults", { code, times });
     },
-    async reset() {
-      await post("/_test/reset", {});
+    faults: {
+      add: (fault) => post("/_test/faults", fault),
+      list: async () => (await call(url, "/_test/faults", "GET")).faults,
+      clear: async () => (await call(url, "/_test/faults", "DELETE")).cleared,
+    },
+    async reset(options = {}) {
+      await post("/_test/reset", options.replica === undefined ? {} : { replica: options.replica });
     },
     stop() {
       stopped ??= (async () => {
@@ -285,6 +449,8 @@ export async function startMarquee(options: StartOptions = {}): Promise<Marquee>
       return stopped;
     },
   };
+
+  guarded(marquee, () => stopped !== undefined);
 
   try {
     if (options.now !== undefined) {

@@ -20,10 +20,12 @@
  * error or timeout); callers turn it into their stage's 503 (server/limits/ledger.ts).
  */
 import type { Account, AccountFields, AccountFilter, KeyListing, KeyOrigin, KeyRow } from "../../db/accounts.ts";
-import type { FaultCode, KeyKind } from "../../db/contract.ts";
+import type { KeyKind } from "../../db/contract.ts";
 import type { Handoff, Redemption } from "../../db/handoffs.ts";
 import type { Session, SignInLink } from "../../db/portal.ts";
+import type { BucketSpec, BucketVerdict } from "../../db/rate-buckets.ts";
 import type { Trial } from "../../db/trials.ts";
+import type { Fault, FaultSpec, FaultTarget } from "../faults.ts";
 
 export type LedgerKind = "sqlite" | "redis";
 
@@ -62,10 +64,16 @@ export interface TestState {
   /** The test clock's fixed instant, or null when it follows the wall clock. */
   readClock(): Promise<number | null>;
   writeClock(ms: number | null): Promise<void>;
-  armFault(code: FaultCode, times: number): Promise<void>;
-  /** True (and one use spent) when a fault for `code` is armed. */
-  takeFault(code: FaultCode): Promise<boolean>;
-  pendingFaults(): Promise<Partial<Record<FaultCode, number>>>;
+  armFault(spec: FaultSpec): Promise<Fault>;
+  /**
+   * The first armed fault that matches the request (server/faults.ts), one use spent, else null;
+   * with the clock as `readClock` gives it, read in the same step (one round trip on Redis).
+   */
+  takeFault(target: FaultTarget): Promise<{ fault: Fault | null; clockMs: number | null }>;
+  /** Armed faults in arming order, with the uses each has left. */
+  pendingFaults(): Promise<Fault[]>;
+  /** Disarms every fault; resolves to how many there were. */
+  clearFaults(): Promise<number>;
 }
 
 export interface Ledger {
@@ -118,6 +126,8 @@ export interface Ledger {
   readTrial(accountId: number): Promise<Trial | undefined>;
   /** Rows delivered to the account in the rolling window (nowMs - windowMs, nowMs]. */
   rowsDelivered(accountId: number, windowMs: number, nowMs: number): Promise<number>;
+  /** A request-rate bucket of the account as it stands now, nothing taken (test mode's account state). */
+  readTokens(accountId: number, spec: BucketSpec, nowMs: number): Promise<BucketVerdict>;
 
   /** Test mode: empties accounts, keys, usage, handoffs, sessions and faults; keeps settings. */
   reset(): Promise<void>;

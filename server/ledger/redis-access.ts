@@ -13,13 +13,12 @@
  *   A trial or budget page already known before stage 3 (`PreparedPage.rows`) is counted by
  *   stage 3 itself when the unreserved remainder holds the page size asked for; nothing is
  *   reserved or settled for it.
- * - Test mode (`testMode`): faults are taken from the shared ledger at the points `Access` takes
- *   them; a trial account's trial is read before the rate_limit_unavailable fault, as stage 2
- *   reads it there. Production asks neither.
+ * - Test mode's faults are decided before these stages run (server/fault-injection.ts), so a
+ *   test-mode server answers through exactly this path.
  */
 import { LRUCache } from "lru-cache";
 import type { Account, KeyRow } from "../../db/accounts.ts";
-import { ACCESS, DAY_MS, type FaultCode, TRIAL } from "../../db/contract.ts";
+import { ACCESS, DAY_MS, TRIAL } from "../../db/contract.ts";
 import type { BucketSpec, BucketVerdict } from "../../db/rate-buckets.ts";
 import { trialExpiresMs, trialState } from "../../db/trials.ts";
 import type { AccessControl, KeyIdentity, ListAccess, ListTerms, PreparedPage } from "../access.ts";
@@ -27,10 +26,10 @@ import type { Clock } from "../clock.ts";
 import { ApiError } from "../errors.ts";
 import type { RequestScope } from "../handle.ts";
 import { bearerToken, digestKey, parseKey } from "../keys.ts";
-import { trialEnded } from "../limits/allowances.ts";
+import { budgetExhausted, trialCapacityReserved, trialEnded } from "../limits/allowances.ts";
 import { type AccessTier, type Grant, resolveGrant } from "../limits/grant.ts";
 import { budgetHeaders, H, PUBLISHED_RATE_LIMIT, seconds, trialHeaders } from "../limits/headers.ts";
-import { ledgerFailure, type UnavailableCode, unavailable } from "../limits/ledger.ts";
+import { ledgerFailure, unavailable } from "../limits/ledger.ts";
 import { bucketFor, rateLimited, requestCost, setRateCounters } from "../limits/rate.ts";
 import type { Ledger } from "./ledger.ts";
 import type { RedisCounters, Reserved, RowAllowanceSpec } from "./redis-counters.ts";
@@ -39,8 +38,6 @@ export interface RedisAccessDeps {
   ledger: Ledger;
   counters: RedisCounters;
   clock: Clock;
-  /** Test mode: take faults from the ledger (one round trip each); production never asks. */
-  testMode: boolean;
 }
 
 /** LRU values cannot be undefined; a box also caches "no such key" answers. */
@@ -68,15 +65,11 @@ export class RedisAccess implements AccessControl {
   /** Moves on every clear, so a lookup that started before a change is not cached after it. */
   #generation = 0;
   readonly #unsubscribe: () => void;
-  /**
-   * Outside test mode stages 4–8 run before stage 3's script, which then reserves the page's rows
-   * too. Test mode takes faults between stage 3 and the reservation, so it reserves at open().
-   */
-  readonly prepares: boolean;
+  /** Stages 4–8 run before stage 3's script, which then reserves the page's rows too. */
+  readonly prepares = true;
 
   constructor(private readonly deps: RedisAccessDeps) {
     this.#unsubscribe = deps.ledger.onAccessChange(() => this.clear());
-    this.prepares = !deps.testMode;
   }
 
   clear(): void {
@@ -138,16 +131,6 @@ export class RedisAccess implements AccessControl {
     return terms;
   }
 
-  /** A test-mode fault armed for `code` (one use spent); false at once outside test mode. */
-  async fault(code: FaultCode, failure: UnavailableCode): Promise<boolean> {
-    if (!this.deps.testMode) return false;
-    try {
-      return await this.deps.ledger.test.takeFault(code);
-    } catch (err) {
-      throw ledgerFailure(failure, err);
-    }
-  }
-
   async authorizeList(
     scope: RequestScope,
     request: { geo: boolean; prepare?: (terms: ListTerms) => PreparedPage },
@@ -158,7 +141,6 @@ export class RedisAccess implements AccessControl {
     const key = await this.authenticatedKey(scope.header("authorization"));
 
     // Stage 2: policy, plan, trial state, email verification.
-    if (await this.fault("policy_unavailable", "policy_unavailable")) throw unavailable("policy_unavailable");
     const account = await this.account(key.accountId);
     if (!account) throw new ApiError("account_not_provisioned", "This key's account has no usable access policy.");
     const trialAccount = account.plan === "none";
@@ -170,17 +152,6 @@ export class RedisAccess implements AccessControl {
     } else if (account.hadSubscription) {
       // 402 subscription_required whatever the trial: decided before the script takes any units.
       resolveGrant(account, undefined, clock.now());
-    } else if (this.deps.testMode) {
-      // Stage 2 reads the trial before the rate_limit_unavailable fault may fire; production
-      // lets stage 3's script read it (it takes no units when the trial refuses).
-      let trial: Awaited<ReturnType<RedisCounters["readTrial"]>>;
-      try {
-        trial = await counters.readTrial(account.id);
-      } catch (err) {
-        throw ledgerFailure("trial_unavailable", err);
-      }
-      headers[H.rateLimit] = terms.limitHeader;
-      resolveGrant(account, trial, clock.now());
     }
 
     // Stage 3: request rate, then the row budget or the trial's capacity, in one script.
@@ -189,8 +160,6 @@ export class RedisAccess implements AccessControl {
       : grant!.rowBudget !== null
         ? { kind: "budget", limit: grant!.rowBudget }
         : null;
-    if (await this.fault("rate_limit_unavailable", "rate_limit_unavailable"))
-      throw unavailable("rate_limit_unavailable");
     // Stages 4–8 now, their verdict kept until stage 3 has spoken.
     let prepared: PreparedPage | null = null;
     let invalid: { error: unknown } | null = null;
@@ -271,13 +240,7 @@ export class RedisAccess implements AccessControl {
 /** server/limits/allowances.ts trialAllowance's refusal, from the script's numbers. */
 function trialRefusal(used: number, reserved: number, headers: Record<string, string>): ApiError | null {
   if (TRIAL.rows - used - reserved > 0) return null;
-  return reserved > 0 && used < TRIAL.rows
-    ? new ApiError(
-        "trial_capacity_reserved",
-        "Requests in flight hold the remaining trial rows. This is not exhaustion; retry after the delay in Retry-After.",
-        { headers: { ...headers, [H.retryAfter]: String(TRIAL.capacityRetryAfterS) } },
-      )
-    : trialEnded("exhausted", { ...headers });
+  return reserved > 0 && used < TRIAL.rows ? trialCapacityReserved(headers) : trialEnded("exhausted", { ...headers });
 }
 
 /** server/limits/allowances.ts budgetAllowance's refusal, from the script's numbers. */
@@ -291,11 +254,7 @@ function budgetRefusal(
   if (limit - used - reserved > 0) return null;
   // Spent: Retry-After is when enough delivered rows age out. Held by requests in flight: soon.
   const retryAfterS = used >= limit ? seconds(msUntilBelow) : ACCESS.budgetHeldRetryAfterS;
-  return new ApiError(
-    "row_budget_exhausted",
-    "The 24-hour rolling row budget is spent. Retry after the delay in Retry-After, when delivered rows age out.",
-    { headers: { ...headers, [H.retryAfter]: String(retryAfterS) } },
-  );
+  return budgetExhausted(headers, retryAfterS);
 }
 
 /** An admitted list request between stage 3 and its response. */
@@ -331,11 +290,8 @@ class RedisAdmittedList implements ListAccess {
     if (this.#opened) throw new Error("ListAccess.open called twice");
     this.#opened = true;
     const { access, allowance } = this;
-    const code = allowance?.kind === "trial" ? "trial_unavailable" : "rate_limit_unavailable";
-    // The internal_error fault fires here, the last point before rows are selected.
-    if (await access.fault("internal_error", code)) throw new ApiError("internal_error");
     if (!allowance || this.countedRows !== null) return requestedLimit;
-    if (allowance.kind === "trial" && (await access.fault("trial_unavailable", code))) throw unavailable(code);
+    const code = allowance.kind === "trial" ? "trial_unavailable" : "rate_limit_unavailable";
     const nowMs = access.clock.now();
     let r: Reserved;
     try {

@@ -71,10 +71,14 @@ export const REDIS_KEYS = {
    */
   schemaVersion: `${PREFIX}:settings:schema-version`,
 
-  /** Test mode: the frozen clock's ms (absent: wall clock); kept by reset, as one server's clock is. */
-  testClock: `${PREFIX}:test:clock`,
-  /** Test mode: hash fault code → uses left. */
-  testFaults: `${PREFIX}:test:faults`,
+  /**
+   * Test mode, in one hash slot (`{test}`) so one script reads the clock and takes a fault:
+   * the frozen clock's ms (absent: wall clock), kept by reset as one server's clock is; the list
+   * of armed faults in arming order, JSON each (server/faults.ts `Fault`); their id counter.
+   */
+  testClock: `${PREFIX}:{test}:clock`,
+  testFaults: `${PREFIX}:{test}:faults`,
+  testFaultIds: `${PREFIX}:{test}:fault-ids`,
 
   /** Pub/sub channel: an account or a key changed. */
   accessChanged: `${PREFIX}:access-changed`,

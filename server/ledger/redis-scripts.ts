@@ -169,14 +169,33 @@ local base = 0
 if #last > 0 then base = largestAt(last[2]) end
 return latest - base`,
   },
-  /** Test mode: KEYS: faults. ARGV: code. 1 (and one use spent) when armed. */
+  /**
+   * Test mode, once per request: the shared clock, and the first armed fault that matches the
+   * request with one use spent (a fault at its last use is removed). The matching rule is
+   * server/faults.ts `faultMatches`. KEYS: the clock, the fault list. ARGV: path, key id ('' when
+   * none), the codes the request can be answered with (',' between). Returns {clock or false,
+   * the fault's JSON as it was before the use, or false}.
+   */
   takeFault: {
-    keys: 1,
+    keys: 2,
     lua: `
-local n = tonumber(redis.call('HGET', KEYS[1], ARGV[1]) or '0')
-if n <= 0 then return 0 end
-if n <= 1 then redis.call('HDEL', KEYS[1], ARGV[1]) else redis.call('HINCRBY', KEYS[1], ARGV[1], -1) end
-return 1`,
+local clock = redis.call('GET', KEYS[1])
+local codes = ',' .. ARGV[3] .. ','
+for i, raw in ipairs(redis.call('LRANGE', KEYS[2], 0, -1)) do
+  local f = cjson.decode(raw)
+  if string.find(codes, ',' .. f.code .. ',', 1, true)
+    and (f.keyId == cjson.null or (ARGV[2] ~= '' and f.keyId == tonumber(ARGV[2])))
+    and (f.path == cjson.null or string.sub(ARGV[1], 1, #f.path) == f.path) then
+    if f.times <= 1 then
+      redis.call('LREM', KEYS[2], 1, raw)
+    else
+      f.times = f.times - 1
+      redis.call('LSET', KEYS[2], i - 1, cjson.encode(f))
+    end
+    return {clock, raw}
+  end
+end
+return {clock, false}`,
   },
 } as const;
 

@@ -1,9 +1,11 @@
 /**
  * Test mode's clock and faults on a Redis ledger (docs/api.md, Test mode): shared by every server
  * on the ledger, so a clock set or a fault armed through one applies to all
- * (docs/redis-ledger.md).
+ * (docs/redis-ledger.md). Faults are a list of JSON records in arming order; one script reads
+ * the clock and finds and spends the first fault that matches a request, so a request pays one
+ * round trip for both and concurrent requests spend each use once.
  */
-import { FAULT_CODES, type FaultCode } from "../../db/contract.ts";
+import type { Fault } from "../faults.ts";
 import type { TestState } from "./ledger.ts";
 import type { RedisClient } from "./redis-connection.ts";
 import { REDIS_KEYS as K } from "./redis-keys.ts";
@@ -19,18 +21,28 @@ export function redisTestState(redis: RedisClient, run: RunScript): TestState {
       if (ms === null) await redis.del(K.testClock);
       else await redis.set(K.testClock, String(Math.trunc(ms)));
     },
-    armFault: async (code, times) => {
-      if (times > 0) await redis.hset(K.testFaults, code, String(times));
-      else await redis.hdel(K.testFaults, code);
+    armFault: async (spec) => {
+      const fault: Fault = { id: await redis.incr(K.testFaultIds), ...spec };
+      await redis.rpush(K.testFaults, JSON.stringify(fault));
+      return fault;
     },
-    /** One script decrements and deletes at zero, so concurrent requests spend each use once. */
-    takeFault: async (code) => (await run("takeFault", [K.testFaults], [code])) === 1,
-    pendingFaults: async () => {
-      const out: Partial<Record<FaultCode, number>> = {};
-      for (const [code, n] of Object.entries(await redis.hgetall(K.testFaults))) {
-        if (FAULT_CODES.includes(code as FaultCode) && Number(n) > 0) out[code as FaultCode] = Number(n);
-      }
-      return out;
+    takeFault: async (target) => {
+      const [clock, raw] = (await run(
+        "takeFault",
+        [K.testClock, K.testFaults],
+        [target.path, target.keyId ?? "", target.codes.join(",")],
+      )) as [string | null, string | null];
+      return {
+        fault: typeof raw === "string" ? (JSON.parse(raw) as Fault) : null,
+        clockMs: typeof clock === "string" ? Number(clock) : null,
+      };
+    },
+    pendingFaults: async () => (await redis.lrange(K.testFaults, 0, -1)).map((raw) => JSON.parse(raw) as Fault),
+    clearFaults: async () => {
+      const [[, n]] = (await redis.multi().llen(K.testFaults).del(K.testFaults, K.testFaultIds).exec()) as [
+        [unknown, number],
+      ];
+      return n;
     },
   };
 }

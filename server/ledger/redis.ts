@@ -21,7 +21,7 @@
  *   marquee:sign-in-link:<digest>                  hash: a sign-in link (by the token's digest)
  *   marquee:session:<digest>                       hash: a portal session (by the id's digest)
  *   marquee:settings:<name>                        string: a setting (kept by reset)
- *   marquee:test:clock, marquee:test:faults        test mode's shared clock and faults
+ *   marquee:{test}:clock, …:faults, …:fault-ids    test mode's shared clock and faults
  *   marquee:access-changed                         pub/sub channel
  *
  * Instants are the callers' `nowMs` (the test clock), never Redis's clock; TTLs only clean up,
@@ -43,9 +43,11 @@ import { HANDOFF, MINUTE_MS } from "../../db/contract.ts";
 import type { Handoff, Redemption } from "../../db/handoffs.ts";
 import { NewerSchemaError } from "../../db/migrate.ts";
 import type { Session, SignInLink } from "../../db/portal.ts";
+import { type BucketSpec, type BucketVerdict, spendTokens } from "../../db/rate-buckets.ts";
 import type { Trial } from "../../db/trials.ts";
 import type { Ledger, NewKey, OwnerKeyCeilings, OwnerKeyCounts, OwnerKeyResult, TestState } from "./ledger.ts";
 import { connectRedis, displayRedisUrl, type RedisClient } from "./redis-connection.ts";
+import { COUNTER_KEYS } from "./redis-counters.ts";
 import { REDIS_KEYS as K } from "./redis-keys.ts";
 import {
   ACCOUNT_FIELD_NAMES,
@@ -358,6 +360,12 @@ export class RedisLedger implements Ledger {
       [str(nowMs - windowMs)],
     );
     return Number(reply);
+  }
+
+  async readTokens(accountId: number, spec: BucketSpec, nowMs: number): Promise<BucketVerdict> {
+    const [t, u] = await this.redis.hmget(COUNTER_KEYS.bucket(accountId, spec.bucket), "t", "u");
+    const state = t === null || u === null ? undefined : { tokens: Number(t), updatedMs: Number(u) };
+    return spendTokens(state, spec, 0, nowMs).verdict;
   }
 
   // ---- test mode -----------------------------------------------------------------------------

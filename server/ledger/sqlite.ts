@@ -29,7 +29,6 @@ import {
   revokeKey,
   updateAccount,
 } from "../../db/accounts.ts";
-import type { FaultCode } from "../../db/contract.ts";
 import type { Db } from "../../db/driver.ts";
 import {
   admitHandoffAttempt,
@@ -55,6 +54,7 @@ import {
   type SignInLink,
   useSignInLink,
 } from "../../db/portal.ts";
+import type { BucketSpec, BucketVerdict } from "../../db/rate-buckets.ts";
 import type { Trial } from "../../db/trials.ts";
 import type { Clock } from "../clock.ts";
 import type { Faults } from "../faults.ts";
@@ -86,9 +86,10 @@ export class SqliteLedger implements Ledger {
     this.test = {
       readClock: async () => (clock.frozen ? clock.now() : null),
       writeClock: async (ms) => (ms === null ? clock.unfreeze() : clock.set(ms)),
-      armFault: async (code, times) => faults.arm(code, times),
-      takeFault: async (code: FaultCode) => faults.take(code),
+      armFault: async (spec) => faults.arm(spec),
+      takeFault: async (target) => ({ fault: faults.take(target), clockMs: clock.frozen ? clock.now() : null }),
       pendingFaults: async () => faults.pending(),
+      clearFaults: async () => faults.clear(),
     };
     this.#faults = faults;
   }
@@ -207,6 +208,10 @@ export class SqliteLedger implements Ledger {
 
   async rowsDelivered(accountId: number, windowMs: number, nowMs: number): Promise<number> {
     return this.meter.rowsDelivered(accountId, windowMs, nowMs);
+  }
+
+  async readTokens(_accountId: number, spec: BucketSpec, nowMs: number): Promise<BucketVerdict> {
+    return this.meter.peekTokens(spec, nowMs);
   }
 
   /** Every table but settings (the HMAC secret, the access epoch), with the meter's unwritten counters. */

@@ -79,15 +79,27 @@ export function trialAllowance(accountId: number): RowAllowance {
   function refusal(used: number, reserved: number): ApiError | null {
     if (TRIAL.rows - used - reserved > 0) return null;
     const headers = { ...self.headers };
-    return reserved > 0 && used < TRIAL.rows
-      ? new ApiError(
-          "trial_capacity_reserved",
-          "Requests in flight hold the remaining trial rows. This is not exhaustion; retry after the delay in Retry-After.",
-          { headers: { ...headers, [H.retryAfter]: String(TRIAL.capacityRetryAfterS) } },
-        )
-      : trialEnded("exhausted", headers);
+    return reserved > 0 && used < TRIAL.rows ? trialCapacityReserved(headers) : trialEnded("exhausted", headers);
   }
   return self;
+}
+
+/** 429 while requests in flight hold the trial's remaining rows: not exhaustion, so soon again. */
+export function trialCapacityReserved(trialHeaders: Record<string, string>): ApiError {
+  return new ApiError(
+    "trial_capacity_reserved",
+    "Requests in flight hold the remaining trial rows. This is not exhaustion; retry after the delay in Retry-After.",
+    { headers: { ...trialHeaders, [H.retryAfter]: String(TRIAL.capacityRetryAfterS) } },
+  );
+}
+
+/** 429 when the rolling 24-hour budget holds nothing more, with its X-RowBudget-* and no request-rate counters. */
+export function budgetExhausted(budgetHeaders: Record<string, string>, retryAfterS: number): ApiError {
+  return new ApiError(
+    "row_budget_exhausted",
+    "The 24-hour rolling row budget is spent. Retry after the delay in Retry-After, when delivered rows age out.",
+    { headers: { ...budgetHeaders, [H.retryAfter]: String(retryAfterS) } },
+  );
 }
 
 /** 402 for a trial that has ended; like every 402 it reports the published rate limit. */
@@ -136,11 +148,7 @@ export function budgetAllowance(accountId: number, limit: number): RowAllowance 
     // Spent: Retry-After is when enough delivered rows age out. Held by requests in flight: soon.
     const retryAfterS =
       used >= limit ? seconds(meter.msUntilRowsBelow(accountId, limit, window, nowMs)) : ACCESS.budgetHeldRetryAfterS;
-    return new ApiError(
-      "row_budget_exhausted",
-      "The 24-hour rolling row budget is spent. Retry after the delay in Retry-After, when delivered rows age out.",
-      { headers: { ...self.headers, [H.retryAfter]: String(retryAfterS) } },
-    );
+    return budgetExhausted(self.headers, retryAfterS);
   }
   return self;
 }

@@ -39,6 +39,32 @@ export interface Grant {
 
 const horizon = (days: number | null) => (days === null ? null : days * DAY_MS);
 
+export const accountNotProvisioned = () =>
+  new ApiError(
+    "account_not_provisioned",
+    "This account has no usable access policy. This is permanent: retrying will not clear it; contact support.",
+  );
+
+/** Like every 402, it reports the published rate limit. */
+export const subscriptionRequired = () =>
+  new ApiError("subscription_required", "This account has no active developer plan. Subscribe to continue.", {
+    headers: PUBLISHED_RATE_LIMIT,
+  });
+
+export const emailVerificationRequired = () =>
+  new ApiError("email_verification_required", "Verify the account's email address to start the trial.");
+
+/** An account without a plan that never had one: it is served the trial, or refused for it. */
+export const onTrialPath = (account: Pick<Account, "plan" | "hadSubscription">): boolean =>
+  account.plan === "none" && !account.hadSubscription;
+
+/** The rolling 24-hour row budget of an account on a paid plan; null when it has none. */
+export function rowBudgetOf(account: Pick<Account, "plan" | "hadSubscription" | "rowBudget">): number | null {
+  if (account.plan === "none") return null;
+  const tier = effectiveTier(account);
+  return tier === "enterprise" ? account.rowBudget : TIERS[tier].rowBudget24h;
+}
+
 /** The tier an account on a paid plan is served with. */
 export function effectiveTier(account: Pick<Account, "plan" | "hadSubscription">): PaidTier {
   const plan = account.plan as PaidTier;
@@ -47,32 +73,23 @@ export function effectiveTier(account: Pick<Account, "plan" | "hadSubscription">
 
 export function resolveGrant(account: Account, trial: Trial | undefined, nowMs: number): Grant {
   if (account.plan !== "none") {
-    if (account.policy !== "ok") {
-      throw new ApiError(
-        "account_not_provisioned",
-        "This account has no usable access policy. This is permanent: retrying will not clear it; contact support.",
-      );
-    }
+    if (account.policy !== "ok") throw accountNotProvisioned();
     const tier = effectiveTier(account);
     const t = TIERS[tier];
     return {
       tier,
       horizonMs: horizon(t.horizonDays),
       polygons: t.polygons,
-      rowBudget: tier === "enterprise" ? account.rowBudget : t.rowBudget24h,
+      rowBudget: rowBudgetOf(account),
       trial: undefined,
     };
   }
-  if (account.hadSubscription) {
-    throw new ApiError("subscription_required", "This account has no active developer plan. Subscribe to continue.", {
-      headers: PUBLISHED_RATE_LIMIT,
-    });
-  }
+  if (account.hadSubscription) throw subscriptionRequired();
   if (trial) {
     const state = trialState(trial, nowMs);
     if (state !== "active") throw trialEnded(state, trialHeaders(TRIAL.rows - trial.rowsUsed, trialExpiresMs(trial)));
   } else if (!account.verified) {
-    throw new ApiError("email_verification_required", "Verify the account's email address to start the trial.");
+    throw emailVerificationRequired();
   }
   return { tier: "trial", horizonMs: horizon(TRIAL.horizonDays), polygons: TRIAL.polygons, rowBudget: null, trial };
 }

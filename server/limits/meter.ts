@@ -61,6 +61,8 @@ interface Reservation {
 
 export interface Meter {
   takeTokens(spec: BucketSpec, cost: number, nowMs: number): BucketVerdict;
+  /** The bucket as it stands now, nothing taken (test mode's account state). */
+  peekTokens(spec: BucketSpec, nowMs: number): BucketVerdict;
   readTrial(accountId: number): Trial | undefined;
   /** Starts the trial unless it already started; returns it either way. */
   startTrial(accountId: number, nowMs: number): Trial;
@@ -194,6 +196,10 @@ export function createMeter(ledger: Db, wallClock: () => number = Date.now): Met
         changed();
       }
       return verdict;
+    },
+    peekTokens(spec, nowMs) {
+      const state = buckets.get(spec.bucket) ?? readBucket(ledger, spec.bucket);
+      return spendTokens(state, spec, 0, nowMs).verdict;
     },
     readTrial: trialOf,
     startTrial(accountId, nowMs) {

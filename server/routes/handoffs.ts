@@ -56,6 +56,18 @@ const handoffUnavailable = () =>
   fail("handoff_unavailable", "Handoffs are temporarily unavailable. Retry after the Retry-After delay.", {
     retry: true,
   });
+const limitUnavailable = () =>
+  fail("rate_limit_unavailable", "The handoff limit could not be confirmed. Retry after the Retry-After delay.", {
+    retry: true,
+  });
+const limitExceeded = () =>
+  fail("rate_limit_exceeded", `More than ${HANDOFF.creationsPerMinute} handoffs a minute for this account.`, {
+    retry: true,
+  });
+const eventUnavailable = () =>
+  fail("event_unavailable", "The event is not available: it is not listed, was removed or was cancelled.");
+const BODY_SHAPE = `The body must be exactly {"event_id": <integer 1..${HANDOFF.maxEventId}>} with no other fields.`;
+const NO_SELLER = "No supported ticket seller has a working link for this event.";
 
 /** The ledger cannot store (a full disk, an I/O error, a read-only file): logged, then 503 (docs/api.md, Ticket handoffs). */
 function storageUnavailable(err: unknown): ApiError {
@@ -89,13 +101,11 @@ async function createTicketHandoff(ctx: AppContext, req: Request): Promise<Respo
   const eventId = await readEventId(req);
   const now = ctx.clock.now();
   const event = readServableEvent(ctx.replica, eventId);
-  if (!event)
-    throw fail("event_unavailable", "The event is not available: it is not listed, was removed or was cancelled.");
+  if (!event) throw eventUnavailable();
   const eventUrl = eventUrlFor(ctx.config.baseUrl, event);
   const link = handoffLink(event, now);
   if ("reason" in link) throw fail("ticket_link_unavailable", link.reason, { eventUrl });
 
-  if (await ctx.ledger.test.takeFault("handoff_unavailable")) throw handoffUnavailable();
   const handoff = {
     id: newHandoffId(),
     accountId: identity.accountId,
@@ -163,26 +173,17 @@ async function assertCreatesHandoffs(ctx: AppContext, identity: KeyIdentity): Pr
 
 /** Stage 2: the shared per-account handoff limit (also spent by the MCP tool, which calls this route). */
 async function admitAttempt(ctx: AppContext, accountId: number): Promise<void> {
-  const unavailable = () =>
-    fail("rate_limit_unavailable", "The handoff limit could not be confirmed. Retry after the Retry-After delay.", {
-      retry: true,
-    });
-  if (await ctx.ledger.test.takeFault("rate_limit_unavailable")) throw unavailable();
   let admitted: boolean;
   try {
     admitted = await ctx.ledger.admitHandoffAttempt(accountId, ctx.clock.now());
   } catch (err) {
     // A lock held past the busy timeout: the count could not be confirmed in time. Any other
     // storage failure: the ledger cannot store handoffs at all.
-    if (isLedgerBusy(err)) throw unavailable();
+    if (isLedgerBusy(err)) throw limitUnavailable();
     if (isStorageFailure(err)) throw storageUnavailable(err);
     throw err;
   }
-  if (!admitted) {
-    throw fail("rate_limit_exceeded", `More than ${HANDOFF.creationsPerMinute} handoffs a minute for this account.`, {
-      retry: true,
-    });
-  }
+  if (!admitted) throw limitExceeded();
 }
 
 /** Stage 3: the body, read bounded (Content-Length is not trusted), then validated. */
@@ -198,11 +199,7 @@ async function readEventId(req: Request): Promise<number> {
   }
   // The same strict schema the OpenAPI document publishes: exactly one field, no overrides.
   const parsed = v.safeParse(TicketHandoffRequest, body);
-  if (!parsed.success) {
-    throw invalidRequest(
-      `The body must be exactly {"event_id": <integer 1..${HANDOFF.maxEventId}>} with no other fields.`,
-    );
-  }
+  if (!parsed.success) throw invalidRequest(BODY_SHAPE);
   return parsed.output.event_id;
 }
 
@@ -251,7 +248,7 @@ export function handoffLink(e: ServableEvent, nowMs: number): HandoffLink {
   if (e.isSoldOut) return { reason: "The event is sold out." };
   if ((e.endMs ?? e.startMs) < nowMs) return { reason: "Ticket sales have ended: the event is over." };
   const link = supportedSellerLink(e);
-  return link ?? { reason: "No supported ticket seller has a working link for this event." };
+  return link ?? { reason: NO_SELLER };
 }
 
 export function supportedSellerLink(e: ServableEvent): { seller: string; url: string } | null {
@@ -261,4 +258,51 @@ export function supportedSellerLink(e: ServableEvent): { seller: string; url: st
     if (url && SELLERS.has(seller)) return { seller, url };
   }
   return null;
+}
+
+/**
+ * The answer of a test-mode fault of `code` on `POST /v1/ticket-handoffs` (docs/api.md, Test mode):
+ * the error the route itself raises for it, with its message and headers. Nothing is counted or
+ * stored. `ticket_link_unavailable` carries the `event_url` of the event the body names (its
+ * canonical page when it is listed), and the reason the route would give for it.
+ */
+export async function handoffRefusal(ctx: AppContext, code: HandoffErrorCode, req: Request): Promise<ApiError> {
+  switch (code) {
+    case "invalid_request":
+      return invalidRequest(BODY_SHAPE);
+    case "invalid_api_key":
+      return invalidKey();
+    case "event_unavailable":
+      return eventUnavailable();
+    case "rate_limit_exceeded":
+      return limitExceeded();
+    case "rate_limit_unavailable":
+      return limitUnavailable();
+    case "handoff_unavailable":
+      return handoffUnavailable();
+    case "internal_error":
+      return new ApiError("internal_error", undefined, { envelope: "handoff" });
+    case "ticket_link_unavailable": {
+      const eventId = await namedEventId(req);
+      const event = eventId === null ? undefined : readServableEvent(ctx.replica, eventId);
+      const link = event ? handoffLink(event, ctx.clock.now()) : null;
+      const eventUrl = event
+        ? eventUrlFor(ctx.config.baseUrl, event)
+        : eventId === null
+          ? undefined
+          : `${ctx.config.baseUrl}/events/${eventId}`;
+      return fail("ticket_link_unavailable", link && "reason" in link ? link.reason : NO_SELLER, { eventUrl });
+    }
+  }
+}
+
+/** The `event_id` a body names, when it is JSON naming one within range; else null. */
+async function namedEventId(req: Request): Promise<number | null> {
+  try {
+    const body = JSON.parse(new TextDecoder().decode(await readBounded(req, HANDOFF.maxBodyBytes)));
+    const id = body?.event_id;
+    return Number.isInteger(id) && id >= 1 && id <= HANDOFF.maxEventId ? id : null;
+  } catch {
+    return null;
+  }
 }

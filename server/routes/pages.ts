@@ -32,6 +32,12 @@ import type { RouteTable } from "../route-table.ts";
 import { supportedSellerLink } from "./handoffs.ts";
 
 const RETRY_AFTER = { "retry-after": String(HANDOFF.retryAfterS) };
+
+/**
+ * Continue's answer when the ledger cannot redeem (a storage failure; test mode's
+ * `handoff_unavailable` fault, docs/api.md, Test mode): a 503 page, nothing recorded.
+ */
+export const handoffUnavailablePage = () => pageResponse(503, renderTemporarilyUnavailable(), { headers: RETRY_AFTER });
 /** Event pages change only when a sync lands; a minute of caching is harmless. */
 const EVENT_PAGE_CACHE = "public, max-age=60";
 
@@ -127,9 +133,6 @@ export function pageRoutes(app: RouteTable, ctx: AppContext): void {
       if (h.redeemedMs !== null) return pageResponse(409, renderHandoffRedeemed(h, eventUrl));
       if (now >= h.expiresMs) return pageResponse(410, renderHandoffExpired(eventUrl));
       if (!e || !stillOffered(e, h)) return pageResponse(410, renderHandoffWithdrawn(eventUrl));
-      if (await ctx.ledger.test.takeFault("handoff_unavailable")) {
-        return pageResponse(503, renderTemporarilyUnavailable(), { headers: RETRY_AFTER });
-      }
       // The checks above are advisory; the ledger's one atomic step decides, once, under concurrency.
       const r = await ctx.ledger.redeemHandoff(h.id, now);
       switch (r.outcome) {

@@ -1,6 +1,7 @@
 /**
  * Test-mode accounts and keys (docs/api.md, Test mode): the same operations as `marquee accounts` and
- * `marquee keys`, over HTTP, and the owner's sign-in link to the developer portal.
+ * `marquee keys`, over HTTP, an account's state as the request path counts it
+ * (server/routes/test-account-state.ts), and the owner's sign-in link to the developer portal.
  */
 
 import * as v from "valibot";
@@ -11,6 +12,7 @@ import { json } from "../handle.ts";
 import { issueKey } from "../keys.ts";
 import { createSignInLink } from "../portal/sessions.ts";
 import type { RouteTable } from "../route-table.ts";
+import { readAccountState } from "./test-account-state.ts";
 import { testHandle } from "./test-handle.ts";
 
 const bad = (message: string, status = 400) => json({ error: { code: "invalid_request", message } }, status);
@@ -22,6 +24,9 @@ async function body(req: Request): Promise<unknown> {
     return undefined;
   }
 }
+
+/** `POST /_test/accounts/{id}/keys`: the key's kind, `live` unless given. */
+export const KeyInput = v.strictObject({ kind: v.optional(v.picklist(KEY_KINDS), "live") });
 
 const accountId = (raw: string | undefined) => (raw && /^\d+$/.test(raw) ? Number(raw) : NaN);
 
@@ -41,7 +46,7 @@ export function testAccountRoutes(app: RouteTable, ctx: AppContext): void {
     "/_test/accounts/:id",
     testHandle(async ({ event }) => {
       const account = await ctx.ledger.readAccount(accountId(event.context.params?.id));
-      return account ? json(account) : bad("no such account", 404);
+      return account ? json(await readAccountState(ctx, account)) : bad("no such account", 404);
     }),
   );
 
@@ -69,7 +74,6 @@ export function testAccountRoutes(app: RouteTable, ctx: AppContext): void {
     }),
   );
 
-  const KeyInput = v.strictObject({ kind: v.optional(v.picklist(KEY_KINDS), "live") });
   app.post(
     "/_test/accounts/:id/keys",
     testHandle(async ({ event, req }) => {

@@ -3,17 +3,19 @@
  * `/_test/*` path falls through to the 404 envelope.
  */
 
-import { FAULT_CODES, type FaultCode } from "../../db/contract.ts";
 import { parseIsoInstant } from "../../db/instant.ts";
+import { emptyReplica } from "../../db/replica.ts";
 import { refreshSnapshot } from "../../db/snapshot.ts";
-import { applyBatch } from "../../sync/apply.ts";
-import { parseRecordLine, RecordError, type UpstreamRecord } from "../../sync/records.ts";
 import { inTestClockRange, TEST_CLOCK_RANGE } from "../clock.ts";
 import { type AppContext, notifyLedgerReset, notifyReplicaChange } from "../context.ts";
 import { json } from "../handle.ts";
+import { buildTestModeOpenApi } from "../openapi-test-mode.ts";
 import type { RouteTable } from "../route-table.ts";
+import { readBuildInfo } from "../version.ts";
 import { testAccountRoutes } from "./test-accounts.ts";
+import { testFaultRoutes } from "./test-faults.ts";
 import { testHandle } from "./test-handle.ts";
+import { testRecordRoutes } from "./test-records.ts";
 
 const bad = (message: string) => json({ error: { code: "invalid_request", message } }, 400);
 
@@ -56,32 +58,6 @@ export function testModeRoutes(app: RouteTable, ctx: AppContext): void {
   );
 
   app.post(
-    "/_test/records",
-    testHandle(async ({ req }) => {
-      const text = await req.text();
-      const records: UpstreamRecord[] = [];
-      let line = 0;
-      try {
-        for (const raw of text.split("\n")) {
-          line++;
-          if (raw.trim() === "") continue;
-          const record = parseRecordLine(raw, line);
-          const last = records.at(-1);
-          if (last && record.seq <= last.seq) throw new RecordError(line, `seq ${record.seq} does not increase`);
-          records.push(record);
-        }
-      } catch (err) {
-        if (err instanceof RecordError) return bad(err.message);
-        throw err;
-      }
-      const result = applyBatch(ctx.replica, records);
-      const snapshotEvents = refreshSnapshot(ctx.replica, ctx.clock.now());
-      notifyReplicaChange(ctx);
-      return json({ ...result, snapshotEvents });
-    }),
-  );
-
-  app.post(
     "/_test/snapshot",
     testHandle(() => {
       const snapshotEvents = refreshSnapshot(ctx.replica, ctx.clock.now());
@@ -91,28 +67,29 @@ export function testModeRoutes(app: RouteTable, ctx: AppContext): void {
   );
 
   app.post(
-    "/_test/faults",
-    testHandle(async ({ req }) => {
-      const body = await readJson(req);
-      const code = body?.code as FaultCode;
-      const times = body?.times ?? 1;
-      if (!FAULT_CODES.includes(code) || typeof times !== "number" || !Number.isInteger(times) || times < 0) {
-        return bad(`expected {"code": one of ${FAULT_CODES.join(", ")}, "times": N}`);
-      }
-      await ctx.ledger.test.armFault(code, times);
-      ctx.faults.arm(code, times);
-      return json({ faults: await ctx.ledger.test.pendingFaults() });
-    }),
-  );
-
-  app.post(
     "/_test/reset",
-    testHandle(async () => {
+    testHandle(async ({ req }) => {
+      const body = (await readJson(req)) ?? {};
+      const extra = Object.keys(body).filter((k) => k !== "replica");
+      if (extra.length > 0 || (body.replica !== undefined && typeof body.replica !== "boolean")) {
+        return bad('expected {} or {"replica": true|false}');
+      }
       await resetLedger(ctx);
-      return json({ ok: true });
+      if (body.replica === true) emptyReplicaNow(ctx);
+      return json({ ok: true, replica: body.replica === true ? "emptied" : "kept" });
     }),
   );
 
+  testRecordRoutes(app, ctx);
+  testFaultRoutes(app, ctx);
+
+  const description = JSON.stringify(
+    buildTestModeOpenApi({ baseUrl: ctx.config.baseUrl, version: readBuildInfo().version }),
+  );
+  app.get(
+    "/_test/openapi.json",
+    testHandle(() => new Response(description, { headers: { "content-type": "application/json; charset=utf-8" } })),
+  );
   testAccountRoutes(app, ctx);
 }
 
@@ -121,6 +98,17 @@ export async function resetLedger(ctx: AppContext): Promise<void> {
   await ctx.ledger.reset();
   ctx.faults.clear();
   notifyLedgerReset(ctx);
+}
+
+/**
+ * Empties the replica and refreshes the (now empty) snapshot, then drops every cache that
+ * describes the replica, as `/_test/records` does after it writes. Other processes on the same
+ * replica see the change through the same state checks as any write (server/list/caches.ts).
+ */
+function emptyReplicaNow(ctx: AppContext): void {
+  emptyReplica(ctx.replica);
+  refreshSnapshot(ctx.replica, ctx.clock.now(), { full: true });
+  notifyReplicaChange(ctx);
 }
 
 /** `YYYY-MM-DD` (midnight UTC) or an RFC 3339 date-time. */

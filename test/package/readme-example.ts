@@ -100,6 +100,29 @@ test("an injected fault fails the next request only", async () => {
   expect((await api.GET("/v1/events")).response.status).toBe(200);
 });
 
+test("a 429 injected for one key: the other key keeps working, and nothing is spent", async () => {
+  const mine = await marquee.createAccount({ plan: "business" }); // { accountId, keyId, key }
+  const other = client(await marquee.createKey({ plan: "business" }));
+  await marquee.faults.add({ code: "rate_limited", keyId: mine.keyId, path: "/v1/events" });
+  expect(await marquee.faults.list()).toMatchObject([{ code: "rate_limited", keyId: mine.keyId, times: 1 }]);
+  expect((await other.GET("/v1/events")).response.status).toBe(200);
+  const { error, response } = await client(mine.key).GET("/v1/events");
+  expect(response.status).toBe(429);
+  expect(error?.error.code).toBe("rate_limited");
+  expect(response.headers.get("retry-after")).toBe("1"); // as an empty bucket answers
+  const state = await marquee.account(mine.accountId);
+  expect(state.requestRate[0].tokens).toBe(60); // the faulted request spent no rate units
+  expect(state.rowsUsed24h).toBe(0);
+  await marquee.faults.add({ code: "delay", delayMs: 200, times: 5 });
+  expect(await marquee.faults.clear()).toBe(1);
+});
+
+test("records without seq append after the watermark; stale ones are refused, never skipped", async () => {
+  const encore = { ...concerts[0].event, id: 200, slug: "encore" };
+  expect(await marquee.applyRecords([{ type: "event", event: encore }])).toMatchObject({ applied: 1 });
+  await expect(marquee.applyRecords([{ ...concerts[0], seq: 2 }])).rejects.toThrow(/409 stale_records/);
+});
+
 test("a ticket handoff expires when the clock passes expires_at", async () => {
   await marquee.clock.set("2030-06-01T12:00:00Z");
   const api = client(await marquee.createKey({ plan: "business", kind: "builder" }));
@@ -117,4 +140,12 @@ test("reset empties accounts and keys, and keeps the events", async () => {
   expect((await client(key).GET("/v1/events")).response.status).toBe(401);
   const { data } = await client(await marquee.createKey()).GET("/v1/events", { params: { query: { limit: 1 } } });
   expect(data?.page.count).toBe(1);
+});
+
+test("reset({ replica: true }) empties the events too, and the same records apply again", async () => {
+  await marquee.reset({ replica: true });
+  const api = client(await marquee.createKey());
+  expect((await api.GET("/v1/events")).data?.page.count).toBe(0);
+  await marquee.applyRecords([venue, ...concerts]);
+  expect((await api.GET("/v1/events", { params: { query: { limit: 100 } } })).data?.page.count).toBe(30);
 });
