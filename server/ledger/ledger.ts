@@ -115,6 +115,9 @@ export interface Ledger {
   /** Rows delivered to the account in the rolling window (nowMs - windowMs, nowMs]. */
   rowsDelivered(accountId: number, windowMs: number, nowMs: number): Promise<number>;
 
+  /** Resolves when the ledger answers a trivial read (readiness: docs/operations.md, Health). */
+  ping(): Promise<void>;
+
   /** Test mode: empties accounts, keys, usage, handoffs, sessions and faults; keeps settings. */
   reset(): Promise<void>;
   readonly test: TestState;

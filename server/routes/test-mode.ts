@@ -14,6 +14,7 @@ import { json } from "../handle.ts";
 import type { RouteTable } from "../route-table.ts";
 import { testAccountRoutes } from "./test-accounts.ts";
 import { testHandle } from "./test-handle.ts";
+import { testRequestRoutes } from "./test-requests.ts";
 
 const bad = (message: string) => json({ error: { code: "invalid_request", message } }, 400);
 
@@ -114,6 +115,7 @@ export function testModeRoutes(app: RouteTable, ctx: AppContext): void {
   );
 
   testAccountRoutes(app, ctx);
+  testRequestRoutes(app, ctx);
 }
 
 /** Empties the ledger except its settings (the HMAC secret), then drops this process's caches and faults. */
