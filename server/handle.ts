@@ -83,10 +83,12 @@ export interface RouteOptions {
 }
 
 const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
+/** An API key fits the id's characters; one that holds a key's shape is never echoed or logged. */
+const HOLDS_KEY = /mq_(?:live|builder|legacy)_/;
 
 /** The request's id: the client's `X-Request-Id` when it is a usable one, else a new UUID. */
 export function requestIdFrom(incoming: string | null | undefined): string {
-  return incoming && REQUEST_ID.test(incoming) ? incoming : crypto.randomUUID();
+  return incoming && REQUEST_ID.test(incoming) && !HOLDS_KEY.test(incoming) ? incoming : crypto.randomUUID();
 }
 
 /** Told of every answered request (server/requests.ts). */

@@ -10,6 +10,7 @@ import { join } from "node:path";
 import { afterAll, beforeAll, describe } from "vitest";
 import { BUN_SERVE_ARGS } from "../bin/find-bun.js";
 import type { AppContext } from "../server/context.ts";
+import type { Logger } from "../server/log.ts";
 import type { OpenApiDocument } from "../server/openapi.ts";
 import { freePort } from "./net.ts";
 import { RequestValidator } from "./openapi-requests.ts";
@@ -35,13 +36,19 @@ export interface Target {
  * In-process, the app context is at hand: a suite may break the server's own connections at the
  * driver seam (a storage failure), which no HTTP request can do.
  */
-export async function startInProcess(options: { baseUrl?: string } = {}): Promise<Target & { ctx: AppContext }> {
+export async function startInProcess(
+  options: { baseUrl?: string; log?: Logger } = {},
+): Promise<Target & { ctx: AppContext }> {
   const { createApp } = await import("../server/app.ts");
   const { createContext } = await import("../server/context.ts");
   const { resolveConfig } = await import("../server/config.ts");
   const dir = mkdtempSync(join(tmpdir(), "marquee-test-"));
   const baseUrl = options.baseUrl ?? "http://marquee.test";
-  const ctx = await createContext(resolveConfig({ dbPath: join(dir, "marquee.db"), testMode: true, baseUrl }, {}));
+  const ctx = await createContext(
+    resolveConfig({ dbPath: join(dir, "marquee.db"), testMode: true, baseUrl }, {}),
+    undefined,
+    { log: options.log },
+  );
   const app = createApp(ctx);
   return {
     kind: "in-process",

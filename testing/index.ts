@@ -62,6 +62,21 @@ export interface ClockState {
   frozen: boolean;
 }
 
+/** A request the server answered, as its journal keeps it (docs/api.md, Test mode): never a key or a body. */
+export interface JournalEntry {
+  time: string;
+  requestId: string;
+  method: string;
+  path: string;
+  /** The query string without "?", credential-like values replaced by `[redacted]`. */
+  query: string;
+  status: number;
+  code: string | null;
+  keyId: number | null;
+  accountId: number | null;
+  rows: number;
+}
+
 export interface Marquee {
   /** `http://127.0.0.1:<port>`, test mode on. */
   readonly url: string;
@@ -80,6 +95,10 @@ export interface Marquee {
   fault(code: FaultCode, times?: number): Promise<void>;
   /** Empties the ledger (accounts, keys, usage, handoffs) and pending faults; keeps the replica. */
   reset(): Promise<void>;
+  /** The last requests the server answered (at most `limit`, all it keeps by default: 1,000), oldest first. */
+  requests(options?: { limit?: number }): Promise<JournalEntry[]>;
+  /** Empties the request journal. */
+  clearRequests(): Promise<void>;
   /** Closes the port and removes the temporary files. Safe to call twice. */
   stop(): Promise<void>;
 }
@@ -270,6 +289,13 @@ export async function startMarquee(options: StartOptions = {}): Promise<Marquee>
     },
     async reset() {
       await post("/_test/reset", {});
+    },
+    async requests(o = {}) {
+      const query = o.limit === undefined ? "" : `?limit=${o.limit}`;
+      return (await call(url, `/_test/requests${query}`, "GET")).requests as JournalEntry[];
+    },
+    async clearRequests() {
+      await call(url, "/_test/requests", "DELETE");
     },
     stop() {
       stopped ??= (async () => {
