@@ -1,18 +1,20 @@
 /**
  * Where log lines go (docs/operations.md, Logs and metrics): a file descriptor written in batches
- * behind the requests. A request adds its line to a buffer; the buffer is written with one
- * asynchronous `write` about every `LOG_SINK.flushMs`, or at once past `LOG_SINK.batchBytes`, so a
- * request never waits for the disk or the pipe (test/bench/RESULTS.md, "Request log and
- * metrics"). One write is in flight at a time, so lines keep their order.
+ * behind the requests. A line is encoded straight into a buffer; the buffer is written with one
+ * asynchronous `write` about every `LOG_SINK.flushMs`, or at once past `LOG_SINK.batchBytes`, so
+ * a request never waits for the disk or the pipe and allocates nothing for its line beyond the
+ * line itself (test/bench/RESULTS.md, "Request log and metrics"). Two buffers take turns: one
+ * fills while the other is written, and one write is in flight at a time, so lines keep their
+ * order.
  *
- * A destination that cannot keep up (a full pipe nobody reads) makes the buffer grow; past
+ * A destination that cannot keep up (a full pipe nobody reads) makes the filling buffer grow; past
  * `LOG_SINK.maxBufferedBytes` new lines are dropped and counted, and the count is written as a
  * line of its own once the destination takes lines again. What is buffered at exit is written
  * synchronously.
  *
- * Lines go out in whole-line chunks of at most 4,096 bytes to anything but a regular file: a pipe
- * takes a write that size in one piece, so the lines of several processes sharing one pipe (the
- * workers of `serve --workers`) never interleave within a line.
+ * To anything but a regular file, lines go out in whole-line pieces of at most 4,096 bytes: a
+ * pipe takes a write that size in one piece, so the lines of several processes sharing one pipe
+ * (the workers of `serve --workers`) never interleave within a line.
  */
 import { closeSync, fstatSync, openSync, write, writeSync } from "node:fs";
 
@@ -37,7 +39,7 @@ export interface LineSink {
 /** A sink that writes each line at once: for rare lines (errors) to a terminal or a pipe. */
 export function syncSink(fd: number): LineSink {
   return {
-    write: (line) => writeAll(fd, line),
+    write: (line) => writeAll(fd, Buffer.from(line)),
     flushSync() {},
     close() {},
   };
@@ -54,18 +56,21 @@ export function bufferedSink(
   return new BufferedSink(target, droppedLine);
 }
 
+const NEWLINE = 0x0a;
+
 class BufferedSink implements LineSink {
   readonly #fd: number;
   readonly #owned: boolean;
-  readonly #chunkBytes: number;
-  #lines: string[] = [];
-  #bytes = 0;
+  /** The largest piece one write may take: a pipe's atomic size, or the batch for a file. */
+  readonly #pieceBytes: number;
+  /** The buffer lines are added to, and how much of it they fill. */
+  #filling = Buffer.allocUnsafe(LOG_SINK.batchBytes * 2);
+  #filled = 0;
+  /** The other buffer: written from while non-null `#inFlight` bytes of it are in flight. */
+  #spare = Buffer.allocUnsafe(LOG_SINK.batchBytes * 2);
+  #inFlight: { end: number; offset: number } | null = null;
   #dropped = 0;
   #timer: ReturnType<typeof setTimeout> | null = null;
-  #writing = false;
-  /** The chunks of the write in flight, and the index of the one being written. */
-  #chunks: string[] = [];
-  #index = 0;
   #closed = false;
   readonly #onExit = () => this.flushSync();
 
@@ -81,84 +86,97 @@ class BufferedSink implements LineSink {
     } catch {
       // a descriptor fstat cannot read: written as a pipe
     }
-    this.#chunkBytes = regular ? LOG_SINK.batchBytes : LOG_SINK.pipeChunkBytes;
+    this.#pieceBytes = regular ? LOG_SINK.batchBytes * 2 : LOG_SINK.pipeChunkBytes;
     process.on("exit", this.#onExit);
   }
 
   write(line: string): void {
     if (this.#closed) return;
-    if (this.#bytes > LOG_SINK.maxBufferedBytes) {
+    // UTF-8 takes at most 3 bytes per UTF-16 unit.
+    const most = line.length * 3;
+    if (this.#filled + most > this.#filling.length && !this.#grow(most)) {
       this.#dropped++;
       return;
     }
-    this.#lines.push(line);
-    this.#bytes += line.length;
-    if (this.#writing) return;
-    if (this.#bytes >= LOG_SINK.batchBytes) this.#flush();
+    this.#filled += this.#filling.write(line, this.#filled);
+    if (this.#inFlight) return;
+    if (this.#filled >= LOG_SINK.batchBytes) this.#flush();
     else this.#timer ??= unref(setTimeout(() => this.#flush(), LOG_SINK.flushMs));
   }
 
-  /** Takes the buffered lines as chunks of whole lines (a line longer than a chunk is one chunk). */
-  #take(): string[] {
-    if (this.#dropped > 0) {
-      this.#lines.push(this.droppedLine(this.#dropped));
-      this.#dropped = 0;
-    }
-    const chunks: string[] = [];
-    let chunk = "";
-    for (const line of this.#lines) {
-      if (chunk.length > 0 && chunk.length + line.length > this.#chunkBytes) {
-        chunks.push(chunk);
-        chunk = "";
-      }
-      chunk += line;
-    }
-    if (chunk.length > 0) chunks.push(chunk);
-    this.#lines = [];
-    this.#bytes = 0;
-    return chunks;
+  /** Room for `bytes` more in the filling buffer, up to the cap; false when there is none. */
+  #grow(bytes: number): boolean {
+    const needed = this.#filled + bytes;
+    if (needed > LOG_SINK.maxBufferedBytes) return false;
+    const bigger = Buffer.allocUnsafe(Math.min(LOG_SINK.maxBufferedBytes, Math.max(needed, this.#filling.length * 2)));
+    this.#filling.copy(bigger, 0, 0, this.#filled);
+    this.#filling = bigger;
+    return true;
+  }
+
+  /** Adds the dropped-lines note, when lines were dropped, once there is room again. */
+  #noteDropped(): void {
+    if (this.#dropped === 0) return;
+    const count = this.#dropped;
+    this.#dropped = 0;
+    this.write(this.droppedLine(count));
   }
 
   #flush(): void {
     if (this.#timer !== null) clearTimeout(this.#timer);
     this.#timer = null;
-    if (this.#writing || this.#lines.length === 0) return;
-    this.#writing = true;
-    this.#chunks = this.#take();
-    this.#writeChunk(0);
+    if (this.#inFlight || this.#filled === 0) return;
+    // Swap: the filled buffer is written, the spare one fills.
+    const full = this.#filling;
+    this.#filling = this.#spare;
+    this.#spare = full;
+    this.#inFlight = { end: this.#filled, offset: 0 };
+    this.#filled = 0;
+    this.#writePiece();
   }
 
-  #writeChunk(index: number): void {
-    const chunks = this.#chunks;
-    this.#index = index;
-    if (index >= chunks.length) {
-      this.#writing = false;
-      this.#chunks = [];
-      // Lines added while the chunks were written.
-      if (this.#lines.length > 0) this.#flush();
+  /** Writes the next piece of the buffer in flight: whole lines, at most `#pieceBytes`. */
+  #writePiece(): void {
+    const flight = this.#inFlight!;
+    if (flight.offset >= flight.end) {
+      this.#inFlight = null;
+      this.#noteDropped();
+      // Lines added while the buffer was written wait for a batch, as any other lines.
+      if (this.#filled >= LOG_SINK.batchBytes) this.#flush();
+      else if (this.#filled > 0) this.#timer ??= unref(setTimeout(() => this.#flush(), LOG_SINK.flushMs));
       return;
     }
-    const data = Buffer.from(chunks[index]);
-    const writeFrom = (offset: number) => {
-      write(this.#fd, data, offset, data.length - offset, null, (err, written) => {
-        if (err && (err as NodeJS.ErrnoException).code === "EAGAIN") {
-          unref(setTimeout(() => writeFrom(offset), LOG_SINK.retryMs));
-          return;
-        }
-        // A destination that fails (closed, full disk) loses this chunk; the next ones are tried.
-        if (err || offset + written >= data.length) this.#writeChunk(index + 1);
-        else writeFrom(offset + written);
-      });
-    };
-    writeFrom(0);
+    const end = pieceEnd(this.#spare, flight.offset, flight.end, this.#pieceBytes);
+    write(this.#fd, this.#spare, flight.offset, end - flight.offset, null, (err, written) => {
+      if (this.#inFlight !== flight) return; // flushSync wrote the rest meanwhile
+      if (err && (err as NodeJS.ErrnoException).code === "EAGAIN") {
+        unref(setTimeout(() => this.#inFlight === flight && this.#writePiece(), LOG_SINK.retryMs));
+        return;
+      }
+      // A destination that fails (closed, full disk) loses this piece; the next ones are tried.
+      flight.offset = err ? end : flight.offset + written;
+      this.#writePiece();
+    });
   }
 
   flushSync(): void {
     if (this.#timer !== null) clearTimeout(this.#timer);
     this.#timer = null;
-    // The chunk being written finishes on its own; the chunks behind it and what is buffered go now.
-    const behind = this.#chunks.splice(this.#index + 1);
-    for (const chunk of [...behind, ...this.#take()]) writeAll(this.#fd, chunk);
+    const flight = this.#inFlight;
+    if (flight) {
+      // The piece being written finishes on its own; the rest of its buffer goes now.
+      const from = pieceEnd(this.#spare, flight.offset, flight.end, this.#pieceBytes);
+      writeAll(this.#fd, this.#spare.subarray(from, flight.end));
+      flight.offset = flight.end;
+      this.#inFlight = null;
+    }
+    if (this.#dropped > 0) {
+      const note = Buffer.from(this.droppedLine(this.#dropped));
+      this.#dropped = 0;
+      writeAll(this.#fd, this.#filling.subarray(0, this.#filled));
+      writeAll(this.#fd, note);
+    } else writeAll(this.#fd, this.#filling.subarray(0, this.#filled));
+    this.#filled = 0;
   }
 
   close(): void {
@@ -170,9 +188,18 @@ class BufferedSink implements LineSink {
   }
 }
 
-/** Writes `text` whole, waiting out a full non-blocking destination a little. */
-function writeAll(fd: number, text: string): void {
-  const data = Buffer.from(text);
+/** Where a piece starting at `from` ends: `to`, or the end of the last whole line within `most` bytes. */
+function pieceEnd(buffer: Buffer, from: number, to: number, most: number): number {
+  if (to - from <= most) return to;
+  const newline = buffer.lastIndexOf(NEWLINE, from + most - 1);
+  if (newline >= from) return newline + 1;
+  // A line longer than a piece goes out whole.
+  const end = buffer.indexOf(NEWLINE, from);
+  return end < 0 || end >= to ? to : end + 1;
+}
+
+/** Writes `data` whole, waiting out a full non-blocking destination a little. */
+function writeAll(fd: number, data: Uint8Array): void {
   let offset = 0;
   for (let tries = 0; offset < data.length && tries < 1000; tries++) {
     try {

@@ -40,6 +40,9 @@ export class Logger {
   readonly #json: boolean;
   /** `,"worker":N` for JSON lines, ` worker=N` for text, or "". */
   readonly #worker: string;
+  /** The last request line's time and its ISO form: requests in the same millisecond share it. */
+  #timeMs = Number.NaN;
+  #timeIso = "";
 
   constructor(
     readonly options: LogOptions,
@@ -84,7 +87,11 @@ export class Logger {
   /** The request line: built by hand (it is written for every request), its fields in a fixed order. */
   request(r: RequestRecord): void {
     if (!this.requests) return;
-    const time = new Date(r.time).toISOString();
+    if (r.time !== this.#timeMs) {
+      this.#timeMs = r.time;
+      this.#timeIso = new Date(r.time).toISOString();
+    }
+    const time = this.#timeIso;
     const path = redactPath(r.path);
     const ms = Math.round(r.durationMs * 1000) / 1000;
     if (this.#json) {

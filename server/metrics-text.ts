@@ -15,6 +15,12 @@ import type { BuildInfo } from "./version.ts";
 
 type PromClient = typeof import("prom-client");
 
+const HEAP_SPACE_METRICS = [
+  "nodejs_heap_space_size_total_bytes",
+  "nodejs_heap_space_size_used_bytes",
+  "nodejs_heap_space_size_available_bytes",
+];
+
 export class Metrics {
   readonly requests = new RequestMetrics();
 
@@ -28,6 +34,9 @@ export class Metrics {
     const prom = (await import("prom-client")).default as PromClient;
     const registry = new prom.Registry();
     prom.collectDefaultMetrics({ register: registry });
+    // Per heap space: on Bun reading them walks the heap, milliseconds that would stall the
+    // requests behind every scrape (test/bench/RESULTS.md, "Request log and metrics").
+    for (const name of HEAP_SPACE_METRICS) registry.removeSingleMetric(name);
     return new Metrics(registry, build);
   }
 

@@ -1,20 +1,35 @@
 #!/usr/bin/env bun
 /**
  * What the request log and the metrics cost (docs/operations.md, Logs and metrics): the default
- * page on two Marquee servers over the bench replica, side by side, slice by slice (A B B A …).
+ * page on two Marquee servers on the SQLite ledger, side by side, slice by slice (A B B A …).
  * One runs as the rest of the bench does, without request lines (`--log-level warn`); the other
  * writes the JSON request log to a file (`--log-format json --log-file …`) and has its `/metrics`
  * scraped every second on its admin port. The target: the second within 10 % of the first.
  *
+ * A SQLite ledger has one server (docs/operations.md, Files on disk), so the second serves a
+ * copy of the bench replica, with a ledger and an account of its own.
+ *
  *   bun test/bench/observability.ts          (npm run bench:observability; also part of npm run bench)
+ *
+ * `OBS_VARIANT=log` or `OBS_VARIANT=metrics` gives the second server only one of the two, to see
+ * which costs what.
  *
  * Builds the cached 1M-event replica first if it is missing (test/bench/lib/fixture.ts).
  */
-import { mkdirSync, readFileSync, statSync } from "node:fs";
+import { copyFileSync, existsSync, mkdirSync, readFileSync, statSync } from "node:fs";
 import { join } from "node:path";
+import { ledgerPathFor, openLedger } from "../../db/ledger.ts";
 import { LOAD } from "./lib/config.ts";
 import { groupCpuS } from "./lib/cpu.ts";
-import { cleanRunDir, createKeys, ensureReplica, openBenchLedger, RUN_DIR, resetLedger } from "./lib/fixture.ts";
+import {
+  cleanRunDir,
+  createKeys,
+  ensureReplica,
+  openBenchLedger,
+  REPLICA_DB,
+  RUN_DIR,
+  resetLedger,
+} from "./lib/fixture.ts";
 import { freePort, type Server, stopAllServers } from "./lib/proc.ts";
 import { startMarqueeBun } from "./lib/targets.ts";
 import { combine, type LoadResult, type Slice, slice } from "./lib/wrk.ts";
@@ -41,21 +56,27 @@ export interface ObservabilityResult {
   scrapes: number;
 }
 
-/** Measures the pair with `benchKey` (an account with no row budget and its rate lifted). */
+/**
+ * Measures the pair: `benchKey` (an account with no row budget and its rate lifted, in the bench
+ * replica's ledger) on the plain side, the same kind of account on the copy's.
+ */
 export async function measureObservability(benchKey: string, log: (s: string) => void): Promise<ObservabilityResult> {
-  mkdirSync(RUN_DIR, { recursive: true });
+  const dir = join(RUN_DIR, "observed");
+  mkdirSync(dir, { recursive: true });
+  const copy = join(dir, "marquee.db");
+  copyFileSync(REPLICA_DB, copy);
+  const ledger = await openLedger(ledgerPathFor(copy));
+  const [observedKey] = createKeys(ledger, "bench", 1, "observed").keys;
+  ledger.close();
   const logFile = join(RUN_DIR, "requests.log");
   const adminPort = await freePort();
   const plain = await startMarqueeBun(await freePort());
+  const variant = process.env.OBS_VARIANT ?? "both";
   const observed = await startMarqueeBun(await freePort(), [
-    "--log-level",
-    "info",
-    "--log-format",
-    "json",
-    "--log-file",
-    logFile,
-    "--admin-port",
-    String(adminPort),
+    "--db",
+    copy,
+    ...(variant !== "metrics" ? ["--log-level", "info", "--log-format", "json", "--log-file", logFile] : []),
+    ...(variant !== "log" ? ["--admin-port", String(adminPort)] : []),
   ]);
   let scrapes = 0;
   const scraper = setInterval(async () => {
@@ -69,15 +90,18 @@ export async function measureObservability(benchKey: string, log: (s: string) =>
   }, 1000);
   try {
     const sides = [
-      { server: plain, slices: [] as Slice[], cpuS: 0 },
-      { server: observed, slices: [] as Slice[], cpuS: 0 },
+      { server: plain, key: benchKey, slices: [] as Slice[], cpuS: 0 },
+      { server: observed, key: observedKey, slices: [] as Slice[], cpuS: 0 },
     ];
-    const spec = (s: Server) => ({ url: `${s.baseUrl}/v1/events`, key: benchKey });
-    for (const side of sides) await slice(spec(side.server), LOAD.targetWarmupS);
+    const spec = (side: { server: Server; key: string }) => ({
+      url: `${side.server.baseUrl}/v1/events`,
+      key: side.key,
+    });
+    for (const side of sides) await slice(spec(side), LOAD.targetWarmupS);
     for (let k = 0; k < OBSERVABILITY.slices; k++) {
       for (const side of k % 2 === 0 ? sides : [...sides].reverse()) {
         const before = groupCpuS(side.server.child.pid!);
-        side.slices.push(await slice(spec(side.server), OBSERVABILITY.sliceS));
+        side.slices.push(await slice(spec(side), OBSERVABILITY.sliceS));
         side.cpuS += groupCpuS(side.server.child.pid!) - before;
       }
     }
@@ -87,13 +111,14 @@ export async function measureObservability(benchKey: string, log: (s: string) =>
     });
     for (const [name, s] of [
       ["without", a],
-      ["with log + metrics", b],
+      [`with ${variant === "both" ? "log + metrics" : variant}`, b],
     ] as const)
       log(
         `  ${name.padEnd(20)} ${s.load.rps.toFixed(0).padStart(7)} req/s  p50 ${s.load.p50Ms.toFixed(2)} ms  p99 ${s.load.p99Ms.toFixed(2)} ms  CPU ${s.cpuUs.toFixed(1)} µs/req`,
       );
     await observed.stop();
-    const logLines = statSync(logFile).size > 0 ? readFileSync(logFile, "utf8").split("\n").length - 1 : 0;
+    const logLines =
+      existsSync(logFile) && statSync(logFile).size > 0 ? readFileSync(logFile, "utf8").split("\n").length - 1 : 0;
     return { plain: a, observed: b, logLines, scrapes };
   } finally {
     clearInterval(scraper);
