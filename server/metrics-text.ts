@@ -35,7 +35,7 @@ export class Metrics {
     const registry = new prom.Registry();
     prom.collectDefaultMetrics({ register: registry });
     // Per heap space: on Bun reading them walks the heap, milliseconds that would stall the
-    // requests behind every scrape (test/bench/RESULTS.md, "Request log and metrics").
+    // requests behind every scrape (test/bench/RESULTS.md, "Round 25").
     for (const name of HEAP_SPACE_METRICS) registry.removeSingleMetric(name);
     return new Metrics(registry, build);
   }
