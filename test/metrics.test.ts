@@ -196,7 +196,8 @@ describe("/metrics of serve --workers 2", () => {
     child.stderr!.on("data", (d) => (stderr += d));
     const deadline = Date.now() + 30_000;
     while (!stdout.includes("Marquee listening on")) {
-      if (Date.now() > deadline || child.exitCode !== null) throw new Error(`the workers did not start: ${stdout}${stderr}`);
+      if (Date.now() > deadline || child.exitCode !== null)
+        throw new Error(`the workers did not start: ${stdout}${stderr}`);
       await new Promise((r) => setTimeout(r, 50));
     }
   }, 60_000);
