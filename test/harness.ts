@@ -4,7 +4,7 @@
  * `/_test/*` API, so nothing here reaches around the HTTP interface.
  */
 import { type ChildProcess, spawn } from "node:child_process";
-import { mkdtempSync, rmSync } from "node:fs";
+import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe } from "vitest";
@@ -63,7 +63,24 @@ export async function startInProcess(
   };
 }
 
-/** A spawned server in test mode; `dir` serves existing files (another server's, say) instead of new ones. */
+/** An API key's shape with enough of its secret to be one (a masked one reads `mq_live_[redacted]`). */
+const KEY_IN_LOG = /mq_(?:live|builder|legacy)_[A-Za-z0-9]{16,}/;
+
+/**
+ * Throws when the server's log holds an API key: every suite that runs against a spawned server
+ * also checks that its log never does (docs/operations.md, Logs and metrics).
+ */
+function assertNoKeyInLog(file: string): void {
+  if (!existsSync(file)) return;
+  const found = KEY_IN_LOG.exec(readFileSync(file, "utf8"));
+  if (found) throw new Error(`the server's log holds an API key: ${found[0].slice(0, 16)}…`);
+}
+
+/**
+ * A spawned server in test mode; `dir` serves existing files (another server's, say) instead of
+ * new ones. Its log goes to `dir/marquee.log` (unless `extraArgs` name a file), searched for keys
+ * when it closes.
+ */
 export async function startBunServer(
   extraArgs: string[] = [],
   dir: string = mkdtempSync(join(tmpdir(), "marquee-e2e-")),
@@ -94,10 +111,14 @@ export async function startBunServer(
       baseUrl,
       "--db",
       join(dir, "marquee.db"),
+      ...(extraArgs.includes("--log-file") ? [] : ["--log-file", join(dir, "marquee.log")]),
       ...extraArgs,
     ],
     { cwd: ROOT, stdio: ["ignore", "pipe", "pipe"], env: { ...process.env, MARQUEE_SECRET: "", MARQUEE_DB: "" } },
   );
+  const logFile = extraArgs.includes("--log-file")
+    ? extraArgs[extraArgs.indexOf("--log-file") + 1]
+    : join(dir, "marquee.log");
   let stderr = "";
   child.stderr!.on("data", (d) => (stderr += d));
   child.stdout!.resume();
@@ -118,7 +139,11 @@ export async function startBunServer(
         child.kill("SIGTERM");
         await exited;
       }
-      rmSync(dir, { recursive: true, force: true });
+      try {
+        assertNoKeyInLog(logFile);
+      } finally {
+        rmSync(dir, { recursive: true, force: true });
+      }
     },
   };
 }

@@ -6,12 +6,15 @@
  * (the `node:http` listener). Every line those runs write is then searched for every key, token
  * and password they used: none may appear.
  */
-import { mkdtempSync, readFileSync, rmSync } from "node:fs";
+
+import { spawn } from "node:child_process";
+import { appendFileSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
+import { BUN_SERVE_ARGS } from "../bin/find-bun.js";
 import { createLogger } from "../server/log.ts";
-import { Client, startBunServer, startInProcess, type Target } from "./harness.ts";
+import { BUN, Client, freePort, ROOT, startBunServer, startInProcess, type Target } from "./harness.ts";
 import { PortalSession } from "./portal-client.ts";
 import { eventRecord, venueRecord } from "./records.ts";
 import { type RedisServer, startRedisServer } from "./redis-server.ts";
@@ -189,6 +192,8 @@ async function until<T>(what: string, probe: () => T | undefined): Promise<T> {
   }
 }
 
+const read = (target: Target) => readFileSync(join(target.dir, "marquee.log"), "utf8");
+
 /** Every log written by the runs below, searched for secrets at the end. */
 const logs: string[] = [];
 
@@ -248,6 +253,15 @@ describe("the request log", () => {
     return ["--ledger", `redis://:${password}@127.0.0.1:${redis.port}`, "--admin-port", "0"];
   });
 
+  it("every suite's spawned server is searched for keys as it closes (test/harness.ts)", async () => {
+    const target = await startBunServer();
+    await target.fetch(`/no/such/mq_live_${"Q".repeat(40)}`);
+    expect(await until("the line", () => (/mq_live_\[redacted\]/.test(read(target)) ? true : undefined))).toBe(true);
+    // A key written there by anything makes the suite fail when the server closes.
+    appendFileSync(join(target.dir, "marquee.log"), `{"msg":"leak","key":"mq_builder_${"k".repeat(40)}"}\n`);
+    await expect(target.close()).rejects.toThrow(/the server's log holds an API key: mq_builder_kkkkk/);
+  });
+
   it("holds no key, session, sign-in token, CSRF token or password in any line of the runs above", () => {
     expect(logs).toHaveLength(3);
     expect(secrets.size).toBeGreaterThan(10);
@@ -260,4 +274,52 @@ describe("the request log", () => {
     expect(all).toContain('"path":"/developers/sign-in"');
     expect(all).toContain('"path":"/no/such/mq_live_[redacted]"');
   });
+});
+
+describe("without --log-file", () => {
+  /** `serve` with `args`; its standard output once `/healthz` has been asked for twice. */
+  async function stdoutOf(args: string[]): Promise<string> {
+    const dir = mkdtempSync(join(tmpdir(), "marquee-log-stdout-"));
+    const port = await freePort();
+    const child = spawn(
+      BUN,
+      [...BUN_SERVE_ARGS, join(ROOT, "server/main.ts"), "serve", "--port", String(port), "--host", "127.0.0.1"].concat([
+        "--db",
+        join(dir, "m.db"),
+        ...args,
+      ]),
+      { cwd: ROOT, stdio: ["ignore", "pipe", "pipe"], env: { ...process.env, MARQUEE_DB: "", MARQUEE_LOG_FORMAT: "" } },
+    );
+    let out = "";
+    child.stdout!.on("data", (d) => (out += d));
+    child.stderr!.resume();
+    try {
+      await until("listening", () => (out.includes("Marquee listening on") ? true : undefined));
+      for (const id of ["first-healthz", "second-healthz"])
+        await fetch(`http://127.0.0.1:${port}/healthz`, { headers: { "x-request-id": id } });
+      // Lines are written behind the requests; a marker request after them is polled for.
+      await fetch(`http://127.0.0.1:${port}/livez`, { headers: { "x-request-id": "marker" } });
+      if (!args.includes("warn")) await until("the lines", () => (out.includes("marker") ? true : undefined));
+    } finally {
+      // Its output is read to the end: a line still buffered is written as it exits.
+      const closed = new Promise((r) => child.once("close", r));
+      child.kill("SIGTERM");
+      await closed;
+      rmSync(dir, { recursive: true, force: true });
+    }
+    return out;
+  }
+
+  it("writes JSON request lines to standard output when it is not a terminal", async () => {
+    const lines = (await stdoutOf([])).split("\n").filter((l) => l.startsWith("{"));
+    const requests = lines.map((l) => JSON.parse(l) as LogLine).filter((l) => l.msg === "request");
+    expect(requests.map((l) => l.requestId)).toEqual(["first-healthz", "second-healthz", "marker"]);
+  }, 30_000);
+
+  it("writes text lines with --log-format text, and none for requests with --log-level warn", async () => {
+    expect(await stdoutOf(["--log-format", "text"])).toMatch(
+      /^\S+Z INFO request GET \/healthz 200 [\d.]+ms rows=0 code=- accountId=- keyId=- requestId=first-healthz$/m,
+    );
+    expect(await stdoutOf(["--log-level", "warn"])).not.toContain("healthz");
+  }, 30_000);
 });
