@@ -3,13 +3,17 @@
  * incoming ids are kept, what a path and a journal query keep of a target, the text format, and
  * the sink's order and clean close.
  */
+import { spawnSync } from "node:child_process";
 import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
+import { UsageError } from "../server/cli/args.ts";
+import { resolveConfig } from "../server/config.ts";
 import { requestIdFrom } from "../server/handle.ts";
 import { createLogger } from "../server/log.ts";
 import { pathOf, type RequestRecord, redactPath, redactQuery } from "../server/request-record.ts";
+import { BUN, ROOT } from "./harness.ts";
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 
@@ -135,5 +139,61 @@ describe("the log's formats and sink", () => {
       .map((l) => JSON.parse(l) as { msg: string; i: number });
     expect(lines).toHaveLength(5000);
     expect(lines.map((l) => l.i)).toEqual(Array.from({ length: 5000 }, (_, i) => i));
+  });
+});
+
+describe("configuration of the log, the admin port and readiness", () => {
+  it("takes flags over the environment over the defaults", () => {
+    const base = resolveConfig({ logFile: "/tmp/x.log" }, {});
+    expect(base).toMatchObject({
+      logFormat: "json",
+      logLevel: "info",
+      adminPort: undefined,
+      adminHost: "127.0.0.1",
+      maxUpstreamLagS: 120,
+    });
+    const env = {
+      MARQUEE_LOG_FORMAT: "text",
+      MARQUEE_LOG_LEVEL: "warn",
+      MARQUEE_LOG_FILE: "/var/log/m.log",
+      MARQUEE_ADMIN_PORT: "9464",
+      MARQUEE_ADMIN_HOST: "0.0.0.0",
+      MARQUEE_MAX_UPSTREAM_LAG: "30",
+    };
+    expect(resolveConfig({}, env)).toMatchObject({
+      logFormat: "text",
+      logLevel: "warn",
+      logFile: "/var/log/m.log",
+      adminPort: 9464,
+      adminHost: "0.0.0.0",
+      maxUpstreamLagS: 30,
+    });
+    expect(resolveConfig({ logLevel: "error", adminPort: 9100 }, env)).toMatchObject({
+      logLevel: "error",
+      adminPort: 9100,
+    });
+  });
+
+  it.each([
+    ["MARQUEE_LOG_FORMAT", "yaml", "MARQUEE_LOG_FORMAT must be one of text, json"],
+    ["MARQUEE_LOG_LEVEL", "loud", "MARQUEE_LOG_LEVEL must be one of debug, info, warn, error"],
+    ["MARQUEE_ADMIN_PORT", "70000", "MARQUEE_ADMIN_PORT must be a port number (0 to 65535)"],
+    ["MARQUEE_ADMIN_PORT", "x", "MARQUEE_ADMIN_PORT must be an integer >= 0"],
+    ["MARQUEE_MAX_UPSTREAM_LAG", "0", "MARQUEE_MAX_UPSTREAM_LAG must be an integer >= 1"],
+  ])("refuses %s=%s in one line", (name, value, message) => {
+    expect(() => resolveConfig({}, { [name]: value })).toThrow(new UsageError(message));
+  });
+
+  it.each([
+    [["--log-level", "loud"], "marquee serve: --log-level must be one of debug, info, warn, error\n"],
+    [["--log-format", "xml"], "marquee serve: --log-format must be one of text, json\n"],
+    [["--admin-port", "99999"], "marquee serve: --admin-port must be a port number (0 to 65535)\n"],
+    [["--max-upstream-lag", "0"], "marquee serve: --max-upstream-lag must be an integer >= 1\n"],
+  ])("serve %j is a usage error", (args, stderr) => {
+    const r = spawnSync(BUN, [join(ROOT, "server/main.ts"), "serve", "--port", "0", ...args], {
+      encoding: "utf8",
+      env: { ...process.env, MARQUEE_DB: "" },
+    });
+    expect({ status: r.status, stderr: r.stderr }).toEqual({ status: 2, stderr });
   });
 });
