@@ -247,5 +247,18 @@ describe("/metrics of serve --workers 2", () => {
       ],
     });
     expect((await fetchFresh(port, "/metrics")).status).toBe(404);
+
+    // Each worker logs its own requests on the shared standard output, whole lines, with its index.
+    const logged = () =>
+      stdout
+        .split("\n")
+        .filter((l) => l.startsWith("{"))
+        .map((l) => JSON.parse(l) as { msg: string; path: string; worker: number })
+        .filter((l) => l.msg === "request" && l.path === "/v1/events");
+    const deadline = Date.now() + 20_000;
+    while (logged().length < refused && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
+    expect(logged()).toHaveLength(refused);
+    // 30 new connections spread by the kernel: all on one worker has odds of 2 in 2^30.
+    expect(new Set(logged().map((l) => l.worker))).toEqual(new Set([0, 1]));
   }, 60_000);
 });
