@@ -16,12 +16,16 @@
  * worker over its IPC channel for its metric families and its readiness (`scrapeWorkers`), and
  * merges them. A worker that does not answer within `SUPERVISION.scrapeTimeoutMs` is missing
  * from that scrape and makes `/readyz` fail.
+ *
+ * Worker 0 alone follows a PostgreSQL upstream; it reports the upstream's status every
+ * `SUPERVISION.upstreamReportMs`, and the supervisor passes it on to the other workers, so every
+ * worker's `/healthz` and `/readyz` judge the upstream alike (`shareUpstream`, `relayedUpstream`).
  */
 import { type ChildProcess, spawn } from "node:child_process";
 import { BUN_SERVE_ARGS } from "../bin/find-bun.js";
 import { onBun } from "../db/runtime.ts";
 import { WORKER_INDEX_ENV } from "./config.ts";
-import type { Readiness } from "./health.ts";
+import type { Readiness, UpstreamReport } from "./health.ts";
 import type { MetricFamily } from "./metrics.ts";
 
 export const SUPERVISION = {
@@ -34,6 +38,9 @@ export const SUPERVISION = {
   maxImmediateCrashes: 5,
   /** How long a scrape waits for a worker's metrics and readiness. */
   scrapeTimeoutMs: 3_000,
+  /** How often worker 0 reports its upstream's status, and when a report counts as missing. */
+  upstreamReportMs: 1_000,
+  upstreamSilentMs: 5_000,
 } as const;
 
 /** A worker's readiness, as it crosses the IPC channel. */
@@ -42,13 +49,17 @@ export type WorkerReadiness = Pick<Readiness, "ready" | "checks" | "failing">;
 /** What a worker tells its supervisor over the IPC channel. */
 type WorkerMessage =
   | { type: "listening" }
-  | { type: "scrape"; id: number; families: MetricFamily[]; readiness: WorkerReadiness };
+  | { type: "scrape"; id: number; families: MetricFamily[]; readiness: WorkerReadiness }
+  | UpstreamMessage;
 
-/** What a supervisor asks of a worker. */
-interface SupervisorMessage {
-  type: "scrape";
-  id: number;
+/** Worker 0's upstream status, passed on by the supervisor to the other workers. */
+interface UpstreamMessage {
+  type: "upstream";
+  status: UpstreamReport;
 }
+
+/** What a supervisor asks of, or tells, a worker. */
+type SupervisorMessage = { type: "scrape"; id: number } | UpstreamMessage;
 
 /** One worker's answer to a scrape; `answered: false` when it gave none in time (or is not running). */
 export type WorkerScrape =
@@ -152,6 +163,8 @@ export function superviseWorkers(options: {
     child.on("message", (m: WorkerMessage) => {
       if (m?.type === "listening") onListening?.();
       else if (m?.type === "scrape") answers.get(`${index}:${m.id}`)?.(m);
+      else if (m?.type === "upstream")
+        for (const other of live()) if (other !== slot && other.child.connected) other.child.send(m, () => {});
     });
     child.on("error", (err) => {
       console.error(`marquee serve: cannot start worker ${index}: ${err.message}`);
@@ -255,6 +268,36 @@ export function superviseWorkers(options: {
 export function reportListening(): void {
   const message: WorkerMessage = { type: "listening" };
   process.send?.(message);
+}
+
+/** In worker 0: reports the upstream it follows to the supervisor, for the other workers. */
+export function shareUpstream(upstream: { status(): UpstreamReport }): void {
+  const timer = setInterval(() => {
+    const message: UpstreamMessage = { type: "upstream", status: upstream.status() };
+    process.send?.(message);
+  }, SUPERVISION.upstreamReportMs);
+  timer.unref?.();
+}
+
+/**
+ * In another worker: the upstream worker 0 follows, as its last report says. Before the first
+ * report, or when reports stop, its state is `unknown` and only its last applied time counts.
+ */
+export function relayedUpstream(): { status(): UpstreamReport } {
+  let last: { status: UpstreamReport; atMs: number } | undefined;
+  process.on("message", (m: SupervisorMessage) => {
+    if (m?.type === "upstream") last = { status: m.status, atMs: Date.now() };
+  });
+  return {
+    status() {
+      const silentMs = last === undefined ? Number.POSITIVE_INFINITY : Date.now() - last.atMs;
+      if (last && silentMs <= SUPERVISION.upstreamSilentMs) return last.status;
+      const error = last
+        ? `no report from worker 0 for ${Math.round(silentMs / 1000)} s`
+        : "no report from worker 0 yet";
+      return { ...last?.status, state: "unknown", error, lagBytes: null, appliedAt: last?.status.appliedAt ?? null };
+    },
+  };
 }
 
 /** In a worker: answers its supervisor's scrapes with `collect`'s metrics and readiness. */

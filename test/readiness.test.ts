@@ -6,9 +6,14 @@
  * The same answers on the admin port. Nothing here waits on the wall clock: each state is made
  * (a table lock held, a process stopped, the test clock moved) and then polled for.
  */
-import { spawnSync } from "node:child_process";
+import { spawn, spawnSync } from "node:child_process";
+import { mkdtempSync, rmSync } from "node:fs";
+import { request } from "node:http";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import pg from "pg";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { BUN_SERVE_ARGS } from "../bin/find-bun.js";
 import { BUN, Client, freePort, ROOT, startBunServer, startInProcess, type Target } from "./harness.ts";
 import { type PgServer, startPgServer } from "./pg-server.ts";
 import { startRedisServer } from "./redis-server.ts";
@@ -136,15 +141,21 @@ describe("a followed PostgreSQL upstream", () => {
   }, 30_000);
   afterAll(() => server?.stop());
 
-  it("is not ready during the initial copy, nor when the upstream is down past --max-upstream-lag", async () => {
-    server.psql("CREATE DATABASE ready");
+  /** The upstream tables in a new database `name`, with one venue and one event. */
+  function upstreamDatabase(name: string): string {
+    server.psql(`CREATE DATABASE ${name}`);
     const ddl = spawnSync(BUN, ["server/main.ts", "upstream-schema"], { cwd: ROOT, encoding: "utf8" }).stdout;
-    server.psql(ddl, "ready");
+    server.psql(ddl, name);
     server.psql(
       `INSERT INTO marquee.venues VALUES (1, 'Hall', 'Austin', 'TX', 'America/Chicago', 30.27, -97.74, 'street', true);
        INSERT INTO marquee.events (id, venue_id, title, slug, start_date, source) VALUES (1, 1, 'One', 'one', now() + interval '2 days', 'scraper:x')`,
-      "ready",
+      name,
     );
+    return server.url(name);
+  }
+
+  it("is not ready during the initial copy, nor when the upstream is down past --max-upstream-lag", async () => {
+    upstreamDatabase("ready");
     // The copy reads the tables; while this transaction holds them, it waits.
     const holder = new pg.Client({ connectionString: server.url("ready") });
     holder.on("error", () => {}); // the server's outage below ends its connection if still open
@@ -206,6 +217,80 @@ describe("a followed PostgreSQL upstream", () => {
     } finally {
       await holder.end().catch(() => {});
       await target?.close();
+    }
+  }, 180_000);
+
+  it("under --workers 2, every worker judges the upstream worker 0 follows", async () => {
+    const url = upstreamDatabase("workers");
+    const redis = await startRedisServer();
+    const dir = mkdtempSync(join(tmpdir(), "marquee-ready-workers-"));
+    const [port, adminPort] = [await freePort(), await freePort()];
+    const child = spawn(
+      BUN,
+      [
+        ...BUN_SERVE_ARGS,
+        join(ROOT, "server/main.ts"),
+        "serve",
+        "--test-mode",
+        ...["--port", String(port), "--host", "127.0.0.1", "--db", join(dir, "marquee.db"), "--ledger", redis.url],
+        ...["--workers", "2", "--sync-from", url, "--admin-port", String(adminPort), "--log-file", join(dir, "log")],
+      ],
+      { cwd: ROOT, stdio: ["ignore", "ignore", "ignore"], env: { ...process.env, MARQUEE_SECRET: "", MARQUEE_DB: "" } },
+    );
+    /** Each worker's /healthz, asked on new connections until both have answered. */
+    const fromBoth = async () => {
+      const seen = new Map<number, { status: string; upstream: { state: string } | null }>();
+      for (let i = 0; seen.size < 2 && i < 400; i++) {
+        const body = await new Promise<string>((resolve, reject) => {
+          const req = request({ host: "127.0.0.1", port, path: "/healthz", agent: false }, (res) => {
+            let text = "";
+            res.setEncoding("utf8");
+            res.on("data", (d) => (text += d));
+            res.on("end", () => resolve(text));
+          });
+          req.on("error", reject);
+          req.end();
+        });
+        const health = JSON.parse(body) as { worker: number; status: string; upstream: { state: string } | null };
+        seen.set(health.worker, health);
+      }
+      return [...seen.values()];
+    };
+    try {
+      await until("both workers see the upstream streaming", async () => {
+        const both = await fromBoth();
+        return both.length === 2 && both.every((h) => h.upstream?.state === "streaming") ? true : undefined;
+      });
+      expect((await readiness(admin(adminPort))).code).toBe(200);
+
+      server.pause();
+      // The test clock is the shared ledger's: an hour later for every worker.
+      await fetch(`http://127.0.0.1:${port}/_test/clock`, {
+        method: "POST",
+        headers: { "content-type": "application/json" },
+        body: JSON.stringify({ advanceSeconds: 3600 }),
+      });
+      await until("both workers' upstream check to fail", async () => {
+        const both = await fromBoth();
+        return both.length === 2 && both.every((h) => h.status === "degraded") ? true : undefined;
+      });
+      const merged = await readiness(admin(adminPort));
+      expect(merged.code).toBe(503);
+      expect(merged.body.failing).toEqual(["upstream"]);
+      expect(merged.body.checks.upstream.detail).toMatch(/^worker \d: /);
+
+      server.resume();
+      await until(
+        "ready again",
+        async () => ((await readiness(admin(adminPort))).code === 200 ? true : undefined),
+        90_000,
+      );
+    } finally {
+      const exited = new Promise((r) => child.once("exit", r));
+      child.kill("SIGTERM");
+      await exited;
+      rmSync(dir, { recursive: true, force: true });
+      await redis.stop();
     }
   }, 180_000);
 });

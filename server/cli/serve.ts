@@ -1,5 +1,6 @@
 import { ledgerPathFor } from "../../db/ledger.ts";
 import { lockLedgerForServing } from "../../db/serve-lock.ts";
+import { isPostgresUrl } from "../../sync/postgres/schema.ts";
 import { type AdminListener, listenAdmin, serverAnswers, supervisorAnswers } from "../admin.ts";
 import { createApp, createRouteTable } from "../app.ts";
 import { startBackgroundWork } from "../background.ts";
@@ -9,7 +10,9 @@ import { listen } from "../listen.ts";
 import { createLogger, LOG_FORMATS, LOG_LEVELS, type Logger } from "../log.ts";
 import {
   answerScrapes,
+  relayedUpstream,
   reportListening,
+  shareUpstream,
   stopWithSupervisor,
   superviseWorkers,
   withoutWorkersFlag,
@@ -180,6 +183,9 @@ async function serve(config: Config, log: Logger): Promise<undefined> {
   try {
     // The replica's writing work runs in one process: a lone server, or worker 0.
     await startBackgroundWork(ctx, { writer: worker === undefined || worker === 0 });
+    // The others learn worker 0's upstream through the supervisor (docs/operations.md, Health).
+    if (worker !== undefined && worker > 0 && config.syncFrom !== undefined && isPostgresUrl(config.syncFrom))
+      ctx.upstream = relayedUpstream();
     const routes = createRouteTable(ctx);
     const app = createApp(ctx, routes);
     server = await listen(app, routes, {
@@ -220,6 +226,7 @@ async function serve(config: Config, log: Logger): Promise<undefined> {
   process.on("SIGTERM", stop);
   if (worker === undefined) console.log(listeningLine(config));
   else {
+    if (worker === 0 && ctx.upstream) shareUpstream(ctx.upstream);
     answerSupervisor(ctx);
     reportListening();
     stopWithSupervisor(stop);
