@@ -215,6 +215,9 @@ export class Access implements AccessControl {
     // Until the account's bucket is known, the published limit (401s report it too).
     headers[H.rateLimit] = PUBLISHED_RATE_LIMIT[H.rateLimit];
     const key = this.authenticatedKey(scope.header("authorization"));
+    // Who asked, for the request's record (server/requests.ts), whatever is decided next.
+    scope.accountId = key.accountId;
+    scope.keyId = key.id;
 
     // Stage 2: policy, plan, trial state, email verification.
     const account = this.account(key.accountId);

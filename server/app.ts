@@ -6,7 +6,7 @@ import { H3 } from "h3";
 import type { AppContext } from "./context.ts";
 import { ApiError, renderError } from "./errors.ts";
 import { followClock, injectFaults, rejectResetsInProcess } from "./fault-injection.ts";
-import { type H3Scope, h3Handler, newRequestId, type RequestScope, type RouteHandler } from "./handle.ts";
+import { type H3Scope, h3Handler, type RequestScope, type RouteHandler, WebScope } from "./handle.ts";
 import { headTooLarge, isHeadTooLarge } from "./request-head.ts";
 import { RouteTable } from "./route-table.ts";
 import { developerRoutes } from "./routes/developers.ts";
@@ -20,7 +20,7 @@ import { testModeRoutes } from "./routes/test-mode.ts";
 
 /** Every route of the app, in one table. */
 export function createRouteTable(ctx: AppContext): RouteTable {
-  const routes = new RouteTable();
+  const routes = new RouteTable(ctx.requests);
   healthRoutes(routes, ctx);
   eventsRoutes(routes, ctx);
   handoffRoutes(routes, ctx);
@@ -70,13 +70,21 @@ export function createApp(ctx: AppContext, routes: RouteTable = createRouteTable
     // URLs (route handlers render their own errors through `handle`). Both are "no such resource".
     onError: (error, event) => {
       const status = (error as { status?: number }).status ?? 500;
-      if (isHeadTooLarge(event.req)) return renderError(headTooLarge("list"), newRequestId());
-      return renderError(status < 500 ? new ApiError("not_found") : error, newRequestId());
+      const scope = new WebScope(event.req);
+      const refusal = isHeadTooLarge(event.req)
+        ? headTooLarge("list")
+        : status < 500
+          ? new ApiError("not_found")
+          : new ApiError("internal_error");
+      if (refusal.code === "internal_error") ctx.requests.unexpected(scope, error);
+      const res = renderError(refusal, scope.requestId);
+      ctx.requests.record(scope, res.status, refusal.code, "unmatched");
+      return res;
     },
   });
   for (const { method, path, handler } of routes.entries) {
     // A fast route's handler needs no h3 event, so it runs as well with one.
-    const h = h3Handler(handler as RouteHandler<H3Scope>);
+    const h = h3Handler(handler as RouteHandler<H3Scope>, routes.recording(path));
     if (method === "ALL") app.all(path, h);
     else app.on(method, path, h);
   }

@@ -113,16 +113,16 @@ async function startPeriodicSync(ctx: AppContext, spec: string): Promise<void> {
       position = summary.position;
       if (summary.applied > 0) {
         notifyReplicaChange(ctx);
-        console.log(formatSummary(summary));
+        ctx.log.info(formatSummary(summary));
       }
     } catch (err) {
       if (err instanceof SyncError) {
         if (err.summary.applied > 0) notifyReplicaChange(ctx);
-        console.error(`sync from ${displaySource(spec)} failed: ${err.message}`);
+        ctx.log.error(`sync from ${displaySource(spec)} failed: ${err.message}`);
       } else {
         // E.g. the file was replaced by a shorter one: read it again from the start next time.
         position = undefined;
-        console.error(`sync from ${displaySource(spec)} failed: ${(err as Error).message}`);
+        ctx.log.error(`sync from ${displaySource(spec)} failed: ${(err as Error).message}`);
       }
     } finally {
       running = false;
@@ -144,7 +144,7 @@ async function startStreaming(ctx: AppContext, spec: string): Promise<void> {
   const follower = startPostgresFollower(ctx.replica, spec, {
     now: ctx.clock.now,
     onChange: () => notifyReplicaChange(ctx),
-    log: (line) => console.error(line),
+    log: (line) => ctx.log.warn(line),
   });
   ctx.upstream = follower;
   // Nor is a replica that can no longer follow its slot served (docs/operations.md, Backups).
@@ -194,7 +194,7 @@ export async function startBackgroundWork(
     try {
       if (refreshSnapshotIfStale(ctx.replica, ctx.clock.now()) !== null) notifyReplicaChange(ctx);
     } catch (err) {
-      console.error("snapshot refresh failed:", (err as Error).message);
+      ctx.log.error(`snapshot refresh failed: ${(err as Error).message}`);
     }
   }, ctx.config.snapshotIntervalS * 1000);
   timer.unref?.();

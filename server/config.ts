@@ -3,6 +3,7 @@
  * `process.env` is read here and nowhere else.
  */
 import { UsageError } from "./cli/args.ts";
+import { LOG_FORMATS, LOG_LEVELS, type LogFormat, type LogLevel } from "./log.ts";
 
 export interface Config {
   dbPath: string;
@@ -24,6 +25,16 @@ export interface Config {
    * 0 being the one that does the replica's writing work. Unset in a lone server.
    */
   workerIndex: number | undefined;
+  /** The log (docs/operations.md, Logs and metrics): `json` by default unless it goes to a terminal. */
+  logFormat: LogFormat;
+  logLevel: LogLevel;
+  /** Every log line to this file; unset: standard output (and standard error for warnings and errors). */
+  logFile: string | undefined;
+  /** The admin listener's port (`/metrics`, `/livez`, `/readyz`); unset: none. */
+  adminPort: number | undefined;
+  adminHost: string;
+  /** How long a followed upstream may go without applying changes, while not streaming, before /readyz fails. */
+  maxUpstreamLagS: number;
 }
 
 export const DEFAULTS = {
@@ -35,6 +46,9 @@ export const DEFAULTS = {
   workers: 1,
   /** SO_REUSEPORT spreads connections over processes on one box; more than the cores rarely helps. */
   maxWorkers: 64,
+  logLevel: "info",
+  adminHost: "127.0.0.1",
+  maxUpstreamLagS: 120,
 } as const;
 
 /** The variable a `--workers` supervisor sets in each serving process it starts. */
@@ -54,7 +68,30 @@ export function readEnv(env: Env = process.env): Partial<Config> {
   if (env.MARQUEE_LEDGER) out.ledgerUrl = env.MARQUEE_LEDGER;
   const worker = env[WORKER_INDEX_ENV];
   if (worker && /^\d+$/.test(worker)) out.workerIndex = Number(worker);
+  if (env.MARQUEE_LOG_FORMAT) out.logFormat = oneOfEnv("MARQUEE_LOG_FORMAT", env.MARQUEE_LOG_FORMAT, LOG_FORMATS);
+  if (env.MARQUEE_LOG_LEVEL) out.logLevel = oneOfEnv("MARQUEE_LOG_LEVEL", env.MARQUEE_LOG_LEVEL, LOG_LEVELS);
+  if (env.MARQUEE_LOG_FILE) out.logFile = env.MARQUEE_LOG_FILE;
+  if (env.MARQUEE_ADMIN_PORT) out.adminPort = portEnv("MARQUEE_ADMIN_PORT", env.MARQUEE_ADMIN_PORT);
+  if (env.MARQUEE_ADMIN_HOST) out.adminHost = env.MARQUEE_ADMIN_HOST;
+  if (env.MARQUEE_MAX_UPSTREAM_LAG)
+    out.maxUpstreamLagS = intEnv("MARQUEE_MAX_UPSTREAM_LAG", env.MARQUEE_MAX_UPSTREAM_LAG, 1);
   return out;
+}
+
+function oneOfEnv<T extends string>(name: string, value: string, allowed: readonly T[]): T {
+  if (!allowed.includes(value as T)) throw new UsageError(`${name} must be one of ${allowed.join(", ")}`);
+  return value as T;
+}
+
+function intEnv(name: string, value: string, min: number): number {
+  if (!/^\d+$/.test(value) || Number(value) < min) throw new UsageError(`${name} must be an integer >= ${min}`);
+  return Number(value);
+}
+
+function portEnv(name: string, value: string): number {
+  const port = intEnv(name, value, 0);
+  if (port > 65535) throw new UsageError(`${name} must be a port number (0 to 65535)`);
+  return port;
 }
 
 /** Flags win over environment, environment over defaults. */
@@ -75,6 +112,13 @@ export function resolveConfig(flags: Partial<Config>, env: Env = process.env): C
     ledgerUrl: merged.ledgerUrl,
     workers: merged.workers ?? DEFAULTS.workers,
     workerIndex: merged.workerIndex,
+    // JSON for machines, text for a person at a terminal.
+    logFormat: merged.logFormat ?? (merged.logFile === undefined && isTTY() ? "text" : "json"),
+    logLevel: merged.logLevel ?? DEFAULTS.logLevel,
+    logFile: merged.logFile,
+    adminPort: merged.adminPort,
+    adminHost: merged.adminHost ?? DEFAULTS.adminHost,
+    maxUpstreamLagS: merged.maxUpstreamLagS ?? DEFAULTS.maxUpstreamLagS,
   };
 }
 

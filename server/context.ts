@@ -13,10 +13,16 @@ import { Access, type AccessControl } from "./access.ts";
 import { type Clock, createClock } from "./clock.ts";
 import type { Config } from "./config.ts";
 import { createFaults, type Faults } from "./faults.ts";
+import { Health, type UpstreamReport } from "./health.ts";
 import type { Ledger } from "./ledger/ledger.ts";
 import { openSqliteLedger, SqliteLedger } from "./ledger/sqlite.ts";
 import type { Meter } from "./limits/meter.ts";
 import { ListService } from "./list/service.ts";
+import { type Logger, quietLogger } from "./log.ts";
+import type { Metrics } from "./metrics-text.ts";
+import { RequestJournal } from "./request-journal.ts";
+import { Requests } from "./requests.ts";
+import { readBuildInfo } from "./version.ts";
 
 export interface AppContext {
   config: Config;
@@ -36,12 +42,29 @@ export interface AppContext {
   access: AccessControl;
   /** `GET /v1/events` and every cache it uses (server/list/service.ts). */
   list: ListService;
-  /** The upstream a serving process streams from (`--sync-from postgres://…`), for /healthz. */
-  upstream?: { status(): object };
+  /** The upstream a serving process streams from (`--sync-from postgres://…`), for /healthz and /readyz. */
+  upstream?: { status(): UpstreamReport };
+  /** The server's log (server/log.ts). */
+  log: Logger;
+  /** Where every answered request is recorded: the log, the metrics, test mode's journal (server/requests.ts). */
+  requests: Requests;
+  /** The replica's counts and the readiness checks (server/health.ts). */
+  health: Health;
+  /** With an admin port (`--admin-port`): the metrics `/metrics` shows (server/metrics-text.ts). */
+  metrics: Metrics | null;
   close(): void;
 }
 
-export async function createContext(config: Config, clock: Clock = createClock()): Promise<AppContext> {
+/**
+ * `log`: the server's log as `marquee serve` configures it; without it (tests, benchmarks) no
+ * request lines are written and warnings and errors go to standard error.
+ */
+export async function createContext(
+  config: Config,
+  clock: Clock = createClock(),
+  options: { log?: Logger } = {},
+): Promise<AppContext> {
+  const log = options.log ?? quietLogger();
   if (config.dbPath !== ":memory:") mkdirSync(dirname(config.dbPath), { recursive: true });
   const replica = await openReplica(config.dbPath);
   const faults = createFaults();
@@ -63,7 +86,13 @@ export async function createContext(config: Config, clock: Clock = createClock()
   }
   const { ledger, access, meter } = opened;
   const list = new ListService({ replica, access, clock, secret, baseUrl: config.baseUrl });
-  return {
+  let metrics: Metrics | null = null;
+  if (config.adminPort !== undefined) {
+    const { Metrics } = await import("./metrics-text.ts");
+    metrics = await Metrics.create(readBuildInfo());
+  }
+  const journal = config.testMode ? new RequestJournal(clock.now) : null;
+  const ctx: AppContext = {
     config,
     clock,
     replica,
@@ -73,13 +102,25 @@ export async function createContext(config: Config, clock: Clock = createClock()
     meter,
     access,
     list,
+    log,
+    requests: new Requests(log, metrics?.requests ?? null, journal),
+    health: new Health({
+      replica,
+      ledger,
+      clock,
+      maxUpstreamLagS: config.maxUpstreamLagS,
+      upstream: () => ctx.upstream,
+    }),
+    metrics,
     close() {
       access.close?.();
       // The SQLite ledger closes at once (it writes the meter's last counters first).
-      ledger.close().catch((err) => console.error(`ledger did not close: ${(err as Error)?.message ?? err}`));
+      ledger.close().catch((err) => log.error(`ledger did not close: ${(err as Error)?.message ?? err}`));
       replica.close();
+      log.flush();
     },
   };
+  return ctx;
 }
 
 /**

@@ -2,6 +2,11 @@
  * The request wrapper every route uses: a request id on every response, errors rendered
  * through the one renderer, unexpected errors logged (never with a key) and hidden.
  *
+ * Every answered request is recorded once, here (`RequestRecorder`, server/requests.ts): the
+ * request log, the metrics and test mode's journal observe it. Its id is the client's
+ * `X-Request-Id` when that is 1–128 characters of `[A-Za-z0-9._:-]`, else a new UUID
+ * (docs/operations.md, Request id).
+ *
  * `handle` describes a route for the route table (server/route-table.ts); three ways in run it
  * with one behaviour: `h3Handler` for the h3 app, `direct` for `Bun.serve`'s own router, which the
  * hot list endpoint uses on Bun (server/listen.ts): it skips h3's event, URL and response
@@ -12,6 +17,7 @@
 import { defineHandler, type H3Event } from "h3";
 import { type Envelope, isApiError, renderError } from "./errors.ts";
 import { headTooLarge, isHeadTooLarge } from "./request-head.ts";
+import { pathOf } from "./request-record.ts";
 
 export interface RequestScope {
   /** h3's event; null when a listener called the route directly. */
@@ -23,7 +29,18 @@ export interface RequestScope {
   url: URL;
   /** The raw query string with its "?", or "" (what `url.search` gives, without parsing the URL). */
   search: string;
+  /** The path without the query string, without parsing the URL. */
+  readonly path: string;
   requestId: string;
+  /** `performance.now()` when the request arrived. */
+  readonly startedMs: number;
+  /**
+   * Who asked and what they got, for the request's record: set by the stages that learn them
+   * (the access stages, the handoff route, the list pipeline); null or 0 until then.
+   */
+  accountId: number | null;
+  keyId: number | null;
+  rows: number;
   /** Headers decided early (e.g. rate-limit counters) that error responses carry too. */
   headers: Record<string, string>;
   /** One field of the request head, as `Headers.get` gives it (repeated fields joined by ", "), or null. */
@@ -65,8 +82,27 @@ export interface RouteOptions {
   setsRequestId?: boolean;
 }
 
-export function newRequestId(): string {
-  return crypto.randomUUID();
+const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
+/** An API key fits the id's characters; one that holds a key's shape is never echoed or logged. */
+const HOLDS_KEY = /mq_(?:live|builder|legacy)_/;
+
+/** The request's id: the client's `X-Request-Id` when it is a usable one, else a new UUID. */
+export function requestIdFrom(incoming: string | null | undefined): string {
+  return incoming && REQUEST_ID.test(incoming) && !HOLDS_KEY.test(incoming) ? incoming : crypto.randomUUID();
+}
+
+/** Told of every answered request (server/requests.ts). */
+export interface RequestRecorder {
+  /** `route`: the route table's path pattern, or "unmatched". */
+  record(scope: RequestScope, status: number, code: string | null, route: string): void;
+  /** An error no route expected, before it is hidden behind a 500. */
+  unexpected(scope: RequestScope, err: unknown): void;
+}
+
+/** Where a route's answered requests are recorded, and under which route label. */
+export interface Recording {
+  recorder: RequestRecorder;
+  route: string;
 }
 
 /** A route's function with how its errors render, as `handle` describes it (server/route-table.ts). */
@@ -86,10 +122,10 @@ export function handle<S extends RequestScope = H3Scope>(
 }
 
 /** The route as an h3 handler. */
-export function h3Handler(route: RouteHandler<H3Scope>) {
+export function h3Handler(route: RouteHandler<H3Scope>, recording?: Recording) {
   return defineHandler((event) => {
     const scope = new WebScope(event.req, undefined, event) as H3Scope;
-    return respond(run<H3Scope>(scope, route.run, route.envelope, route.options));
+    return respond(run<H3Scope>(scope, route.run, route.envelope, route.options, recording));
   });
 }
 
@@ -104,10 +140,14 @@ export function searchOf(target: string): string {
  * a getter would allocate the getter too, on every request).
  */
 export class WebScope implements RequestScope {
+  readonly startedMs = performance.now();
   readonly search: string;
-  readonly requestId = newRequestId();
+  readonly requestId: string;
   readonly headers: Record<string, string> = {};
   readonly takesParts = false;
+  accountId: number | null = null;
+  keyId: number | null = null;
+  rows = 0;
   #url: URL | undefined;
 
   constructor(
@@ -117,6 +157,11 @@ export class WebScope implements RequestScope {
   ) {
     this.#url = event?.url;
     this.search = event ? event.url.search : searchOf(raw);
+    this.requestId = requestIdFrom(req.headers.get("x-request-id"));
+  }
+
+  get path(): string {
+    return this.#url ? this.#url.pathname : pathOf(this.raw);
   }
 
   /** Parsed only when a route asks for more than the query string. */
@@ -138,15 +183,21 @@ export class WebScope implements RequestScope {
 }
 
 /** The same route for a router that hands over the bare Request (Bun.serve `routes`). */
-export function direct(route: RouteHandler<RequestScope>): (req: Request) => Response | Promise<Response> {
+export function direct(
+  route: RouteHandler<RequestScope>,
+  recording?: Recording,
+): (req: Request) => Response | Promise<Response> {
   const { run: fn, envelope, options } = route;
-  return (req) => respond(run(new WebScope(req), fn, envelope, options));
+  return (req) => respond(run(new WebScope(req), fn, envelope, options, recording));
 }
 
 /** The same route for a listener that makes the scope itself (server/node-http.ts). */
-export function scoped(route: RouteHandler<RequestScope>): (scope: RequestScope) => Reply | Promise<Reply> {
+export function scoped(
+  route: RouteHandler<RequestScope>,
+  recording?: Recording,
+): (scope: RequestScope) => Reply | Promise<Reply> {
   const { run: fn, envelope, options } = route;
-  return (scope) => run(scope, fn, envelope, options);
+  return (scope) => run(scope, fn, envelope, options, recording);
 }
 
 /** A Web Request's answer: a reply in parts (only given to a scope that takes them) as a Response. */
@@ -159,42 +210,46 @@ function run<S extends RequestScope>(
   fn: Route<S>,
   envelope: Envelope,
   options: RouteOptions,
+  recording: Recording | undefined,
 ): Reply | Promise<Reply> {
-  if (scope.headTooLarge()) return failed(scope, envelope, headTooLarge(envelope));
+  if (scope.headTooLarge()) return failed(scope, envelope, headTooLarge(envelope), recording);
   let res: Reply | Promise<Reply>;
   try {
     res = fn(scope);
   } catch (err) {
-    return failed(scope, envelope, err);
+    return failed(scope, envelope, err, recording);
   }
   // A route that answers synchronously (the list endpoint) is finished without a promise.
   if (res instanceof Promise)
     return res.then(
-      (r) => done(scope, options, r),
-      (err) => failed(scope, envelope, err),
+      (r) => done(scope, options, r, recording),
+      (err) => failed(scope, envelope, err, recording),
     );
-  return done(scope, options, res);
+  return done(scope, options, res, recording);
 }
 
-function done(scope: RequestScope, options: RouteOptions, res: Reply): Reply {
+function done(scope: RequestScope, options: RouteOptions, res: Reply, recording: Recording | undefined): Reply {
   // Asking a Response for its headers makes Bun build a Headers object for it: routes that
   // set the id themselves skip that.
-  if (options.setsRequestId) return res;
-  if (res instanceof ReplyParts) res.headers["x-request-id"] ??= scope.requestId;
-  else if (!res.headers.has("x-request-id")) res.headers.set("x-request-id", scope.requestId);
+  if (!options.setsRequestId) {
+    if (res instanceof ReplyParts) res.headers["x-request-id"] ??= scope.requestId;
+    else if (!res.headers.has("x-request-id")) res.headers.set("x-request-id", scope.requestId);
+  }
+  recording?.recorder.record(scope, res.status, null, recording.route);
   return res;
 }
 
-function failed(scope: RequestScope, envelope: Envelope, err: unknown): Response {
-  if (!isApiError(err)) logUnexpected(scope, err);
+function failed(scope: RequestScope, envelope: Envelope, err: unknown, recording: Recording | undefined): Response {
+  const known = isApiError(err);
+  if (!known) {
+    // The path only: query strings and headers may carry keys.
+    if (recording) recording.recorder.unexpected(scope, err);
+    else console.error(`[${scope.requestId}] ${scope.method} ${scope.path}:`, err instanceof Error ? err.stack : err);
+  }
   const res = renderError(err, scope.requestId, envelope);
   for (const [k, v] of Object.entries(scope.headers)) if (!res.headers.has(k)) res.headers.set(k, v);
+  recording?.recorder.record(scope, res.status, known ? err.code : "internal_error", recording.route);
   return res;
-}
-
-function logUnexpected(scope: RequestScope, err: unknown): void {
-  // The path only: query strings and headers may carry keys.
-  console.error(`[${scope.requestId}] ${scope.method} ${scope.url.pathname}:`, err instanceof Error ? err.stack : err);
 }
 
 export function json(body: unknown, status = 200, headers: Record<string, string> = {}): Response {

@@ -27,7 +27,8 @@ type BunRoutes = Record<string, Record<string, Fetch>>;
 /** The table's fast routes by `METHOD path`, for the node:http listener. */
 export function fastRouteMap(routes: RouteTable): Map<string, ScopedRoute> {
   const out = new Map<string, ScopedRoute>();
-  for (const { method, path, handler, fast } of routes.entries) if (fast) out.set(`${method} ${path}`, scoped(handler));
+  for (const { method, path, handler, fast } of routes.entries)
+    if (fast) out.set(`${method} ${path}`, scoped(handler, routes.recording(path)));
   return out;
 }
 
@@ -35,7 +36,7 @@ export function fastRouteMap(routes: RouteTable): Map<string, ScopedRoute> {
 export function bunRoutes(routes: RouteTable): BunRoutes {
   const out: BunRoutes = {};
   for (const { method, path, handler, fast } of routes.entries) {
-    if (fast) (out[path] ??= {})[method] = direct(handler);
+    if (fast) (out[path] ??= {})[method] = direct(handler, routes.recording(path));
   }
   return out;
 }

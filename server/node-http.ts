@@ -24,8 +24,9 @@
  */
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
 import { Readable } from "node:stream";
-import { newRequestId, type Reply, ReplyParts, type RequestScope, searchOf } from "./handle.ts";
+import { type Reply, ReplyParts, type RequestScope, requestIdFrom, searchOf } from "./handle.ts";
 import { isParsedHeadTooLarge } from "./request-head.ts";
+import { pathOf } from "./request-record.ts";
 
 export type Fetch = (req: Request) => Response | Promise<Response>;
 export type ScopedRoute = (scope: RequestScope) => Reply | Promise<Reply>;
@@ -54,11 +55,15 @@ function webRequest(req: IncomingMessage, fallbackHost: string): Request {
  * only when asked for.
  */
 class NodeScope implements RequestScope {
+  readonly startedMs = performance.now();
   readonly event = null;
   readonly search: string;
-  readonly requestId = newRequestId();
+  readonly requestId: string;
   readonly headers: Record<string, string> = {};
   readonly takesParts = true;
+  accountId: number | null = null;
+  keyId: number | null = null;
+  rows = 0;
   #url: URL | undefined;
   #req: Request | undefined;
 
@@ -68,6 +73,12 @@ class NodeScope implements RequestScope {
     private readonly fallbackHost: string,
   ) {
     this.search = searchOf(target);
+    const id = incoming.headers["x-request-id"];
+    this.requestId = requestIdFrom(typeof id === "string" ? id : undefined);
+  }
+
+  get path(): string {
+    return pathOf(this.target);
   }
 
   get url(): URL {

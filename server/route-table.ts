@@ -3,7 +3,7 @@
  * every entry, and on Bun the entries marked `fast` are also handed to `Bun.serve`'s own router
  * (server/listen.ts), which calls the same handler without h3's event and response layers.
  */
-import type { H3Scope, RequestScope, RouteHandler } from "./handle.ts";
+import type { H3Scope, Recording, RequestRecorder, RequestScope, RouteHandler } from "./handle.ts";
 
 export type Method = "GET" | "HEAD" | "POST" | "PATCH" | "DELETE" | "ALL";
 
@@ -18,6 +18,14 @@ export interface RouteEntry {
 export class RouteTable {
   readonly entries: RouteEntry[] = [];
   #dispatch: ((req: Request) => Promise<Response>) | undefined;
+
+  /** `recorder`: where every entry point records the requests it answers (server/requests.ts). */
+  constructor(readonly recorder?: RequestRecorder) {}
+
+  /** How a route's answered requests are recorded: under its path pattern. */
+  recording(path: string): Recording | undefined {
+    return this.recorder && { recorder: this.recorder, route: path };
+  }
 
   get(path: string, handler: RouteHandler<H3Scope>): void {
     this.add("GET", path, handler);

@@ -10,11 +10,23 @@
  * first sync run in one process; prints one line when all listen; restarts a worker that exits
  * (after a short, growing pause), gives up when one keeps crashing as soon as it starts; and on
  * SIGTERM or SIGINT stops every worker the way a lone server stops, then exits 0.
+ *
+ * With an admin port (`--admin-port`), the supervisor serves `/metrics`, `/livez` and `/readyz`
+ * for all its workers (docs/operations.md, Logs and metrics): at each scrape it asks every
+ * worker over its IPC channel for its metric families and its readiness (`scrapeWorkers`), and
+ * merges them. A worker that does not answer within `SUPERVISION.scrapeTimeoutMs` is missing
+ * from that scrape and makes `/readyz` fail.
+ *
+ * Worker 0 alone follows a PostgreSQL upstream; it reports the upstream's status every
+ * `SUPERVISION.upstreamReportMs`, and the supervisor passes it on to the other workers, so every
+ * worker's `/healthz` and `/readyz` judge the upstream alike (`shareUpstream`, `relayedUpstream`).
  */
 import { type ChildProcess, spawn } from "node:child_process";
 import { BUN_SERVE_ARGS } from "../bin/find-bun.js";
 import { onBun } from "../db/runtime.ts";
 import { WORKER_INDEX_ENV } from "./config.ts";
+import type { Readiness, UpstreamReport } from "./health.ts";
+import type { MetricFamily } from "./metrics.ts";
 
 export const SUPERVISION = {
   /** First pause before a worker is started again; doubled per immediate crash in a row. */
@@ -24,12 +36,38 @@ export const SUPERVISION = {
   steadyAfterMs: 5_000,
   /** Immediate crashes in a row of one worker after which the supervisor stops everything. */
   maxImmediateCrashes: 5,
+  /** How long a scrape waits for a worker's metrics and readiness. */
+  scrapeTimeoutMs: 3_000,
+  /** How often worker 0 reports its upstream's status, and when a report counts as missing. */
+  upstreamReportMs: 1_000,
+  upstreamSilentMs: 5_000,
 } as const;
 
+/** A worker's readiness, as it crosses the IPC channel. */
+export type WorkerReadiness = Pick<Readiness, "ready" | "checks" | "failing">;
+
 /** What a worker tells its supervisor over the IPC channel. */
-interface WorkerMessage {
-  type: "listening";
+type WorkerMessage =
+  | { type: "listening" }
+  | { type: "scrape"; id: number; families: MetricFamily[]; readiness: WorkerReadiness }
+  | UpstreamMessage;
+
+/** Worker 0's upstream status, passed on by the supervisor to the other workers. */
+interface UpstreamMessage {
+  type: "upstream";
+  status: UpstreamReport;
 }
+
+/** What a supervisor asks of, or tells, a worker. */
+type SupervisorMessage = { type: "scrape"; id: number } | UpstreamMessage;
+
+/** One worker's answer to a scrape; `answered: false` when it gave none in time (or is not running). */
+export type WorkerScrape =
+  | { worker: number; answered: true; families: MetricFamily[]; readiness: WorkerReadiness }
+  | { worker: number; answered: false };
+
+/** Asks every worker for its metrics and readiness. */
+export type ScrapeWorkers = () => Promise<WorkerScrape[]>;
 
 /**
  * The command that runs this program again with `args`: the same runtime with its options
@@ -78,7 +116,13 @@ interface Slot {
  * Runs `count` workers of `marquee serve argv` until a signal stops them (resolves 0) or one
  * cannot start or keeps crashing (resolves 1). `listeningLine` is printed once all listen.
  */
-export function superviseWorkers(options: { count: number; argv: string[]; listeningLine: string }): Promise<number> {
+export function superviseWorkers(options: {
+  count: number;
+  argv: string[];
+  listeningLine: string;
+  /** Starts the admin listener over the workers' scrapes; it is closed when the supervisor stops. */
+  admin?: (scrape: ScrapeWorkers) => Promise<{ close(): Promise<void> }>;
+}): Promise<number> {
   const { count, argv, listeningLine } = options;
   const command = programCommand(["serve", ...argv]);
   const slots: Slot[] = [];
@@ -89,6 +133,9 @@ export function superviseWorkers(options: { count: number; argv: string[]; liste
   let exitCode = 0;
 
   const live = () => slots.filter((s) => s.child.exitCode === null && s.child.signalCode === null);
+  /** Scrapes waiting for a worker's answer, by `worker:id`. */
+  const answers = new Map<string, (m: Extract<WorkerMessage, { type: "scrape" }>) => void>();
+  let scrapes = 0;
 
   const stopAll = (code: number) => {
     if (phase === "stopping") {
@@ -115,6 +162,9 @@ export function superviseWorkers(options: { count: number; argv: string[]; liste
     slots[index] = slot;
     child.on("message", (m: WorkerMessage) => {
       if (m?.type === "listening") onListening?.();
+      else if (m?.type === "scrape") answers.get(`${index}:${m.id}`)?.(m);
+      else if (m?.type === "upstream")
+        for (const other of live()) if (other !== slot && other.child.connected) other.child.send(m, () => {});
     });
     child.on("error", (err) => {
       console.error(`marquee serve: cannot start worker ${index}: ${err.message}`);
@@ -152,6 +202,44 @@ export function superviseWorkers(options: { count: number; argv: string[]; liste
     restarts.add(timer);
   };
 
+  const scrapeWorkers: ScrapeWorkers = () => {
+    const id = ++scrapes;
+    return Promise.all(
+      Array.from(
+        { length: count },
+        (_, worker) =>
+          new Promise<WorkerScrape>((resolve) => {
+            const slot = slots[worker];
+            const key = `${worker}:${id}`;
+            const missing = () => {
+              answers.delete(key);
+              resolve({ worker, answered: false });
+            };
+            if (!slot || slot.child.exitCode !== null || slot.child.signalCode !== null || !slot.child.connected)
+              return missing();
+            const timer = setTimeout(missing, SUPERVISION.scrapeTimeoutMs);
+            answers.set(key, (m) => {
+              clearTimeout(timer);
+              answers.delete(key);
+              resolve({ worker, answered: true, families: m.families, readiness: m.readiness });
+            });
+            const ask: SupervisorMessage = { type: "scrape", id };
+            slot.child.send(ask, (err) => {
+              if (err) {
+                clearTimeout(timer);
+                missing();
+              }
+            });
+          }),
+      ),
+    );
+  };
+  const admin = options.admin?.(scrapeWorkers).catch((err) => {
+    console.error(`marquee serve: the admin listener cannot start: ${(err as Error).message}`);
+    stopAll(1);
+    return undefined;
+  });
+
   const onSignal = () => stopAll(0);
   process.on("SIGTERM", onSignal);
   process.on("SIGINT", onSignal);
@@ -169,9 +257,10 @@ export function superviseWorkers(options: { count: number; argv: string[]; liste
       console.log(listeningLine);
     });
 
-  return done.finally(() => {
+  return done.finally(async () => {
     process.off("SIGTERM", onSignal);
     process.off("SIGINT", onSignal);
+    await (await admin)?.close();
   });
 }
 
@@ -179,6 +268,50 @@ export function superviseWorkers(options: { count: number; argv: string[]; liste
 export function reportListening(): void {
   const message: WorkerMessage = { type: "listening" };
   process.send?.(message);
+}
+
+/** In worker 0: reports the upstream it follows to the supervisor, for the other workers. */
+export function shareUpstream(upstream: { status(): UpstreamReport }): void {
+  const timer = setInterval(() => {
+    const message: UpstreamMessage = { type: "upstream", status: upstream.status() };
+    process.send?.(message);
+  }, SUPERVISION.upstreamReportMs);
+  timer.unref?.();
+}
+
+/**
+ * In another worker: the upstream worker 0 follows, as its last report says. Before the first
+ * report, or when reports stop, its state is `unknown` and only its last applied time counts.
+ */
+export function relayedUpstream(): { status(): UpstreamReport } {
+  let last: { status: UpstreamReport; atMs: number } | undefined;
+  process.on("message", (m: SupervisorMessage) => {
+    if (m?.type === "upstream") last = { status: m.status, atMs: Date.now() };
+  });
+  return {
+    status() {
+      const silentMs = last === undefined ? Number.POSITIVE_INFINITY : Date.now() - last.atMs;
+      if (last && silentMs <= SUPERVISION.upstreamSilentMs) return last.status;
+      const error = last
+        ? `no report from worker 0 for ${Math.round(silentMs / 1000)} s`
+        : "no report from worker 0 yet";
+      return { ...last?.status, state: "unknown", error, lagBytes: null, appliedAt: last?.status.appliedAt ?? null };
+    },
+  };
+}
+
+/** In a worker: answers its supervisor's scrapes with `collect`'s metrics and readiness. */
+export function answerScrapes(
+  collect: () => Promise<{ families: MetricFamily[]; readiness: WorkerReadiness }>,
+  onError: (err: unknown) => void,
+): void {
+  process.on("message", (m: SupervisorMessage) => {
+    if (m?.type !== "scrape") return;
+    collect().then(({ families, readiness }) => {
+      const answer: WorkerMessage = { type: "scrape", id: m.id, families, readiness };
+      process.send?.(answer);
+    }, onError);
+  });
 }
 
 /** In a worker: `stop` runs when the supervisor is gone (its IPC channel closed), however it ended. */

@@ -4,12 +4,13 @@
  * `/_test/*` API, so nothing here reaches around the HTTP interface.
  */
 import { type ChildProcess, spawn } from "node:child_process";
-import { mkdtempSync, rmSync } from "node:fs";
+import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe } from "vitest";
 import { BUN_SERVE_ARGS } from "../bin/find-bun.js";
 import type { AppContext } from "../server/context.ts";
+import type { Logger } from "../server/log.ts";
 import type { OpenApiDocument } from "../server/openapi.ts";
 import { freePort } from "./net.ts";
 import { RequestValidator } from "./openapi-requests.ts";
@@ -35,13 +36,19 @@ export interface Target {
  * In-process, the app context is at hand: a suite may break the server's own connections at the
  * driver seam (a storage failure), which no HTTP request can do.
  */
-export async function startInProcess(options: { baseUrl?: string } = {}): Promise<Target & { ctx: AppContext }> {
+export async function startInProcess(
+  options: { baseUrl?: string; log?: Logger } = {},
+): Promise<Target & { ctx: AppContext }> {
   const { createApp } = await import("../server/app.ts");
   const { createContext } = await import("../server/context.ts");
   const { resolveConfig } = await import("../server/config.ts");
   const dir = mkdtempSync(join(tmpdir(), "marquee-test-"));
   const baseUrl = options.baseUrl ?? "http://marquee.test";
-  const ctx = await createContext(resolveConfig({ dbPath: join(dir, "marquee.db"), testMode: true, baseUrl }, {}));
+  const ctx = await createContext(
+    resolveConfig({ dbPath: join(dir, "marquee.db"), testMode: true, baseUrl }, {}),
+    undefined,
+    { log: options.log },
+  );
   const app = createApp(ctx);
   return {
     kind: "in-process",
@@ -56,7 +63,24 @@ export async function startInProcess(options: { baseUrl?: string } = {}): Promis
   };
 }
 
-/** A spawned server in test mode; `dir` serves existing files (another server's, say) instead of new ones. */
+/** An API key's shape with enough of its secret to be one (a masked one reads `mq_live_[redacted]`). */
+const KEY_IN_LOG = /mq_(?:live|builder|legacy)_[A-Za-z0-9]{16,}/;
+
+/**
+ * Throws when the server's log holds an API key: every suite that runs against a spawned server
+ * also checks that its log never does (docs/operations.md, Logs and metrics).
+ */
+function assertNoKeyInLog(file: string): void {
+  if (!existsSync(file)) return;
+  const found = KEY_IN_LOG.exec(readFileSync(file, "utf8"));
+  if (found) throw new Error(`the server's log holds an API key: ${found[0].slice(0, 16)}…`);
+}
+
+/**
+ * A spawned server in test mode; `dir` serves existing files (another server's, say) instead of
+ * new ones. Its log goes to `dir/marquee.log` (unless `extraArgs` name a file), searched for keys
+ * when it closes.
+ */
 export async function startBunServer(
   extraArgs: string[] = [],
   dir: string = mkdtempSync(join(tmpdir(), "marquee-e2e-")),
@@ -87,10 +111,14 @@ export async function startBunServer(
       baseUrl,
       "--db",
       join(dir, "marquee.db"),
+      ...(extraArgs.includes("--log-file") ? [] : ["--log-file", join(dir, "marquee.log")]),
       ...extraArgs,
     ],
     { cwd: ROOT, stdio: ["ignore", "pipe", "pipe"], env: { ...process.env, MARQUEE_SECRET: "", MARQUEE_DB: "" } },
   );
+  const logFile = extraArgs.includes("--log-file")
+    ? extraArgs[extraArgs.indexOf("--log-file") + 1]
+    : join(dir, "marquee.log");
   let stderr = "";
   child.stderr!.on("data", (d) => (stderr += d));
   child.stdout!.resume();
@@ -111,7 +139,11 @@ export async function startBunServer(
         child.kill("SIGTERM");
         await exited;
       }
-      rmSync(dir, { recursive: true, force: true });
+      try {
+        assertNoKeyInLog(logFile);
+      } finally {
+        rmSync(dir, { recursive: true, force: true });
+      }
     },
   };
 }

@@ -171,6 +171,21 @@ export interface ClockState {
   frozen: boolean;
 }
 
+/** A request the server answered, as its journal keeps it (docs/api.md, Test mode): never a key or a body. */
+export interface JournalEntry {
+  time: string;
+  requestId: string;
+  method: string;
+  path: string;
+  /** The query string without "?", credential-like values replaced by `[redacted]`. */
+  query: string;
+  status: number;
+  code: string | null;
+  keyId: number | null;
+  accountId: number | null;
+  rows: number;
+}
+
 export interface Marquee {
   /** `http://127.0.0.1:<port>`, test mode on. */
   readonly url: string;
@@ -208,6 +223,10 @@ export interface Marquee {
    * unless `replica: true`, which empties it too (venues, events, snapshot, watermark).
    */
   reset(options?: { replica?: boolean }): Promise<void>;
+  /** The last requests the server answered (at most `limit`, all it keeps by default: 1,000), oldest first. */
+  requests(options?: { limit?: number }): Promise<JournalEntry[]>;
+  /** Empties the request journal. */
+  clearRequests(): Promise<void>;
   /** Closes the port and removes the temporary files. Safe to call twice; every other method then rejects. */
   stop(): Promise<void>;
 }
@@ -434,6 +453,13 @@ export async function startMarquee(options: StartOptions = {}): Promise<Marquee>
     },
     async reset(options = {}) {
       await post("/_test/reset", options.replica === undefined ? {} : { replica: options.replica });
+    },
+    async requests(o = {}) {
+      const query = o.limit === undefined ? "" : `?limit=${o.limit}`;
+      return (await call(url, `/_test/requests${query}`, "GET")).requests as JournalEntry[];
+    },
+    async clearRequests() {
+      await call(url, "/_test/requests", "DELETE");
     },
     stop() {
       stopped ??= (async () => {

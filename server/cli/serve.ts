@@ -1,12 +1,23 @@
 import { ledgerPathFor } from "../../db/ledger.ts";
 import { lockLedgerForServing } from "../../db/serve-lock.ts";
+import { isPostgresUrl } from "../../sync/postgres/schema.ts";
+import { type AdminListener, listenAdmin, serverAnswers, supervisorAnswers } from "../admin.ts";
 import { createApp, createRouteTable } from "../app.ts";
 import { startBackgroundWork } from "../background.ts";
 import { assertLedgerUrl, type Config, DEFAULTS, resolveConfig } from "../config.ts";
-import { createContext } from "../context.ts";
+import { type AppContext, createContext } from "../context.ts";
 import { listen } from "../listen.ts";
-import { reportListening, stopWithSupervisor, superviseWorkers, withoutWorkersFlag } from "../workers.ts";
-import { type Command, intFlag, UsageError } from "./args.ts";
+import { createLogger, LOG_FORMATS, LOG_LEVELS, type Logger } from "../log.ts";
+import {
+  answerScrapes,
+  relayedUpstream,
+  reportListening,
+  shareUpstream,
+  stopWithSupervisor,
+  superviseWorkers,
+  withoutWorkersFlag,
+} from "../workers.ts";
+import { type Command, intFlag, oneOf, UsageError } from "./args.ts";
 import { parseSettings } from "./settings.ts";
 
 export const serveCommand: Command = {
@@ -25,6 +36,20 @@ export const serveCommand: Command = {
   --ledger URL  keep the ledger in Redis (default $MARQUEE_LEDGER; unset: the SQLite ledger
                 beside the replica, owned by one server), so several servers share accounts
   --workers N   run N serving processes on one port (Linux, 1 to ${DEFAULTS.maxWorkers}, default 1); needs --ledger
+  --log-format text|json
+                the log's format (default $MARQUEE_LOG_FORMAT, else json unless it goes to a terminal)
+  --log-level debug|info|warn|error
+                the least severe lines written (default $MARQUEE_LOG_LEVEL or info; one line per
+                request at info)
+  --log-file PATH
+                every log line to this file (default $MARQUEE_LOG_FILE; unset: standard output,
+                warnings and errors on standard error)
+  --admin-port N, --admin-host HOST
+                serve /metrics, /livez and /readyz on this port (default $MARQUEE_ADMIN_PORT;
+                unset: none) and address (default 127.0.0.1)
+  --max-upstream-lag S
+                /readyz fails when a followed upstream is not streaming and applied nothing for
+                this many seconds (default $MARQUEE_MAX_UPSTREAM_LAG or 120)
   --config FILE settings from a file (default $MARQUEE_CONFIG; docs/operations.md, Configuration)
 
 Every flag may also come from MARQUEE_<FLAG> (MARQUEE_SYNC_FROM, MARQUEE_WORKERS, …) or from the
@@ -41,6 +66,12 @@ file's [serve] section; a flag wins over the environment, the environment over t
       "snapshot-interval": { type: "string" },
       ledger: { type: "string" },
       workers: { type: "string" },
+      "log-format": { type: "string" },
+      "log-level": { type: "string" },
+      "log-file": { type: "string" },
+      "admin-port": { type: "string" },
+      "admin-host": { type: "string" },
+      "max-upstream-lag": { type: "string" },
     });
     const config = resolveConfig({
       dbPath: values.db,
@@ -54,19 +85,69 @@ file's [serve] section; a flag wins over the environment, the environment over t
       snapshotIntervalS: intFlag("snapshot-interval", values["snapshot-interval"], 1),
       ledgerUrl: values.ledger,
       workers: workersFlag(values.workers),
+      logFormat: oneOf("log-format", values["log-format"], LOG_FORMATS),
+      logLevel: oneOf("log-level", values["log-level"], LOG_LEVELS),
+      logFile: values["log-file"],
+      adminPort: portFlag("admin-port", values["admin-port"]),
+      adminHost: values["admin-host"],
+      maxUpstreamLagS: intFlag("max-upstream-lag", values["max-upstream-lag"], 1),
     });
     await assertLedgerUrl(config.ledgerUrl, origins.ledger ?? "env");
+    const log = createLogger({
+      format: config.logFormat,
+      level: config.logLevel,
+      file: config.logFile,
+      worker: config.workerIndex,
+    });
     if (config.workers > 1 && config.workerIndex === undefined) {
       assertWorkersPossible(config);
+      const { adminPort, adminHost } = config;
       return superviseWorkers({
         count: config.workers,
         argv: withoutWorkersFlag(argv),
         listeningLine: listeningLine(config),
+        // The supervisor's admin listener answers for every worker (docs/operations.md, Logs and metrics).
+        admin:
+          adminPort === undefined
+            ? undefined
+            : (scrape) => startAdmin(log, { port: adminPort, host: adminHost }, supervisorAnswers(scrape)),
       });
     }
-    return serve(config);
+    return serve(config, log);
   },
 };
+
+function portFlag(name: string, value: string | undefined): number | undefined {
+  const port = intFlag(name, value);
+  if (port !== undefined && port > 65535) throw new UsageError(`--${name} must be a port number (0 to 65535)`);
+  return port;
+}
+
+/** The admin listener, its address logged once it listens. */
+async function startAdmin(
+  log: Logger,
+  where: { port: number; host: string },
+  answers: Parameters<typeof listenAdmin>[1],
+): Promise<AdminListener> {
+  const admin = await listenAdmin(where, answers, (err) =>
+    log.error(`admin listener: ${(err as Error)?.stack ?? err}`),
+  );
+  const host = where.host.includes(":") ? `[${where.host}]` : where.host;
+  log.info(`admin listener on http://${host}:${admin.port} (/metrics, /livez, /readyz)`);
+  return admin;
+}
+
+/** In a worker of a supervisor: its metrics and readiness, asked for over the IPC channel. */
+function answerSupervisor(ctx: AppContext): void {
+  answerScrapes(
+    async () => {
+      const readiness = await ctx.health.readiness();
+      const families = ctx.metrics ? await ctx.metrics.families(ctx.health, readiness) : [];
+      return { families, readiness: { ready: readiness.ready, checks: readiness.checks, failing: readiness.failing } };
+    },
+    (err) => ctx.log.error(`metrics for the supervisor: ${(err as Error)?.message ?? err}`),
+  );
+}
 
 function workersFlag(value: string | undefined): number | undefined {
   if (value === undefined) return undefined;
@@ -96,16 +177,20 @@ function listeningLine(config: Config): string {
 }
 
 /** One serving process: a lone server, or worker `config.workerIndex` of a supervisor. */
-async function serve(config: Config): Promise<undefined> {
+async function serve(config: Config, log: Logger): Promise<undefined> {
   const worker = config.workerIndex;
   // Before anything is read or written: a second server on this SQLite ledger is refused here.
   // A shared ledger has no owner; its servers coordinate through it.
   const lock = config.ledgerUrl === undefined ? await lockLedgerForServing(ledgerPathFor(config.dbPath)) : null;
-  const ctx = await createContext(config);
-  let server: Awaited<ReturnType<typeof listen>>;
+  const ctx = await createContext(config, undefined, { log });
+  let server: Awaited<ReturnType<typeof listen>> | undefined;
+  let admin: AdminListener | undefined;
   try {
     // The replica's writing work runs in one process: a lone server, or worker 0.
     await startBackgroundWork(ctx, { writer: worker === undefined || worker === 0 });
+    // The others learn worker 0's upstream through the supervisor (docs/operations.md, Health).
+    if (worker !== undefined && worker > 0 && config.syncFrom !== undefined && isPostgresUrl(config.syncFrom))
+      ctx.upstream = relayedUpstream();
     const routes = createRouteTable(ctx);
     const app = createApp(ctx, routes);
     server = await listen(app, routes, {
@@ -114,9 +199,17 @@ async function serve(config: Config): Promise<undefined> {
       reusePort: worker !== undefined,
       answersLate: config.ledgerUrl !== undefined,
     });
+    // A lone server's own admin listener; a worker answers its supervisor's instead.
+    if (config.adminPort !== undefined && worker === undefined && ctx.metrics)
+      admin = await startAdmin(
+        log,
+        { port: config.adminPort, host: config.adminHost },
+        serverAnswers(ctx.health, ctx.metrics),
+      );
   } catch (err) {
     // A port in use, say: close what is open (a shared ledger's connections would keep the
     // process alive) so the command exits with its error.
+    await server?.close();
     ctx.close();
     lock?.close();
     // A worker also lets go of its supervisor's channel: once node:http has tried to listen
@@ -128,7 +221,8 @@ async function serve(config: Config): Promise<undefined> {
   const stop = async () => {
     if (stopping) return;
     stopping = true;
-    await server.close();
+    await admin?.close();
+    await server?.close();
     ctx.close();
     lock?.close();
     process.exit(0);
@@ -137,6 +231,8 @@ async function serve(config: Config): Promise<undefined> {
   process.on("SIGTERM", stop);
   if (worker === undefined) console.log(listeningLine(config));
   else {
+    if (worker === 0 && ctx.upstream) shareUpstream(ctx.upstream);
+    answerSupervisor(ctx);
     reportListening();
     stopWithSupervisor(stop);
   }

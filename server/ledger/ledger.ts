@@ -129,6 +129,9 @@ export interface Ledger {
   /** A request-rate bucket of the account as it stands now, nothing taken (test mode's account state). */
   readTokens(accountId: number, spec: BucketSpec, nowMs: number): Promise<BucketVerdict>;
 
+  /** Resolves when the ledger answers a trivial read (readiness: docs/operations.md, Health). */
+  ping(): Promise<void>;
+
   /** Test mode: empties accounts, keys, usage, handoffs, sessions and faults; keeps settings. */
   reset(): Promise<void>;
   readonly test: TestState;

@@ -139,6 +139,9 @@ export class RedisAccess implements AccessControl {
     const headers = scope.headers;
     headers[H.rateLimit] = PUBLISHED_RATE_LIMIT[H.rateLimit];
     const key = await this.authenticatedKey(scope.header("authorization"));
+    // Who asked, for the request's record (server/requests.ts), whatever is decided next.
+    scope.accountId = key.accountId;
+    scope.keyId = key.id;
 
     // Stage 2: policy, plan, trial state, email verification.
     const account = await this.account(key.accountId);

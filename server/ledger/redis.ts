@@ -370,6 +370,10 @@ export class RedisLedger implements Ledger {
 
   // ---- test mode -----------------------------------------------------------------------------
 
+  async ping(): Promise<void> {
+    await this.redis.ping();
+  }
+
   /**
    * Empties every ledger key but settings and the test clock (as `POST /_test/reset` keeps one
    * server's clock), then tells every process that accounts and keys changed.

@@ -214,6 +214,10 @@ export class SqliteLedger implements Ledger {
     return this.meter.peekTokens(spec, nowMs);
   }
 
+  async ping(): Promise<void> {
+    this.db.prepare("SELECT 1 FROM settings LIMIT 1").get();
+  }
+
   /** Every table but settings (the HMAC secret, the access epoch), with the meter's unwritten counters. */
   async reset(): Promise<void> {
     const db = this.db;

@@ -311,6 +311,7 @@ export class ListService {
 
   /** The 200 with the page (none for HEAD): in parts for a listener that takes them, else a Response. */
   reply(scope: RequestScope, out: PageOut | null): Reply {
+    if (out) scope.rows = out.page.count;
     if (scope.takesParts) return new ReplyParts(200, listHeaderFields(scope), out && bodyParts(out));
     return new Response(out && responseBody(out), { status: 200, headers: this.caches.headers.for(scope) });
   }

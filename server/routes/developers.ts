@@ -113,16 +113,19 @@ export function developerRoutes(app: RouteTable, ctx: AppContext): void {
       const p: PortalRequest = { scope, json: wantsJson(scope.req), now: ctx.clock.now(), active: undefined };
       try {
         p.active = await resolveSession(ctx.ledger, sessionCookie(scope.req), p.now);
+        scope.accountId = p.active?.account.id ?? null;
         return await fn(p);
       } catch (err) {
         // JSON clients get the list envelope (no-store, like every error) from `handle`.
         if (p.json) throw err;
         if (isApiError(err) && err.status < 500) return await refusalPage(err, p);
         if (isStorageFailure(err)) return page(503, renderTemporarilyUnavailable(), { "retry-after": "1" });
-        console.error(
-          `[${scope.requestId}] ${scope.req.method} ${scope.url.pathname}:`,
-          err instanceof Error ? err.stack : err,
-        );
+        ctx.log.error("unexpected error", {
+          requestId: scope.requestId,
+          method: scope.method,
+          path: scope.path,
+          error: err instanceof Error ? (err.stack ?? err.message) : String(err),
+        });
         return page(500, renderServerError(scope.requestId));
       }
     }, "portal");

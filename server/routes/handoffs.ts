@@ -24,7 +24,7 @@ import { safeHttpUrl } from "../../sync/derive.ts";
 import type { KeyIdentity } from "../access.ts";
 import type { AppContext } from "../context.ts";
 import { ApiError, isApiError } from "../errors.ts";
-import { handle, json } from "../handle.ts";
+import { handle, json, type RequestScope } from "../handle.ts";
 import { createsHandoffs } from "../limits/grant.ts";
 import { eventUrlFor, handoffUrlFor, newHandoffId } from "../pages/urls.ts";
 import type { RouteTable } from "../route-table.ts";
@@ -70,15 +70,15 @@ const BODY_SHAPE = `The body must be exactly {"event_id": <integer 1..${HANDOFF.
 const NO_SELLER = "No supported ticket seller has a working link for this event.";
 
 /** The ledger cannot store (a full disk, an I/O error, a read-only file): logged, then 503 (docs/api.md, Ticket handoffs). */
-function storageUnavailable(err: unknown): ApiError {
-  console.error(`handoff storage unavailable: ${storageFailureCause(err)}`);
+function storageUnavailable(ctx: AppContext, err: unknown): ApiError {
+  ctx.log.error(`handoff storage unavailable: ${storageFailureCause(err)}`);
   return handoffUnavailable();
 }
 
 export function handoffRoutes(app: RouteTable, ctx: AppContext): void {
   app.post(
     "/v1/ticket-handoffs",
-    handle(({ req }) => createTicketHandoff(ctx, req), "handoff"),
+    handle((scope) => createTicketHandoff(ctx, scope), "handoff"),
   );
   if (ctx.config.testMode) {
     // docs/api.md, Test mode style read for tests: the stored handoff and how many clicks it recorded.
@@ -94,8 +94,12 @@ export function handoffRoutes(app: RouteTable, ctx: AppContext): void {
   }
 }
 
-async function createTicketHandoff(ctx: AppContext, req: Request): Promise<Response> {
+async function createTicketHandoff(ctx: AppContext, scope: RequestScope): Promise<Response> {
+  const req = scope.req;
   const identity = await authenticateHandoffKey(ctx, req);
+  // For the request's record (docs/operations.md, Logs and metrics).
+  scope.accountId = identity.accountId;
+  scope.keyId = identity.keyId;
   await admitAttempt(ctx, identity.accountId);
   await assertCreatesHandoffs(ctx, identity);
   const eventId = await readEventId(req);
@@ -120,7 +124,7 @@ async function createTicketHandoff(ctx: AppContext, req: Request): Promise<Respo
     // A handoff lives 15 minutes and is recreated at will: stored without an fsync (server/ledger/sqlite.ts).
     await ctx.ledger.insertHandoff(handoff);
   } catch (err) {
-    if (isStorageFailure(err)) throw storageUnavailable(err);
+    if (isStorageFailure(err)) throw storageUnavailable(ctx, err);
     throw err;
   }
   const handoffUrl = handoffUrlFor(ctx.config.baseUrl, handoff.id);
@@ -180,7 +184,7 @@ async function admitAttempt(ctx: AppContext, accountId: number): Promise<void> {
     // A lock held past the busy timeout: the count could not be confirmed in time. Any other
     // storage failure: the ledger cannot store handoffs at all.
     if (isLedgerBusy(err)) throw limitUnavailable();
-    if (isStorageFailure(err)) throw storageUnavailable(err);
+    if (isStorageFailure(err)) throw storageUnavailable(ctx, err);
     throw err;
   }
   if (!admitted) throw limitExceeded();

@@ -1,27 +1,28 @@
-import { readReplicaState } from "../../db/hydrate.ts";
-import { type ReplicaStats, readReplicaStats } from "../../db/replica.ts";
 import type { AppContext } from "../context.ts";
 import { handle, json } from "../handle.ts";
+import { readinessBody } from "../health.ts";
 import type { RouteTable } from "../route-table.ts";
+import { type BuildInfo, readBuildInfo } from "../version.ts";
+
+const NO_STORE = { "cache-control": "no-store" };
 
 /**
- * GET /healthz: replica watermark, event count, snapshot age and, while streaming from
- * PostgreSQL, the upstream's state. Counting a million events takes
- * a few hundred milliseconds, so the counts are kept until the replica changes (its state is
- * read first: a commit in between only makes the kept counts newer than their key).
+ * GET /healthz: replica watermark, event count, snapshot age, the build and, while streaming
+ * from PostgreSQL, the upstream's state; `status` is `ok`, or `degraded` when a readiness check
+ * fails (server/health.ts). GET /livez: 200 while the process answers. GET /readyz: 200 when
+ * every readiness check passes, else 503 naming the failing ones (docs/operations.md, Health).
  */
 export function healthRoutes(app: RouteTable, ctx: AppContext): void {
-  let kept: { state: string; stats: ReplicaStats } | undefined;
+  const build: BuildInfo = readBuildInfo();
   app.get(
     "/healthz",
-    handle(() => {
-      const state = readReplicaState(ctx.replica);
-      if (kept?.state !== state) kept = { state, stats: readReplicaStats(ctx.replica) };
-      const { stats } = kept;
+    handle(async () => {
+      const readiness = await ctx.health.readiness();
+      const { stats } = readiness;
       const now = ctx.clock.now();
       return json(
         {
-          status: "ok",
+          status: readiness.ready ? "ok" : "degraded",
           watermark: stats.watermark,
           events: stats.events,
           venues: stats.venues,
@@ -31,12 +32,27 @@ export function healthRoutes(app: RouteTable, ctx: AppContext): void {
           // Source, slot, lag, last applied position and time, rejected rows (README, "Follow your PostgreSQL").
           upstream: ctx.upstream?.status() ?? null,
           now: new Date(now).toISOString(),
+          version: build.version,
+          commit: build.commit,
+          runtime: build.runtime,
+          checks: readiness.checks,
           // Which process answered, under `serve --workers N` only (docs/operations.md, Health).
           ...(ctx.config.workerIndex === undefined ? {} : { worker: ctx.config.workerIndex, pid: process.pid }),
         },
         200,
-        { "cache-control": "no-store" },
+        NO_STORE,
       );
+    }),
+  );
+  app.get(
+    "/livez",
+    handle(() => json({ status: "ok" }, 200, NO_STORE)),
+  );
+  app.get(
+    "/readyz",
+    handle(async () => {
+      const readiness = await ctx.health.readiness();
+      return json(readinessBody(readiness), readiness.ready ? 200 : 503, NO_STORE);
     }),
   );
 }

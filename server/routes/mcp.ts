@@ -18,8 +18,11 @@ export function mcpRoutes(app: RouteTable, ctx: AppContext): void {
 
   app.all(
     "/mcp",
-    handle(async ({ req, url }) => {
-      await ctx.access.authenticate(req);
+    handle(async (scope) => {
+      const { req, url } = scope;
+      const identity = await ctx.access.authenticate(req);
+      scope.accountId = identity.accountId;
+      scope.keyId = identity.keyId;
       if (req.method !== "POST") {
         return new Response(
           JSON.stringify({

@@ -16,6 +16,7 @@ import { readServableEvent, type ServableEvent } from "../../db/servable-event.t
 import { isStorageFailure, storageFailureCause } from "../../db/storage-failure.ts";
 import type { AppContext } from "../context.ts";
 import { handle, type RequestScope } from "../handle.ts";
+import type { Logger } from "../log.ts";
 import { renderEventNotFound, renderEventPage } from "../pages/event-page.ts";
 import {
   renderHandoffConfirmation,
@@ -44,7 +45,7 @@ const EVENT_PAGE_CACHE = "public, max-age=60";
 type PageHandler = (scope: RequestScope, head: boolean) => Response | Promise<Response>;
 
 /** `handle` (request id) plus HTML error pages: a storage failure is a 503 page, anything else a 500 page. */
-function page(fn: PageHandler) {
+function page(log: Logger, fn: PageHandler) {
   return handle(async (scope) => {
     const head = scope.req.method === "HEAD";
     try {
@@ -52,20 +53,22 @@ function page(fn: PageHandler) {
     } catch (err) {
       // A locked, full, failing or read-only ledger: nothing was recorded, Continue works again later.
       if (isStorageFailure(err)) {
-        console.error(`[${scope.requestId}] handoff storage unavailable: ${storageFailureCause(err)}`);
+        log.error(`handoff storage unavailable: ${storageFailureCause(err)}`, { requestId: scope.requestId });
         return pageResponse(503, renderTemporarilyUnavailable(), { head, headers: RETRY_AFTER });
       }
-      console.error(
-        `[${scope.requestId}] ${scope.req.method} ${scope.url.pathname}:`,
-        err instanceof Error ? err.stack : err,
-      );
+      log.error("unexpected error", {
+        requestId: scope.requestId,
+        method: scope.method,
+        path: scope.path,
+        error: err instanceof Error ? (err.stack ?? err.message) : String(err),
+      });
       return pageResponse(500, renderServerError(scope.requestId), { head });
     }
   });
 }
 
-function getAndHead(app: RouteTable, path: string, fn: PageHandler): void {
-  const handler = page(fn);
+function getAndHead(app: RouteTable, log: Logger, path: string, fn: PageHandler): void {
+  const handler = page(log, fn);
   app.get(path, handler);
   app.head(path, handler);
 }
@@ -88,10 +91,10 @@ export function pageRoutes(app: RouteTable, ctx: AppContext): void {
     });
     return pageResponse(200, body, { head, cacheControl: EVENT_PAGE_CACHE });
   };
-  getAndHead(app, "/events/:id", eventPage);
-  getAndHead(app, "/events/:id/:slug", eventPage);
+  getAndHead(app, ctx.log, "/events/:id", eventPage);
+  getAndHead(app, ctx.log, "/events/:id/:slug", eventPage);
 
-  getAndHead(app, "/t/:id", (scope, head) => {
+  getAndHead(app, ctx.log, "/t/:id", (scope, head) => {
     const id = parsePathId(param(scope, "id"));
     const e = id === null ? undefined : readServableEvent(ctx.replica, id);
     // ticket_destination is null for non-ticketed events and when no safe destination exists.
@@ -99,7 +102,7 @@ export function pageRoutes(app: RouteTable, ctx: AppContext): void {
     return new Response(null, { status: 302, headers: { location: e.ticketDestination, "cache-control": "no-store" } });
   });
 
-  getAndHead(app, "/handoffs/:id", async (scope, head) => {
+  getAndHead(app, ctx.log, "/handoffs/:id", async (scope, head) => {
     const h = await readHandoffParam(scope);
     if (!h) return pageResponse(404, renderHandoffNotFound(), { head });
     const now = ctx.clock.now();
@@ -113,7 +116,7 @@ export function pageRoutes(app: RouteTable, ctx: AppContext): void {
   });
 
   // Continue changes state, so it is POST only; a GET here (a reload, a prefetch) goes back to the page.
-  getAndHead(app, "/handoffs/:id/continue", async (scope, head) => {
+  getAndHead(app, ctx.log, "/handoffs/:id/continue", async (scope, head) => {
     const h = await readHandoffParam(scope);
     if (!h) return pageResponse(404, renderHandoffNotFound(), { head });
     return new Response(null, {
@@ -124,7 +127,7 @@ export function pageRoutes(app: RouteTable, ctx: AppContext): void {
 
   app.post(
     "/handoffs/:id/continue",
-    page(async (scope) => {
+    page(ctx.log, async (scope) => {
       const h = await readHandoffParam(scope);
       if (!h) return pageResponse(404, renderHandoffNotFound());
       const now = ctx.clock.now();

@@ -16,6 +16,7 @@ import { testAccountRoutes } from "./test-accounts.ts";
 import { testFaultRoutes } from "./test-faults.ts";
 import { testHandle } from "./test-handle.ts";
 import { testRecordRoutes } from "./test-records.ts";
+import { testRequestRoutes } from "./test-requests.ts";
 
 const bad = (message: string) => json({ error: { code: "invalid_request", message } }, 400);
 
@@ -91,6 +92,7 @@ export function testModeRoutes(app: RouteTable, ctx: AppContext): void {
     testHandle(() => new Response(description, { headers: { "content-type": "application/json; charset=utf-8" } })),
   );
   testAccountRoutes(app, ctx);
+  testRequestRoutes(app, ctx);
 }
 
 /** Empties the ledger except its settings (the HMAC secret), then drops this process's caches and faults. */

@@ -174,6 +174,9 @@ async function startFollowingServer(fx: PostgresFixture, db: string): Promise<{ 
       db,
       "--sync-from",
       fx.url,
+      // No request lines, as every bench server (test/bench/lib/targets.ts serveArgs).
+      "--log-level",
+      "warn",
     ],
     { port, probe: "/healthz", env: { MARQUEE_SECRET: "bench" } },
   );

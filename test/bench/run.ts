@@ -2,13 +2,14 @@
 /**
  * `npm run bench`: Marquee against its ceiling and its peers, in one run on this machine.
  *
- *   bun test/bench/run.ts [--rebuild] [--only bun,ceiling,redis,node,prism] [--skip-sync] [--skip-cold-start]
+ *   bun test/bench/run.ts [--rebuild] [--only bun,ceiling,redis,node,prism,observability] [--skip-sync] [--skip-cold-start]
  *
  * Order: build the cached 1M-event replica if needed → Marquee on Bun (resolve inputs, capture
  * one real response per scenario) → Marquee on Bun, the ceiling replaying the captured bytes, and
  * Marquee on a Redis ledger (one process, and `--workers 2`; `redis` in --only, a redis-server of
  * the bench's own with deploy/redis.conf), interleaved slice by slice → Marquee on Node
- * → Prism on Marquee's OpenAPI document → cold starts of dist/marquee → sync throughput → the
+ * → Prism on Marquee's OpenAPI document → the default page with and without the request log and
+ * `/metrics` (test/bench/observability.ts) → cold starts of dist/marquee → sync throughput → the
  * default page under load while a 50,000-change sync runs. Prints the tables; a full run (no
  * --only or --skip-* flag) also writes them into test/bench/RESULTS.md.
  */
@@ -46,6 +47,7 @@ import { writeUniqueLists } from "./lib/unique.ts";
 import { measureUnique, uniqueScenarios } from "./lib/unique-measure.ts";
 import { checkWrk, measure } from "./lib/wrk.ts";
 import { measureStages } from "./list-stages.ts";
+import { measureObservability, observabilityMarkdown } from "./observability.ts";
 import { measurePeer, measurePostgresCopy, measureStreaming, preparePostgres } from "./postgres.ts";
 import { measureStartTimes } from "./start-times.ts";
 
@@ -59,7 +61,7 @@ const { values: flags } = parseArgs({
     "skip-postgres": { type: "boolean" },
   },
 });
-const only = new Set((flags.only ?? "bun,ceiling,redis,node,prism").split(","));
+const only = new Set((flags.only ?? "bun,ceiling,redis,node,prism,observability").split(","));
 const started = performance.now();
 const log = (s: string) => console.error(`[${((performance.now() - started) / 1000).toFixed(0).padStart(4)} s] ${s}`);
 
@@ -235,6 +237,15 @@ async function main(): Promise<number> {
         notes.push(`Prism could not be started: ${reason}`);
         record("prism", Object.fromEntries(served.map((s) => [s.id, { skipped: "Prism did not start" }])));
       }
+    }
+  }
+
+  if (only.has("observability")) {
+    log("the default page without and with the request log and /metrics, side by side:");
+    try {
+      report.observability = observabilityMarkdown(await measureObservability(benchKey, log));
+    } catch (err) {
+      report.observability = { skipped: (err as Error).message.split("\n")[0].slice(0, 200) };
     }
   }
 

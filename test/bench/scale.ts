@@ -109,6 +109,9 @@ async function measureSize(events: number): Promise<ScaleRow> {
       "127.0.0.1",
       "--snapshot-interval",
       "3600",
+      // No request lines, as every bench server (test/bench/lib/targets.ts serveArgs).
+      "--log-level",
+      "warn",
     ],
     {
       port,

@@ -45,6 +45,8 @@ export interface RunReport {
   stages?: StageRow[];
   /** `startMarquee()` from marquee/testing: to its first answer, per run (test/bench/start-times.ts). */
   startTimes?: { emptyMs: number[]; demo5000Ms: number[]; parallel8Ms: number };
+  /** The request log and the metrics, on and off (test/bench/observability.ts), as markdown. */
+  observability?: string | { skipped: string };
   /** The PostgreSQL upstream (test/bench/postgres.ts). */
   postgres?: { copy: CopyResult; streaming: StreamingResult; peer: PeerResult } | { skipped: string };
   elapsedS: number;
@@ -436,6 +438,14 @@ export function renderMarkdown(r: RunReport): string {
     ...redisTables(r),
     ...uniqueTable(r),
     ...stagesTable(r),
+    ...(r.observability
+      ? [
+          "### Request log and metrics",
+          "",
+          typeof r.observability === "string" ? r.observability : `Not measured: ${r.observability.skipped}`,
+          "",
+        ]
+      : []),
     "### Other figures",
     "",
     "| figure | value |",

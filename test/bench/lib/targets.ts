@@ -27,9 +27,11 @@ export const NODE_ENTRY = join(NODE_BUNDLE_DIR, "entry-node.js");
 export const DIST_BINARY = join(ROOT, "dist", "marquee");
 
 /**
- * Marquee's own flags for every bench server: loopback, the cached replica, and no periodic
+ * Marquee's own flags for every bench server: loopback, the cached replica, no periodic
  * snapshot refresh during a run (a refresh rebuilds the 1M-row snapshot; the bench measures
- * steady serving, and the sync-under-load figure measures a refresh separately).
+ * steady serving, and the sync-under-load figure measures a refresh separately), and no request
+ * lines (`--log-level warn`): what the request log and the metrics cost is measured on its own
+ * (test/bench/observability.ts), and the figures stay comparable with earlier runs.
  */
 export function serveArgs(port: number): string[] {
   return [
@@ -44,13 +46,30 @@ export function serveArgs(port: number): string[] {
     `http://127.0.0.1:${port}`,
     "--snapshot-interval",
     "3600",
+    "--log-level",
+    "warn",
   ];
 }
 
-const ENV = { MARQUEE_SECRET: "", MARQUEE_DB: "", MARQUEE_BASE_URL: "", MARQUEE_LEDGER: "", PORT: "" };
+const ENV = {
+  MARQUEE_SECRET: "",
+  MARQUEE_DB: "",
+  MARQUEE_BASE_URL: "",
+  MARQUEE_LEDGER: "",
+  PORT: "",
+  MARQUEE_LOG_FORMAT: "",
+  MARQUEE_LOG_LEVEL: "",
+  MARQUEE_LOG_FILE: "",
+  MARQUEE_ADMIN_PORT: "",
+};
 
-export function startMarqueeBun(port: number): Promise<Server> {
-  return startServer("marquee-bun", BUN, ["server/main.ts", ...serveArgs(port)], { port, probe: "/healthz", env: ENV });
+/** `extra`: flags after the bench's own (a later `--log-level` wins). */
+export function startMarqueeBun(port: number, extra: string[] = []): Promise<Server> {
+  return startServer("marquee-bun", BUN, ["server/main.ts", ...serveArgs(port), ...extra], {
+    port,
+    probe: "/healthz",
+    env: ENV,
+  });
 }
 
 /**
