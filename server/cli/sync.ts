@@ -3,7 +3,7 @@
  */
 import { mkdirSync } from "node:fs";
 import { dirname } from "node:path";
-import { SYNC } from "../../db/contract.ts";
+import { API_SYNC, SYNC } from "../../db/contract.ts";
 import { assertSourceKind, openReplica } from "../../db/replica.ts";
 import { isPostgresUrl } from "../../sync/postgres/schema.ts";
 import { COPY_THREAD_MIN_ROWS } from "../../sync/postgres/sync.ts";
@@ -13,11 +13,14 @@ import { openSource } from "../../sync/source.ts";
 import { SyncError, type SyncSummary, syncFrom } from "../../sync/sync-from.ts";
 import { resolveConfig } from "../config.ts";
 import { type Command, intFlag, oneOf, parseFlags, UsageError } from "./args.ts";
+import { runApiSync } from "./sync-api.ts";
 import { runPostgresSync } from "./sync-postgres.ts";
 
 export const syncCommand: Command = {
   summary: "pull upstream records into the replica",
   usage: `marquee sync --from SRC [--follow] [--slot NAME] [--drop-slot] [--batch-size N] [--thread-rows N] [--priority P] [--db PATH] [--json]
+       marquee sync --from-api https://HOST/v1/events?FILTERS [--follow] [--interval S] [--budget-reserve F]
+                    [--aggregators] [--upstream-key-file PATH] [--db PATH] [--json]
 
   --from SRC      an NDJSON file of upstream records (docs/upstream-records.md), - for stdin, an http(s):// URL of an
                   NDJSON stream (--follow asks again every 2 s), or a PostgreSQL URL
@@ -37,6 +40,16 @@ export const syncCommand: Command = {
                   leave (alone on a machine it runs at full speed); elsewhere at nice 19.
                   normal: the priority it was started with.
 
+--from-api URL  a replica of what another deployment's list endpoint selects for the URL's filters
+                (state, city, source, geo, exclusions; none: the whole feed), read with the key in
+                MARQUEE_UPSTREAM_KEY or --upstream-key-file PATH. A pass walks from now to the
+                account's lookahead horizon, upserts every event and removes those it did not see,
+                only when it walked everything (docs/upstream-records.md, A replica of another deployment).
+  --interval S    with --follow: a pass every S seconds (default ${API_SYNC.intervalS})
+  --budget-reserve F
+                  leave this share of the row budget or trial allowance unspent (default ${API_SYNC.budgetReserve})
+  --aggregators   also tell aggregators' events apart (a second walk: about twice the rows)
+
 Records at or below the replica's watermark are skipped, so a rerun (or a run after an
 interrupted one) applies only what is new. A bad line stops the run and names its line; the
 batch it is in is not applied, batches committed before it stay applied. Ctrl-C stops reading
@@ -50,8 +63,44 @@ a file, commits what was read and refreshes the snapshot; a second Ctrl-C exits 
       priority: { type: "string", default: "background" },
       slot: { type: "string" },
       "drop-slot": { type: "boolean", default: false },
+      "from-api": { type: "string" },
+      interval: { type: "string" },
+      "budget-reserve": { type: "string" },
+      aggregators: { type: "boolean", default: false },
+      "upstream-key-file": { type: "string" },
     });
-    if (!values.from) throw new UsageError("--from SRC is required (a file path, - for stdin, or a postgres:// URL)");
+    const apiOnly = [
+      values.interval !== undefined && "--interval",
+      values["budget-reserve"] !== undefined && "--budget-reserve",
+      values.aggregators && "--aggregators",
+      values["upstream-key-file"] !== undefined && "--upstream-key-file",
+    ].filter(Boolean);
+    if (values["from-api"] !== undefined) {
+      if (values.from !== undefined)
+        throw new UsageError("--from and --from-api name two sources; a replica follows one kind of source");
+      const otherFlags = [
+        values.slot !== undefined && "--slot",
+        values["drop-slot"] && "--drop-slot",
+        values["thread-rows"] !== undefined && "--thread-rows",
+        values["batch-size"] !== undefined && "--batch-size",
+      ].filter(Boolean);
+      if (otherFlags.length > 0) throw new UsageError(`${otherFlags.join(" and ")}: not for --from-api`);
+      return runApiSync(values["from-api"], {
+        db: values.db,
+        json: values.json,
+        follow: values.follow,
+        interval: values.interval,
+        budgetReserve: values["budget-reserve"],
+        aggregators: values.aggregators,
+        upstreamKeyFile: values["upstream-key-file"],
+      });
+    }
+    if (apiOnly.length > 0)
+      throw new UsageError(`${apiOnly.join(" and ")} need${apiOnly.length > 1 ? "" : "s"} --from-api URL`);
+    if (!values.from)
+      throw new UsageError(
+        "--from SRC is required (a file path, - for stdin, or a postgres:// URL), or --from-api URL",
+      );
     if (isPostgresUrl(values.from))
       return syncPostgres(values.from, {
         ...values,
