@@ -60,8 +60,8 @@ export async function startInProcess(options: { baseUrl?: string } = {}): Promis
 export async function startBunServer(
   extraArgs: string[] = [],
   dir: string = mkdtempSync(join(tmpdir(), "marquee-e2e-")),
-  options: { fileSizeLimitable?: boolean; baseUrl?: string } = {},
-): Promise<Target & { child: ChildProcess }> {
+  options: { fileSizeLimitable?: boolean; baseUrl?: string; env?: Record<string, string> } = {},
+): Promise<Target & { child: ChildProcess; output: () => string }> {
   const port = await freePort();
   const listening = `http://127.0.0.1:${port}`;
   const baseUrl = options.baseUrl ?? listening;
@@ -89,17 +89,24 @@ export async function startBunServer(
       join(dir, "marquee.db"),
       ...extraArgs,
     ],
-    { cwd: ROOT, stdio: ["ignore", "pipe", "pipe"], env: { ...process.env, MARQUEE_SECRET: "", MARQUEE_DB: "" } },
+    {
+      cwd: ROOT,
+      stdio: ["ignore", "pipe", "pipe"],
+      env: { ...process.env, MARQUEE_SECRET: "", MARQUEE_DB: "", ...options.env },
+    },
   );
   let stderr = "";
+  let stdout = "";
   child.stderr!.on("data", (d) => (stderr += d));
-  child.stdout!.resume();
+  child.stdout!.on("data", (d) => (stdout += d));
   await waitForHealth(listening, child, () => stderr);
   return {
     kind: "bun",
     baseUrl,
     dir,
     child,
+    /** Everything the server printed so far, stdout then stderr. */
+    output: () => stdout + stderr,
     fetch: (path, init) => {
       const url = new URL(path, baseUrl);
       return fetch(new URL(url.pathname + url.search, listening).href, { ...init, redirect: "manual" });
