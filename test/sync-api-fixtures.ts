@@ -45,7 +45,7 @@ export async function startUpstream(events: number): Promise<Upstream> {
 
 /** Applies changed records upstream, numbered after the last. */
 export async function changeUpstream(up: Upstream, records: Array<Record<string, unknown>>): Promise<void> {
-  const numbered = records.map((r) => ({ ...r, seq: ++up.seq }));
+  const numbered: Array<Record<string, unknown>> = records.map((r) => ({ ...r, seq: ++up.seq }));
   await up.client.records(numbered);
   for (const r of numbered) {
     if (r.type === "event") up.events.set((r.event as { id: number }).id, r as never);

@@ -96,6 +96,32 @@ describe("a replica of a state", () => {
     expect(first.eventUrl).not.toContain(replica.server.baseUrl);
   });
 
+  it("sends a handoff created on the replica, and its ticket redirect, on to the upstream's ticketUrl", async () => {
+    const events = (await walkPages(replica.client, replica.key, "state=CA&exclude_sold_out=true&limit=100")).flatMap(
+      (p) => p.data,
+    );
+    const e = events.find((x) => x.ticketUrl !== null)!;
+    expect(e.ticketUrl).toBe(`${up.server.baseUrl}/t/${e.id}`);
+    const redirect = await replica.server.fetch(`/t/${e.id}`);
+    expect(redirect.status).toBe(302);
+    expect(redirect.headers.get("location")).toBe(e.ticketUrl);
+    const created = await replica.client.fetch("/v1/ticket-handoffs", {
+      method: "POST",
+      headers: { authorization: `Bearer ${replica.key}`, "content-type": "application/json" },
+      body: JSON.stringify({ event_id: e.id }),
+    });
+    expect(created.status).toBe(201);
+    const handoff = (await created.json()) as { handoff_url: string; event_url: string };
+    expect(handoff.event_url).toBe(e.eventUrl);
+    const path = new URL(handoff.handoff_url).pathname;
+    const page = await replica.server.fetch(path);
+    expect(page.status).toBe(200);
+    expect(await page.text()).toContain(new URL(up.server.baseUrl).host);
+    const go = await replica.server.fetch(`${path}/continue`, { method: "POST" });
+    expect(go.status).toBe(303);
+    expect(go.headers.get("location")).toBe(e.ticketUrl);
+  });
+
   it("reports the complete pass in /healthz: its age and the rows it spent", async () => {
     const health = (await (await replica.client.get("/healthz")).json()) as {
       upstream: { kind: string; lastPass: { rows: number; ageSeconds: number; upserted: number } };

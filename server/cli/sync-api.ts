@@ -73,7 +73,8 @@ export async function runApiSync(url: string, flags: ApiSyncFlags): Promise<numb
         return 1;
       }
       if (!flags.follow) return summary.complete ? 0 : 1;
-      await sleep(intervalS * 1000, controller.signal);
+      // Passes start every --interval seconds; one that took longer is followed at once.
+      await sleep(Math.max(0, intervalS * 1000 - summary.elapsedMs), controller.signal);
       if (controller.signal.aborted) return 0; // stopped between passes: nothing was cut short
     }
   } finally {

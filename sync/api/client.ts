@@ -114,6 +114,7 @@ export class UpstreamClient {
         this.stats.rateLimited++;
         this.options.notice?.(`upstream ${code}; waiting ${retryAfterMs / 1000} s (Retry-After)`);
         await this.wait(retryAfterMs);
+        this.rate = null; // Retry-After said when the request fits: no second wait for the bucket
         continue;
       }
       if (res.status === 503) {

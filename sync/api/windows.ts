@@ -45,7 +45,8 @@ export class WindowPlan {
   next(w: Window): Window | null {
     const opened = w.startsAfterMs ?? this.startMs;
     const closed = w.startsBeforeMs ?? opened + this.defaultMs;
-    if (closed >= this.boundMs) return null;
+    // Within an overlap of the bound is at the bound: no window of an hour or less after it.
+    if (closed >= this.boundMs - API_SYNC.windowOverlapMs) return null;
     const after = closed - API_SYNC.windowOverlapMs;
     return { startsAfterMs: after, startsBeforeMs: this.endOf(after) };
   }
