@@ -192,7 +192,7 @@ export function applyRows(db: Db, batch: RowBatch, within?: () => void): ApplyRe
 
 /**
  * applyRows inside the caller's transaction: for a source that numbers its records from the
- * watermark it reads in the same transaction (sync/api/apply.ts).
+ * watermark it reads in the same transaction (sync/api/writer.ts).
  */
 export function applyRowsInTransaction(db: Db, batch: RowBatch, within?: () => void): ApplyResult {
   // Once per batch; the driver keeps each prepared statement by its SQL.

@@ -1,10 +1,10 @@
 /**
- * A serving process following another deployment (`serve --sync-from-api URL`, docs/upstream-
- * records.md, A replica of another deployment): a pass at start and one every interval after the
- * last began, while the API keeps serving what the replica holds, through any failure upstream.
- * A refused pass (a revoked key, a lapsed plan) is logged and tried again at the next interval,
- * since an operator may fix the account without restarting the server. `status()` is what
- * /healthz shows under `upstream`.
+ * A serving process following another deployment (`serve --sync-from-api URL`,
+ * docs/upstream-records.md, A replica of another deployment): a pass at start and one every
+ * interval after the last began, while the API keeps serving what the replica holds, through any
+ * failure upstream. A refused pass (a revoked key, a lapsed plan) is logged and tried again at the
+ * next interval, since an operator may fix the account without restarting the server.
+ * `status()` is what /healthz shows under `upstream`.
  */
 import type { Db } from "../../db/driver.ts";
 import { sleep } from "../source-lines.ts";

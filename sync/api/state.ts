@@ -48,6 +48,8 @@ export interface ApiUpstreamStatus {
   /** The last pass cut short or refused, while the next has not completed; else null. */
   error: string | null;
   lastPass: (LastPass & { ageSeconds: number }) | null;
+  /** When the last complete pass ended (as the PostgreSQL follower's `appliedAt`); null before one. */
+  appliedAt: string | null;
   /** The source tokens events are recorded under, and what is known of aggregators (the last complete pass's). */
   sources: string[] | null;
   aggregators: RecordedScope["aggregators"] | null;
@@ -68,6 +70,7 @@ export function readApiStatus(
       ...lastPass,
       ageSeconds: Math.max(0, Math.round((nowMs - Date.parse(lastPass.completedAt)) / 1000)),
     },
+    appliedAt: lastPass?.completedAt ?? null,
     sources: scope?.sources ?? null,
     aggregators: scope?.aggregators ?? null,
   };
