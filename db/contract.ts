@@ -410,8 +410,13 @@ export const API_SYNC = {
   errorBackoffMs: 1000,
   /** Longest wait for the rate bucket to refill by X-RateLimit-Reset (clocks may disagree). */
   maxResetWaitMs: 60_000,
-  /** Records applied per transaction. */
+  /** Events applied per transaction by `marquee sync`. */
   batchEvents: 1000,
+  /**
+   * By a serving process: about a page, so no request waits long behind a transaction on the
+   * thread that answers it.
+   */
+  serveBatchEvents: 100,
 } as const;
 
 export const DEMO = {

@@ -65,8 +65,8 @@ interface Row {
 const HYDRATE_SQL = `
 SELECT e.id, e.title, e.slug, e.start_date, e.start_ms, e.end_date, e.end_ms, e.cost, e.is_free, e.is_sold_out,
        e.is_low_tickets, e.age, e.ticket_destination, e.event_url, e.ticket_url, e.website, e.ticket_link_status,
-       e.image_url, e.categories, e.source, e.vendor, v.id AS venue_id, v.name AS venue_name, v.city, v.state, v.timezone, v.latitude,
-       v.longitude, v.geocode_precision
+       e.image_url, e.categories, e.source, e.vendor, v.id AS venue_id, v.name AS venue_name, v.city, v.state,
+       v.timezone, v.latitude, v.longitude, v.geocode_precision
 FROM json_each($ids) j
 JOIN events e ON e.id = j.value
 JOIN venues v ON v.id = e.venue_id

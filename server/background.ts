@@ -211,13 +211,14 @@ export async function startBackgroundWork(
   options: { writer: boolean } = { writer: true },
 ): Promise<void> {
   startMemoryGuard();
+  // A replica of another deployment that this process does not follow still shows its last pass.
+  if (readSourceKind(ctx.replica) === "api")
+    ctx.upstream = { status: () => readApiStatus(ctx.replica, ctx.clock.now(), null) };
   if (!options.writer) return;
   if (ctx.config.demo) await loadDemo(ctx);
   if (ctx.config.syncFrom && isPostgresUrl(ctx.config.syncFrom)) startStreaming(ctx, ctx.config.syncFrom);
   else if (ctx.config.syncFrom) await startPeriodicSync(ctx, ctx.config.syncFrom);
   else if (ctx.config.syncFromApi) await startApiFollowing(ctx, ctx.config.syncFromApi);
-  else if (readSourceKind(ctx.replica) === "api")
-    ctx.upstream = { status: () => readApiStatus(ctx.replica, ctx.clock.now(), null) };
   const timer = setInterval(() => {
     try {
       if (refreshSnapshotIfStale(ctx.replica, ctx.clock.now()) !== null) notifyReplicaChange(ctx);

@@ -13,7 +13,6 @@ import { openSource } from "../../sync/source.ts";
 import { SyncError, type SyncSummary, syncFrom } from "../../sync/sync-from.ts";
 import { resolveConfig } from "../config.ts";
 import { type Command, intFlag, oneOf, parseFlags, UsageError } from "./args.ts";
-import { runApiSync } from "./sync-api.ts";
 import { runPostgresSync } from "./sync-postgres.ts";
 
 export const syncCommand: Command = {
@@ -40,11 +39,12 @@ export const syncCommand: Command = {
                   leave (alone on a machine it runs at full speed); elsewhere at nice 19.
                   normal: the priority it was started with.
 
---from-api URL  a replica of what another deployment's list endpoint selects for the URL's filters
-                (state, city, source, geo, exclusions; none: the whole feed), read with the key in
-                MARQUEE_UPSTREAM_KEY or --upstream-key-file PATH. A pass walks from now to the
-                account's lookahead horizon, upserts every event and removes those it did not see,
-                only when it walked everything (docs/upstream-records.md, A replica of another deployment).
+  --from-api URL  a replica of what another deployment's list endpoint selects for the URL's
+                  filters (state, city, source, geo, exclusions; none: the whole feed), read with
+                  the key in MARQUEE_UPSTREAM_KEY or --upstream-key-file PATH. A pass walks from
+                  now to the account's lookahead horizon and upserts every event; only a pass that
+                  walked everything removes those it did not see (docs/upstream-records.md,
+                  A replica of another deployment).
   --interval S    with --follow: a pass every S seconds (default ${API_SYNC.intervalS})
   --budget-reserve F
                   leave this share of the row budget or trial allowance unspent (default ${API_SYNC.budgetReserve})
@@ -85,6 +85,7 @@ a file, commits what was read and refreshes the snapshot; a second Ctrl-C exits 
         values["batch-size"] !== undefined && "--batch-size",
       ].filter(Boolean);
       if (otherFlags.length > 0) throw new UsageError(`${otherFlags.join(" and ")}: not for --from-api`);
+      const { runApiSync } = await import("./sync-api.ts");
       return runApiSync(values["from-api"], {
         db: values.db,
         json: values.json,

@@ -6,6 +6,7 @@
  * next interval, since an operator may fix the account without restarting the server.
  * `status()` is what /healthz shows under `upstream`.
  */
+import { API_SYNC } from "../../db/contract.ts";
 import type { Db } from "../../db/driver.ts";
 import { sleep } from "../source-lines.ts";
 import { runApiPass } from "./pass.ts";
@@ -48,6 +49,7 @@ export function startApiFollower(db: Db, scope: ApiScope, options: ApiFollowerOp
           signal: controller.signal,
           now: options.now,
           capped,
+          batchEvents: API_SYNC.serveBatchEvents,
           notice: (line) => options.log(`sync from ${scope.display}: ${line}`),
         });
         capped = summary.capped;

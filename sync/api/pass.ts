@@ -29,6 +29,8 @@ export interface PassOptions {
   now: () => number;
   /** Explicit window ends were refused by an earlier pass: leave them out from the start. */
   capped?: boolean;
+  /** Events per transaction (API_SYNC.batchEvents; a serving process applies fewer at a time). */
+  batchEvents?: number;
   onProgress?: (p: PassProgress) => void;
   notice?: (line: string) => void;
   fetch?: typeof fetch;
@@ -72,7 +74,7 @@ export async function runApiPass(db: Db, scope: ApiScope, options: PassOptions):
     notice: options.notice,
     fetch: options.fetch,
   });
-  const writer = new PassWriter(db);
+  const writer = new PassWriter(db, options.batchEvents);
   let capped = options.capped ?? false;
   let aggregatorRows = 0;
   let removed = 0;

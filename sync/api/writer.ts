@@ -36,7 +36,11 @@ export class PassWriter {
   /** Records applied so far (upserts and deletes). */
   applied = 0;
 
-  constructor(private readonly db: Db) {}
+  constructor(
+    private readonly db: Db,
+    /** Events per transaction. */
+    private readonly batchEvents: number = API_SYNC.batchEvents,
+  ) {}
 
   upsert(d: Delivered): void {
     const key = venueKey(d.venue);
@@ -46,7 +50,7 @@ export class PassWriter {
     }
     this.pending.push(d.event);
     this.events.add(d.event.event.id);
-    if (++this.pendingEvents >= API_SYNC.batchEvents) this.flush();
+    if (++this.pendingEvents >= this.batchEvents) this.flush();
   }
 
   /** Everything delivered so far, applied. */
@@ -66,8 +70,8 @@ export class PassWriter {
       ...staleEvents.map((r) => ({ type: "delete" as const, seq: 0, entity: "event" as const, id: r.id })),
       ...staleVenues.map((r) => ({ type: "delete" as const, seq: 0, entity: "venue" as const, id: r.id })),
     ];
-    for (let i = 0; i < deletes.length; i += API_SYNC.batchEvents)
-      this.applied += applyNumbered(this.db, deletes.slice(i, i + API_SYNC.batchEvents));
+    for (let i = 0; i < deletes.length; i += this.batchEvents)
+      this.applied += applyNumbered(this.db, deletes.slice(i, i + this.batchEvents));
     return staleEvents.length;
   }
 }
