@@ -109,7 +109,10 @@ describe("the scope URL", () => {
     ["https://h/v1/events?cursor=x", /leave `cursor` out/],
     ["https://h/v1/events?source=Ticketmaster", /invalid_source/],
     ["https://h/v1/events?city=A&city=B", /two cities/],
-    ["https://h/v1/events?lat=40&lng=-74&radius_miles=3&polygon=40.70,-74.01;40.71,-74.01;40.71,-74.00", /conflicting_geo_filters/],
+    [
+      "https://h/v1/events?lat=40&lng=-74&radius_miles=3&polygon=40.70,-74.01;40.71,-74.01;40.71,-74.00",
+      /conflicting_geo_filters/,
+    ],
     ["https://user:pw@h/v1/events", /never in the URL/],
   ])("refuses %s", (url, message) => {
     expect(() => parseApiScope(url)).toThrow(message);
