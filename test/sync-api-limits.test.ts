@@ -14,8 +14,10 @@ import { readFileSync, rmSync, writeFileSync } from "node:fs";
 import { createServer, type Server as HttpServer } from "node:http";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { openReplica } from "../db/replica.ts";
 import { BUN, ROOT } from "./harness.ts";
 import {
+  changeUpstream,
   expectSameAnswers,
   replicaDb,
   replicaDir,
@@ -220,6 +222,56 @@ describe("manners", () => {
     expect(inUrl.stderr).not.toContain(key);
     expect(proxy.seen).toHaveLength(0);
   });
+});
+
+describe("a signal", () => {
+  it("cuts a pass short: it removes nothing and exits 130", async () => {
+    const key = await up.client.keyFor({ email: "signal@example.com", plan: "business", ...FAST });
+    const dir = newReplica();
+    const scope = `${up.server.baseUrl}/v1/events?state=TX`;
+    const first = await runSync(["--from-api", scope, "--db", replicaDb(dir)], { MARQUEE_UPSTREAM_KEY: key });
+    expect(first.code, first.stderr).toBe(0);
+    const gone = (await (await up.client.get("/v1/events?state=TX&limit=1", key)).json()) as {
+      data: Array<{ id: number }>;
+    };
+    await changeUpstream(up, [{ type: "delete", entity: "event", id: gone.data[0].id }]);
+
+    let release: () => void = () => {};
+    const held = new Promise<void>((r) => (release = r));
+    const proxy = await startProxy(async (s) => {
+      if (s.status === 200) await held; // the pass's first page waits for the signal
+    });
+    const child = spawn(
+      BUN,
+      [
+        join(ROOT, "server/main.ts"),
+        "sync",
+        "--json",
+        "--from-api",
+        `${proxy.url}/v1/events?state=TX`,
+        "--db",
+        replicaDb(dir),
+      ],
+      { cwd: ROOT, stdio: ["ignore", "pipe", "pipe"], env: { ...process.env, MARQUEE_UPSTREAM_KEY: key } },
+    );
+    let out = "";
+    child.stdout.on("data", (d) => (out += d));
+    const exited = new Promise<number | null>((r) => child.on("close", r));
+    const deadline = Date.now() + 20_000;
+    while (!proxy.seen.some((s) => s.status === 200) && Date.now() < deadline)
+      await new Promise((r) => setTimeout(r, 20));
+    child.kill("SIGTERM");
+    expect(await exited).toBe(130);
+    release();
+    const summary = JSON.parse(out.trim().split("\n").at(-1)!) as { cutShort: { reason: string }; removed: number };
+    expect(summary).toMatchObject({ cutShort: { reason: "signal" }, removed: 0 });
+    const replica = await openReplica(replicaDb(dir));
+    try {
+      expect(replica.prepare("SELECT id FROM events WHERE id = $id").get({ id: gone.data[0].id })).toBeDefined();
+    } finally {
+      replica.close();
+    }
+  }, 60_000);
 });
 
 describe("the key stays secret", () => {
