@@ -121,6 +121,16 @@ export const AGGREGATOR_VENDORS = [
   "gametime",
 ] as const;
 
+/**
+ * The stored vendor of an event known only to come from some aggregator: a replica of another
+ * deployment learns that, not which one (docs/upstream-records.md, Already-resolved fields). A real
+ * vendor never holds a parenthesis, so the mark names none.
+ */
+export const UNNAMED_AGGREGATOR = "(aggregator)";
+
+/** Stored vendors `exclude_aggregators=true` omits: the eight, and the unnamed one. */
+export const AGGREGATOR_VENDOR_VALUES = [...AGGREGATOR_VENDORS, UNNAMED_AGGREGATOR] as const;
+
 /** docs/upstream-records.md: sellers a ticket handoff may send a user to. */
 export const HANDOFF_SELLERS = [...AGGREGATOR_VENDORS, "dice", "etix", "seetickets", "tixr"] as const;
 
@@ -138,14 +148,29 @@ export const LONG_EVENT_MS = DAY_MS;
 
 // ---- Service URLs (docs/upstream-records.md; docs/api.md, Ticket handoffs): the shapes the API hands out and the pages answer ------
 
-/** `eventUrl`. The slug is percent-encoded so any upstream slug still makes one path segment. */
-export function eventUrlFor(baseUrl: string, e: { id: number; slug: string }): string {
-  return `${baseUrl}/events/${e.id}/${encodeURIComponent(e.slug)}`;
+/**
+ * `eventUrl`. The slug is percent-encoded so any upstream slug still makes one path segment. An
+ * event of another deployment keeps the page its upstream delivered (`eventUrl` given).
+ */
+export function eventUrlFor(baseUrl: string, e: { id: number; slug: string; eventUrl?: string | null }): string {
+  return e.eventUrl ?? `${baseUrl}/events/${e.id}/${encodeURIComponent(e.slug)}`;
 }
 
 /** `ticketUrl`: a service URL that 302-redirects to the event's first ticket destination. */
 export function ticketUrlFor(baseUrl: string, eventId: number): string {
   return `${baseUrl}/t/${eventId}`;
+}
+
+/**
+ * The `ticketUrl` served: the upstream's own when another deployment delivered it
+ * (docs/upstream-records.md, Already-resolved fields), else this service's redirect when the
+ * event has a destination, else null.
+ */
+export function servedTicketUrl(
+  baseUrl: string,
+  e: { id: number; ticketDestination: string | null; ticketUrl: string | null },
+): string | null {
+  return e.ticketUrl ?? (e.ticketDestination === null ? null : ticketUrlFor(baseUrl, e.id));
 }
 
 // ---- Access (docs/api.md, Plans and access) -------------------------------------------------------------------
@@ -362,6 +387,46 @@ export const SYNC = {
   bulkCacheKiB: 256 * 1024,
   /** `marquee sync` waits this long for a server's write (e.g. a snapshot refresh) to finish. */
   cliBusyTimeoutMs: 120_000,
+} as const;
+
+/**
+ * A replica of another deployment (`sync --from-api`, docs/upstream-records.md, A replica of
+ * another deployment): how it walks the upstream's list endpoint.
+ */
+export const API_SYNC = {
+  /** Rows asked per page, and on a trial (the most a trial page holds). */
+  pageLimit: LIST.maxLimit,
+  trialPageLimit: TRIAL.maxRowsPerPage,
+  /** The default window a request without `starts_before` reads, and the longest one it may name. */
+  defaultWindowDays: LIST.defaultWindowDays,
+  defaultGeoWindowDays: LIST.defaultGeoWindowDays,
+  maxWindowDays: LIST.maxWindowDays,
+  maxGeoWindowDays: LIST.maxGeoWindowDays,
+  /**
+   * Windows after the first start this long before the last one ended (as this machine's clock
+   * reckons it), so a difference between the two clocks up to this leaves no gap.
+   */
+  windowOverlapMs: 60 * MINUTE_MS,
+  /** How far ahead a pass reads when the account has no lookahead horizon. */
+  boundDays: 730,
+  /** `--interval`: seconds between the starts of two passes of `--follow`. */
+  intervalS: 300,
+  /** `--budget-reserve`: the share of the row budget (or trial allowance) a pass leaves unspent. */
+  budgetReserve: 0.1,
+  /** Attempts of one request answered 500 or not at all, and 503s in a row, before the pass stops. */
+  errorAttempts: 3,
+  unavailableAttempts: 5,
+  /** First wait before retrying a 500 or a failed connection; doubles with each attempt. */
+  errorBackoffMs: 1000,
+  /** Longest wait for the rate bucket to refill by X-RateLimit-Reset (clocks may disagree). */
+  maxResetWaitMs: 60_000,
+  /** Events applied per transaction by `marquee sync`. */
+  batchEvents: 1000,
+  /**
+   * By a serving process: about a page, so no request waits long behind a transaction on the
+   * thread that answers it.
+   */
+  serveBatchEvents: 100,
 } as const;
 
 export const DEMO = {

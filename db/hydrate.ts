@@ -20,7 +20,7 @@
  * concatenation of their JSON.
  */
 import { LRUCache } from "lru-cache";
-import { AGGREGATOR_VENDORS, eventUrlFor, ticketUrlFor } from "./contract.ts";
+import { AGGREGATOR_VENDOR_VALUES, eventUrlFor, servedTicketUrl } from "./contract.ts";
 import type { Db } from "./driver.ts";
 import type { Event, Venue } from "./event.ts";
 import { type PageFilter, type PagePosition, venueSetOf } from "./events-query.ts";
@@ -43,6 +43,9 @@ interface Row {
   is_low_tickets: number;
   age: string | null;
   ticket_destination: string | null;
+  /** Set for an event of another deployment: its upstream's URLs, served as they are. */
+  event_url: string | null;
+  ticket_url: string | null;
   website: string | null;
   ticket_link_status: Event["ticketLinkStatus"];
   image_url: string | null;
@@ -61,15 +64,15 @@ interface Row {
 
 const HYDRATE_SQL = `
 SELECT e.id, e.title, e.slug, e.start_date, e.start_ms, e.end_date, e.end_ms, e.cost, e.is_free, e.is_sold_out,
-       e.is_low_tickets, e.age, e.ticket_destination, e.website, e.ticket_link_status, e.image_url, e.categories,
-       e.source, e.vendor, v.id AS venue_id, v.name AS venue_name, v.city, v.state, v.timezone, v.latitude,
-       v.longitude, v.geocode_precision
+       e.is_low_tickets, e.age, e.ticket_destination, e.event_url, e.ticket_url, e.website, e.ticket_link_status,
+       e.image_url, e.categories, e.source, e.vendor, v.id AS venue_id, v.name AS venue_name, v.city, v.state,
+       v.timezone, v.latitude, v.longitude, v.geocode_precision
 FROM json_each($ids) j
 JOIN events e ON e.id = j.value
 JOIN venues v ON v.id = e.venue_id
 WHERE ${SERVABLE_SQL}`;
 
-const aggregators = new Set<string>(AGGREGATOR_VENDORS);
+const aggregators = new Set<string>(AGGREGATOR_VENDOR_VALUES);
 
 /** `_` matches any one character, everything else itself (docs/api.md, Listing events), as a prefix. */
 export function sourceMatcher(tokens: readonly string[]): (source: string) => boolean {
@@ -120,7 +123,7 @@ function shapeEvent<V>(r: EventRow, baseUrl: string, venue: V): Omit<Event, "ven
     id: r.id,
     title: r.title,
     slug: r.slug,
-    eventUrl: eventUrlFor(baseUrl, r),
+    eventUrl: eventUrlFor(baseUrl, { id: r.id, slug: r.slug, eventUrl: r.event_url }),
     startDate: r.start_date,
     endDate: r.end_date,
     cost: r.cost,
@@ -128,7 +131,7 @@ function shapeEvent<V>(r: EventRow, baseUrl: string, venue: V): Omit<Event, "ven
     isSoldOut: r.is_sold_out === 1,
     isLowTickets: r.is_low_tickets === 1,
     age: r.age,
-    ticketUrl: r.ticket_destination === null ? null : ticketUrlFor(baseUrl, r.id),
+    ticketUrl: servedTicketUrl(baseUrl, { id: r.id, ticketDestination: r.ticket_destination, ticketUrl: r.ticket_url }),
     website: r.website,
     ticketLinkStatus: r.ticket_link_status,
     imageUrl: r.image_url,
@@ -333,8 +336,8 @@ export function hydratePage(db: Db, keys: readonly PagePosition[], filter: PageF
  */
 const EVENTS_SQL = `
 SELECT e.id, e.title, e.slug, e.start_date, e.start_ms, e.end_date, e.end_ms, e.cost, e.is_free, e.is_sold_out,
-       e.is_low_tickets, e.age, e.ticket_destination, e.website, e.ticket_link_status, e.image_url, e.categories,
-       e.source, e.vendor, e.venue_id
+       e.is_low_tickets, e.age, e.ticket_destination, e.event_url, e.ticket_url, e.website, e.ticket_link_status,
+       e.image_url, e.categories, e.source, e.vendor, e.venue_id
 FROM json_each($ids) j
 JOIN events e ON e.id = j.value
 WHERE ${EVENT_SERVABLE_SQL}`;

@@ -283,6 +283,16 @@ CREATE TABLE snapshot_dirty_places (id INTEGER PRIMARY KEY);
 UPDATE snapshot_stats SET generation = generation + 1 WHERE id = 1;
 `,
   },
+  {
+    // An event of another deployment keeps the page and the ticket redirect its upstream
+    // delivered (docs/upstream-records.md, Already-resolved fields): served as they are when
+    // set; NULL for every other event, which gets this service's own.
+    version: 11,
+    sql: `
+ALTER TABLE events ADD COLUMN event_url TEXT;
+ALTER TABLE events ADD COLUMN ticket_url TEXT;
+`,
+  },
 ];
 
 /**
@@ -368,7 +378,7 @@ export function readReplicaStats(db: Db): ReplicaStats {
 }
 
 /** The kinds of upstream a replica can follow: one per replica (docs/upstream-records.md). */
-export type SourceKind = "ndjson" | "postgres";
+export type SourceKind = "ndjson" | "postgres" | "api";
 
 /** Where a replica's records come from and how far it has read them. */
 export interface UpstreamState {
@@ -379,6 +389,9 @@ export interface UpstreamState {
   slot: string | null;
   /** When changes were last applied (ms), for /healthz. */
   appliedAt: number | null;
+  /** Another deployment: what its last complete pass walked and found (JSON, sync/api/state.ts). */
+  scope: string | null;
+  lastPass: string | null;
 }
 
 const UPSTREAM_KEYS = {
@@ -386,6 +399,8 @@ const UPSTREAM_KEYS = {
   position: "source_position",
   slot: "source_slot",
   appliedAt: "source_applied_at",
+  scope: "source_scope",
+  lastPass: "source_last_pass",
 } as const;
 
 export function readUpstreamState(db: Db): UpstreamState {
@@ -399,6 +414,8 @@ export function readUpstreamState(db: Db): UpstreamState {
     position: get(UPSTREAM_KEYS.position) as string | null,
     slot: get(UPSTREAM_KEYS.slot) as string | null,
     appliedAt: appliedAt == null ? null : Number(appliedAt),
+    scope: get(UPSTREAM_KEYS.scope) as string | null,
+    lastPass: get(UPSTREAM_KEYS.lastPass) as string | null,
   };
 }
 
@@ -423,7 +440,8 @@ export function readSourceKind(db: Db): SourceKind | null {
 export function assertSourceKind(db: Db, kind: SourceKind): void {
   const current = readSourceKind(db);
   if (current !== null && current !== kind) {
-    const named = (k: SourceKind) => (k === "postgres" ? "a PostgreSQL database" : "NDJSON records");
+    const named = (k: SourceKind) =>
+      k === "postgres" ? "a PostgreSQL database" : k === "api" ? "another deployment's API" : "NDJSON records";
     throw new SourceKindError(
       `this replica (${db.path}) follows ${named(current)}, not ${named(kind)}; sync ${named(kind)} into a new replica (--db PATH)`,
     );

@@ -27,6 +27,9 @@ export interface ServableEvent {
   categories: string[];
   ticketed: boolean;
   ticketDestination: string | null;
+  /** An event of another deployment: its upstream's page and ticket redirect (db/replica.ts v11); else null. */
+  eventUrl: string | null;
+  ticketUrl: string | null;
   venue: { id: number; name: string; city: string; state: string; timezone: string | null };
   ticketLinks: TicketLinkRow[];
 }
@@ -47,6 +50,8 @@ interface EventRow {
   categories: string;
   ticketed: number;
   ticketDestination: string | null;
+  eventUrl: string | null;
+  ticketUrl: string | null;
   ticketLinks: string | null;
   venueId: number;
   venueName: string;
@@ -61,7 +66,8 @@ export function readServableEvent(replica: Db, id: number): ServableEvent | unde
     .prepare<EventRow>(
       `SELECT e.id, e.title, e.slug, e.start_date AS startDate, e.start_ms AS startMs, e.end_date AS endDate,
          e.end_ms AS endMs, e.cost, e.is_sold_out AS isSoldOut, e.is_low_tickets AS isLowTickets, e.age, e.website,
-         e.categories, e.ticketed, e.ticket_destination AS ticketDestination, e.ticket_links AS ticketLinks,
+         e.categories, e.ticketed, e.ticket_destination AS ticketDestination, e.event_url AS eventUrl,
+         e.ticket_url AS ticketUrl, e.ticket_links AS ticketLinks,
          v.id AS venueId, v.name AS venueName,
          v.city, v.state, v.timezone
        FROM events e JOIN venues v ON v.id = e.venue_id
@@ -87,6 +93,8 @@ export function readServableEvent(replica: Db, id: number): ServableEvent | unde
     categories: JSON.parse(row.categories) as string[],
     ticketed: row.ticketed === 1,
     ticketDestination: row.ticketDestination,
+    eventUrl: row.eventUrl,
+    ticketUrl: row.ticketUrl,
     venue: { id: row.venueId, name: row.venueName, city: row.city, state: row.state, timezone: row.timezone },
     ticketLinks: links.map((l) => ({ url: l.url, seller: l.seller, broken: l.broken })),
   };

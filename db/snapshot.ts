@@ -14,10 +14,10 @@
  * full rebuild runs when changes were not tracked (a fresh replica, an import that outgrew the
  * tracking limit, a replica from before v4) or when they touch a large part of the snapshot.
  */
-import { AGGREGATOR_VENDORS, LONG_EVENT_MS } from "./contract.ts";
+import { AGGREGATOR_VENDOR_VALUES, LONG_EVENT_MS } from "./contract.ts";
 import type { Db } from "./driver.ts";
 
-const aggregatorList = AGGREGATOR_VENDORS.map((v) => `'${v}'`).join(",");
+const aggregatorList = AGGREGATOR_VENDOR_VALUES.map((v) => `'${v}'`).join(",");
 
 /** Servable = active, not a duplicate, venue exists and is visible (docs/upstream-records.md). */
 /** What makes an event row servable by itself; its venue must also exist and be visible. */

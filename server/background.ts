@@ -6,14 +6,17 @@
 import type { AccountFields } from "../db/accounts.ts";
 import type { KeyKind } from "../db/contract.ts";
 import { DEMO } from "../db/contract.ts";
-import { assertSourceKind, readReplicaStats } from "../db/replica.ts";
+import { assertSourceKind, readReplicaStats, readSourceKind } from "../db/replica.ts";
 import { HOT_PATH } from "../db/tuning.ts";
+import { readApiStatus } from "../sync/api/state.ts";
 import { demoChunks } from "../sync/demo/generate.ts";
 import { startPostgresFollower } from "../sync/postgres/follower.ts";
 import { isPostgresUrl } from "../sync/postgres/schema.ts";
 import { formatSummary } from "../sync/progress.ts";
 import { displaySource, openSource, type SourcePosition, streamSource } from "../sync/source.ts";
 import { refreshSnapshotIfStale, SyncError, syncFrom } from "../sync/sync-from.ts";
+import { parseApiScope } from "./api-scope.ts";
+import { readUpstreamKey } from "./config.ts";
 import { type AppContext, notifyReplicaChange } from "./context.ts";
 import { issueKey } from "./keys.ts";
 
@@ -155,6 +158,33 @@ async function startStreaming(ctx: AppContext, spec: string): Promise<void> {
 }
 
 /**
+ * `--sync-from-api URL`: passes over another deployment's list endpoint while serving
+ * (docs/upstream-records.md, A replica of another deployment). A replica of one that no process
+ * follows still shows its last complete pass in /healthz.
+ */
+async function startApiFollowing(ctx: AppContext, url: string): Promise<void> {
+  const scope = parseApiScope(url);
+  const key = readUpstreamKey(ctx.config.upstreamKeyFile);
+  // Refused before listening: retrying cannot make another kind of replica follow an API.
+  assertSourceKind(ctx.replica, "api");
+  // Loaded only by a server that follows an API (docs/operations.md: nothing unused is loaded).
+  const [{ startApiFollower }, { AGGREGATORS_NOTE }] = await Promise.all([
+    import("../sync/api/follower.ts"),
+    import("../sync/api/report.ts"),
+  ]);
+  if (ctx.config.upstreamAggregators && !scope.excludesAggregators) console.error(AGGREGATORS_NOTE);
+  ctx.upstream = startApiFollower(ctx.replica, scope, {
+    key,
+    reserve: ctx.config.upstreamBudgetReserve,
+    aggregators: ctx.config.upstreamAggregators,
+    intervalS: ctx.config.syncIntervalS,
+    now: ctx.clock.now,
+    onChange: () => notifyReplicaChange(ctx),
+    log: (line) => console.error(line),
+  });
+}
+
+/**
  * On Bun, a full collection when the process's memory has passed HOT_PATH.collectAboveRssBytes,
  * checked every second and done at most once every HOT_PATH.collectEveryMs. Under a stream of new
  * queries each request leaves short-lived rows, strings and body bytes behind, and kept events
@@ -186,10 +216,14 @@ export async function startBackgroundWork(
   options: { writer: boolean } = { writer: true },
 ): Promise<void> {
   startMemoryGuard();
+  // A replica of another deployment that this process does not follow still shows its last pass.
+  if (readSourceKind(ctx.replica) === "api")
+    ctx.upstream = { status: () => readApiStatus(ctx.replica, ctx.clock.now(), null) };
   if (!options.writer) return;
   if (ctx.config.demo) await loadDemo(ctx);
   if (ctx.config.syncFrom && isPostgresUrl(ctx.config.syncFrom)) await startStreaming(ctx, ctx.config.syncFrom);
   else if (ctx.config.syncFrom) await startPeriodicSync(ctx, ctx.config.syncFrom);
+  else if (ctx.config.syncFromApi) await startApiFollowing(ctx, ctx.config.syncFromApi);
   const timer = setInterval(() => {
     try {
       if (refreshSnapshotIfStale(ctx.replica, ctx.clock.now()) !== null) notifyReplicaChange(ctx);

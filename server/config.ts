@@ -2,6 +2,8 @@
  * Configuration as data: named defaults, overridden by the environment, overridden by flags.
  * `process.env` is read here and nowhere else.
  */
+import { readFileSync } from "node:fs";
+import { API_SYNC } from "../db/contract.ts";
 import { UsageError } from "./cli/args.ts";
 import { LOG_FORMATS, LOG_LEVELS, type LogFormat, type LogLevel } from "./log.ts";
 
@@ -16,6 +18,13 @@ export interface Config {
   demo: boolean;
   syncFrom: string | undefined;
   syncIntervalS: number;
+  /** Another deployment's list endpoint to follow (docs/upstream-records.md, A replica of another deployment). */
+  syncFromApi: string | undefined;
+  /** Where its key is, when not in MARQUEE_UPSTREAM_KEY; the key itself never is in the config. */
+  upstreamKeyFile: string | undefined;
+  /** `--budget-reserve` and `--aggregators` of `--sync-from-api`. */
+  upstreamBudgetReserve: number;
+  upstreamAggregators: boolean;
   /** A shared ledger, `redis://[user:password@]host:port[/db]` (docs/operations.md, Configuration); unset: the SQLite ledger beside the replica. */
   ledgerUrl: string | undefined;
   /** Serving processes `marquee serve` runs on one port (docs/operations.md, Configuration). */
@@ -109,6 +118,10 @@ export function resolveConfig(flags: Partial<Config>, env: Env = process.env): C
     demo: merged.demo ?? false,
     syncFrom: merged.syncFrom,
     syncIntervalS: merged.syncIntervalS ?? DEFAULTS.syncIntervalS,
+    syncFromApi: merged.syncFromApi,
+    upstreamKeyFile: merged.upstreamKeyFile,
+    upstreamBudgetReserve: merged.upstreamBudgetReserve ?? API_SYNC.budgetReserve,
+    upstreamAggregators: merged.upstreamAggregators ?? false,
     ledgerUrl: merged.ledgerUrl,
     workers: merged.workers ?? DEFAULTS.workers,
     workerIndex: merged.workerIndex,
@@ -141,6 +154,33 @@ export async function assertLedgerUrl(url: string | undefined, from: "flag" | "e
 
 function stripUndefined<T extends object>(o: T): Partial<T> {
   return Object.fromEntries(Object.entries(o).filter(([, v]) => v !== undefined)) as Partial<T>;
+}
+
+/**
+ * The key for another deployment's API: the first line of `--upstream-key-file`, else
+ * `MARQUEE_UPSTREAM_KEY`. Never a flag's value, so it never shows in `ps`; callers never print it.
+ */
+export function readUpstreamKey(file: string | undefined, env: Env = process.env): string {
+  if (file !== undefined) {
+    let text: string;
+    try {
+      text = readFileSync(file, "utf8");
+    } catch (err) {
+      throw new UsageError(
+        `--upstream-key-file: cannot read ${file} (${(err as NodeJS.ErrnoException).code ?? "error"})`,
+      );
+    }
+    const key = text.split(/\r?\n/)[0].trim();
+    if (key === "")
+      throw new UsageError(`--upstream-key-file: ${file} is empty; put the upstream's API key on its first line`);
+    return key;
+  }
+  const key = env.MARQUEE_UPSTREAM_KEY?.trim();
+  if (!key)
+    throw new UsageError(
+      "the upstream's API key is needed: set MARQUEE_UPSTREAM_KEY or give --upstream-key-file PATH (never the key itself as an argument)",
+    );
+  return key;
 }
 
 /** True when stdout is an interactive terminal (progress bars only then). */

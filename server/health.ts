@@ -21,9 +21,15 @@ export interface UpstreamReport {
   state: string;
   /** The last failure, while retrying. */
   error: string | null;
-  lagBytes: number | null;
+  /** Log the replication slot holds back (a PostgreSQL upstream only). */
+  lagBytes?: number | null;
   /** ISO 8601, or null before anything was applied. */
   appliedAt: string | null;
+  /**
+   * An upstream read in passes (a replica of another deployment): the seconds between passes,
+   * which the allowed lag adds to, since nothing is applied while a follower waits for its next.
+   */
+  passEveryS?: number;
 }
 
 export interface HealthDeps {
@@ -81,7 +87,8 @@ export class Health {
     const checks: Readiness["checks"] = { snapshot: this.snapshotCheck(stats, upstream) };
     const ledger = await this.ledgerCheck();
     checks.ledger = ledger;
-    if (upstream) checks.upstream = this.upstreamCheck(upstream);
+    // `idle`: an API replica that no process here follows; it is served as it stands, unchecked.
+    if (upstream && upstream.state !== "idle") checks.upstream = this.upstreamCheck(upstream);
     const failing = (Object.keys(checks) as CheckName[]).filter((name) => !checks[name]!.ok);
     return { ready: failing.length === 0, checks, failing, stats, upstream, ledgerUp: ledger.ok };
   }
@@ -115,7 +122,7 @@ export class Health {
 
   private upstreamCheck(upstream: UpstreamReport): Check {
     if (upstream.state === "streaming") return { ok: true, detail: "streaming" };
-    const limitS = this.deps.maxUpstreamLagS;
+    const limitS = this.deps.maxUpstreamLagS + (upstream.passEveryS ?? 0);
     const appliedMs = upstream.appliedAt === null ? null : Date.parse(upstream.appliedAt);
     const ageS = appliedMs === null ? null : Math.max(0, Math.round((this.deps.clock.now() - appliedMs) / 1000));
     const state = `${upstream.state}${upstream.error ? ` (${upstream.error})` : ""}`;

@@ -55,7 +55,7 @@ function statements(db: Db) {
     ),
     // The event fields a snapshot row is made of (db/snapshot.ts SNAPSHOT_SELECT, SERVABLE_SQL).
     eventRow: db.prepare<EventSnapshotFields>(
-      "SELECT venue_id, start_ms, end_ms, is_sold_out, duplicate_of, source, status FROM events WHERE id = $id",
+      "SELECT venue_id, start_ms, end_ms, is_sold_out, duplicate_of, source, vendor, status FROM events WHERE id = $id",
     ),
     countMarked: db.prepare<{ n: number }>("SELECT count(*) AS n FROM snapshot_dirty_events"),
   };
@@ -143,6 +143,8 @@ interface EventSnapshotFields {
   is_sold_out: number;
   duplicate_of: number | null;
   source: string;
+  /** Decides the snapshot's aggregator flag; usually follows `source`, not for resolved records. */
+  vendor: string;
   status: string;
 }
 
@@ -166,6 +168,7 @@ function applyEvent(s: Statements, d: RowDecoder, r: Row, state: BatchState): vo
       old.is_sold_out === v[EVENT.is_sold_out] &&
       (old.duplicate_of ?? null) === (v[EVENT.duplicate_of] ?? null) &&
       old.source === v[EVENT.source] &&
+      old.vendor === v[EVENT.vendor] &&
       old.status === v[EVENT.status];
     if (!same) mark(s, r);
   }
@@ -184,46 +187,51 @@ function skipRest(d: RowDecoder, kind: RowKind): void {
  * `within` runs last inside the same transaction.
  */
 export function applyRows(db: Db, batch: RowBatch, within?: () => void): ApplyResult {
+  return db.transaction(() => applyRowsInTransaction(db, batch, within));
+}
+
+/**
+ * applyRows inside the caller's transaction: for a source that numbers its records from the
+ * watermark it reads in the same transaction (sync/api/writer.ts).
+ */
+export function applyRowsInTransaction(db: Db, batch: RowBatch, within?: () => void): ApplyResult {
   // Once per batch; the driver keeps each prepared statement by its SQL.
-  const s = statements(db);
-  const stmts = s;
-  return db.transaction(() => {
-    let watermark = readWatermark(db);
-    let applied = 0;
-    let skipped = 0;
-    // Changes are tracked only while the snapshot has a tracked baseline; an import into a
-    // fresh replica skips this, its first refresh is a full rebuild anyway.
-    const track = snapshotTracked(db);
-    const state: BatchState = { track };
-    const d = new RowDecoder(batch);
-    for (let kind = d.next(); kind !== undefined; kind = d.next()) {
-      const r: Row = { kind, seq: d.int(), id: d.int() };
-      if (r.seq <= watermark) {
-        skipRest(d, kind);
-        skipped++;
-        continue;
-      }
-      if (kind === RowKind.Venue) applyVenue(stmts, d, r, state);
-      else if (kind === RowKind.Event) applyEvent(stmts, d, r, state);
-      else {
-        if (track) mark(stmts, r);
-        if (kind === RowKind.DeleteEvent) {
-          stmts.deleteEvent.run({ id: r.id });
-        } else {
-          // A deleted venue makes its events unservable (no venue); the events stay until deleted.
-          stmts.deleteRtree.run({ id: r.id });
-          stmts.deleteVenue.run({ id: r.id });
-        }
-      }
-      watermark = r.seq;
-      applied++;
+  const stmts = statements(db);
+  let watermark = readWatermark(db);
+  let applied = 0;
+  let skipped = 0;
+  // Changes are tracked only while the snapshot has a tracked baseline; an import into a
+  // fresh replica skips this, its first refresh is a full rebuild anyway.
+  const track = snapshotTracked(db);
+  const state: BatchState = { track };
+  const d = new RowDecoder(batch);
+  for (let kind = d.next(); kind !== undefined; kind = d.next()) {
+    const r: Row = { kind, seq: d.int(), id: d.int() };
+    if (r.seq <= watermark) {
+      skipRest(d, kind);
+      skipped++;
+      continue;
     }
-    if (applied > 0) stmts.setWatermark.run({ seq: watermark });
-    if (track && applied > 0 && Number(stmts.countMarked.get()?.n ?? 0) > trackingLimit(db)) stopTracking(db);
-    // What the caller commits with the batch (a PostgreSQL source's log position).
-    within?.();
-    return { applied, skipped, watermark };
-  });
+    if (kind === RowKind.Venue) applyVenue(stmts, d, r, state);
+    else if (kind === RowKind.Event) applyEvent(stmts, d, r, state);
+    else {
+      if (track) mark(stmts, r);
+      if (kind === RowKind.DeleteEvent) {
+        stmts.deleteEvent.run({ id: r.id });
+      } else {
+        // A deleted venue makes its events unservable (no venue); the events stay until deleted.
+        stmts.deleteRtree.run({ id: r.id });
+        stmts.deleteVenue.run({ id: r.id });
+      }
+    }
+    watermark = r.seq;
+    applied++;
+  }
+  if (applied > 0) stmts.setWatermark.run({ seq: watermark });
+  if (track && applied > 0 && Number(stmts.countMarked.get()?.n ?? 0) > trackingLimit(db)) stopTracking(db);
+  // What the caller commits with the batch (a PostgreSQL source's log position).
+  within?.();
+  return { applied, skipped, watermark };
 }
 
 /** Applies validated records as one batch (test mode, tests, and the in-thread writer's callers). */

@@ -1,9 +1,9 @@
 /**
  * Served fields derived from upstream records (docs/upstream-records.md, Derived fields). Computed once at apply time.
  */
-import { CATEGORIES, FREE_COST_TEXTS } from "../db/contract.ts";
+import { CATEGORIES, FREE_COST_TEXTS, UNNAMED_AGGREGATOR } from "../db/contract.ts";
 import { isoUtc, parseIsoInstant } from "../db/instant.ts";
-import type { EventRecord } from "./record-schema.ts";
+import type { EventRecord, ResolvedFields } from "./record-schema.ts";
 
 const categorySet = new Set<string>(CATEGORIES);
 const freeTexts = new Set<string>(FREE_COST_TEXTS);
@@ -74,6 +74,25 @@ export function deriveTicketing(e: EventRecord["event"], website: string | null)
   usable ??= website;
   const status = links.length === 0 ? "missing" : usable !== null ? "available" : "unavailable";
   return { status, destination: e.ticketed === false ? null : usable };
+}
+
+/**
+ * An event another deployment resolved already (docs/upstream-records.md, Already-resolved
+ * fields): its ticket status as delivered, and the upstream's `ticketUrl` as the destination, so
+ * this service's redirect and handoffs continue there. An unsafe URL is no destination.
+ */
+export function resolvedTicketing(r: ResolvedFields): TicketDerivation {
+  return { status: r.ticketLinkStatus, destination: safeHttpUrl(r.ticketUrl) };
+}
+
+/**
+ * The stored vendor: from `source`, unless the event was delivered with what an aggregator walk
+ * learnt of it (docs/upstream-records.md, Already-resolved fields).
+ */
+export function deriveVendor(source: string, resolved: ResolvedFields | undefined): string {
+  if (resolved?.aggregator === true) return UNNAMED_AGGREGATOR;
+  if (resolved?.aggregator === false) return "";
+  return vendorOf(source);
 }
 
 /**

@@ -61,6 +61,8 @@ function ticketLinks(x: unknown): Array<{ url: string; seller: string | null; br
 
 function event(seq: number, x: unknown, isInstant: (s: string) => boolean): UpstreamRecord | undefined {
   if (!isObject(x)) return undefined;
+  // Already-resolved fields are rare (a replica of another deployment): the schema reads them.
+  if (x.resolved !== undefined) return undefined;
   const { id, venueId, title, slug, startDate, endDate, source, status } = x;
   if (!isId(id) || !isId(venueId) || typeof title !== "string" || typeof slug !== "string") return undefined;
   if (typeof startDate !== "string" || !isInstant(startDate)) return undefined;

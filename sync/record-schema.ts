@@ -5,6 +5,7 @@
  */
 import * as v from "valibot";
 import { EVENT_STATUSES, GEOCODE_PRECISIONS } from "../db/contract.ts";
+import { TICKET_LINK_STATUSES } from "../db/event.ts";
 import { parseIsoInstant } from "../db/instant.ts";
 
 const id = v.pipe(v.number(), v.integer(), v.minValue(1), v.maxValue(Number.MAX_SAFE_INTEGER));
@@ -37,6 +38,19 @@ export const TicketLink = v.object({
   broken: v.optional(v.boolean(), false),
 });
 
+/**
+ * Fields another deployment has already resolved for an event it serves (docs/upstream-records.md,
+ * Already-resolved fields): kept as delivered instead of derived again from the raw fields.
+ */
+export const ResolvedFields = v.object({
+  eventUrl: v.optional(nullableString, null),
+  ticketUrl: v.optional(nullableString, null),
+  cost: v.optional(nullableString, null),
+  ticketLinkStatus: v.picklist(TICKET_LINK_STATUSES),
+  /** Whether the event comes from an aggregator; null when the upstream did not say. */
+  aggregator: v.optional(v.nullable(v.boolean()), null),
+});
+
 export const EventRecord = v.object({
   type: v.literal("event"),
   seq,
@@ -61,6 +75,7 @@ export const EventRecord = v.object({
     duplicateOf: v.optional(v.nullable(id), null),
     ticketed: v.optional(v.boolean(), true),
     ticketLinks: v.optional(v.array(TicketLink), []),
+    resolved: v.optional(ResolvedFields),
   }),
 });
 
@@ -75,3 +90,4 @@ export const UpstreamRecord = v.variant("type", [VenueRecord, EventRecord, Delet
 export type UpstreamRecord = v.InferOutput<typeof UpstreamRecord>;
 export type VenueRecord = v.InferOutput<typeof VenueRecord>;
 export type EventRecord = v.InferOutput<typeof EventRecord>;
+export type ResolvedFields = v.InferOutput<typeof ResolvedFields>;

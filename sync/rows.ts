@@ -10,7 +10,16 @@
  * The derived fields (docs/upstream-records.md) are computed here, once per record, by sync/derive.ts.
  * Nulls: NaN in the numbers (no numeric field admits NaN: the schema rejects it), -1 as a length.
  */
-import { deriveCategories, deriveCost, deriveInstant, deriveTicketing, deriveWebsite, vendorOf } from "./derive.ts";
+import {
+  deriveCategories,
+  deriveCost,
+  deriveInstant,
+  deriveTicketing,
+  deriveVendor,
+  deriveWebsite,
+  resolvedTicketing,
+  safeHttpUrl,
+} from "./derive.ts";
 import type { UpstreamRecord } from "./records.ts";
 
 export const RowKind = { Venue: 0, Event: 1, DeleteEvent: 2, DeleteVenue: 3 } as const;
@@ -105,14 +114,17 @@ export const EVENT_COLUMNS: readonly Column<DerivedEvent>[] = [
   text("image_url", (x) => x.e.imageUrl),
   text("categories", (x) => JSON.stringify(deriveCategories(x.e.categories)), false),
   text("source", (x) => x.e.source, false),
-  text("vendor", (x) => vendorOf(x.e.source), false),
+  text("vendor", (x) => deriveVendor(x.e.source, x.e.resolved), false),
   text("status", (x) => x.e.status, false),
-  text("cost", (x) => deriveCost(x.e.costText, x.e.isFree)),
+  text("cost", (x) => (x.e.resolved ? x.e.resolved.cost : deriveCost(x.e.costText, x.e.isFree))),
   text("website", (x) => x.website),
   text("ticket_link_status", (x) => x.ticketing.status, false),
   text("ticket_destination", (x) => x.ticketing.destination),
   // {url, seller, broken}, as validated; NULL for none.
   text("ticket_links", (x) => (x.e.ticketLinks.length === 0 ? null : JSON.stringify(x.e.ticketLinks))),
+  // Served as they are when set: an event of another deployment (docs/upstream-records.md).
+  text("event_url", (x) => (x.e.resolved ? safeHttpUrl(x.e.resolved.eventUrl) : null)),
+  text("ticket_url", (x) => (x.e.resolved ? x.ticketing.destination : null)),
 ];
 
 /** Each column's place in a decoded row (`readColumns`), by name. */
@@ -265,7 +277,7 @@ export class RowEncoder {
           start,
           end: e.endDate == null ? null : deriveInstant(e.endDate),
           website,
-          ticketing: deriveTicketing(e, website),
+          ticketing: e.resolved ? resolvedTicketing(e.resolved) : deriveTicketing(e, website),
         };
         this.kind(RowKind.Event | wide);
         this.num(r.seq), this.num(e.id);

@@ -254,10 +254,13 @@ describe("replica v10", () => {
         venueRecord(5, { geocodePrecision: "zip", state: "NV", latitude: 39.5, longitude: -119.8 }),
         venueRecord(6, { geocodePrecision: null }),
       ];
+      // Today's apply knows the upstream URLs of replica v11: columns that go before it migrates.
+      old.exec("ALTER TABLE events ADD COLUMN event_url TEXT; ALTER TABLE events ADD COLUMN ticket_url TEXT");
       applyBatch(
         old,
         records.map((r, i) => parseRecordLine(JSON.stringify({ ...r, seq: i + 1 }), i + 1)),
       );
+      old.exec("ALTER TABLE events DROP COLUMN event_url; ALTER TABLE events DROP COLUMN ticket_url");
       const generation = () => old.prepare("SELECT generation FROM snapshot_stats").get();
       const before = generation();
       migrateReplica(old);

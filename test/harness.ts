@@ -84,8 +84,8 @@ function assertNoKeyInLog(file: string): void {
 export async function startBunServer(
   extraArgs: string[] = [],
   dir: string = mkdtempSync(join(tmpdir(), "marquee-e2e-")),
-  options: { fileSizeLimitable?: boolean; baseUrl?: string } = {},
-): Promise<Target & { child: ChildProcess }> {
+  options: { fileSizeLimitable?: boolean; baseUrl?: string; env?: Record<string, string> } = {},
+): Promise<Target & { child: ChildProcess; output: () => string }> {
   const port = await freePort();
   const listening = `http://127.0.0.1:${port}`;
   const baseUrl = options.baseUrl ?? listening;
@@ -114,20 +114,27 @@ export async function startBunServer(
       ...(extraArgs.includes("--log-file") ? [] : ["--log-file", join(dir, "marquee.log")]),
       ...extraArgs,
     ],
-    { cwd: ROOT, stdio: ["ignore", "pipe", "pipe"], env: { ...process.env, MARQUEE_SECRET: "", MARQUEE_DB: "" } },
+    {
+      cwd: ROOT,
+      stdio: ["ignore", "pipe", "pipe"],
+      env: { ...process.env, MARQUEE_SECRET: "", MARQUEE_DB: "", ...options.env },
+    },
   );
   const logFile = extraArgs.includes("--log-file")
     ? extraArgs[extraArgs.indexOf("--log-file") + 1]
     : join(dir, "marquee.log");
   let stderr = "";
+  let stdout = "";
   child.stderr!.on("data", (d) => (stderr += d));
-  child.stdout!.resume();
+  child.stdout!.on("data", (d) => (stdout += d));
   await waitForHealth(listening, child, () => stderr);
   return {
     kind: "bun",
     baseUrl,
     dir,
     child,
+    /** Everything the server printed so far, stdout then stderr. */
+    output: () => stdout + stderr,
     fetch: (path, init) => {
       const url = new URL(path, baseUrl);
       return fetch(new URL(url.pathname + url.search, listening).href, { ...init, redirect: "manual" });

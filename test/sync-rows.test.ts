@@ -6,7 +6,7 @@
  */
 import { describe, expect, it } from "vitest";
 import { parseRecordLine, type UpstreamRecord } from "../sync/records.ts";
-import { type RowBatch, RowDecoder, RowEncoder, RowKind } from "../sync/rows.ts";
+import { EVENT_COLUMNS, type RowBatch, RowDecoder, RowEncoder, RowKind } from "../sync/rows.ts";
 import { deleteRecord, eventRecord, venueRecord } from "./records.ts";
 
 /** A record as the sync reads it (validated, defaults filled in). */
@@ -23,7 +23,7 @@ function decode(batch: RowBatch): unknown[][] {
       for (let i = 0; i < 5; i++) row.push(d.str());
     } else if (kind === RowKind.Event) {
       for (let i = 0; i < 9; i++) row.push(d.num());
-      for (let i = 0; i < 17; i++) row.push(d.str());
+      for (let i = 0; i < EVENT_COLUMNS.filter((c) => c.type === "text").length; i++) row.push(d.str());
     }
     out.push(row);
   }

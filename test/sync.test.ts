@@ -348,10 +348,13 @@ describe("sync worker", () => {
         ...basicStream().filter((r) => r.type === "event"),
         eventRecord(201, 2, "2030-02-01T20:00:00Z", { endDate: "2030-06-01T20:00:00Z" }),
       ];
+      // Today's apply writes the upstream URLs of replica v11: columns that go before it migrates.
+      old.exec("ALTER TABLE events ADD COLUMN event_url TEXT; ALTER TABLE events ADD COLUMN ticket_url TEXT");
       applyBatch(
         old,
         records.map((r, i) => parseRecordLine(JSON.stringify({ ...r, seq: i + 1 }), i + 1)),
       );
+      old.exec("ALTER TABLE events DROP COLUMN event_url; ALTER TABLE events DROP COLUMN ticket_url");
       // Today's refresh also writes the geo candidates' venues (replica v10): temporary tables
       // stand in for them on this v6 replica, and go before it migrates.
       old.exec(`CREATE TEMP TABLE snapshot_venues(id INTEGER PRIMARY KEY, latitude, longitude, geocode_precision, state);

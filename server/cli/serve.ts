@@ -1,3 +1,4 @@
+import { API_SYNC } from "../../db/contract.ts";
 import { ledgerPathFor } from "../../db/ledger.ts";
 import { lockLedgerForServing } from "../../db/serve-lock.ts";
 import { isPostgresUrl } from "../../sync/postgres/schema.ts";
@@ -19,11 +20,12 @@ import {
 } from "../workers.ts";
 import { type Command, intFlag, oneOf, UsageError } from "./args.ts";
 import { parseSettings } from "./settings.ts";
+import { budgetReserveFlag } from "./sync-api-flags.ts";
 
 export const serveCommand: Command = {
   summary: "serve the API",
   usage: `marquee serve [--port 8080] [--host 0.0.0.0] [--base-url URL] [--demo] [--test-mode]
-              [--sync-from SRC] [--sync-interval S] [--snapshot-interval S] [--db PATH]
+              [--sync-from SRC | --sync-from-api URL] [--sync-interval S] [--snapshot-interval S] [--db PATH]
               [--ledger redis://[user:password@]host:port[/db]] [--workers N] [--config FILE]
 
   --demo        when the replica is empty, load the built-in demo data and create demo
@@ -33,6 +35,11 @@ export const serveCommand: Command = {
                 an NDJSON file or http(s):// URL: synced at start, then every --sync-interval
                 seconds; a postgres://user:password@host/db URL: its changes are streamed while
                 serving (see marquee sync --help), /healthz reports the upstream
+  --sync-from-api https://HOST/v1/events?FILTERS
+                a replica of what another deployment's list endpoint selects (see marquee sync
+                --help): a pass at start, then every --sync-interval seconds (default ${API_SYNC.intervalS}),
+                with the key in MARQUEE_UPSTREAM_KEY or --upstream-key-file PATH; also
+                --budget-reserve F and --aggregators as for sync. /healthz reports the last complete pass
   --ledger URL  keep the ledger in Redis (default $MARQUEE_LEDGER; unset: the SQLite ledger
                 beside the replica, owned by one server), so several servers share accounts
   --workers N   run N serving processes on one port (Linux, 1 to ${DEFAULTS.maxWorkers}, default 1); needs --ledger
@@ -63,6 +70,10 @@ file's [serve] section; a flag wins over the environment, the environment over t
       "test-mode": { type: "boolean" },
       "sync-from": { type: "string" },
       "sync-interval": { type: "string" },
+      "sync-from-api": { type: "string" },
+      "upstream-key-file": { type: "string" },
+      "budget-reserve": { type: "string" },
+      aggregators: { type: "boolean" },
       "snapshot-interval": { type: "string" },
       ledger: { type: "string" },
       workers: { type: "string" },
@@ -73,6 +84,14 @@ file's [serve] section; a flag wins over the environment, the environment over t
       "admin-host": { type: "string" },
       "max-upstream-lag": { type: "string" },
     });
+    if (values["sync-from"] !== undefined && values["sync-from-api"] !== undefined)
+      throw new UsageError("--sync-from and --sync-from-api name two sources; a replica follows one kind of source");
+    const apiOnly = ["upstream-key-file", "budget-reserve", "aggregators"].filter((f) => values[f as "aggregators"]);
+    if (apiOnly.length > 0 && values["sync-from-api"] === undefined)
+      throw new UsageError(`${apiOnly.map((f) => `--${f}`).join(" and ")}: only with --sync-from-api URL`);
+    const syncIntervalS =
+      intFlag("sync-interval", values["sync-interval"], 1) ??
+      (values["sync-from-api"] === undefined ? undefined : API_SYNC.intervalS);
     const config = resolveConfig({
       dbPath: values.db,
       port: intFlag("port", values.port),
@@ -81,7 +100,11 @@ file's [serve] section; a flag wins over the environment, the environment over t
       demo: values.demo,
       testMode: values["test-mode"],
       syncFrom: values["sync-from"],
-      syncIntervalS: intFlag("sync-interval", values["sync-interval"], 1),
+      syncIntervalS,
+      syncFromApi: values["sync-from-api"],
+      upstreamKeyFile: values["upstream-key-file"],
+      upstreamBudgetReserve: budgetReserveFlag(values["budget-reserve"]),
+      upstreamAggregators: values.aggregators,
       snapshotIntervalS: intFlag("snapshot-interval", values["snapshot-interval"], 1),
       ledgerUrl: values.ledger,
       workers: workersFlag(values.workers),

@@ -3,7 +3,7 @@
  */
 import { mkdirSync } from "node:fs";
 import { dirname } from "node:path";
-import { SYNC } from "../../db/contract.ts";
+import { API_SYNC, SYNC } from "../../db/contract.ts";
 import { assertSourceKind, openReplica } from "../../db/replica.ts";
 import { isPostgresUrl } from "../../sync/postgres/schema.ts";
 import { COPY_THREAD_MIN_ROWS } from "../../sync/postgres/sync.ts";
@@ -19,6 +19,8 @@ import { runPostgresSync } from "./sync-postgres.ts";
 export const syncCommand: Command = {
   summary: "pull upstream records into the replica",
   usage: `marquee sync --from SRC [--follow] [--slot NAME] [--drop-slot] [--resync] [--batch-size N] [--thread-rows N] [--priority P] [--db PATH] [--config FILE] [--json]
+       marquee sync --from-api https://HOST/v1/events?FILTERS [--follow] [--interval S] [--budget-reserve F]
+                    [--aggregators] [--upstream-key-file PATH] [--db PATH] [--config FILE] [--json]
 
   --from SRC      an NDJSON file of upstream records (docs/upstream-records.md), - for stdin, an http(s):// URL of an
                   NDJSON stream (--follow asks again every 2 s), or a PostgreSQL URL
@@ -43,6 +45,17 @@ export const syncCommand: Command = {
                   MARQUEE_<FLAG> (MARQUEE_FROM, …) or the file's [sync] section, a flag winning
                   over the environment, the environment over the file
 
+  --from-api URL  a replica of what another deployment's list endpoint selects for the URL's
+                  filters (state, city, source, geo, exclusions; none: the whole feed), read with
+                  the key in MARQUEE_UPSTREAM_KEY or --upstream-key-file PATH. A pass walks from
+                  now to the account's lookahead horizon and upserts every event; only a pass that
+                  walked everything removes those it did not see (docs/upstream-records.md,
+                  A replica of another deployment).
+  --interval S    with --follow: a pass every S seconds (default ${API_SYNC.intervalS})
+  --budget-reserve F
+                  leave this share of the row budget or trial allowance unspent (default ${API_SYNC.budgetReserve})
+  --aggregators   also tell aggregators' events apart (a second walk: about twice the rows)
+
 Records at or below the replica's watermark are skipped, so a rerun (or a run after an
 interrupted one) applies only what is new. A bad line stops the run and names its line; the
 batch it is in is not applied, batches committed before it stay applied. Ctrl-C stops reading
@@ -57,8 +70,45 @@ a file, commits what was read and refreshes the snapshot; a second Ctrl-C exits 
       slot: { type: "string" },
       "drop-slot": { type: "boolean", default: false },
       resync: { type: "boolean", default: false },
+      "from-api": { type: "string" },
+      interval: { type: "string" },
+      "budget-reserve": { type: "string" },
+      aggregators: { type: "boolean", default: false },
+      "upstream-key-file": { type: "string" },
     });
-    if (!values.from) throw new UsageError("--from SRC is required (a file path, - for stdin, or a postgres:// URL)");
+    const apiOnly = [
+      values.interval !== undefined && "--interval",
+      values["budget-reserve"] !== undefined && "--budget-reserve",
+      values.aggregators && "--aggregators",
+      values["upstream-key-file"] !== undefined && "--upstream-key-file",
+    ].filter(Boolean);
+    if (values["from-api"] !== undefined) {
+      if (values.from !== undefined)
+        throw new UsageError("--from and --from-api name two sources; a replica follows one kind of source");
+      const otherFlags = [
+        values.slot !== undefined && "--slot",
+        values["drop-slot"] && "--drop-slot",
+        values["thread-rows"] !== undefined && "--thread-rows",
+        values["batch-size"] !== undefined && "--batch-size",
+      ].filter(Boolean);
+      if (otherFlags.length > 0) throw new UsageError(`${otherFlags.join(" and ")}: not for --from-api`);
+      const { runApiSync } = await import("./sync-api.ts");
+      return runApiSync(values["from-api"], {
+        db: values.db,
+        json: values.json,
+        follow: values.follow,
+        interval: values.interval,
+        budgetReserve: values["budget-reserve"],
+        aggregators: values.aggregators,
+        upstreamKeyFile: values["upstream-key-file"],
+      });
+    }
+    if (apiOnly.length > 0)
+      throw new UsageError(`${apiOnly.join(" and ")} need${apiOnly.length > 1 ? "" : "s"} --from-api URL`);
+    if (!values.from)
+      throw new UsageError(
+        "--from SRC is required (a file path, - for stdin, or a postgres:// URL), or --from-api URL",
+      );
     if (isPostgresUrl(values.from))
       return syncPostgres(values.from, {
         ...values,

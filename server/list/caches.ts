@@ -18,6 +18,8 @@
  *   state      the replica's state read at most HOT_PATH.foreignCommitLagMs ago, for the page
  *              cache's hit path.
  *   headers    one Headers object per sequence of access header names (server/list/response.ts).
+ *   scope      what a replica of another deployment cannot answer, for one state of the replica
+ *              (server/list/replica-scope.ts).
  *
  * Anything in this process that writes the replica calls `replicaChanged` (server/context.ts
  * `notifyReplicaChange`); the state checks catch what other processes write.
@@ -33,6 +35,7 @@ import { SnapshotEstimates } from "../../db/snapshot-stats.ts";
 import { HOT_PATH } from "../../db/tuning.ts";
 import { createPageCache, type PageCache } from "./page-cache.ts";
 import type { ListQuery } from "./parse.ts";
+import { ReplicaScope } from "./replica-scope.ts";
 import { ListHeaders } from "./response.ts";
 
 /**
@@ -58,6 +61,7 @@ export class ListCaches {
   readonly blocks = new SnapshotBlocks(HOT_PATH.shortBlockBytes, HOT_PATH.sourceBlockRows);
   readonly state: RecentReplicaState;
   readonly headers = new ListHeaders();
+  readonly scope: ReplicaScope;
 
   constructor(replica: Db, baseUrl: string) {
     this.events = new HydratedEvents(baseUrl, {
@@ -66,6 +70,7 @@ export class ListCaches {
     });
     this.geo = new GeoIndex(replica, HOT_PATH.geoResults, HOT_PATH.geoResultBytes);
     this.state = new RecentReplicaState(replica, HOT_PATH.foreignCommitLagMs);
+    this.scope = new ReplicaScope(replica, this.state);
   }
 
   /** Drops everything that describes the replica's data (parsed queries do not). */
@@ -78,6 +83,7 @@ export class ListCaches {
     this.longs.clear();
     this.blocks.clear();
     this.state.clear();
+    this.scope.clear();
   }
 
   clear(): void {

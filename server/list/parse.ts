@@ -22,6 +22,7 @@ import {
   StateParam,
 } from "../params.ts";
 import { parseGeoParams } from "../params-geo.ts";
+import type { ScopeCheck } from "./replica-scope.ts";
 
 export interface ListQuery {
   state: string | null;
@@ -127,13 +128,15 @@ function parseBoolean(
 /**
  * Stage 6, in docs/api.md table's order; `assertDateRange` follows. A pure function of the query
  * string (and the secret that verifies cursors), so its result may be kept for the same string.
+ * `scope`: what a replica of another deployment cannot answer, checked in its parameter's place.
  */
-export function parseListParams(query: URLSearchParams, secret: string): ListQuery {
+export function parseListParams(query: URLSearchParams, secret: string, scope: ScopeCheck | null = null): ListQuery {
   const state = parseState(query);
   const { city, cityConflict } = parseCity(query);
   const startsAfterMs = parseDate(query, "starts_after", StartsAfterParam);
   const startsBeforeMs = parseDate(query, "starts_before", StartsBeforeParam);
   const sources = parseSources(query);
+  if (sources && scope) scope.sources(sources);
   const excludeAggregators = parseBoolean(
     query,
     "exclude_aggregators",
@@ -141,6 +144,7 @@ export function parseListParams(query: URLSearchParams, secret: string): ListQue
     "invalid_exclude_aggregators",
     LIST_DEFAULTS.excludeAggregators,
   );
+  if (excludeAggregators && scope) scope.excludeAggregators();
   const excludeSoldOut = parseBoolean(
     query,
     "exclude_sold_out",

@@ -40,6 +40,7 @@ import { isGeoRequest } from "../params-geo.ts";
 import { ListCaches, type ParsedQuery } from "./caches.ts";
 import { type PageBody, type PageOut, pageCacheKey } from "./page-cache.ts";
 import { assertDateRange, assertKeysetPagination, assertPolygonAllowed, parseListParams } from "./parse.ts";
+import { assertAnswerable } from "./replica-scope.ts";
 import { bodyParts, encodeHead, headOf, listHeaderFields, NO_MATCH, responseBody, withCursor } from "./response.ts";
 import { assertLookahead, type ListWindow, resolveWindow } from "./window.ts";
 
@@ -196,14 +197,17 @@ export class ListService {
   /** Stages 4–6, kept by the raw query string (a pure function of it). */
   parse(request: ListRequest, access: ListTerms): ParsedQuery {
     const { known, params, search } = request;
+    // A replica of another deployment: the filters it cannot answer exactly (null elsewhere).
+    const scope = this.caches.scope.check();
     if (known) {
       assertPolygonAllowed(known.polygon, access.polygons);
+      if (scope) assertAnswerable(known.q, scope);
       return known;
     }
     assertKeysetPagination(params!);
     assertPolygonAllowed(params!.has("polygon"), access.polygons);
     const parsed: ParsedQuery = {
-      q: parseListParams(params!, this.deps.secret),
+      q: parseListParams(params!, this.deps.secret, scope),
       fingerprint: filterFingerprint(params!),
       geo: isGeoRequest(params!),
       polygon: params!.has("polygon"),

@@ -5,7 +5,7 @@
  */
 import { randomBase62 } from "../keys.ts";
 
-export { eventUrlFor, ticketUrlFor } from "../../db/contract.ts";
+export { eventUrlFor, servedTicketUrl, ticketUrlFor } from "../../db/contract.ts";
 
 export function handoffUrlFor(baseUrl: string, handoffId: string): string {
   return `${baseUrl}/handoffs/${handoffId}`;

@@ -256,6 +256,9 @@ export function handoffLink(e: ServableEvent, nowMs: number): HandoffLink {
 }
 
 export function supportedSellerLink(e: ServableEvent): { seller: string; url: string } | null {
+  // An event of another deployment: the seller is behind its upstream's ticketUrl, which the
+  // handoff continues to; the upstream's host is the seller shown (docs/api.md, Ticket handoffs).
+  if (e.ticketUrl) return { seller: new URL(e.ticketUrl).host, url: e.ticketUrl };
   for (const l of e.ticketLinks) {
     const seller = l.seller?.trim().toLowerCase() ?? "";
     const url = l.broken ? null : safeHttpUrl(l.url);

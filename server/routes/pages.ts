@@ -28,7 +28,7 @@ import {
   renderTemporarilyUnavailable,
 } from "../pages/handoff-page.ts";
 import { pageResponse } from "../pages/layout.ts";
-import { eventUrlFor, HANDOFF_ID_PATTERN, handoffUrlFor, parsePathId, ticketUrlFor } from "../pages/urls.ts";
+import { eventUrlFor, HANDOFF_ID_PATTERN, handoffUrlFor, parsePathId, servedTicketUrl } from "../pages/urls.ts";
 import type { RouteTable } from "../route-table.ts";
 import { supportedSellerLink } from "./handoffs.ts";
 
@@ -87,7 +87,7 @@ export function pageRoutes(app: RouteTable, ctx: AppContext): void {
     // Any slug (or none) serves the page; the canonical link names the current one.
     const body = renderEventPage(e, {
       eventUrl: eventUrlFor(base, e),
-      ticketUrl: e.ticketDestination ? ticketUrlFor(base, e.id) : null,
+      ticketUrl: servedTicketUrl(base, e),
     });
     return pageResponse(200, body, { head, cacheControl: EVENT_PAGE_CACHE });
   };
@@ -168,9 +168,10 @@ export function pageRoutes(app: RouteTable, ctx: AppContext): void {
  */
 function stillOffered(e: ServableEvent, h: Handoff): boolean {
   if (!e.ticketed) return false;
-  const usable = e.ticketLinks.filter((l) => !l.broken);
-  return usable.some((l) => {
-    const link = supportedSellerLink({ ...e, ticketLinks: [l] });
+  // An event of another deployment has one destination, its upstream's ticketUrl; others one per link.
+  const offers = e.ticketUrl ? [e] : e.ticketLinks.filter((l) => !l.broken).map((l) => ({ ...e, ticketLinks: [l] }));
+  return offers.some((offer) => {
+    const link = supportedSellerLink(offer);
     return link !== null && link.url === h.sellerUrl && link.seller === h.seller;
   });
 }

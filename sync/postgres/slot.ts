@@ -38,9 +38,11 @@ export function slotOf(db: Db, requested: string | undefined): string {
 
 /** Refuses, before anything is written, a replica that follows another kind of source. */
 export function assertFollowsPostgres(db: Db): void {
-  if (readSourceKind(db) === "ndjson") {
+  const kind = readSourceKind(db);
+  if (kind === "ndjson" || kind === "api") {
+    const follows = kind === "api" ? "another deployment's API" : "NDJSON records";
     throw new SourceKindError(
-      `this replica (${db.path}) follows NDJSON records, not a PostgreSQL database; sync PostgreSQL into a new replica (--db PATH)`,
+      `this replica (${db.path}) follows ${follows}, not a PostgreSQL database; sync PostgreSQL into a new replica (--db PATH)`,
     );
   }
 }
