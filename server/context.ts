@@ -38,7 +38,8 @@ export interface AppContext {
   list: ListService;
   /** The upstream a serving process streams from (`--sync-from postgres://…`), for /healthz. */
   upstream?: { status(): object };
-  close(): void;
+  /** Closes the ledger (its last counters written first) and the replica; resolves once both are closed. */
+  close(): Promise<void>;
 }
 
 export async function createContext(config: Config, clock: Clock = createClock()): Promise<AppContext> {
@@ -73,11 +74,15 @@ export async function createContext(config: Config, clock: Clock = createClock()
     meter,
     access,
     list,
-    close() {
+    async close() {
       access.close?.();
-      // The SQLite ledger closes at once (it writes the meter's last counters first).
-      ledger.close().catch((err) => console.error(`ledger did not close: ${(err as Error)?.message ?? err}`));
+      // The SQLite ledger closes at once (it writes the meter's last counters first); a shared
+      // one flushes what is queued before its connections go.
+      const ledgerClosed = ledger
+        .close()
+        .catch((err) => console.error(`ledger did not close: ${(err as Error)?.message ?? err}`));
       replica.close();
+      await ledgerClosed;
     },
   };
 }

@@ -167,7 +167,6 @@ async function signInLink(argv: string[]): Promise<number> {
 }
 
 export const accountsCommand: Command = {
-  summary: "create or change an account; sign-in links to its developer portal",
   usage: `marquee accounts create --email E [flags]
        marquee accounts update ID [flags]
        marquee accounts sign-in-link ID [--base-url URL]

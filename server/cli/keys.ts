@@ -78,7 +78,6 @@ async function list(argv: string[]): Promise<number> {
 }
 
 export const keysCommand: Command = {
-  summary: "issue, revoke and list API keys",
   usage: `marquee keys create --account ID [--kind live|builder|legacy]
        marquee keys revoke KEY_ID
        marquee keys list --account ID

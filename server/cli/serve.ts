@@ -1,19 +1,19 @@
-import { ledgerPathFor } from "../../db/ledger.ts";
-import { lockLedgerForServing } from "../../db/serve-lock.ts";
-import { createApp, createRouteTable } from "../app.ts";
-import { startBackgroundWork } from "../background.ts";
-import { assertLedgerUrl, type Config, DEFAULTS, resolveConfig } from "../config.ts";
-import { createContext } from "../context.ts";
-import { listen } from "../listen.ts";
-import { reportListening, stopWithSupervisor, superviseWorkers, withoutWorkersFlag } from "../workers.ts";
+/**
+ * `marquee serve`: its flags, then one serving process (server/serving.ts) or, with `--workers N`,
+ * a supervisor of N (server/workers.ts). Either is loaded only once the flags are read, so
+ * `marquee serve --help` and a usage error load neither.
+ */
+import { assertLedgerUrl, type Config, DEFAULTS, resolveConfig, spareTerminalCheck } from "../config.ts";
 import { type Command, intFlag, parseFlags, UsageError } from "./args.ts";
 
 export const serveCommand: Command = {
-  summary: "serve the API",
   usage: `marquee serve [--port 8080] [--host 0.0.0.0] [--base-url URL] [--demo] [--test-mode]
               [--sync-from SRC] [--sync-interval S] [--snapshot-interval S] [--db PATH]
               [--ledger redis://[user:password@]host:port[/db]] [--workers N]
+              [--ready-file PATH] [--exit-with-stdin]
 
+  --port N      the port to listen on (default $PORT or 8080); 0: a free port, which the
+                start-up line and the ready file name
   --demo        when the replica is empty, load the built-in demo data and create demo
                 accounts and keys (printed once)
   --test-mode   enable the /_test/* endpoints (clock, records, accounts, faults, reset)
@@ -23,7 +23,16 @@ export const serveCommand: Command = {
                 serving (see marquee sync --help), /healthz reports the upstream
   --ledger URL  keep the ledger in Redis (default $MARQUEE_LEDGER; unset: the SQLite ledger
                 beside the replica, owned by one server), so several servers share accounts
-  --workers N   run N serving processes on one port (Linux, 1 to ${DEFAULTS.maxWorkers}, default 1); needs --ledger`,
+  --workers N   run N serving processes on one port (Linux, 1 to ${DEFAULTS.maxWorkers}, default 1); needs --ledger
+  --ready-file PATH
+                once the server answers, write {"url": …, "pid": …} to PATH (written whole,
+                then renamed into place; removed again when the server stops)
+  --exit-with-stdin
+                stop when standard input closes: the process that started the server takes it
+                along when it ends, however it ends
+
+SIGTERM or SIGINT: stop accepting connections, let requests in flight finish (at most
+${DEFAULTS.shutdownGraceMs / 1000} s), close the ledger and the replica, print one line, exit 0. SIGHUP never stops it.`,
   async run(argv) {
     const { values } = parseFlags(argv, {
       port: { type: "string" },
@@ -36,6 +45,8 @@ export const serveCommand: Command = {
       "snapshot-interval": { type: "string" },
       ledger: { type: "string" },
       workers: { type: "string" },
+      "ready-file": { type: "string" },
+      "exit-with-stdin": { type: "boolean" },
     });
     const config = resolveConfig({
       dbPath: values.db,
@@ -49,16 +60,19 @@ export const serveCommand: Command = {
       snapshotIntervalS: intFlag("snapshot-interval", values["snapshot-interval"], 1),
       ledgerUrl: values.ledger,
       workers: workersFlag(values.workers),
+      readyFile: values["ready-file"],
+      exitWithStdin: values["exit-with-stdin"],
     });
+    if (config.exitWithStdin && config.syncFrom === "-")
+      throw new UsageError("--exit-with-stdin and --sync-from - both need standard input; use one of them");
     await assertLedgerUrl(config.ledgerUrl, values.ledger === undefined ? "env" : "flag");
+    spareTerminalCheck();
     if (config.workers > 1 && config.workerIndex === undefined) {
       assertWorkersPossible(config);
-      return superviseWorkers({
-        count: config.workers,
-        argv: withoutWorkersFlag(argv),
-        listeningLine: listeningLine(config),
-      });
+      const { superviseWorkers, workerArgv } = await import("../workers.ts");
+      return superviseWorkers({ argv: workerArgv(argv), config });
     }
+    const { serve } = await import("../serving.ts");
     return serve(config);
   },
 };
@@ -81,59 +95,4 @@ function assertWorkersPossible(config: Config): void {
     throw new UsageError(
       "--workers needs a shared ledger (--ledger redis://…): the SQLite ledger is owned by one process",
     );
-}
-
-function listeningLine(config: Config): string {
-  const notes = [`replica ${config.dbPath}`];
-  if (config.testMode) notes.push("test mode");
-  if (config.workers > 1) notes.push(`${config.workers} workers`);
-  return `Marquee listening on ${config.baseUrl} (${notes.join(", ")})`;
-}
-
-/** One serving process: a lone server, or worker `config.workerIndex` of a supervisor. */
-async function serve(config: Config): Promise<undefined> {
-  const worker = config.workerIndex;
-  // Before anything is read or written: a second server on this SQLite ledger is refused here.
-  // A shared ledger has no owner; its servers coordinate through it.
-  const lock = config.ledgerUrl === undefined ? await lockLedgerForServing(ledgerPathFor(config.dbPath)) : null;
-  const ctx = await createContext(config);
-  let server: Awaited<ReturnType<typeof listen>>;
-  try {
-    // The replica's writing work runs in one process: a lone server, or worker 0.
-    await startBackgroundWork(ctx, { writer: worker === undefined || worker === 0 });
-    const routes = createRouteTable(ctx);
-    const app = createApp(ctx, routes);
-    server = await listen(app, routes, {
-      port: config.port,
-      hostname: config.host,
-      reusePort: worker !== undefined,
-      answersLate: config.ledgerUrl !== undefined,
-    });
-  } catch (err) {
-    // A port in use, say: close what is open (a shared ledger's connections would keep the
-    // process alive) so the command exits with its error.
-    ctx.close();
-    lock?.close();
-    // A worker also lets go of its supervisor's channel: once node:http has tried to listen
-    // there (server/node-http.ts), the channel would keep the process running.
-    if (worker !== undefined) process.channel?.unref();
-    throw err;
-  }
-  let stopping = false;
-  const stop = async () => {
-    if (stopping) return;
-    stopping = true;
-    await server.close();
-    ctx.close();
-    lock?.close();
-    process.exit(0);
-  };
-  process.on("SIGINT", stop);
-  process.on("SIGTERM", stop);
-  if (worker === undefined) console.log(listeningLine(config));
-  else {
-    reportListening();
-    stopWithSupervisor(stop);
-  }
-  return new Promise<undefined>(() => {}); // serve until stopped
 }

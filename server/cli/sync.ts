@@ -1,22 +1,20 @@
 /**
  * `marquee sync --from SRC [--follow]` (docs/operations.md, The program): pulls upstream records into the replica.
+ * A PostgreSQL source's client and machinery (server/cli/sync-postgres.ts) load only for such a source.
  */
 import { mkdirSync } from "node:fs";
 import { dirname } from "node:path";
 import { SYNC } from "../../db/contract.ts";
 import { assertSourceKind, openReplica } from "../../db/replica.ts";
-import { isPostgresUrl } from "../../sync/postgres/schema.ts";
-import { COPY_THREAD_MIN_ROWS } from "../../sync/postgres/sync.ts";
+import { COPY_THREAD_MIN_ROWS, isPostgresUrl } from "../../sync/postgres/schema.ts";
 import { enterBackground, SYNC_PRIORITIES } from "../../sync/priority.ts";
 import { createProgressBar, formatSummary } from "../../sync/progress.ts";
 import { openSource } from "../../sync/source.ts";
 import { SyncError, type SyncSummary, syncFrom } from "../../sync/sync-from.ts";
 import { resolveConfig } from "../config.ts";
 import { type Command, intFlag, oneOf, parseFlags, UsageError } from "./args.ts";
-import { runPostgresSync } from "./sync-postgres.ts";
 
 export const syncCommand: Command = {
-  summary: "pull upstream records into the replica",
   usage: `marquee sync --from SRC [--follow] [--slot NAME] [--drop-slot] [--batch-size N] [--thread-rows N] [--priority P] [--db PATH] [--json]
 
   --from SRC      an NDJSON file of upstream records (docs/upstream-records.md), - for stdin, an http(s):// URL of an
@@ -150,6 +148,8 @@ async function syncPostgres(
   const db = await openReplica(dbPath);
   db.exec(`PRAGMA busy_timeout = ${SYNC.cliBusyTimeoutMs}`);
   try {
+    // The PostgreSQL client and the streaming machinery load for a postgres:// source only.
+    const { runPostgresSync } = await import("./sync-postgres.ts");
     return await runPostgresSync(db, from, {
       follow: values.follow,
       slot: values.slot,
