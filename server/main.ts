@@ -2,7 +2,6 @@
 /**
  * `marquee` CLI entry (docs/operations.md, The program). Each command lives in server/cli/.
  */
-import { purgeDelayFor, restartWithPurgeDelay } from "./cli/allocator.ts";
 import type { CommandEntry } from "./cli/commands.ts";
 
 function usage(commands: Record<string, CommandEntry>): string {
@@ -26,8 +25,11 @@ export async function main(argv: string[], options: { ownProcess?: boolean } = {
   const [name, ...rest] = argv;
   const help = rest.includes("--help") || rest.includes("-h");
   // Before the commands' modules load: a restart then costs only the runtime's start.
-  const purgeDelay = options.ownProcess && name && !help ? purgeDelayFor(name, rest, process.env) : undefined;
-  if (purgeDelay !== undefined) await restartWithPurgeDelay(purgeDelay);
+  if (options.ownProcess && name && !help) {
+    const { purgeDelayFor, restartWithPurgeDelay } = await import("./cli/allocator.ts");
+    const purgeDelay = purgeDelayFor(name, rest, process.env);
+    if (purgeDelay !== undefined) await restartWithPurgeDelay(purgeDelay);
+  }
   if (options.ownProcess) (await import("./ties.ts")).stopWhenWrapperGone();
   const { commands } = await import("./cli/commands.ts");
   if (!name || name === "--help" || name === "-h" || name === "help") {

@@ -44,7 +44,7 @@ const NEVER_AT_START = [
 it("marquee --help loads the entry and the command table, no package", () => {
   const [help] = probe(["--help"]);
   expect(help.packages).toEqual([]);
-  expect(help.own).toEqual(["db/runtime.ts", "server/cli/allocator.ts", "server/cli/commands.ts", "server/main.ts"]);
+  expect(help.own).toEqual(["server/cli/commands.ts", "server/main.ts"]);
 });
 
 it("an empty test instance answers without MCP, OpenAPI, demo data, PostgreSQL or Redis; /mcp and /docs load theirs when asked", () => {
