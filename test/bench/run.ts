@@ -8,7 +8,8 @@
  * one real response per scenario) → Marquee on Bun, the ceiling replaying the captured bytes, and
  * Marquee on a Redis ledger (one process, and `--workers 2`; `redis` in --only, a redis-server of
  * the bench's own with deploy/redis.conf), interleaved slice by slice → Marquee on Node
- * → Prism on Marquee's OpenAPI document → cold starts of dist/marquee → sync throughput → the
+ * → Prism on Marquee's OpenAPI document → cold starts of dist/marquee and start-up against the
+ * runtime's own (test/bench/startup.ts, also `npm run bench:startup` alone) → sync throughput → the
  * default page under load while a 50,000-change sync runs. Prints the tables; a full run (no
  * --only or --skip-* flag) also writes them into test/bench/RESULTS.md.
  */
@@ -48,6 +49,7 @@ import { checkWrk, measure } from "./lib/wrk.ts";
 import { measureStages } from "./list-stages.ts";
 import { measurePeer, measurePostgresCopy, measureStreaming, preparePostgres } from "./postgres.ts";
 import { measureStartTimes } from "./start-times.ts";
+import { measureStartup } from "./startup.ts";
 
 const { values: flags } = parseArgs({
   options: {
@@ -250,6 +252,8 @@ async function main(): Promise<number> {
     log(
       `startMarquee(): empty ${report.startTimes.emptyMs.map((x) => x.toFixed(0)).join(", ")} ms; 5,000 demo events ${report.startTimes.demo5000Ms.map((x) => x.toFixed(0)).join(", ")} ms`,
     );
+    // Start-up against the runtime's own, side by side (test/bench/startup.ts).
+    report.startup = await measureStartup({ log });
   }
 
   if (!flags["skip-sync"]) {
