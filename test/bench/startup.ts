@@ -4,7 +4,9 @@
  *
  *   - an empty test instance, from spawn to its first answer (GET /healthz): `marquee serve
  *     --test-mode --port 0`, and `startMarquee()` from the call; against a bare `Bun.serve`
- *     script from spawn to its first answer (test/bench/startup/bare-serve.ts);
+ *     script from spawn to its first answer (test/bench/startup/bare-serve.ts); and, between
+ *     the two, what any instance must do first: the lock, the replica and the ledger opened with
+ *     Marquee's storage modules, then `Bun.serve` (test/bench/startup/storage-floor.ts);
  *   - `marquee --help` from spawn to exit, against a script that prints one line; and the same
  *     through `npx marquee` (bin/marquee.js on Node) against Node printing one line.
  *
@@ -61,6 +63,7 @@ export interface StartupReport {
   /** Milliseconds per round, by case. */
   ms: {
     bare: number[];
+    floor: number[];
     serve: number[];
     startMarquee: number[];
     firstPage: number[];
@@ -155,6 +158,7 @@ export async function measureStartup(
   const dir = mkdtempSync(join(tmpdir(), "marquee-startup-"));
   const ms: StartupReport["ms"] = {
     bare: [],
+    floor: [],
     serve: [],
     startMarquee: [],
     firstPage: [],
@@ -166,6 +170,10 @@ export async function measureStartup(
   const main = join(ROOT, "server", "main.ts");
   const cases: Array<[keyof StartupReport["ms"], (round: number) => Promise<number>]> = [
     ["bare", () => spawnToAnswer([join(HERE, "bare-serve.ts")], "/")],
+    [
+      "floor",
+      (round) => spawnToAnswer([join(HERE, "storage-floor.ts"), mkdtempSync(join(dir, `floor-${round}-`))], "/"),
+    ],
     [
       "serve",
       (round) =>
@@ -248,6 +256,7 @@ export function startupTables(r: StartupReport): string[] {
     "| case | median | against its runtime | each round |",
     "|---|--:|--:|---|",
     row("bare `Bun.serve` script, spawn to first answer", r.ms.bare),
+    row("the lock, a new replica and ledger, then `Bun.serve` (storage-floor.ts)", r.ms.floor, bare),
     row("`marquee serve --test-mode --port 0`, spawn to first answer (/healthz)", r.ms.serve, bare),
     row("`startMarquee()`, call to first answer (/healthz)", r.ms.startMarquee, bare),
     row("`startMarquee()`, call to its first key and page of /v1/events", r.ms.firstPage, bare),
