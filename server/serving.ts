@@ -7,8 +7,8 @@
  * the ledger, the background work (demo data, the first sync), the routes; then the start-up line
  * and the ready file (a worker tells its supervisor instead, which writes them once all listen).
  *
- * Stop (SIGTERM, SIGINT, standard input closing with `--exit-with-stdin`, or a worker's supervisor
- * going away): no new connections; requests in flight get DEFAULTS.shutdownGraceMs to finish;
+ * Stop (SIGTERM, SIGINT, standard input closing with `--exit-with-stdin` once the server answers,
+ * or a worker's supervisor going away): no new connections; requests in flight get DEFAULTS.shutdownGraceMs to finish;
  * then the background work and the upstream stream stop, the ledger and the replica close, one
  * line is printed and the process exits 0. A signal during start-up stops it the same way, with
  * whatever was open by then. Repeated signals change nothing: the stop is bounded already.
@@ -59,7 +59,6 @@ export async function serve(asked: Config): Promise<undefined> {
   process.on("SIGTERM", () => void stop("SIGTERM"));
   process.on("SIGINT", () => void stop("SIGINT"));
   process.on("SIGHUP", () => reload(config));
-  if (config.exitWithStdin) stopWhenStdinCloses(() => void stop("standard input closed"));
   if (worker !== undefined) stopWithSupervisor(() => void stop("supervisor gone"));
 
   try {
@@ -106,6 +105,9 @@ export async function serve(asked: Config): Promise<undefined> {
     }
     announced = true;
   }
+  // Watched from here on (a start that fails must not wait for standard input to end); a parent
+  // that went away during start-up has closed it already, and the server stops at once.
+  if (config.exitWithStdin) stopWhenStdinCloses(() => void stop("standard input closed"));
   return new Promise<undefined>(() => {}); // serve until stopped
 }
 

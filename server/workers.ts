@@ -173,7 +173,6 @@ export function superviseWorkers(options: { argv: string[]; config: Config }): P
   process.on("SIGTERM", onSignal);
   process.on("SIGINT", onSignal);
   process.on("SIGHUP", onHangUp);
-  if (config.exitWithStdin) stopWhenStdinCloses(onSignal);
 
   // Worker 0 first: it migrates the replica and runs the first sync before the others open it.
   const listening = (index: number) =>
@@ -190,14 +189,17 @@ export function superviseWorkers(options: { argv: string[]; config: Config }): P
       phase = "running";
       const bound = withBoundPort(config, port);
       console.log(startupLine(bound));
-      if (config.readyFile === undefined) return;
-      try {
-        writeReadyFile(config.readyFile, bound);
-        announced = bound;
-      } catch (err) {
-        console.error(`marquee serve: cannot write the ready file: ${(err as Error).message}`);
-        stopAll(1);
+      if (config.readyFile !== undefined) {
+        try {
+          writeReadyFile(config.readyFile, bound);
+          announced = bound;
+        } catch (err) {
+          console.error(`marquee serve: cannot write the ready file: ${(err as Error).message}`);
+          return stopAll(1);
+        }
       }
+      // As in a lone server (server/serving.ts): watched once all listen.
+      if (config.exitWithStdin) stopWhenStdinCloses(onSignal);
     });
 
   return done.finally(() => {
@@ -205,6 +207,7 @@ export function superviseWorkers(options: { argv: string[]; config: Config }): P
     process.off("SIGINT", onSignal);
     process.off("SIGHUP", onHangUp);
     if (announced && config.readyFile !== undefined) removeReadyFile(config.readyFile);
-    console.log(`Marquee stopped: ${count} worker${count === 1 ? "" : "s"} stopped`);
+    // After a failure the lines above say what happened; a requested stop gets its own line.
+    if (exitCode === 0) console.log(`Marquee stopped: ${count} worker${count === 1 ? "" : "s"} stopped`);
   });
 }

@@ -211,6 +211,18 @@ describe("--port 0, the start-up line and --ready-file", () => {
     expect(await refused(portOf(url))).toBe(true);
   });
 
+  it("with --exit-with-stdin still exits at once when it cannot start (its port taken)", async () => {
+    const first = serve(["--test-mode", "--port", "0", "--host", "127.0.0.1"], { via: "bun" });
+    const { url } = await ready(first);
+    const second = serve(["--test-mode", "--port", String(portOf(url)), "--host", "127.0.0.1", "--exit-with-stdin"], {
+      via: "bun",
+      stdin: "pipe",
+    });
+    expect(await second.exited).toBe(1);
+    expect(second.stderr()).toMatch(/^marquee serve: .*(EADDRINUSE|in use)/i);
+    expect(existsSync(readyFile(second))).toBe(false);
+  });
+
   it("refuses --exit-with-stdin with --sync-from - (both want standard input)", async () => {
     const run = serve(["--exit-with-stdin", "--sync-from", "-"], { via: "bun" });
     expect(await run.exited).toBe(2);
