@@ -8,9 +8,9 @@
  * and the ready file (a worker tells its supervisor instead, which writes them once all listen).
  *
  * Stop (SIGTERM, SIGINT, standard input closing with `--exit-with-stdin` once the server answers,
- * or a worker's supervisor going away): no new connections; requests in flight get DEFAULTS.shutdownGraceMs to finish;
- * then the background work and the upstream stream stop, the ledger and the replica close, one
- * line is printed and the process exits 0. A signal during start-up stops it the same way, with
+ * or a worker's supervisor going away): no new connections; requests in flight get
+ * DEFAULTS.shutdownGraceMs to finish; then the background work and the upstream stream stop, the
+ * ledger and the replica close, one line is printed and the process exits 0. A signal during start-up stops it the same way, with
  * whatever was open by then. Repeated signals change nothing: the stop is bounded already.
  *
  * SIGHUP never stops the server: it calls `reload`.

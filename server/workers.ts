@@ -94,7 +94,7 @@ export function superviseWorkers(options: { argv: string[]; config: Config }): P
   let finish!: (code: number) => void;
   const done = new Promise<number>((resolve) => (finish = resolve));
   let exitCode = 0;
-  let announced: Config | undefined;
+  let announced = false;
 
   const live = () => slots.filter((s) => s.child.exitCode === null && s.child.signalCode === null);
 
@@ -192,7 +192,7 @@ export function superviseWorkers(options: { argv: string[]; config: Config }): P
       if (config.readyFile !== undefined) {
         try {
           writeReadyFile(config.readyFile, bound);
-          announced = bound;
+          announced = true;
         } catch (err) {
           console.error(`marquee serve: cannot write the ready file: ${(err as Error).message}`);
           return stopAll(1);
