@@ -23,19 +23,20 @@ function usage(commands: Record<string, CommandEntry>): string {
  */
 export async function main(argv: string[], options: { ownProcess?: boolean } = {}): Promise<number> {
   const [name, ...rest] = argv;
-  const help = rest.includes("--help") || rest.includes("-h");
-  // Before the commands' modules load: a restart then costs only the runtime's start.
-  if (options.ownProcess && name && !help) {
-    const { purgeDelayFor, restartWithPurgeDelay } = await import("./cli/allocator.ts");
-    const purgeDelay = purgeDelayFor(name, rest, process.env);
-    if (purgeDelay !== undefined) await restartWithPurgeDelay(purgeDelay);
-  }
-  if (options.ownProcess) (await import("./ties.ts")).stopWhenWrapperGone();
-  const { commands } = await import("./cli/commands.ts");
   if (!name || name === "--help" || name === "-h" || name === "help") {
+    const { commands } = await import("./cli/commands.ts");
     console.log(usage(commands));
     return name ? 0 : 1;
   }
+  const help = rest.includes("--help") || rest.includes("-h");
+  if (options.ownProcess && !help) {
+    // Before the commands' modules load: a restart then costs only the runtime's start.
+    const { purgeDelayFor, restartWithPurgeDelay } = await import("./cli/allocator.ts");
+    const purgeDelay = purgeDelayFor(name, rest, process.env);
+    if (purgeDelay !== undefined) await restartWithPurgeDelay(purgeDelay);
+    (await import("./ties.ts")).stopWhenWrapperGone();
+  }
+  const { commands } = await import("./cli/commands.ts");
   const entry = Object.hasOwn(commands, name) ? commands[name] : undefined;
   if (!entry) {
     console.error(`marquee: unknown command '${name}' (see 'marquee --help')`);

@@ -1,8 +1,9 @@
 #!/usr/bin/env bun
 /**
  * Which modules a Marquee command has loaded (docs/operations.md, Start-up: nothing a command
- * does not use is loaded). Runs the command in this process, then prints one JSON line: the
- * project's own modules (paths from the repository root) and the packages, by name.
+ * does not use is loaded). Runs the command in this process as server/main.ts runs it as the
+ * program's entry, then prints one JSON line: the project's own modules (paths from the
+ * repository root) and the packages, by name.
  *
  *   bun test/loaded-modules.ts --help                       after `marquee --help`
  *   bun test/loaded-modules.ts serve [flags…] [-- PATH…]    once `serve` has answered GET /healthz
@@ -52,7 +53,7 @@ async function waitFor(file: string): Promise<{ url: string }> {
 if (import.meta.main) {
   const args = process.argv.slice(2);
   if (args[0] !== "serve") {
-    await main(args);
+    await main(args, { ownProcess: true });
     console.log(JSON.stringify(loaded([])));
     process.exit(0);
   }
@@ -63,7 +64,9 @@ if (import.meta.main) {
   process.on("exit", () => rmSync(dir, { recursive: true, force: true }));
   const ready = join(dir, "ready.json");
   const db = flags.includes("--db") ? [] : ["--db", join(dir, "marquee.db")];
-  void main(["serve", "--port", "0", "--host", "127.0.0.1", "--ready-file", ready, ...db, ...flags]);
+  void main(["serve", "--port", "0", "--host", "127.0.0.1", "--ready-file", ready, ...db, ...flags], {
+    ownProcess: true,
+  });
   const { url } = await waitFor(ready);
   const statuses = [(await fetch(`${url}/healthz`)).status];
   console.log(JSON.stringify(loaded(statuses)));
