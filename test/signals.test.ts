@@ -334,6 +334,10 @@ describe("signals to `npx marquee serve --workers 2`", () => {
       answered.add(JSON.parse(await getFresh(`${url}/healthz`)).worker);
       return answered.size === 2 ? true : undefined;
     });
+    // SIGHUP reaches every worker through the supervisor, and stops none.
+    run.child.kill("SIGHUP");
+    expect(JSON.parse(await getFresh(`${url}/healthz`)).status).toBe("ok");
+    expect([run.child.pid!, supervisor, ...workers].filter(isRunning)).toHaveLength(4);
     const upload = await slowUpload(url);
     run.child.kill("SIGTERM");
     await until("the port closed to new connections", run, async () =>
@@ -343,6 +347,7 @@ describe("signals to `npx marquee serve --workers 2`", () => {
     expect(answer.status).toBe(200);
     expect(await run.exited).toBe(0);
     expect([supervisor, ...workers].filter(isRunning)).toEqual([]);
+    expect(run.stdout()).toMatch(/\nMarquee stopped: 2 workers stopped\n$/);
     expect(existsSync(readyFile(run))).toBe(false);
   });
 
