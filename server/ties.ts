@@ -5,6 +5,7 @@
  * which stops the process the way SIGTERM does. Nothing here loads more than it uses: this module
  * runs before any command does.
  */
+import { onBun } from "../db/runtime.ts";
 import { wrapperPid } from "./config.ts";
 
 /** What a worker tells its supervisor over the IPC channel: it listens, on this port. */
@@ -30,9 +31,8 @@ export function stopWithSupervisor(stop: () => void): void {
  * through Bun's own reader: node's `process.stdin` costs a start about 8 ms.
  */
 export function stopWhenStdinCloses(stop: () => void): void {
-  const bun = (globalThis as { Bun?: { stdin: { stream(): ReadableStream<Uint8Array> } } }).Bun;
-  if (bun) {
-    drain(bun.stdin.stream()).then(stop, stop);
+  if (onBun) {
+    drain(Bun.stdin.stream()).then(stop, stop);
     return;
   }
   process.stdin.on("end", stop);
