@@ -21,7 +21,7 @@ const adapter: Promise<{ open: (path: string, options: OpenOptions) => Db }> = o
   ? import("./driver-bun.ts")
   : import("./driver-node.ts");
 
-/** Opens a database with WAL, a busy timeout and the given durability. */
+/** Opens a database with WAL (unless asked for another journal), a busy timeout and the given durability. */
 export async function openDb(path: string, options: OpenOptions = {}): Promise<Db> {
   return (await adapter).open(path, options);
 }

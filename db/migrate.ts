@@ -45,24 +45,31 @@ export function assertSchemaKnown(db: Db, migrations: readonly Migration[], name
 
 /**
  * Applies every migration newer than the file's `user_version`, each in its own transaction,
- * after refusing a file from a newer Marquee.
+ * after refusing a file from a newer Marquee; a new file gets them all in one (one commit, so one
+ * sync to disk: a new replica or ledger, a test instance's say, is ready sooner).
  */
 export function migrate(db: Db, migrations: readonly Migration[], options: MigrateOptions = {}): number {
   const name = options.name ?? db.path;
   assertSchemaKnown(db, migrations, name);
   let current = readSchemaVersion(db);
-  const fresh = current === 0;
-  for (const m of [...migrations].sort((a, b) => a.version - b.version)) {
-    if (m.version <= current) continue;
+  const pending = [...migrations].sort((a, b) => a.version - b.version).filter((m) => m.version > current);
+  if (current === 0 && pending.length > 0) {
+    const last = pending[pending.length - 1].version;
+    db.transaction(() => {
+      for (const m of pending) db.exec(m.sql);
+      db.exec(`PRAGMA user_version = ${last}`);
+    });
+    return last;
+  }
+  for (const m of pending) {
     const started = performance.now();
     db.transaction(() => {
       db.exec(m.sql);
       db.exec(`PRAGMA user_version = ${m.version}`);
     });
-    if (!fresh)
-      (options.log ?? logToStderr)(
-        `migrated ${name}: schema version ${current} → ${m.version} (${Math.round(performance.now() - started)} ms)`,
-      );
+    (options.log ?? logToStderr)(
+      `migrated ${name}: schema version ${current} → ${m.version} (${Math.round(performance.now() - started)} ms)`,
+    );
     current = m.version;
   }
   return current;

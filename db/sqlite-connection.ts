@@ -29,8 +29,10 @@ export interface Db {
 
 export interface OpenOptions {
   readonly?: boolean;
-  /** `FULL` for the ledger, which cannot be rebuilt; `NORMAL` for the replica. */
-  synchronous?: "NORMAL" | "FULL";
+  /** `FULL` for the ledger, which cannot be rebuilt; `NORMAL` for the replica; `OFF` for a file whose content does not matter. */
+  synchronous?: "NORMAL" | "FULL" | "OFF";
+  /** `WAL` (the default) for the replica and the ledger; `DELETE`, a rollback journal, for the serving lock (db/serve-lock.ts). */
+  journalMode?: "WAL" | "DELETE";
   busyTimeoutMs?: number;
   /**
    * Page size of a database this open creates; an existing file keeps its own (SQLite fixes it
@@ -113,7 +115,7 @@ function applyPragmas(db: Db, options: OpenOptions): void {
   db.exec(`PRAGMA busy_timeout = ${options.busyTimeoutMs ?? 5000}`);
   if (options.readonly) return;
   if (options.pageBytes !== undefined) db.exec(`PRAGMA page_size = ${options.pageBytes}`);
-  db.exec("PRAGMA journal_mode = WAL");
+  db.exec(`PRAGMA journal_mode = ${options.journalMode ?? "WAL"}`);
   db.exec(`PRAGMA synchronous = ${options.synchronous ?? "NORMAL"}`);
   db.exec("PRAGMA foreign_keys = ON");
 }

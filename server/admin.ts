@@ -8,6 +8,7 @@
  */
 import { createServer } from "node:http";
 import { type Check, type Health, type Readiness, readinessBody } from "./health.ts";
+import type { Logger } from "./log.ts";
 import type { Metrics } from "./metrics-text.ts";
 import type { ScrapeWorkers } from "./workers.ts";
 
@@ -128,4 +129,18 @@ export function supervisorAnswers(scrape: ScrapeWorkers): AdminAnswers {
       };
     },
   };
+}
+
+/** Starts the admin listener, its address logged once it listens. */
+export async function startAdmin(
+  log: Logger,
+  where: { port: number; host: string },
+  answers: AdminAnswers,
+): Promise<AdminListener> {
+  const admin = await listenAdmin(where, answers, (err) =>
+    log.error(`admin listener: ${(err as Error)?.stack ?? err}`),
+  );
+  const host = where.host.includes(":") ? `[${where.host}]` : where.host;
+  log.info(`admin listener on http://${host}:${admin.port} (/metrics, /livez, /readyz)`);
+  return admin;
 }

@@ -2,21 +2,17 @@
  * Work a serving process does besides answering requests (docs/operations.md, The program; docs/api.md, Serving snapshot): the demo data set
  * and demo keys on first start (`--demo`), sync from `--sync-from` at start and every
  * `--sync-interval` seconds (a PostgreSQL source streams instead), and the periodic snapshot refresh.
+ * What only one of them needs (the demo generator, the sync pipeline, the PostgreSQL client) is
+ * loaded when that one starts (docs/operations.md, Start-up).
  */
 import type { AccountFields } from "../db/accounts.ts";
 import type { KeyKind } from "../db/contract.ts";
 import { DEMO } from "../db/contract.ts";
 import { assertSourceKind, readReplicaStats, readSourceKind } from "../db/replica.ts";
 import { HOT_PATH } from "../db/tuning.ts";
-import { readApiStatus } from "../sync/api/state.ts";
-import { demoChunks } from "../sync/demo/generate.ts";
-import { startPostgresFollower } from "../sync/postgres/follower.ts";
 import { isPostgresUrl } from "../sync/postgres/schema.ts";
-import { formatSummary } from "../sync/progress.ts";
-import { displaySource, openSource, type SourcePosition, streamSource } from "../sync/source.ts";
-import { refreshSnapshotIfStale, SyncError, syncFrom } from "../sync/sync-from.ts";
-import { parseApiScope } from "./api-scope.ts";
-import { readUpstreamKey } from "./config.ts";
+import { refreshSnapshotIfStale } from "../sync/serving-snapshot.ts";
+import type { SourcePosition } from "../sync/source.ts";
 import { type AppContext, notifyReplicaChange } from "./context.ts";
 import { issueKey } from "./keys.ts";
 
@@ -58,6 +54,12 @@ async function loadDemo(ctx: AppContext): Promise<void> {
     return;
   }
   const anchor = today(ctx.clock.now());
+  const [{ demoChunks }, { syncFrom }, { streamSource }, { formatSummary }] = await Promise.all([
+    import("../sync/demo/generate.ts"),
+    import("../sync/sync-from.ts"),
+    import("../sync/source.ts"),
+    import("../sync/progress.ts"),
+  ]);
   console.log(`Loading demo data: ${DEMO.events.toLocaleString("en-US")} events anchored on ${anchor} …`);
   const source = streamSource("demo data", demoChunks({ events: DEMO.events, seed: DEMO.seed, anchor }));
   const summary = await syncFrom(ctx.replica, source, { now: ctx.clock.now });
@@ -102,14 +104,25 @@ async function hasDemoAccounts(ctx: AppContext): Promise<boolean> {
   return false;
 }
 
+/** Stops a piece of background work: no new run starts, and one under way is awaited. */
+type Stop = () => Promise<void>;
+
 /** `--sync-from SRC`: syncs now, then every `--sync-interval` seconds from where it stopped. */
-async function startPeriodicSync(ctx: AppContext, spec: string): Promise<void> {
+async function startPeriodicSync(ctx: AppContext, spec: string): Promise<Stop> {
   assertSourceKind(ctx.replica, "ndjson");
+  const [{ SyncError, syncFrom }, { displaySource, openSource }, { formatSummary }] = await Promise.all([
+    import("../sync/sync-from.ts"),
+    import("../sync/source.ts"),
+    import("../sync/progress.ts"),
+  ]);
   let position: SourcePosition | undefined;
-  let running = false;
-  const tick = async () => {
-    if (running) return; // a long run is still going; the next tick picks up after it
-    running = true;
+  let running: Promise<void> | undefined;
+  const tick = () => {
+    // A long run is still going; the next tick picks up after it.
+    running ??= run().finally(() => (running = undefined));
+    return running;
+  };
+  const run = async () => {
     try {
       const source = openSource(spec, { start: position });
       const summary = await syncFrom(ctx.replica, source, { now: ctx.clock.now });
@@ -127,23 +140,26 @@ async function startPeriodicSync(ctx: AppContext, spec: string): Promise<void> {
         position = undefined;
         ctx.log.error(`sync from ${displaySource(spec)} failed: ${(err as Error).message}`);
       }
-    } finally {
-      running = false;
     }
   };
   await tick();
-  if (spec === "-") return; // stdin was read to its end
+  if (spec === "-") return async () => {}; // stdin was read to its end
   const timer = setInterval(tick, ctx.config.syncIntervalS * 1000);
   timer.unref?.();
+  return async () => {
+    clearInterval(timer);
+    await running;
+  };
 }
 
 /**
  * `--sync-from postgres://…`: streams the upstream's changes while serving; the server answers
  * from the replica meanwhile, and through any outage of the upstream.
  */
-async function startStreaming(ctx: AppContext, spec: string): Promise<void> {
+async function startStreaming(ctx: AppContext, spec: string): Promise<Stop> {
   // Refused before listening: retrying cannot make an NDJSON replica follow PostgreSQL.
   assertSourceKind(ctx.replica, "postgres");
+  const { startPostgresFollower } = await import("../sync/postgres/follower.ts");
   const follower = startPostgresFollower(ctx.replica, spec, {
     now: ctx.clock.now,
     onChange: () => notifyReplicaChange(ctx),
@@ -155,6 +171,7 @@ async function startStreaming(ctx: AppContext, spec: string): Promise<void> {
     await follower.stop();
     throw err;
   });
+  return () => follower.stop();
 }
 
 /**
@@ -162,26 +179,30 @@ async function startStreaming(ctx: AppContext, spec: string): Promise<void> {
  * (docs/upstream-records.md, A replica of another deployment). A replica of one that no process
  * follows still shows its last complete pass in /healthz.
  */
-async function startApiFollowing(ctx: AppContext, url: string): Promise<void> {
+async function startApiFollowing(ctx: AppContext, url: string): Promise<Stop> {
+  // Loaded only by a server that follows an API (docs/operations.md, Start-up).
+  const [{ parseApiScope }, { readUpstreamKey }, { startApiFollower }, { AGGREGATORS_NOTE }] = await Promise.all([
+    import("./api-scope.ts"),
+    import("./config.ts"),
+    import("../sync/api/follower.ts"),
+    import("../sync/api/report.ts"),
+  ]);
   const scope = parseApiScope(url);
   const key = readUpstreamKey(ctx.config.upstreamKeyFile);
   // Refused before listening: retrying cannot make another kind of replica follow an API.
   assertSourceKind(ctx.replica, "api");
-  // Loaded only by a server that follows an API (docs/operations.md: nothing unused is loaded).
-  const [{ startApiFollower }, { AGGREGATORS_NOTE }] = await Promise.all([
-    import("../sync/api/follower.ts"),
-    import("../sync/api/report.ts"),
-  ]);
-  if (ctx.config.upstreamAggregators && !scope.excludesAggregators) console.error(AGGREGATORS_NOTE);
-  ctx.upstream = startApiFollower(ctx.replica, scope, {
+  if (ctx.config.upstreamAggregators && !scope.excludesAggregators) ctx.log.warn(AGGREGATORS_NOTE);
+  const follower = startApiFollower(ctx.replica, scope, {
     key,
     reserve: ctx.config.upstreamBudgetReserve,
     aggregators: ctx.config.upstreamAggregators,
     intervalS: ctx.config.syncIntervalS,
     now: ctx.clock.now,
     onChange: () => notifyReplicaChange(ctx),
-    log: (line) => console.error(line),
+    log: (line) => ctx.log.warn(line),
   });
+  ctx.upstream = follower;
+  return () => follower.stop();
 }
 
 /**
@@ -193,9 +214,9 @@ async function startApiFollowing(ctx: AppContext, url: string): Promise<void> {
  * synchronous one paused every request in flight, and left the slowest 1 % of new pages waiting
  * 260–280 ms (test/bench/RESULTS.md, "Memory" and round 19).
  */
-function startMemoryGuard(): void {
+function startMemoryGuard(): Stop {
   const gc = (globalThis as { Bun?: { gc(synchronous: boolean): void } }).Bun?.gc;
-  if (!gc) return;
+  if (!gc) return async () => {};
   let lastMs = -Infinity;
   const timer = setInterval(() => {
     const now = performance.now();
@@ -204,26 +225,32 @@ function startMemoryGuard(): void {
     gc(false);
   }, 1000);
   timer.unref?.();
+  return async () => clearInterval(timer);
 }
 
 /**
  * `writer: false` (every worker of `serve --workers` but worker 0, server/workers.ts): only the
  * memory guard. Such a process sees the writer's commits as it would a separate `marquee sync`'s
- * (server/list/caches.ts).
+ * (server/list/caches.ts). Resolves, once the first sync has run, with the function that stops
+ * it all (the upstream stream included) before the replica closes.
  */
 export async function startBackgroundWork(
   ctx: AppContext,
   options: { writer: boolean } = { writer: true },
-): Promise<void> {
-  startMemoryGuard();
+): Promise<Stop> {
+  const stops = [startMemoryGuard()];
+  const stopAll = async () => void (await Promise.all(stops.map((stop) => stop())));
   // A replica of another deployment that this process does not follow still shows its last pass.
-  if (readSourceKind(ctx.replica) === "api")
+  if (readSourceKind(ctx.replica) === "api") {
+    const { readApiStatus } = await import("../sync/api/state.ts");
     ctx.upstream = { status: () => readApiStatus(ctx.replica, ctx.clock.now(), null) };
-  if (!options.writer) return;
+  }
+  if (!options.writer) return stopAll;
   if (ctx.config.demo) await loadDemo(ctx);
-  if (ctx.config.syncFrom && isPostgresUrl(ctx.config.syncFrom)) await startStreaming(ctx, ctx.config.syncFrom);
-  else if (ctx.config.syncFrom) await startPeriodicSync(ctx, ctx.config.syncFrom);
-  else if (ctx.config.syncFromApi) await startApiFollowing(ctx, ctx.config.syncFromApi);
+  if (ctx.config.syncFrom && isPostgresUrl(ctx.config.syncFrom))
+    stops.push(await startStreaming(ctx, ctx.config.syncFrom));
+  else if (ctx.config.syncFrom) stops.push(await startPeriodicSync(ctx, ctx.config.syncFrom));
+  else if (ctx.config.syncFromApi) stops.push(await startApiFollowing(ctx, ctx.config.syncFromApi));
   const timer = setInterval(() => {
     try {
       if (refreshSnapshotIfStale(ctx.replica, ctx.clock.now()) !== null) notifyReplicaChange(ctx);
@@ -232,4 +259,6 @@ export async function startBackgroundWork(
     }
   }, ctx.config.snapshotIntervalS * 1000);
   timer.unref?.();
+  stops.push(async () => clearInterval(timer));
+  return stopAll;
 }

@@ -4,7 +4,7 @@
  */
 import { readFileSync } from "node:fs";
 import { API_SYNC } from "../db/contract.ts";
-import { UsageError } from "./cli/args.ts";
+import { UsageError } from "./cli/usage-error.ts";
 import { LOG_FORMATS, LOG_LEVELS, type LogFormat, type LogLevel } from "./log.ts";
 
 export interface Config {
@@ -44,6 +44,10 @@ export interface Config {
   adminHost: string;
   /** How long a followed upstream may go without applying changes, while not streaming, before /readyz fails. */
   maxUpstreamLagS: number;
+  /** Where to write `{"url", "pid"}` once the server answers (docs/operations.md, The program). */
+  readyFile: string | undefined;
+  /** Stop when standard input closes: the process that started the server takes it along. */
+  exitWithStdin: boolean;
 }
 
 export const DEFAULTS = {
@@ -58,10 +62,27 @@ export const DEFAULTS = {
   logLevel: "info",
   adminHost: "127.0.0.1",
   maxUpstreamLagS: 120,
+  /** On SIGTERM or SIGINT, requests in flight get this long to finish before their connections close. */
+  shutdownGraceMs: 10_000,
 } as const;
 
 /** The variable a `--workers` supervisor sets in each serving process it starts. */
 export const WORKER_INDEX_ENV = "MARQUEE_WORKER_INDEX";
+
+/**
+ * The variable `npx marquee` (bin/marquee.js) sets to its own process id in the program it
+ * starts: the program stops when its parent is no longer that process (server/cli/parent.ts).
+ */
+export const PARENT_PID_ENV = "MARQUEE_PARENT_PID";
+
+/** The process that must outlive this one, when a wrapper named it. */
+export function wrapperPid(env: Env = process.env): number | undefined {
+  const value = env[PARENT_PID_ENV];
+  return value && /^\d+$/.test(value) ? Number(value) : undefined;
+}
+
+/** The base URL when none is given: the port is the one bound (the kernel's pick for port 0). */
+const defaultBaseUrl = (port: number) => `http://localhost:${port}`;
 
 type Env = Record<string, string | undefined>;
 
@@ -111,7 +132,7 @@ export function resolveConfig(flags: Partial<Config>, env: Env = process.env): C
     dbPath: merged.dbPath ?? DEFAULTS.dbPath,
     port,
     host: merged.host ?? DEFAULTS.host,
-    baseUrl: (merged.baseUrl ?? `http://localhost:${port}`).replace(/\/+$/, ""),
+    baseUrl: (merged.baseUrl ?? defaultBaseUrl(port)).replace(/\/+$/, ""),
     secret: merged.secret,
     snapshotIntervalS: merged.snapshotIntervalS ?? DEFAULTS.snapshotIntervalS,
     testMode: merged.testMode ?? false,
@@ -132,7 +153,19 @@ export function resolveConfig(flags: Partial<Config>, env: Env = process.env): C
     adminPort: merged.adminPort,
     adminHost: merged.adminHost ?? DEFAULTS.adminHost,
     maxUpstreamLagS: merged.maxUpstreamLagS ?? DEFAULTS.maxUpstreamLagS,
+    readyFile: merged.readyFile,
+    exitWithStdin: merged.exitWithStdin ?? false,
   };
+}
+
+/**
+ * The configuration once the port is bound: `--port 0` becomes the port the kernel chose, and
+ * so does the default base URL's port (an explicit base URL is kept as given).
+ */
+export function withBoundPort(config: Config, port: number): Config {
+  if (config.port === port) return config;
+  const baseUrl = config.baseUrl === defaultBaseUrl(config.port) ? defaultBaseUrl(port) : config.baseUrl;
+  return { ...config, port, baseUrl };
 }
 
 /**
@@ -181,6 +214,17 @@ export function readUpstreamKey(file: string | undefined, env: Env = process.env
       "the upstream's API key is needed: set MARQUEE_UPSTREAM_KEY or give --upstream-key-file PATH (never the key itself as an argument)",
     );
   return key;
+}
+
+/**
+ * h3's server layer (srvx) decides as it loads whether to colour its messages, by asking for
+ * process.stdout unless NO_COLOR or FORCE_COLOR answers first; Bun builds that stream on first use,
+ * which cost a server's start about 8 ms here (docs/operations.md, Start-up). Marquee silences
+ * srvx's messages and colours nothing of its own, so NO_COLOR changes nothing else. Called before
+ * the server's modules load (server/cli/serve.ts); a variable already set is left as it is.
+ */
+export function spareTerminalCheck(env: Env = process.env): void {
+  if (env.FORCE_COLOR === undefined) env.NO_COLOR ??= "1";
 }
 
 /** True when stdout is an interactive terminal (progress bars only then). */

@@ -52,7 +52,8 @@ export interface AppContext {
   health: Health;
   /** With an admin port (`--admin-port`): the metrics `/metrics` shows (server/metrics-text.ts). */
   metrics: Metrics | null;
-  close(): void;
+  /** Closes the ledger (its last counters written first) and the replica; resolves once both are closed. */
+  close(): Promise<void>;
 }
 
 /**
@@ -112,11 +113,15 @@ export async function createContext(
       upstream: () => ctx.upstream,
     }),
     metrics,
-    close() {
+    async close() {
       access.close?.();
-      // The SQLite ledger closes at once (it writes the meter's last counters first).
-      ledger.close().catch((err) => log.error(`ledger did not close: ${(err as Error)?.message ?? err}`));
+      // The SQLite ledger closes at once (it writes the meter's last counters first); a shared
+      // one flushes what is queued before its connections go.
+      const ledgerClosed = ledger
+        .close()
+        .catch((err) => log.error(`ledger did not close: ${(err as Error)?.message ?? err}`));
       replica.close();
+      await ledgerClosed;
       log.flush();
     },
   };

@@ -2,10 +2,9 @@
 /**
  * `marquee` CLI entry (docs/operations.md, The program). Each command lives in server/cli/.
  */
-import { purgeDelayFor, restartWithPurgeDelay } from "./cli/allocator.ts";
-import type { Command } from "./cli/args.ts";
+import type { CommandEntry } from "./cli/commands.ts";
 
-function usage(commands: Record<string, Command>): string {
+function usage(commands: Record<string, CommandEntry>): string {
   const width = Math.max(...Object.keys(commands).map((c) => c.length));
   return [
     "usage: marquee <command> [flags]",
@@ -26,27 +25,34 @@ export async function main(argv: string[], options: { ownProcess?: boolean } = {
   const [given, ...rest] = argv;
   // `marquee --version` is `marquee version` (docs/operations.md, Version).
   const name = given === "--version" || given === "-v" ? "version" : given;
-  const help = rest.includes("--help") || rest.includes("-h");
-  // Before the commands' modules load: a restart then costs only the runtime's start.
-  const purgeDelay = options.ownProcess && name && !help ? purgeDelayFor(name, rest, process.env) : undefined;
-  if (purgeDelay !== undefined) await restartWithPurgeDelay(purgeDelay);
-  const { commands, UsageError } = await import("./cli/commands.ts");
   if (!name || name === "--help" || name === "-h" || name === "help") {
+    const { commands } = await import("./cli/commands.ts");
     console.log(usage(commands));
     return name ? 0 : 1;
   }
-  const command = commands[name];
-  if (!command) {
+  const help = rest.includes("--help") || rest.includes("-h");
+  if (options.ownProcess && !help) {
+    // Before the commands' modules load: a restart then costs only the runtime's start.
+    const { purgeDelayFor, restartWithPurgeDelay } = await import("./cli/allocator.ts");
+    const purgeDelay = purgeDelayFor(name, rest, process.env);
+    if (purgeDelay !== undefined) await restartWithPurgeDelay(purgeDelay);
+    (await import("./ties.ts")).stopWhenWrapperGone();
+  }
+  const { commands } = await import("./cli/commands.ts");
+  const entry = Object.hasOwn(commands, name) ? commands[name] : undefined;
+  if (!entry) {
     console.error(`marquee: unknown command '${name}' (see 'marquee --help')`);
     return 2;
   }
+  const command = await entry.load();
   if (help) {
-    console.log(`${command.summary}\n\nusage: ${command.usage}`);
+    console.log(`${entry.summary}\n\nusage: ${command.usage}`);
     return 0;
   }
   try {
     return (await command.run(rest)) ?? 0;
   } catch (err) {
+    const { UsageError } = await import("./cli/usage-error.ts");
     if (err instanceof UsageError) {
       console.error(`marquee ${name}: ${err.message}`);
       return 2;

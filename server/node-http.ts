@@ -24,15 +24,23 @@
  */
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
 import { Readable } from "node:stream";
+import { listeningHost } from "./announce.ts";
 import { type Reply, ReplyParts, type RequestScope, requestIdFrom, searchOf } from "./handle.ts";
 import { isParsedHeadTooLarge } from "./request-head.ts";
 import { pathOf } from "./request-record.ts";
+import { settlesWithin } from "./settles-within.ts";
 
 export type Fetch = (req: Request) => Response | Promise<Response>;
 export type ScopedRoute = (scope: RequestScope) => Reply | Promise<Reply>;
 
 export interface NodeHttpListener {
-  close(): Promise<void>;
+  /** The port bound: the one asked for, or the kernel's pick for port 0. */
+  readonly port: number;
+  /**
+   * Stops accepting connections; requests in flight get `graceMs` to finish (none by default),
+   * then every connection is closed. Resolves with the number of requests cut off.
+   */
+  close(graceMs?: number): Promise<number>;
 }
 
 /** The Web Request for a node:http request: the URL from its Host, its header fields, the body as a stream. */
@@ -137,11 +145,6 @@ async function writeResponse(res: ServerResponse, response: Response, head: bool
   writeWhole(res, response.status, headers, body, head);
 }
 
-/** The listening address as a URL's host: an IPv6 literal (`--host ::`) in brackets. */
-export function listeningHost(hostname: string, port: number): string {
-  return `${hostname.includes(":") ? `[${hostname}]` : hostname}:${port}`;
-}
-
 /** The app's answer to the request as a Web Request; 400 for a head no Request can take (a Host that makes no URL, say). */
 function answer(fetch: Fetch, req: IncomingMessage, fallbackHost: string): Response | Promise<Response> {
   let request: Request;
@@ -158,11 +161,14 @@ const isText = (type: string | string[] | undefined) =>
 
 export async function listenNodeHttp(
   fetch: Fetch,
-  fastRoutes: ReadonlyMap<string, ScopedRoute>,
+  fastRoutes: Pick<ReadonlyMap<string, ScopedRoute>, "get">,
   options: { port: number; hostname: string },
 ): Promise<NodeHttpListener> {
-  const fallbackHost = listeningHost(options.hostname, options.port);
+  let fallbackHost = listeningHost(options.hostname, options.port);
+  let inFlight = 0;
   const server = createServer(async (req, res) => {
+    inFlight++;
+    res.once("close", () => inFlight--);
     const target = req.url ?? "/";
     const route = fastRoutes.get(`${req.method ?? "GET"} ${target.split("?", 1)[0]}`);
     let reply: Reply;
@@ -190,11 +196,25 @@ export async function listenNodeHttp(
       resolve();
     });
   });
+  const address = server.address();
+  const port = typeof address === "object" && address ? address.port : options.port;
+  fallbackHost = listeningHost(options.hostname, port);
   return {
-    close: () =>
-      new Promise<void>((resolve) => {
-        server.close(() => resolve());
+    port,
+    async close(graceMs = 0) {
+      const closed = new Promise<void>((resolve) => server.close(() => resolve()));
+      // Connections kept alive between requests are closed as they fall idle; the rest get the grace period.
+      server.closeIdleConnections();
+      const idle = setInterval(() => server.closeIdleConnections(), 100);
+      try {
+        if (graceMs > 0 && (await settlesWithin(closed, graceMs))) return 0;
+        const cut = inFlight;
         server.closeAllConnections();
-      }),
+        await closed;
+        return cut;
+      } finally {
+        clearInterval(idle);
+      }
+    },
   };
 }

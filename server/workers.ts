@@ -7,9 +7,11 @@
  * server sees a separate `marquee sync` (server/list/caches.ts).
  *
  * The supervisor starts worker 0 first and the others once it listens, so migrations and the
- * first sync run in one process; prints one line when all listen; restarts a worker that exits
- * (after a short, growing pause), gives up when one keeps crashing as soon as it starts; and on
- * SIGTERM or SIGINT stops every worker the way a lone server stops, then exits 0.
+ * first sync run in one process (with `--port 0`, worker 0 binds a free port and the others are
+ * given that one); prints the start-up line and writes the ready file when all listen; restarts a
+ * worker that exits (after a short, growing pause), gives up when one keeps crashing as soon as it
+ * starts; on SIGTERM or SIGINT (or standard input closing, with `--exit-with-stdin`) stops every
+ * worker the way a lone server stops, then exits 0; and passes SIGHUP on to every worker.
  *
  * With an admin port (`--admin-port`), the supervisor serves `/metrics`, `/livez` and `/readyz`
  * for all its workers (docs/operations.md, Logs and metrics): at each scrape it asks every
@@ -24,9 +26,11 @@
 import { type ChildProcess, spawn } from "node:child_process";
 import { BUN_SERVE_ARGS } from "../bin/find-bun.js";
 import { onBun } from "../db/runtime.ts";
-import { WORKER_INDEX_ENV } from "./config.ts";
+import { removeReadyFile, startupLine, writeReadyFile } from "./announce.ts";
+import { type Config, DEFAULTS, PARENT_PID_ENV, WORKER_INDEX_ENV, withBoundPort } from "./config.ts";
 import type { Readiness, UpstreamReport } from "./health.ts";
 import type { MetricFamily } from "./metrics.ts";
+import { type WorkerMessage as ListeningMessage, stopWhenStdinCloses } from "./ties.ts";
 
 export const SUPERVISION = {
   /** First pause before a worker is started again; doubled per immediate crash in a row. */
@@ -36,6 +40,8 @@ export const SUPERVISION = {
   steadyAfterMs: 5_000,
   /** Immediate crashes in a row of one worker after which the supervisor stops everything. */
   maxImmediateCrashes: 5,
+  /** A worker still running this long after it was asked to stop (past its own grace period) is killed. */
+  killAfterMs: DEFAULTS.shutdownGraceMs + 5_000,
   /** How long a scrape waits for a worker's metrics and readiness. */
   scrapeTimeoutMs: 3_000,
   /** How often worker 0 reports its upstream's status, and when a report counts as missing. */
@@ -48,7 +54,7 @@ export type WorkerReadiness = Pick<Readiness, "ready" | "checks" | "failing">;
 
 /** What a worker tells its supervisor over the IPC channel. */
 type WorkerMessage =
-  | { type: "listening" }
+  | ListeningMessage
   | { type: "scrape"; id: number; families: MetricFamily[]; readiness: WorkerReadiness }
   | UpstreamMessage;
 
@@ -91,12 +97,16 @@ function reusePortEnv(index: number): Record<string, string> {
   return onBun ? { NODE_UNIQUE_ID: String(index + 1) } : {};
 }
 
-/** `argv` without its `--workers N` or `--workers=N`. */
-export function withoutWorkersFlag(argv: string[]): string[] {
+/** Flags of the supervisor's own, which its workers do not get: `--workers`, `--ready-file`, `--exit-with-stdin`. */
+const SUPERVISOR_FLAGS = { "--workers": true, "--ready-file": true, "--exit-with-stdin": false } as const;
+
+/** `argv` without the supervisor's own flags (each as `--flag value` or `--flag=value`). */
+export function workerArgv(argv: string[]): string[] {
   const out: string[] = [];
   for (let i = 0; i < argv.length; i++) {
-    if (argv[i] === "--workers") i++;
-    else if (!argv[i].startsWith("--workers=")) out.push(argv[i]);
+    const [name] = argv[i].split("=", 1);
+    if (!Object.hasOwn(SUPERVISOR_FLAGS, name)) out.push(argv[i]);
+    else if (SUPERVISOR_FLAGS[name as keyof typeof SUPERVISOR_FLAGS] && !argv[i].includes("=")) i++;
   }
   return out;
 }
@@ -113,24 +123,26 @@ interface Slot {
 }
 
 /**
- * Runs `count` workers of `marquee serve argv` until a signal stops them (resolves 0) or one
- * cannot start or keeps crashing (resolves 1). `listeningLine` is printed once all listen.
+ * Runs `config.workers` workers of `marquee serve argv` (argv without the supervisor's own flags)
+ * until a signal stops them (resolves 0) or one cannot start or keeps crashing (resolves 1).
  */
 export function superviseWorkers(options: {
-  count: number;
   argv: string[];
-  listeningLine: string;
+  config: Config;
   /** Starts the admin listener over the workers' scrapes; it is closed when the supervisor stops. */
   admin?: (scrape: ScrapeWorkers) => Promise<{ close(): Promise<void> }>;
 }): Promise<number> {
-  const { count, argv, listeningLine } = options;
-  const command = programCommand(["serve", ...argv]);
+  const { argv, config } = options;
+  const count = config.workers;
+  /** The port every worker binds: the one asked for, or, for port 0, the one worker 0 got. */
+  let port = config.port;
   const slots: Slot[] = [];
   const restarts = new Set<ReturnType<typeof setTimeout>>();
   let phase: "starting" | "running" | "stopping" = "starting";
   let finish!: (code: number) => void;
   const done = new Promise<number>((resolve) => (finish = resolve));
   let exitCode = 0;
+  let announced = false;
 
   const live = () => slots.filter((s) => s.child.exitCode === null && s.child.signalCode === null);
   /** Scrapes waiting for a worker's answer, by `worker:id`. */
@@ -138,11 +150,8 @@ export function superviseWorkers(options: {
   let scrapes = 0;
 
   const stopAll = (code: number) => {
-    if (phase === "stopping") {
-      // A second signal: no more waiting for requests to drain.
-      for (const s of live()) s.child.kill("SIGKILL");
-      return;
-    }
+    // A repeated signal changes nothing: each worker's stop is bounded, and so is the wait below.
+    if (phase === "stopping") return;
     phase = "stopping";
     exitCode = code;
     for (const t of restarts) clearTimeout(t);
@@ -150,18 +159,26 @@ export function superviseWorkers(options: {
     const running = live();
     if (running.length === 0) return finish(exitCode);
     for (const s of running) s.child.kill("SIGTERM");
+    setTimeout(() => {
+      for (const s of live()) s.child.kill("SIGKILL");
+    }, SUPERVISION.killAfterMs).unref();
   };
 
-  const start = (index: number, crashes: number, onListening?: () => void): Slot => {
+  const start = (index: number, crashes: number, onListening?: (port: number) => void): Slot => {
+    const command = programCommand(["serve", ...argv, ...(port === config.port ? [] : ["--port", String(port)])]);
+    const env: NodeJS.ProcessEnv = { ...process.env, [WORKER_INDEX_ENV]: String(index), ...reusePortEnv(index) };
+    // A worker watches its supervisor (its IPC channel), not the process that started the supervisor.
+    delete env[PARENT_PID_ENV];
     const child = spawn(command.file, command.args, {
-      env: { ...process.env, [WORKER_INDEX_ENV]: String(index), ...reusePortEnv(index) },
-      // Worker 0 does the syncing, stdin (`--sync-from -`) included.
-      stdio: [index === 0 ? "inherit" : "ignore", "inherit", "inherit", "ipc"],
+      env,
+      // Worker 0 does the syncing, stdin (`--sync-from -`) included, unless stdin is the
+      // supervisor's own signal to stop (`--exit-with-stdin`).
+      stdio: [index === 0 && !config.exitWithStdin ? "inherit" : "ignore", "inherit", "inherit", "ipc"],
     });
     const slot: Slot = { index, child, startedAt: Date.now(), crashes };
     slots[index] = slot;
     child.on("message", (m: WorkerMessage) => {
-      if (m?.type === "listening") onListening?.();
+      if (m?.type === "listening") onListening?.(m.port);
       else if (m?.type === "scrape") answers.get(`${index}:${m.id}`)?.(m);
       else if (m?.type === "upstream")
         for (const other of live()) if (other !== slot && other.child.connected) other.child.send(m, () => {});
@@ -241,33 +258,51 @@ export function superviseWorkers(options: {
   });
 
   const onSignal = () => stopAll(0);
+  // SIGHUP is each worker's to handle (server/serving.ts, `reload`); the supervisor has nothing to re-read.
+  const onHangUp = () => {
+    for (const s of live()) s.child.kill("SIGHUP");
+  };
   process.on("SIGTERM", onSignal);
   process.on("SIGINT", onSignal);
+  process.on("SIGHUP", onHangUp);
 
   // Worker 0 first: it migrates the replica and runs the first sync before the others open it.
   const listening = (index: number) =>
-    new Promise<void>((resolve) => {
+    new Promise<number>((resolve) => {
       start(index, 0, resolve);
     });
   listening(0)
-    .then(() => Promise.all(Array.from({ length: count - 1 }, (_, i) => listening(i + 1))))
+    .then((bound) => {
+      port = bound;
+      return Promise.all(Array.from({ length: count - 1 }, (_, i) => listening(i + 1)));
+    })
     .then(() => {
       if (phase !== "starting") return;
       phase = "running";
-      console.log(listeningLine);
+      const bound = withBoundPort(config, port);
+      console.log(startupLine(bound));
+      if (config.readyFile !== undefined) {
+        try {
+          writeReadyFile(config.readyFile, bound);
+          announced = true;
+        } catch (err) {
+          console.error(`marquee serve: cannot write the ready file: ${(err as Error).message}`);
+          return stopAll(1);
+        }
+      }
+      // As in a lone server (server/serving.ts): watched once all listen.
+      if (config.exitWithStdin) stopWhenStdinCloses(onSignal);
     });
 
   return done.finally(async () => {
+    await (await admin)?.close();
     process.off("SIGTERM", onSignal);
     process.off("SIGINT", onSignal);
-    await (await admin)?.close();
+    process.off("SIGHUP", onHangUp);
+    if (announced && config.readyFile !== undefined) removeReadyFile(config.readyFile);
+    // After a failure the lines above say what happened; a requested stop gets its own line.
+    if (exitCode === 0) console.log(`Marquee stopped: ${count} worker${count === 1 ? "" : "s"} stopped`);
   });
-}
-
-/** In a worker: tells the supervisor this process listens. */
-export function reportListening(): void {
-  const message: WorkerMessage = { type: "listening" };
-  process.send?.(message);
 }
 
 /** In worker 0: reports the upstream it follows to the supervisor, for the other workers. */
@@ -312,9 +347,4 @@ export function answerScrapes(
       process.send?.(answer);
     }, onError);
   });
-}
-
-/** In a worker: `stop` runs when the supervisor is gone (its IPC channel closed), however it ended. */
-export function stopWithSupervisor(stop: () => void): void {
-  process.on("disconnect", stop);
 }

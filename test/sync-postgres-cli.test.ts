@@ -6,7 +6,7 @@
  * reports the upstream on /healthz and rides out a lost connection.
  */
 import { type ChildProcess, spawn, spawnSync } from "node:child_process";
-import { mkdtempSync, rmSync } from "node:fs";
+import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import pg from "pg";
@@ -383,4 +383,27 @@ describe("serve --sync-from postgres://", () => {
       await target.close();
     }
   }, 90_000);
+
+  it("on SIGTERM stops the stream, closes the ledger and the replica, says so and exits 0", async () => {
+    const { name, url } = freshDatabase();
+    server.psql(cli(["upstream-schema"]).stdout, name);
+    const db = join(dir, `${name}-sigterm.db`);
+    const ready = join(dir, `${name}-ready.json`);
+    const run = startCli(["serve", "--sync-from", url, "--db", db, "--port", "0", "--ready-file", ready]);
+    try {
+      await waitFor("the ready file", () => existsSync(ready));
+      const base = JSON.parse(readFileSync(ready, "utf8")).url as string;
+      const upstream = async () => (await (await fetch(`${base}/healthz`)).json()).upstream;
+      await waitFor("streaming", async () => (await upstream())?.state === "streaming");
+      run.child.kill("SIGTERM");
+      const { code, stdout } = await run.done;
+      expect(code).toBe(0);
+      expect(stdout).toMatch(
+        /\nMarquee stopped \(SIGTERM\): requests in flight answered; closed the upstream stream, the ledger and the replica\n$/,
+      );
+      expect(server.psql("SELECT count(*) FROM pg_replication_slots WHERE active", name)).toBe("0");
+    } finally {
+      run.child.kill("SIGKILL");
+    }
+  });
 });

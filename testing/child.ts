@@ -3,17 +3,17 @@
  * --test-mode` on Bun, tied to the process that started it. Its temporary folder is removed when
  * it exits, and it exits when its parent goes away, however the parent ends (a test runner killed
  * with SIGKILL runs no cleanup of its own): stdin is a pipe from the parent, and the pipe closing
- * is the signal.
+ * is the signal (`serve --exit-with-stdin`).
  *
  * Demo data is written as an NDJSON file in the folder and loaded with `serve --sync-from`, so it
- * is in the replica before the port opens, through the same sync path as any upstream feed.
+ * is in the replica before the port opens, through the same sync path as any upstream feed. The
+ * generator is loaded only then: an empty instance starts without it.
  *
  * usage: bun testing/child.ts <temp folder> <demo events> <demo anchor day> <demo seed> <serve flags…>
  */
 import { closeSync, openSync, rmSync, writeSync } from "node:fs";
 import { join } from "node:path";
 import { main } from "../server/main.ts";
-import { writeDemoData } from "../sync/demo/generate.ts";
 
 const DEMO_RESYNC_S = 2_000_000;
 
@@ -25,7 +25,7 @@ if (!dir || !demoSeed) {
 
 process.on("exit", () => rmSync(dir, { recursive: true, force: true }));
 
-// `serve` installs its own SIGTERM/SIGINT handlers once it listens (close, then exit). Before
+// `serve` installs its own SIGTERM/SIGINT handlers as it starts (close, then exit). Before
 // that, this one ends the process so that the exit handler above still removes the folder.
 const stopEarly = () => {
   if (process.listenerCount("SIGTERM") <= 1) process.exit(0);
@@ -33,19 +33,8 @@ const stopEarly = () => {
 process.on("SIGTERM", stopEarly);
 process.on("SIGINT", stopEarly);
 
-const parentGone = () => process.kill(process.pid, "SIGTERM");
-process.stdin.on("end", parentGone);
-process.stdin.on("close", parentGone);
-process.stdin.on("error", parentGone);
-process.stdin.resume();
-// A second watch for runtimes where a closed pipe is not reported: being re-parented means the
-// parent has died.
-const parent = process.ppid;
-setInterval(() => {
-  if (process.ppid !== parent) parentGone();
-}, 500).unref();
-
 if (Number(demoEvents) > 0) {
+  const { writeDemoData } = await import("../sync/demo/generate.ts");
   const file = join(dir, "demo.ndjson");
   const fd = openSync(file, "w");
   try {
@@ -61,6 +50,6 @@ if (Number(demoEvents) > 0) {
   serveFlags.push("--sync-from", file, "--sync-interval", String(DEMO_RESYNC_S));
 }
 
-const code = await main(["serve", "--test-mode", ...serveFlags]);
+const code = await main(["serve", "--test-mode", "--exit-with-stdin", ...serveFlags]);
 // `serve` returns only when it could not start (e.g. the port was taken).
 process.exit(code ?? 1);

@@ -140,7 +140,6 @@ async function signInLink(argv: string[]): Promise<number> {
 }
 
 export const accountsCommand: Command = {
-  summary: "create, change, list and show accounts; sign-in links to their developer portal",
   usage: `marquee accounts create --email E [flags] [--allow-duplicate-email]
        marquee accounts update ID [flags]
        marquee accounts list [--email E] [--plan P]

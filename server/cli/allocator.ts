@@ -12,7 +12,8 @@
  *   there for the next; about 12 % more pages a second (test/bench/RESULTS.md, "Round 14");
  * - a server on the SQLite ledger keeps it a second: new pages took under a third of the faults and
  *   about 10 % less CPU, at the same peak RSS over 10 s and more over minutes of new traffic
- *   (test/bench/RESULTS.md, "Round 18").
+ *   (test/bench/RESULTS.md, "Round 18");
+ * - a test instance (`serve --test-mode`) starts as it is: it is there to start fast.
  *
  * The allocator reads its options from the environment once, as the process starts, so the
  * command starts itself again in place (execve: the same process id, arguments and open
@@ -50,7 +51,12 @@ const namesRedisLedger = (argv: string[], env: NodeJS.ProcessEnv) =>
 export function purgeDelayFor(command: string, argv: string[], env: NodeJS.ProcessEnv): string | undefined {
   // A bulk command: it keeps the memory it frees for the run.
   if (command === "sync") return KEEP_FREED_MEMORY;
-  if (command === "serve") return namesRedisLedger(argv, env) ? SERVER_PURGE_DELAY.redis : SERVER_PURGE_DELAY.sqlite;
+  if (command === "serve") {
+    // A test instance serves a test suite's few requests, for which a second start of the runtime
+    // (the restart, about 8 ms here) would cost more than the setting saves.
+    if (argv.includes("--test-mode")) return undefined;
+    return namesRedisLedger(argv, env) ? SERVER_PURGE_DELAY.redis : SERVER_PURGE_DELAY.sqlite;
+  }
   return undefined;
 }
 

@@ -2,8 +2,9 @@
  * Small shared pieces of the CLI: flag parsing with one-line errors, and output helpers.
  */
 import { type ParseArgsConfig, parseArgs } from "node:util";
+import { UsageError } from "./usage-error.ts";
 
-export class UsageError extends Error {}
+export { UsageError };
 
 export const COMMON_OPTIONS = {
   db: { type: "string" },
@@ -40,8 +41,8 @@ export function output(asJson: boolean, data: unknown, human: string): void {
   console.log(asJson ? JSON.stringify(data) : human);
 }
 
+/** A command's module (server/cli/commands.ts has its name and summary). */
 export type Command = {
-  summary: string;
   usage: string;
   run(argv: string[]): Promise<number | undefined>;
 };

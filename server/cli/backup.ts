@@ -13,7 +13,6 @@ import { type Command, parseFlags, UsageError } from "./args.ts";
 import { CONFIG_FLAG, readSharedSettings } from "./settings.ts";
 
 export const backupCommand: Command = {
-  summary: "copy the replica and the ledger while the server runs, and say how to restore them",
   usage: `marquee backup --to DIR [--db PATH] [--ledger URL] [--config FILE] [--json]
 
 Writes DIR/<replica>.db and DIR/<replica>.ledger.db: each a consistent copy of one moment (SQLite's

@@ -5,8 +5,6 @@
 import { closeSync, openSync, writeSync } from "node:fs";
 import { DEMO } from "../../db/contract.ts";
 import { type DemoSummary, parseAnchor, writeDemoData } from "../../sync/demo/generate.ts";
-import { connect } from "../../sync/postgres/connect.ts";
-import { writeDemoToPostgres } from "../../sync/postgres/demo.ts";
 import { isPostgresUrl, parsePostgresUrl } from "../../sync/postgres/schema.ts";
 import { type Command, intFlag, parseFlags, UsageError } from "./args.ts";
 
@@ -25,7 +23,6 @@ function exitQuietlyOnClosedPipe(): void {
 }
 
 export const demoDataCommand: Command = {
-  summary: "write a deterministic demo record stream",
   usage: `marquee demo-data [--events N] [--seed S] [--anchor YYYY-MM-DD] [--out FILE] [--json]
 
   --events N     events to generate (default ${DEMO.events.toLocaleString("en-US")}); venues, updates and deletes come on top
@@ -87,6 +84,11 @@ async function writeToPostgres(
   options: { events: number; seed: string; anchor: string },
 ): Promise<DemoSummary> {
   const source = parsePostgresUrl(url);
+  // The PostgreSQL client loads for a postgres:// destination only.
+  const [{ connect }, { writeDemoToPostgres }] = await Promise.all([
+    import("../../sync/postgres/connect.ts"),
+    import("../../sync/postgres/demo.ts"),
+  ]);
   const client = await connect(source);
   const tty = Boolean(process.stderr.isTTY);
   const started = performance.now();

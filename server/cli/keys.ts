@@ -67,7 +67,6 @@ async function list(argv: string[]): Promise<number> {
 }
 
 export const keysCommand: Command = {
-  summary: "issue, revoke, list and find API keys",
   usage: `marquee keys create --account ID [--kind live|builder|legacy] [--label L]
        marquee keys revoke KEY_ID
        marquee keys list [--account ID]

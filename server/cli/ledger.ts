@@ -52,7 +52,6 @@ async function copy(argv: string[]): Promise<number> {
 }
 
 export const ledgerCommand: Command = {
-  summary: "copy the SQLite ledger into an empty Redis ledger (moving to several servers)",
   usage: `marquee ledger copy --to redis://[user:password@]host:port[/db] [--db PATH] [--config FILE] [--json]
 
 Copies the SQLite ledger beside the replica (--db) into the Redis ledger at --to, which must be

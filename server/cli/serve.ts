@@ -1,33 +1,23 @@
+/**
+ * `marquee serve`: its flags, then one serving process (server/serving.ts) or, with `--workers N`,
+ * a supervisor of N (server/workers.ts). Either is loaded only once the flags are read, so
+ * `marquee serve --help` and a usage error load neither.
+ */
 import { API_SYNC } from "../../db/contract.ts";
-import { ledgerPathFor } from "../../db/ledger.ts";
-import { lockLedgerForServing } from "../../db/serve-lock.ts";
-import { isPostgresUrl } from "../../sync/postgres/schema.ts";
-import { type AdminListener, listenAdmin, serverAnswers, supervisorAnswers } from "../admin.ts";
-import { createApp, createRouteTable } from "../app.ts";
-import { startBackgroundWork } from "../background.ts";
-import { assertLedgerUrl, type Config, DEFAULTS, resolveConfig } from "../config.ts";
-import { type AppContext, createContext } from "../context.ts";
-import { listen } from "../listen.ts";
-import { createLogger, LOG_FORMATS, LOG_LEVELS, type Logger } from "../log.ts";
-import {
-  answerScrapes,
-  relayedUpstream,
-  reportListening,
-  shareUpstream,
-  stopWithSupervisor,
-  superviseWorkers,
-  withoutWorkersFlag,
-} from "../workers.ts";
+import { assertLedgerUrl, type Config, DEFAULTS, resolveConfig, spareTerminalCheck } from "../config.ts";
+import { LOG_FORMATS, LOG_LEVELS } from "../log.ts";
 import { type Command, intFlag, oneOf, UsageError } from "./args.ts";
 import { parseSettings } from "./settings.ts";
 import { budgetReserveFlag } from "./sync-api-flags.ts";
 
 export const serveCommand: Command = {
-  summary: "serve the API",
   usage: `marquee serve [--port 8080] [--host 0.0.0.0] [--base-url URL] [--demo] [--test-mode]
               [--sync-from SRC | --sync-from-api URL] [--sync-interval S] [--snapshot-interval S] [--db PATH]
               [--ledger redis://[user:password@]host:port[/db]] [--workers N] [--config FILE]
+              [--ready-file PATH] [--exit-with-stdin]
 
+  --port N      the port to listen on (default $PORT or 8080); 0: a free port, which the
+                start-up line and the ready file name
   --demo        when the replica is empty, load the built-in demo data and create demo
                 accounts and keys (printed once)
   --test-mode   enable the /_test/* endpoints (clock, records, accounts, faults, reset)
@@ -57,7 +47,16 @@ export const serveCommand: Command = {
   --max-upstream-lag S
                 /readyz fails when a followed upstream is not streaming and applied nothing for
                 this many seconds (default $MARQUEE_MAX_UPSTREAM_LAG or 120)
+  --ready-file PATH
+                once the server answers, write {"url": …, "pid": …} to PATH (written whole,
+                then renamed into place; removed again when the server stops)
+  --exit-with-stdin
+                stop when standard input closes: the process that started the server takes it
+                along when it ends, however it ends
   --config FILE settings from a file (default $MARQUEE_CONFIG; docs/operations.md, Configuration)
+
+SIGTERM or SIGINT: stop accepting connections, let requests in flight finish (at most
+${DEFAULTS.shutdownGraceMs / 1000} s), close the ledger and the replica, print one line, exit 0. SIGHUP never stops it.
 
 Every flag may also come from MARQUEE_<FLAG> (MARQUEE_SYNC_FROM, MARQUEE_WORKERS, …) or from the
 file's [serve] section; a flag wins over the environment, the environment over the file.`,
@@ -83,6 +82,8 @@ file's [serve] section; a flag wins over the environment, the environment over t
       "admin-port": { type: "string" },
       "admin-host": { type: "string" },
       "max-upstream-lag": { type: "string" },
+      "ready-file": { type: "string" },
+      "exit-with-stdin": { type: "boolean" },
     });
     if (values["sync-from"] !== undefined && values["sync-from-api"] !== undefined)
       throw new UsageError("--sync-from and --sync-from-api name two sources; a replica follows one kind of source");
@@ -114,21 +115,23 @@ file's [serve] section; a flag wins over the environment, the environment over t
       adminPort: portFlag("admin-port", values["admin-port"]),
       adminHost: values["admin-host"],
       maxUpstreamLagS: intFlag("max-upstream-lag", values["max-upstream-lag"], 1),
+      readyFile: values["ready-file"],
+      exitWithStdin: values["exit-with-stdin"],
     });
+    if (config.exitWithStdin && config.syncFrom === "-")
+      throw new UsageError("--exit-with-stdin and --sync-from - both need standard input; use one of them");
     await assertLedgerUrl(config.ledgerUrl, origins.ledger ?? "env");
-    const log = createLogger({
-      format: config.logFormat,
-      level: config.logLevel,
-      file: config.logFile,
-      worker: config.workerIndex,
-    });
+    spareTerminalCheck();
     if (config.workers > 1 && config.workerIndex === undefined) {
       assertWorkersPossible(config);
+      const [{ superviseWorkers, workerArgv }, { startAdmin, supervisorAnswers }, { createLogger }] = await Promise.all(
+        [import("../workers.ts"), import("../admin.ts"), import("../log.ts")],
+      );
       const { adminPort, adminHost } = config;
+      const log = createLogger({ format: config.logFormat, level: config.logLevel, file: config.logFile });
       return superviseWorkers({
-        count: config.workers,
-        argv: withoutWorkersFlag(argv),
-        listeningLine: listeningLine(config),
+        argv: workerArgv(argv),
+        config,
         // The supervisor's admin listener answers for every worker (docs/operations.md, Logs and metrics).
         admin:
           adminPort === undefined
@@ -136,7 +139,8 @@ file's [serve] section; a flag wins over the environment, the environment over t
             : (scrape) => startAdmin(log, { port: adminPort, host: adminHost }, supervisorAnswers(scrape)),
       });
     }
-    return serve(config, log);
+    const { serve } = await import("../serving.ts");
+    return serve(config);
   },
 };
 
@@ -144,32 +148,6 @@ function portFlag(name: string, value: string | undefined): number | undefined {
   const port = intFlag(name, value);
   if (port !== undefined && port > 65535) throw new UsageError(`--${name} must be a port number (0 to 65535)`);
   return port;
-}
-
-/** The admin listener, its address logged once it listens. */
-async function startAdmin(
-  log: Logger,
-  where: { port: number; host: string },
-  answers: Parameters<typeof listenAdmin>[1],
-): Promise<AdminListener> {
-  const admin = await listenAdmin(where, answers, (err) =>
-    log.error(`admin listener: ${(err as Error)?.stack ?? err}`),
-  );
-  const host = where.host.includes(":") ? `[${where.host}]` : where.host;
-  log.info(`admin listener on http://${host}:${admin.port} (/metrics, /livez, /readyz)`);
-  return admin;
-}
-
-/** In a worker of a supervisor: its metrics and readiness, asked for over the IPC channel. */
-function answerSupervisor(ctx: AppContext): void {
-  answerScrapes(
-    async () => {
-      const readiness = await ctx.health.readiness();
-      const families = ctx.metrics ? await ctx.metrics.families(ctx.health, readiness) : [];
-      return { families, readiness: { ready: readiness.ready, checks: readiness.checks, failing: readiness.failing } };
-    },
-    (err) => ctx.log.error(`metrics for the supervisor: ${(err as Error)?.message ?? err}`),
-  );
 }
 
 function workersFlag(value: string | undefined): number | undefined {
@@ -190,74 +168,4 @@ function assertWorkersPossible(config: Config): void {
     throw new UsageError(
       "--workers needs a shared ledger (--ledger redis://…): the SQLite ledger is owned by one process",
     );
-}
-
-function listeningLine(config: Config): string {
-  const notes = [`replica ${config.dbPath}`];
-  if (config.testMode) notes.push("test mode");
-  if (config.workers > 1) notes.push(`${config.workers} workers`);
-  return `Marquee listening on ${config.baseUrl} (${notes.join(", ")})`;
-}
-
-/** One serving process: a lone server, or worker `config.workerIndex` of a supervisor. */
-async function serve(config: Config, log: Logger): Promise<undefined> {
-  const worker = config.workerIndex;
-  // Before anything is read or written: a second server on this SQLite ledger is refused here.
-  // A shared ledger has no owner; its servers coordinate through it.
-  const lock = config.ledgerUrl === undefined ? await lockLedgerForServing(ledgerPathFor(config.dbPath)) : null;
-  const ctx = await createContext(config, undefined, { log });
-  let server: Awaited<ReturnType<typeof listen>> | undefined;
-  let admin: AdminListener | undefined;
-  try {
-    // The replica's writing work runs in one process: a lone server, or worker 0.
-    await startBackgroundWork(ctx, { writer: worker === undefined || worker === 0 });
-    // The others learn worker 0's upstream through the supervisor (docs/operations.md, Health).
-    if (worker !== undefined && worker > 0 && config.syncFrom !== undefined && isPostgresUrl(config.syncFrom))
-      ctx.upstream = relayedUpstream();
-    const routes = createRouteTable(ctx);
-    const app = createApp(ctx, routes);
-    server = await listen(app, routes, {
-      port: config.port,
-      hostname: config.host,
-      reusePort: worker !== undefined,
-      answersLate: config.ledgerUrl !== undefined,
-    });
-    // A lone server's own admin listener; a worker answers its supervisor's instead.
-    if (config.adminPort !== undefined && worker === undefined && ctx.metrics)
-      admin = await startAdmin(
-        log,
-        { port: config.adminPort, host: config.adminHost },
-        serverAnswers(ctx.health, ctx.metrics),
-      );
-  } catch (err) {
-    // A port in use, say: close what is open (a shared ledger's connections would keep the
-    // process alive) so the command exits with its error.
-    await server?.close();
-    ctx.close();
-    lock?.close();
-    // A worker also lets go of its supervisor's channel: once node:http has tried to listen
-    // there (server/node-http.ts), the channel would keep the process running.
-    if (worker !== undefined) process.channel?.unref();
-    throw err;
-  }
-  let stopping = false;
-  const stop = async () => {
-    if (stopping) return;
-    stopping = true;
-    await admin?.close();
-    await server?.close();
-    ctx.close();
-    lock?.close();
-    process.exit(0);
-  };
-  process.on("SIGINT", stop);
-  process.on("SIGTERM", stop);
-  if (worker === undefined) console.log(listeningLine(config));
-  else {
-    if (worker === 0 && ctx.upstream) shareUpstream(ctx.upstream);
-    answerSupervisor(ctx);
-    reportListening();
-    stopWithSupervisor(stop);
-  }
-  return new Promise<undefined>(() => {}); // serve until stopped
 }

@@ -1,12 +1,12 @@
 /**
  * `marquee sync --from SRC [--follow]` (docs/operations.md, The program): pulls upstream records into the replica.
+ * A PostgreSQL source's client and machinery (server/cli/sync-postgres.ts) load only for such a source.
  */
 import { mkdirSync } from "node:fs";
 import { dirname } from "node:path";
 import { API_SYNC, SYNC } from "../../db/contract.ts";
 import { assertSourceKind, openReplica } from "../../db/replica.ts";
-import { isPostgresUrl } from "../../sync/postgres/schema.ts";
-import { COPY_THREAD_MIN_ROWS } from "../../sync/postgres/sync.ts";
+import { COPY_THREAD_MIN_ROWS, isPostgresUrl } from "../../sync/postgres/schema.ts";
 import { enterBackground, SYNC_PRIORITIES } from "../../sync/priority.ts";
 import { createProgressBar, formatSummary } from "../../sync/progress.ts";
 import { openSource } from "../../sync/source.ts";
@@ -14,10 +14,8 @@ import { SyncError, type SyncSummary, syncFrom } from "../../sync/sync-from.ts";
 import { resolveConfig } from "../config.ts";
 import { type Command, intFlag, oneOf, UsageError } from "./args.ts";
 import { parseSettings } from "./settings.ts";
-import { runPostgresSync } from "./sync-postgres.ts";
 
 export const syncCommand: Command = {
-  summary: "pull upstream records into the replica",
   usage: `marquee sync --from SRC [--follow] [--slot NAME] [--drop-slot] [--resync] [--batch-size N] [--thread-rows N] [--priority P] [--db PATH] [--config FILE] [--json]
        marquee sync --from-api https://HOST/v1/events?FILTERS [--follow] [--interval S] [--budget-reserve F]
                     [--aggregators] [--upstream-key-file PATH] [--db PATH] [--config FILE] [--json]
@@ -209,6 +207,8 @@ async function syncPostgres(
   const db = await openReplica(dbPath);
   db.exec(`PRAGMA busy_timeout = ${SYNC.cliBusyTimeoutMs}`);
   try {
+    // The PostgreSQL client and the streaming machinery load for a postgres:// source only.
+    const { runPostgresSync } = await import("./sync-postgres.ts");
     return await runPostgresSync(db, from, {
       follow: values.follow,
       slot: values.slot,

@@ -6,7 +6,6 @@ import { DEFAULT_SCHEMA, upstreamDdl } from "../../sync/postgres/schema.ts";
 import { type Command, parseFlags, UsageError } from "./args.ts";
 
 export const upstreamSchemaCommand: Command = {
-  summary: "print the PostgreSQL DDL of the upstream tables",
   usage: `marquee upstream-schema [--schema NAME]
 
   --schema NAME  the schema the tables live in (default ${DEFAULT_SCHEMA})

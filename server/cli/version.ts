@@ -5,7 +5,6 @@ import { readBuildInfo, versionLine } from "../version.ts";
 import { type Command, output, parseFlags, UsageError } from "./args.ts";
 
 export const versionCommand: Command = {
-  summary: "print the version, the commit when known, and the runtime",
   usage: "marquee version [--json]   (also: marquee --version)",
   async run(argv) {
     const { values, positionals } = parseFlags(argv, {}, true);

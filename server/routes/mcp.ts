@@ -6,15 +6,18 @@
  *
  * GET (a standalone event stream) and DELETE (ending a session) have no meaning without
  * sessions: 405, as the Streamable HTTP transport allows.
+ *
+ * The MCP SDK (with its schema and validation libraries) is loaded when /mcp is first asked for:
+ * a server nobody calls over MCP starts without it (docs/operations.md, Start-up).
  */
 
 import type { AppContext } from "../context.ts";
 import { handle } from "../handle.ts";
-import { serveMcpRequest } from "../mcp/server.ts";
 import type { RouteTable } from "../route-table.ts";
 
 export function mcpRoutes(app: RouteTable, ctx: AppContext): void {
   const dispatch = (request: Request) => app.dispatch(request);
+  let mcp: Promise<typeof import("../mcp/server.ts")> | undefined;
 
   app.all(
     "/mcp",
@@ -33,6 +36,7 @@ export function mcpRoutes(app: RouteTable, ctx: AppContext): void {
           { status: 405, headers: { allow: "POST", "content-type": "application/json" } },
         );
       }
+      const { serveMcpRequest } = await (mcp ??= import("../mcp/server.ts"));
       return serveMcpRequest(req, { dispatch, origin: url.origin, authorization: req.headers.get("authorization")! });
     }),
   );

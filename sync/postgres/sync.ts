@@ -11,7 +11,7 @@ import { ChangeApplier, type ChangeResult, type Reject } from "./apply.ts";
 import { assertReady, connect, explain, UpstreamError } from "./connect.ts";
 import { type CopyCounts, copyTables } from "./copy.ts";
 import { compareLsn } from "./lsn.ts";
-import { ident, type PostgresSource, parsePostgresUrl } from "./schema.ts";
+import { COPY_THREAD_MIN_ROWS, ident, type PostgresSource, parsePostgresUrl } from "./schema.ts";
 import { assertFollowsPostgres, ensurePublication, publicationName, readLag, slotExists, slotOf } from "./slot.ts";
 import { streamChanges } from "./stream.ts";
 
@@ -284,11 +284,3 @@ const LAG_EVERY_MS = 2000;
 
 /** Rows per transaction of the initial copy. */
 const COPY_BATCH_ROWS = 5000;
-
-/**
- * Copies from this size on are written by a writer thread while this one reads and checks the
- * rows. The 1,035,952-row demo copy took 12-13 s that way against 17 s on one thread; at 207,184
- * rows the two were within the machine's noise, and one thread leaves the other core to
- * PostgreSQL and to a server (test/bench/RESULTS.md, "Round 10").
- */
-export const COPY_THREAD_MIN_ROWS = 500_000;

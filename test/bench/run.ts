@@ -9,7 +9,8 @@
  * Marquee on a Redis ledger (one process, and `--workers 2`; `redis` in --only, a redis-server of
  * the bench's own with deploy/redis.conf), interleaved slice by slice → Marquee on Node
  * → Prism on Marquee's OpenAPI document → the default page with and without the request log and
- * `/metrics` (test/bench/observability.ts) → cold starts of dist/marquee → sync throughput → the
+ * `/metrics` (test/bench/observability.ts) → cold starts of dist/marquee and start-up against the
+ * runtime's own (test/bench/startup.ts, also `npm run bench:startup` alone) → sync throughput → the
  * default page under load while a 50,000-change sync runs. Prints the tables; a full run (no
  * --only or --skip-* flag) also writes them into test/bench/RESULTS.md.
  */
@@ -50,6 +51,7 @@ import { measureStages } from "./list-stages.ts";
 import { measureObservability, observabilityMarkdown } from "./observability.ts";
 import { measurePeer, measurePostgresCopy, measureStreaming, preparePostgres } from "./postgres.ts";
 import { measureStartTimes } from "./start-times.ts";
+import { measureStartup } from "./startup.ts";
 
 const { values: flags } = parseArgs({
   options: {
@@ -261,6 +263,8 @@ async function main(): Promise<number> {
     log(
       `startMarquee(): empty ${report.startTimes.emptyMs.map((x) => x.toFixed(0)).join(", ")} ms; 5,000 demo events ${report.startTimes.demo5000Ms.map((x) => x.toFixed(0)).join(", ")} ms`,
     );
+    // Start-up against the runtime's own, side by side (test/bench/startup.ts).
+    report.startup = await measureStartup({ log });
   }
 
   if (!flags["skip-sync"]) {

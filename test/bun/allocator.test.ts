@@ -55,3 +55,8 @@ it("keeps freed memory for a whole sync, 100 ms for a server on a Redis ledger, 
   expect(purgeDelayFor("serve", [], { MARQUEE_LEDGER: "" })).toBe("1000");
   expect(purgeDelayFor("accounts", ["list"], {})).toBeUndefined();
 });
+
+it("starts a test instance as it is, whatever its ledger", () => {
+  expect(purgeDelayFor("serve", ["--test-mode"], {})).toBeUndefined();
+  expect(purgeDelayFor("serve", ["--test-mode", "--ledger", "redis://127.0.0.1:6379"], {})).toBeUndefined();
+});

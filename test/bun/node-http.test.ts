@@ -4,8 +4,9 @@
 // and its length in bytes), answered at once or late.
 import { afterAll, beforeAll, expect, it } from "bun:test";
 import { connect } from "node:net";
+import { listeningHost } from "../../server/announce.ts";
 import { ReplyParts } from "../../server/handle.ts";
-import { listeningHost, listenNodeHttp, type NodeHttpListener, type ScopedRoute } from "../../server/node-http.ts";
+import { listenNodeHttp, type NodeHttpListener, type ScopedRoute } from "../../server/node-http.ts";
 import { freePort } from "../net.ts";
 
 const utf8 = (s: string) => new TextEncoder().encode(s);

@@ -6,6 +6,7 @@ import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import type { StageRow } from "../list-stages.ts";
 import type { CopyResult, PeerResult, StreamingResult } from "../postgres.ts";
 import { START_TARGETS } from "../start-times.ts";
+import { type StartupReport, startupTables, startupVerdicts } from "../startup.ts";
 import { DATA, LOAD, PROJECTED_CORES, RESULTS_MD, TARGETS } from "./config.ts";
 import type { Machine } from "./machine.ts";
 import type { Scenario } from "./scenarios.ts";
@@ -47,6 +48,8 @@ export interface RunReport {
   startTimes?: { emptyMs: number[]; demo5000Ms: number[]; parallel8Ms: number };
   /** The request log and the metrics, on and off (test/bench/observability.ts), as markdown. */
   observability?: string | { skipped: string };
+  /** Start-up against the runtime's own, and what each import costs (test/bench/startup.ts). */
+  startup?: StartupReport;
   /** The PostgreSQL upstream (test/bench/postgres.ts). */
   postgres?: { copy: CopyResult; streaming: StreamingResult; peer: PeerResult } | { skipped: string };
   elapsedS: number;
@@ -195,6 +198,7 @@ export function verdicts(r: RunReport): Verdict[] {
       met: st2 ? Math.max(...st2.demo5000Ms) <= START_TARGETS.demo5000Ms : null,
     },
   );
+  if (r.startup) out.push(...startupVerdicts(r.startup));
   const pg = r.postgres && "copy" in r.postgres ? r.postgres : undefined;
   out.push(
     {
@@ -462,6 +466,7 @@ export function renderMarkdown(r: RunReport): string {
       : []),
     `| default page while a ${fmt(DATA.changeRecords)}-change sync runs (Bun) | ${su ? ("skipped" in su ? su.skipped : `sync ${fmt(su.syncSeconds, 1)} s; ${fmt(su.load.rps)} req/s, p50 ${ms(su.load.p50Ms)} ms, p99 ${ms(su.load.p99Ms)} ms (idle just before: ${fmt(su.idle.rps)} req/s, p99 ${ms(su.idle.p99Ms)} ms)`) : "not measured"} |`,
     "",
+    ...(r.startup ? ["### Start-up", "", ...startupTables(r.startup), ""] : []),
     "### Targets",
     "",
     "| target | measured | verdict |",
