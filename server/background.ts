@@ -166,13 +166,34 @@ async function startStreaming(ctx: AppContext, spec: string): Promise<Stop> {
     log: (line) => ctx.log.warn(line),
   });
   ctx.upstream = follower;
-  // Nor is a replica that can no longer follow its slot served (docs/operations.md, Backups).
-  await follower.checked.catch(async (err) => {
+  // Nor is a replica that can no longer follow its slot served (docs/operations.md, Backups): the
+  // start waits for that verdict, but not without end (the upstream may be slow to answer, or its
+  // tables locked), so /readyz can say why it is not ready. A refusal that comes later is logged,
+  // and the follower's `refused` state fails readiness from then on.
+  const verdict = follower.checked.then(
+    () => null,
+    (err: Error) => err,
+  );
+  const early = await Promise.race([verdict, settleAfter(UPSTREAM_CHECK_WAIT_MS)]);
+  if (early instanceof Error) {
     await follower.stop();
-    throw err;
-  });
+    throw early;
+  }
+  if (early === "late")
+    void verdict.then((err) => {
+      if (err) ctx.log.error(`sync from postgres refused: ${err.message}`);
+    });
   return () => follower.stop();
 }
+
+/** How long a start waits for a followed PostgreSQL upstream's verdict on the replica. */
+const UPSTREAM_CHECK_WAIT_MS = 5_000;
+
+const settleAfter = (ms: number) =>
+  new Promise<"late">((resolve) => {
+    const timer = setTimeout(() => resolve("late"), ms);
+    timer.unref?.();
+  });
 
 /**
  * `--sync-from-api URL`: passes over another deployment's list endpoint while serving
