@@ -1,6 +1,6 @@
 #!/usr/bin/env node
 // `npx marquee …`: runs the CLI on the Bun that npm installed with the package, as a child that
-// this process stands for (docs/operations.md, Signals): every signal it can catch is passed on,
+// this process stands for (docs/operations.md, Signals and exit codes): every signal it can catch is passed on,
 // it exits with the child's status (or the child's signal), and it names itself to the child
 // (MARQUEE_PARENT_PID), which stops when this process is gone, even after a SIGKILL.
 import { spawn } from "node:child_process";

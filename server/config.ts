@@ -71,7 +71,7 @@ export const WORKER_INDEX_ENV = "MARQUEE_WORKER_INDEX";
 
 /**
  * The variable `npx marquee` (bin/marquee.js) sets to its own process id in the program it
- * starts: the program stops when its parent is no longer that process (server/cli/parent.ts).
+ * starts: the program stops when its parent is no longer that process (server/ties.ts).
  */
 export const PARENT_PID_ENV = "MARQUEE_PARENT_PID";
 

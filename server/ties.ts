@@ -1,6 +1,6 @@
 /**
  * What ties a Marquee process to the process that started it, so that it never outlives it
- * (docs/operations.md, Signals): a worker's supervisor (its IPC channel), a parent's standard input
+ * (docs/operations.md, Signals and exit codes): a worker's supervisor (its IPC channel), a parent's standard input
  * (`serve --exit-with-stdin`), and the `npx marquee` wrapper (bin/marquee.js). Each calls `stop`,
  * which stops the process the way SIGTERM does. Nothing here loads more than it uses: this module
  * runs before any command does.
