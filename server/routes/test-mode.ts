@@ -9,7 +9,6 @@ import { refreshSnapshot } from "../../db/snapshot.ts";
 import { inTestClockRange, TEST_CLOCK_RANGE } from "../clock.ts";
 import { type AppContext, notifyLedgerReset, notifyReplicaChange } from "../context.ts";
 import { json } from "../handle.ts";
-import { buildTestModeOpenApi } from "../openapi-test-mode.ts";
 import type { RouteTable } from "../route-table.ts";
 import { readBuildInfo } from "../version.ts";
 import { testAccountRoutes } from "./test-accounts.ts";
@@ -84,12 +83,21 @@ export function testModeRoutes(app: RouteTable, ctx: AppContext): void {
   testRecordRoutes(app, ctx);
   testFaultRoutes(app, ctx);
 
-  const description = JSON.stringify(
-    buildTestModeOpenApi({ baseUrl: ctx.config.baseUrl, version: readBuildInfo().version }),
-  );
+  // Built on first request, like /v1/openapi.json: a test instance that never asks loads none of it
+  // (docs/operations.md, Start-up).
+  let description: Promise<string> | undefined;
+  const describe = async () => {
+    const { buildTestModeOpenApi } = await import("../openapi-test-mode.ts");
+    return JSON.stringify(buildTestModeOpenApi({ baseUrl: ctx.config.baseUrl, version: readBuildInfo().version }));
+  };
   app.get(
     "/_test/openapi.json",
-    testHandle(() => new Response(description, { headers: { "content-type": "application/json; charset=utf-8" } })),
+    testHandle(
+      async () =>
+        new Response(await (description ??= describe()), {
+          headers: { "content-type": "application/json; charset=utf-8" },
+        }),
+    ),
   );
   testAccountRoutes(app, ctx);
   testRequestRoutes(app, ctx);

@@ -23,10 +23,12 @@ function probe(args: string[]): Loaded[] {
     timeout: 90_000,
   });
   if (r.status !== 0) throw new Error(`probe failed (${r.status}): ${r.stderr}`);
+  // The server's own JSON log lines share standard output: the probe's lines are those with `statuses`.
   return r.stdout
     .split("\n")
     .filter((l) => l.startsWith("{"))
-    .map((l) => JSON.parse(l));
+    .map((l) => JSON.parse(l))
+    .filter((l) => Array.isArray(l.statuses));
 }
 
 const NEVER_AT_START = [
