@@ -35,8 +35,8 @@ const RANK: Record<LogLevel, number> = { debug: 0, info: 1, warn: 2, error: 3 };
 
 export class Logger {
   /** Whether request lines (info) are written at all: when not, the request path skips them. */
-  readonly requests: boolean;
-  readonly #rank: number;
+  requests: boolean;
+  #rank: number;
   readonly #json: boolean;
   /** `,"worker":N` for JSON lines, ` worker=N` for text, or "". */
   readonly #worker: string;
@@ -54,6 +54,12 @@ export class Logger {
     this.requests = this.#rank <= RANK.info;
     this.#worker =
       options.worker === undefined ? "" : this.#json ? `,"worker":${options.worker}` : ` worker=${options.worker}`;
+  }
+
+  /** The least severe lines written from now on (SIGHUP re-reads it: server/serving.ts `reload`). */
+  setLevel(level: LogLevel): void {
+    this.#rank = RANK[level];
+    this.requests = this.#rank <= RANK.info;
   }
 
   debug(msg: string, fields?: LogFields): void {

@@ -40,20 +40,21 @@ class AnsweredRequest implements RequestRecord {
 
 export class Requests implements RequestRecorder {
   readonly #record = new AnsweredRequest();
-  readonly #active: boolean;
-  readonly #logs: boolean;
+  /** Metrics or a journal: every request is recorded, whatever the log's level. */
+  readonly #kept: boolean;
 
   constructor(
     readonly log: Logger,
     readonly metrics: RequestMetrics | null,
     readonly journal: RequestJournal | null,
   ) {
-    this.#logs = log.requests;
-    this.#active = this.#logs || metrics !== null || journal !== null;
+    this.#kept = metrics !== null || journal !== null;
   }
 
   record(scope: RequestScope, status: number, code: string | null, route: string): void {
-    if (!this.#active) return;
+    // The log's level may change while serving (SIGHUP), so it is asked each time.
+    const logs = this.log.requests;
+    if (!logs && !this.#kept) return;
     const r = this.#record;
     r.time = Date.now();
     r.durationMs = performance.now() - scope.startedMs;
@@ -67,7 +68,7 @@ export class Requests implements RequestRecorder {
     r.route = route;
     r.scope = scope;
     try {
-      if (this.#logs) this.log.request(r);
+      if (logs) this.log.request(r);
       this.metrics?.observe(r);
       this.journal?.add(r);
     } finally {

@@ -25,21 +25,31 @@ import { startBackgroundWork } from "./background.ts";
 import { type Config, DEFAULTS, withBoundPort } from "./config.ts";
 import { type AppContext, createContext } from "./context.ts";
 import { type BoundListener, bind } from "./listen.ts";
-import { createLogger } from "./log.ts";
+import { createLogger, type Logger } from "./log.ts";
 import { reportListening, stopWhenStdinCloses, stopWithSupervisor } from "./ties.ts";
 import { answerScrapes, relayedUpstream, shareUpstream } from "./workers.ts";
 
 /**
- * What SIGHUP does: re-read what may change without a restart. Nothing does yet (the log level
- * from `--config` is meant to); the signal's one promise today is that it never stops the server.
+ * What SIGHUP does: reads the settings again (the flags as given, the environment and the
+ * `--config` file as they are now) and applies what may change without a restart: the log's level.
+ * Settings that cannot be read leave everything as it was, and say why. It never stops the server.
  */
-export function reload(_config: Config): void {}
+export function reload(log: Logger, reread: (() => Config) | undefined): void {
+  if (!reread) return;
+  try {
+    const { logLevel } = reread();
+    log.setLevel(logLevel);
+    log.info(`reloaded on SIGHUP: log level ${logLevel}`);
+  } catch (err) {
+    log.error(`SIGHUP: the settings could not be read again, nothing changed: ${(err as Error).message}`);
+  }
+}
 
 /** Why the server stopped, as its last line says it. */
 type StopReason = "SIGTERM" | "SIGINT" | "standard input closed" | "supervisor gone" | "no ready file";
 
 /** Runs one serving process; never resolves (the process exits when it stops). */
-export async function serve(asked: Config): Promise<undefined> {
+export async function serve(asked: Config, options: { reread?: () => Config } = {}): Promise<undefined> {
   let config = asked;
   const worker = config.workerIndex;
   const log = createLogger({ format: config.logFormat, level: config.logLevel, file: config.logFile, worker });
@@ -66,7 +76,7 @@ export async function serve(asked: Config): Promise<undefined> {
 
   process.on("SIGTERM", () => void stop("SIGTERM"));
   process.on("SIGINT", () => void stop("SIGINT"));
-  process.on("SIGHUP", () => reload(config));
+  process.on("SIGHUP", () => reload(log, options.reread));
   if (worker !== undefined) stopWithSupervisor(() => void stop("supervisor gone"));
 
   try {

@@ -61,63 +61,7 @@ ${DEFAULTS.shutdownGraceMs / 1000} s), close the ledger and the replica, print o
 Every flag may also come from MARQUEE_<FLAG> (MARQUEE_SYNC_FROM, MARQUEE_WORKERS, …) or from the
 file's [serve] section; a flag wins over the environment, the environment over the file.`,
   async run(argv) {
-    const { values, origins } = parseSettings("serve", argv, {
-      port: { type: "string" },
-      host: { type: "string" },
-      "base-url": { type: "string" },
-      demo: { type: "boolean" },
-      "test-mode": { type: "boolean" },
-      "sync-from": { type: "string" },
-      "sync-interval": { type: "string" },
-      "sync-from-api": { type: "string" },
-      "upstream-key-file": { type: "string" },
-      "budget-reserve": { type: "string" },
-      aggregators: { type: "boolean" },
-      "snapshot-interval": { type: "string" },
-      ledger: { type: "string" },
-      workers: { type: "string" },
-      "log-format": { type: "string" },
-      "log-level": { type: "string" },
-      "log-file": { type: "string" },
-      "admin-port": { type: "string" },
-      "admin-host": { type: "string" },
-      "max-upstream-lag": { type: "string" },
-      "ready-file": { type: "string" },
-      "exit-with-stdin": { type: "boolean" },
-    });
-    if (values["sync-from"] !== undefined && values["sync-from-api"] !== undefined)
-      throw new UsageError("--sync-from and --sync-from-api name two sources; a replica follows one kind of source");
-    const apiOnly = ["upstream-key-file", "budget-reserve", "aggregators"].filter((f) => values[f as "aggregators"]);
-    if (apiOnly.length > 0 && values["sync-from-api"] === undefined)
-      throw new UsageError(`${apiOnly.map((f) => `--${f}`).join(" and ")}: only with --sync-from-api URL`);
-    const syncIntervalS =
-      intFlag("sync-interval", values["sync-interval"], 1) ??
-      (values["sync-from-api"] === undefined ? undefined : API_SYNC.intervalS);
-    const config = resolveConfig({
-      dbPath: values.db,
-      port: intFlag("port", values.port),
-      host: values.host,
-      baseUrl: values["base-url"],
-      demo: values.demo,
-      testMode: values["test-mode"],
-      syncFrom: values["sync-from"],
-      syncIntervalS,
-      syncFromApi: values["sync-from-api"],
-      upstreamKeyFile: values["upstream-key-file"],
-      upstreamBudgetReserve: budgetReserveFlag(values["budget-reserve"]),
-      upstreamAggregators: values.aggregators,
-      snapshotIntervalS: intFlag("snapshot-interval", values["snapshot-interval"], 1),
-      ledgerUrl: values.ledger,
-      workers: workersFlag(values.workers),
-      logFormat: oneOf("log-format", values["log-format"], LOG_FORMATS),
-      logLevel: oneOf("log-level", values["log-level"], LOG_LEVELS),
-      logFile: values["log-file"],
-      adminPort: portFlag("admin-port", values["admin-port"]),
-      adminHost: values["admin-host"],
-      maxUpstreamLagS: intFlag("max-upstream-lag", values["max-upstream-lag"], 1),
-      readyFile: values["ready-file"],
-      exitWithStdin: values["exit-with-stdin"],
-    });
+    const { config, origins } = readServeSettings(argv);
     if (config.exitWithStdin && config.syncFrom === "-")
       throw new UsageError("--exit-with-stdin and --sync-from - both need standard input; use one of them");
     await assertLedgerUrl(config.ledgerUrl, origins.ledger ?? "env");
@@ -140,9 +84,72 @@ file's [serve] section; a flag wins over the environment, the environment over t
       });
     }
     const { serve } = await import("../serving.ts");
-    return serve(config);
+    // SIGHUP reads the flags, the environment and the file again (docs/operations.md, Signals and exit codes).
+    return serve(config, { reread: () => readServeSettings(argv).config });
   },
 };
+
+/** `serve`'s settings from its flags, the environment and the configuration file, checked. */
+function readServeSettings(argv: string[]) {
+  const { values, origins } = parseSettings("serve", argv, {
+    port: { type: "string" },
+    host: { type: "string" },
+    "base-url": { type: "string" },
+    demo: { type: "boolean" },
+    "test-mode": { type: "boolean" },
+    "sync-from": { type: "string" },
+    "sync-interval": { type: "string" },
+    "sync-from-api": { type: "string" },
+    "upstream-key-file": { type: "string" },
+    "budget-reserve": { type: "string" },
+    aggregators: { type: "boolean" },
+    "snapshot-interval": { type: "string" },
+    ledger: { type: "string" },
+    workers: { type: "string" },
+    "log-format": { type: "string" },
+    "log-level": { type: "string" },
+    "log-file": { type: "string" },
+    "admin-port": { type: "string" },
+    "admin-host": { type: "string" },
+    "max-upstream-lag": { type: "string" },
+    "ready-file": { type: "string" },
+    "exit-with-stdin": { type: "boolean" },
+  });
+  if (values["sync-from"] !== undefined && values["sync-from-api"] !== undefined)
+    throw new UsageError("--sync-from and --sync-from-api name two sources; a replica follows one kind of source");
+  const apiOnly = ["upstream-key-file", "budget-reserve", "aggregators"].filter((f) => values[f as "aggregators"]);
+  if (apiOnly.length > 0 && values["sync-from-api"] === undefined)
+    throw new UsageError(`${apiOnly.map((f) => `--${f}`).join(" and ")}: only with --sync-from-api URL`);
+  const syncIntervalS =
+    intFlag("sync-interval", values["sync-interval"], 1) ??
+    (values["sync-from-api"] === undefined ? undefined : API_SYNC.intervalS);
+  const config = resolveConfig({
+    dbPath: values.db,
+    port: intFlag("port", values.port),
+    host: values.host,
+    baseUrl: values["base-url"],
+    demo: values.demo,
+    testMode: values["test-mode"],
+    syncFrom: values["sync-from"],
+    syncIntervalS,
+    syncFromApi: values["sync-from-api"],
+    upstreamKeyFile: values["upstream-key-file"],
+    upstreamBudgetReserve: budgetReserveFlag(values["budget-reserve"]),
+    upstreamAggregators: values.aggregators,
+    snapshotIntervalS: intFlag("snapshot-interval", values["snapshot-interval"], 1),
+    ledgerUrl: values.ledger,
+    workers: workersFlag(values.workers),
+    logFormat: oneOf("log-format", values["log-format"], LOG_FORMATS),
+    logLevel: oneOf("log-level", values["log-level"], LOG_LEVELS),
+    logFile: values["log-file"],
+    adminPort: portFlag("admin-port", values["admin-port"]),
+    adminHost: values["admin-host"],
+    maxUpstreamLagS: intFlag("max-upstream-lag", values["max-upstream-lag"], 1),
+    readyFile: values["ready-file"],
+    exitWithStdin: values["exit-with-stdin"],
+  });
+  return { config, origins };
+}
 
 function portFlag(name: string, value: string | undefined): number | undefined {
   const port = intFlag(name, value);
