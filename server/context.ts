@@ -67,12 +67,14 @@ export async function createContext(
 ): Promise<AppContext> {
   const log = options.log ?? quietLogger();
   if (config.dbPath !== ":memory:") mkdirSync(dirname(config.dbPath), { recursive: true });
-  const replica = await openReplica(config.dbPath);
+  // Migration lines in the server's own log format (docs/operations.md, Upgrades and schema versions).
+  const migrated = (line: string) => log.info(line);
+  const replica = await openReplica(config.dbPath, { log: migrated });
   const faults = createFaults();
   let opened: Awaited<ReturnType<typeof openLedgerAndAccess>> | undefined;
   let secret: string;
   try {
-    opened = await openLedgerAndAccess(config, clock, faults);
+    opened = await openLedgerAndAccess(config, clock, faults, migrated);
     // docs/operations.md, The program: generated and stored when absent, so cursors survive restarts
     // (and, on a shared ledger, every server signs and reads the same cursors).
     secret =
@@ -137,6 +139,7 @@ async function openLedgerAndAccess(
   config: Config,
   clock: Clock,
   faults: Faults,
+  migrated?: (line: string) => void,
 ): Promise<{ ledger: Ledger; access: AccessControl & { close?(): void }; meter: Meter | null }> {
   if (config.ledgerUrl !== undefined) {
     const [{ openRedisLedger }, { RedisAccess }, { RedisCounters }, { connectRedis }] = await Promise.all([
@@ -163,13 +166,18 @@ async function openLedgerAndAccess(
     };
     return { ledger, access, meter: null };
   }
-  const ledger = await openLedgerFor(config, clock, faults);
+  const ledger = await openLedgerFor(config, clock, faults, migrated);
   return { ledger, access: new Access({ ledger: ledger.db, meter: ledger.meter, clock }), meter: ledger.meter };
 }
 
 /** The SQLite ledger beside the replica (docs/architecture.md, "The ledger and the meter"). */
-export async function openLedgerFor(config: Config, clock: Clock, faults: Faults): Promise<SqliteLedger> {
-  const ledger = await openSqliteLedger(ledgerPathFor(config.dbPath), clock, faults);
+export async function openLedgerFor(
+  config: Config,
+  clock: Clock,
+  faults: Faults,
+  migrated?: (line: string) => void,
+): Promise<SqliteLedger> {
+  const ledger = await openSqliteLedger(ledgerPathFor(config.dbPath), clock, faults, { log: migrated });
   // Request-path ledger writes answer 503 rather than wait long behind a held lock (docs/api.md).
   ledger.db.exec(`PRAGMA busy_timeout = ${ACCESS.ledgerBusyTimeoutMs}`);
   // One connection for every request-path read and the meter's writes: SQLite drops a
