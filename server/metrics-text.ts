@@ -1,7 +1,8 @@
+/// <reference path="./prom-client-metrics.d.ts" />
 /**
  * `/metrics` (docs/operations.md, Logs and metrics): a serving process's metric families (its
  * request metrics, the replica's, the ledger's and the upstream's gauges, the build, and
- * prom-client's standard `process_*` and `nodejs_*` metrics) and the Prometheus text of one or
+ * prom-client's standard `process_*` metrics) and the Prometheus text of one or
  * more processes' families merged. prom-client runs the same under Bun and Node; its
  * `AggregatorRegistry.aggregate` merges the families of a `--workers` supervisor's workers as it
  * merges a Node cluster's: counters, histograms and `process_*` summed, the shared replica's
@@ -15,11 +16,21 @@ import type { BuildInfo } from "./version.ts";
 
 type PromClient = typeof import("prom-client");
 
-const HEAP_SPACE_METRICS = [
-  "nodejs_heap_space_size_total_bytes",
-  "nodejs_heap_space_size_used_bytes",
-  "nodejs_heap_space_size_available_bytes",
-];
+/**
+ * prom-client's standard `process_*` metrics (CPU seconds, start time, resident and virtual
+ * memory, open and maximum file descriptors), read when scraped. Its `nodejs_*` ones are left
+ * out: the event loop's delay and the garbage collector are watched all the time, which cost the
+ * default page more than the 10 % the request log and the metrics may take together, and the
+ * per-heap-space gauges walk the heap on Bun at every scrape (test/bench/RESULTS.md, "Round 25").
+ */
+const processMetrics = () =>
+  Promise.all([
+    import("prom-client/lib/metrics/processCpuTotal.js"),
+    import("prom-client/lib/metrics/processStartTime.js"),
+    import("prom-client/lib/metrics/osMemoryHeap.js"),
+    import("prom-client/lib/metrics/processOpenFileDescriptors.js"),
+    import("prom-client/lib/metrics/processMaxFileDescriptors.js"),
+  ]);
 
 export class Metrics {
   readonly requests = new RequestMetrics();
@@ -33,10 +44,7 @@ export class Metrics {
   static async create(build: BuildInfo): Promise<Metrics> {
     const prom = (await import("prom-client")).default as PromClient;
     const registry = new prom.Registry();
-    prom.collectDefaultMetrics({ register: registry });
-    // Per heap space: on Bun reading them walks the heap, milliseconds that would stall the
-    // requests behind every scrape (test/bench/RESULTS.md, "Round 25").
-    for (const name of HEAP_SPACE_METRICS) registry.removeSingleMetric(name);
+    for (const m of await processMetrics()) m.default(registry, {});
     return new Metrics(registry, build);
   }
 
