@@ -11,29 +11,17 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createApp } from "../server/app.ts";
 import { resolveConfig } from "../server/config.ts";
 import { createContext } from "../server/context.ts";
+import type { JournalEntry } from "../server/request-journal.ts";
 import { startMarquee } from "../testing/index.ts";
 import { Client, startBunServer, startInProcess, type Target } from "./harness.ts";
 import { eventRecord, venueRecord } from "./records.ts";
 
-interface Entry {
-  time: string;
-  requestId: string;
-  method: string;
-  path: string;
-  query: string;
-  status: number;
-  code: string | null;
-  keyId: number | null;
-  accountId: number | null;
-  rows: number;
-}
-
 const NOW = "2030-03-01T12:00:00.000Z";
 
-async function journal(c: Client, query = ""): Promise<Entry[]> {
+async function journal(c: Client, query = ""): Promise<JournalEntry[]> {
   const res = await c.fetch(`/_test/requests${query}`);
   expect(res.status).toBe(200);
-  return ((await res.json()) as { requests: Entry[] }).requests;
+  return ((await res.json()) as { requests: JournalEntry[] }).requests;
 }
 
 for (const kind of ["in-process", "bun"] as const) {
@@ -63,7 +51,7 @@ for (const kind of ["in-process", "bun"] as const) {
 
       const text = await (await c.fetch("/_test/requests")).text();
       expect(text).not.toContain(issued.key);
-      const entries = ((JSON.parse(text) as { requests: Entry[] }).requests as Entry[]).slice(-2);
+      const entries = ((JSON.parse(text) as { requests: JournalEntry[] }).requests as JournalEntry[]).slice(-2);
       expect(entries).toEqual([
         {
           time: NOW,

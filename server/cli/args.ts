@@ -46,3 +46,21 @@ export type Command = {
   usage: string;
   run(argv: string[]): Promise<number | undefined>;
 };
+
+/**
+ * A long command's signals: the first SIGINT or SIGTERM aborts `controller` (the run stops at its
+ * next step and keeps what it committed); a second exits at once with 130. Returns what stops
+ * listening.
+ */
+export function abortOnSignals(controller: AbortController): () => void {
+  const stop = () => {
+    if (controller.signal.aborted) process.exit(130);
+    controller.abort();
+  };
+  process.on("SIGINT", stop);
+  process.on("SIGTERM", stop);
+  return () => {
+    process.off("SIGINT", stop);
+    process.off("SIGTERM", stop);
+  };
+}

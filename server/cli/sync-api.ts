@@ -12,6 +12,7 @@ import { AGGREGATORS_NOTE, createPassProgress, formatPassSummary } from "../../s
 import { sleep } from "../../sync/source-lines.ts";
 import { parseApiScope } from "../api-scope.ts";
 import { readUpstreamKey, resolveConfig } from "../config.ts";
+import { abortOnSignals } from "./args.ts";
 import { budgetReserveFlag, intervalFlag } from "./sync-api-flags.ts";
 
 export interface ApiSyncFlags {
@@ -35,12 +36,7 @@ export async function runApiSync(url: string, flags: ApiSyncFlags): Promise<numb
   db.exec(`PRAGMA busy_timeout = ${SYNC.cliBusyTimeoutMs}`);
   const controller = new AbortController();
   // First signal: the pass stops at its next step and removes nothing. Second: exit now.
-  const stop = () => {
-    if (controller.signal.aborted) process.exit(130);
-    controller.abort();
-  };
-  process.on("SIGINT", stop);
-  process.on("SIGTERM", stop);
+  const release = abortOnSignals(controller);
   try {
     assertSourceKind(db, "api");
     if (flags.aggregators && !scope.excludesAggregators) console.error(`marquee sync: ${AGGREGATORS_NOTE}`);
@@ -78,8 +74,7 @@ export async function runApiSync(url: string, flags: ApiSyncFlags): Promise<numb
       if (controller.signal.aborted) return 0; // stopped between passes: nothing was cut short
     }
   } finally {
-    process.off("SIGINT", stop);
-    process.off("SIGTERM", stop);
+    release();
     db.close();
   }
 }

@@ -8,7 +8,7 @@ import { dropSlot } from "../../sync/postgres/slot.ts";
 import { type PostgresProgress, type PostgresSummary, syncFromPostgres } from "../../sync/postgres/sync.ts";
 import { refreshServingSnapshot, snapshotLags } from "../../sync/serving-snapshot.ts";
 import { applyBulkSettings } from "../../sync/writer.ts";
-import { UsageError } from "./args.ts";
+import { abortOnSignals, UsageError } from "./args.ts";
 
 const n = (x: number) => Math.round(x).toLocaleString("en-US");
 
@@ -76,12 +76,7 @@ export async function runPostgresSync(
     return 0;
   }
   const controller = new AbortController();
-  const stop = () => {
-    if (controller.signal.aborted) process.exit(130);
-    controller.abort();
-  };
-  process.on("SIGINT", stop);
-  process.on("SIGTERM", stop);
+  const release = abortOnSignals(controller);
   const tty = Boolean(process.stderr.isTTY);
   let drawn = 0;
   const refresher = createRefresher(db, { gapMs: FOLLOW_REFRESH_MS, now: Date.now });
@@ -114,7 +109,6 @@ export async function runPostgresSync(
     return 0;
   } finally {
     refresher.cancel();
-    process.off("SIGINT", stop);
-    process.off("SIGTERM", stop);
+    release();
   }
 }

@@ -12,7 +12,7 @@ import { createProgressBar, formatSummary } from "../../sync/progress.ts";
 import { openSource } from "../../sync/source.ts";
 import { SyncError, type SyncSummary, syncFrom } from "../../sync/sync-from.ts";
 import { resolveConfig } from "../config.ts";
-import { type Command, intFlag, oneOf, UsageError } from "./args.ts";
+import { abortOnSignals, type Command, intFlag, oneOf, UsageError } from "./args.ts";
 import { parseSettings } from "./settings.ts";
 
 export const syncCommand: Command = {
@@ -143,12 +143,7 @@ a file, commits what was read and refreshes the snapshot; a second Ctrl-C exits 
     }
 
     // First signal: stop reading, commit what was read, refresh the snapshot. Second: exit now.
-    const stop = () => {
-      if (controller.signal.aborted) process.exit(130);
-      controller.abort();
-    };
-    process.on("SIGINT", stop);
-    process.on("SIGTERM", stop);
+    const release = abortOnSignals(controller);
     const bar = createProgressBar(process.stderr, `syncing ${source.name}`);
     const report = (summary: SyncSummary, error?: SyncError) => {
       bar.clear();
@@ -182,8 +177,7 @@ a file, commits what was read and refreshes the snapshot; a second Ctrl-C exits 
       console.error(`marquee sync: ${source.name}: ${err.message}`);
       return 1;
     } finally {
-      process.off("SIGINT", stop);
-      process.off("SIGTERM", stop);
+      release();
       db.close();
     }
   },
