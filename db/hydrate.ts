@@ -201,8 +201,7 @@ const SEEN_BITS = 1 << 22;
  *
  * An event is kept from the second time it is read, not the first: most events of new traffic
  * (a cursor walk's pages, a new window) are read once, and keeping each of them pushed out one
- * kept before, churning the heap that every request allocates from (test/bench/RESULTS.md, round
- * 17). Events read once are remembered as one bit each, by id modulo the table's size; two ids
+ * kept before, churning the heap that every request allocates from (docs/perf-history.md, "Round 17"). Events read once are remembered as one bit each, by id modulo the table's size; two ids
  * sharing a bit only let the second be kept at once. The table starts afresh once a quarter of
  * its bits are set, so it remembers about the last million events read.
  */
@@ -368,8 +367,8 @@ interface VenueRow {
  * What JSON.stringify writes of the Event before its last key, `venue`: the Event's fields
  * (`shapeEvent`) stringified with a placeholder venue that is then cut off (tested byte for byte
  * against JSON.stringify of `toEvent`). One native pass writes one flat string, measured
- * faster than quoting each field in JavaScript and joining the pieces (test/bench/RESULTS.md,
- * round 19).
+ * faster than quoting each field in JavaScript and joining the pieces (docs/perf-history.md,
+ * "Round 19").
  */
 function eventPartOf(r: EventRow, baseUrl: string): string {
   return JSON.stringify(shapeEvent(r, baseUrl, 0)).slice(0, -VENUE_PLACEHOLDER_TAIL.length);

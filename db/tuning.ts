@@ -11,7 +11,7 @@ export const HOT_PATH = {
    * and 640 bytes a venue, so some 39,000 venues (the demo's 1,000,000 events have 40,000).
    * An event is kept from its second reading, a venue from its first: a new page's events are
    * mostly read once, its venues mostly read before. Twice the events' bytes gave no measured
-   * gain and more RSS (test/bench/RESULTS.md, round 19).
+   * gain and more RSS (docs/perf-history.md, "Round 19").
    */
   hydratedEventBytes: 56 * 1024 * 1024,
   hydratedVenueBytes: 24 * 1024 * 1024,

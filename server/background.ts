@@ -233,7 +233,7 @@ async function startApiFollowing(ctx: AppContext, url: string): Promise<Stop> {
  * are replaced faster than the engine collects its old generation on its own, so memory grows to
  * several times what is live. The collection runs beside the requests (`Bun.gc(false)`): a
  * synchronous one paused every request in flight, and left the slowest 1 % of new pages waiting
- * 260–280 ms (test/bench/RESULTS.md, "Memory" and round 19).
+ * 260–280 ms (docs/perf-history.md, "Memory" and "Round 19").
  */
 function startMemoryGuard(): Stop {
   const gc = (globalThis as { Bun?: { gc(synchronous: boolean): void } }).Bun?.gc;

@@ -7,12 +7,12 @@
  * - a bulk sync keeps everything for its run ("-1"). It frees and allocates large buffers all the
  *   time (socket reads, SQLite's sorted runs and page cache); with the pages kept, the
  *   1,000,000-event PostgreSQL copy took less than half the faults and about 40 % less system
- *   time (test/bench/RESULTS.md, "Round 13");
+ *   time (docs/perf-history.md, "Round 13");
  * - a server on a Redis ledger keeps freed memory 100 ms, so what one turn of requests frees is
- *   there for the next; about 12 % more pages a second (test/bench/RESULTS.md, "Round 14");
+ *   there for the next; about 12 % more pages a second (docs/perf-history.md, "Round 14");
  * - a server on the SQLite ledger keeps it a second: new pages took under a third of the faults and
  *   about 10 % less CPU, at the same peak RSS over 10 s and more over minutes of new traffic
- *   (test/bench/RESULTS.md, "Round 18");
+ *   (docs/perf-history.md, "Round 18");
  * - a test instance (`serve --test-mode`) starts as it is: it is there to start fast.
  *
  * The allocator reads its options from the environment once, as the process starts, so the

@@ -27,7 +27,7 @@
  * A body is kept only once a request after the one that selected the page was served the same
  * selection: most pages of new traffic are asked for once, and keeping their bodies (two copies
  * of some 18 kB each) only churned the heap that every request allocates from (test/bench/
- * RESULTS.md, round 17). A page asked for again is hydrated a second time, then served from here.
+ * docs/perf-history.md, "Round 17"). A page asked for again is hydrated a second time, then served from here.
  */
 import { LRUCache } from "lru-cache";
 import type { PageSelection } from "../../db/events-query.ts";

@@ -6,7 +6,7 @@
  * with an import's bulk settings (sync/writer.ts). A large copy is written by the writer thread
  * while this one reads and checks the rows; a small one on this thread, where a 103,596-row copy
  * once ran faster (1.4 s against 2.8 s; the threshold: sync/postgres/sync.ts). Measured on the
- * 1,035,952-row demo copy (test/bench/RESULTS.md, "Round 10"): rows as JSON (row_to_json, then
+ * 1,035,952-row demo copy (docs/perf-history.md, "Round 10"): rows as JSON (row_to_json, then
  * JSON.parse) cost PostgreSQL ~1.4 s more per 200,000 rows than the columns as text and made
  * 75 % more bytes to decode. The copy is complete once its last transaction, on this connection,
  * commits the slot's starting position with the rejected rows; until then a rerun starts the
@@ -68,7 +68,7 @@ const bool = (f: string) => (f === NULL ? null : f === "t");
 /**
  * A COPY line's fields as a row (its values as row_to_json would give them), in the order of
  * UPSTREAM_COLUMNS. Written out as one object literal per table: a row of one fixed shape is
- * built in about two thirds of the time a row filled key by key takes (test/bench/RESULTS.md,
+ * built in about two thirds of the time a row filled key by key takes (docs/perf-history.md,
  * "Round 13").
  */
 const ROW_OF: Record<UpstreamTable, (f: string[]) => Row> = {

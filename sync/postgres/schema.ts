@@ -9,7 +9,7 @@ export const DEFAULT_SCHEMA = "marquee";
  * Copies from this size on are written by a writer thread while this one reads and checks the
  * rows. The 1,035,952-row demo copy took 12-13 s that way against 17 s on one thread; at 207,184
  * rows the two were within the machine's noise, and one thread leaves the other core to
- * PostgreSQL and to a server (test/bench/RESULTS.md, "Round 10"). Kept here, with the other
+ * PostgreSQL and to a server (docs/perf-history.md, "Round 10"). Kept here, with the other
  * facts about the upstream that need no PostgreSQL client, for `marquee sync --help`.
  */
 export const COPY_THREAD_MIN_ROWS = 500_000;

@@ -1,7 +1,7 @@
 #!/usr/bin/env bun
 /**
  * What one random `events` row costs, the read a new list page makes for each event no cache
- * holds (test/bench/RESULTS.md, "Round 9"): pages of 25 random ids read through SQLite's read
+ * holds (docs/perf-history.md, "Round 9"): pages of 25 random ids read through SQLite's read
  * calls (the serving default) and through a memory map, and a bare 4 KiB read of the file at a
  * random place. CPU time per row (user and kernel), the last of four rounds (the first ones warm
  * the OS's file cache and the map).

@@ -16,7 +16,7 @@ export const LOAD = {
   /**
    * Once per server before its first scenario: lets its JIT settle. A server on the Redis ledger
    * spent 201, 141, then 75–97 µs of CPU a default page over its first 2-s stretches of load
-   * (RESULTS.md, round 14): with 3 s, its first cell measured the JIT, not the steady state.
+   * (docs/perf-history.md, "Round 14"): with 3 s, its first cell measured the JIT, not the steady state.
    */
   targetWarmupS: 8,
   warmupS: 1,

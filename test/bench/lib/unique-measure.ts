@@ -113,7 +113,7 @@ export async function measureUnique(
       return part;
     };
     // Before the first scenario each server also gets the repeated section's longer warm-up, on
-    // the same list: a fresh process's JIT is not settled by one second (RESULTS.md, round 14).
+    // the same list: a fresh process's JIT is not settled by one second (docs/perf-history.md, "Round 14").
     // The URLs it takes are spent: the measured requests are still ones no server has seen.
     if (i === 0) for (const r of ready) await next(r, LOAD.targetWarmupS);
     for (const r of ready) if (LOAD.warmupS > 0) await next(r, LOAD.warmupS);
