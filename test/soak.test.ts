@@ -1,5 +1,5 @@
 /**
- * Memory under a flood of unique queries (README, "Performance"): a spawned Bun server on the
+ * Memory under a flood of unique queries (docs/performance.md): a spawned Bun server on the
  * 50,000-event demo replica answers 16 connections of queries no cache has seen (states and
  * cities, windows, circles, polygons, sources, limits) for 20 seconds, and its resident memory
  * never passes the ceiling the README states. Every cache of the serving process is bounded by
