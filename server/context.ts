@@ -132,7 +132,7 @@ export async function createContext(
 
 /**
  * The ledger the server runs on and the access stages over it: a shared Redis ledger when
- * `--ledger` names one (README, "Run several servers"), else the SQLite file beside the
+ * `--ledger` names one (docs/several-servers.md, "Run several servers"), else the SQLite file beside the
  * replica with the process's meter.
  */
 async function openLedgerAndAccess(

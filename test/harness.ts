@@ -303,7 +303,7 @@ export class Client {
 /**
  * Two spawned Bun servers on one Redis ledger (a throwaway redis-server) and one replica file,
  * requests alternating between them: every limit, the test clock, faults and reset must hold
- * across servers exactly as on one (README, "Run several servers").
+ * across servers exactly as on one (docs/several-servers.md, "Run several servers").
  */
 export async function startRedisPair(): Promise<Target & { servers: Target[]; redis: RedisServer }> {
   const redis = await startRedisServer();

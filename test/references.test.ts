@@ -1,6 +1,6 @@
 /**
  * Every pointer a reader follows resolves: file paths named in the code and the docs exist, a
- * section cited as `docs/api.md, Listing events` or `README "Follow your PostgreSQL"` is a heading
+ * section cited as `docs/api.md, Listing events` or `README "Use Marquee in your tests"` is a heading
  * of that document, and every relative Markdown link reaches its file and heading. A file moved
  * or a heading renamed fails here instead of leaving a stale pointer behind.
  */

@@ -1,5 +1,5 @@
 /**
- * Two Bun servers on one Redis ledger (README, "Run several servers"): every limit is
+ * Two Bun servers on one Redis ledger (docs/several-servers.md, "Run several servers"): every limit is
  * exact across them, a redemption happens once, a revocation anywhere is refused everywhere
  * within a second, and a Redis that stops answering gives the documented 503s within a second
  * and recovers by itself.

@@ -18,7 +18,7 @@ export const LEDGER_FLAG = { ledger: { type: "string" }, ...CONFIG_FLAG } as con
 
 /**
  * Opens the ledger the servers use: the shared one named by --ledger, $MARQUEE_LEDGER or the
- * configuration file (README, "Run several servers"), else the SQLite file beside the
+ * configuration file (docs/several-servers.md, "Run several servers"), else the SQLite file beside the
  * replica named by --db, $MARQUEE_DB, the file or the default.
  */
 export async function openOperatorLedger(flags: { db?: string; ledger?: string; config?: string }): Promise<Ledger> {

@@ -1,5 +1,5 @@
 /**
- * `marquee sync --from postgres://…` (README, "Follow your PostgreSQL"): the initial
+ * `marquee sync --from postgres://…` (docs/postgres.md, "Follow your PostgreSQL"): the initial
  * copy and the slot's changes, a progress line on a terminal, one summary line always.
  */
 import type { Db } from "../../db/driver.ts";

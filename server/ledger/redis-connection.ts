@@ -1,5 +1,5 @@
 /**
- * Connections to a Redis ledger (README, "Run several servers"). One place decides
+ * Connections to a Redis ledger (docs/several-servers.md, "Run several servers"). One place decides
  * how long a command may take and what happens while Redis is away, so every caller fails the
  * same way: within `REDIS_LEDGER.commandTimeoutMs`, with an error the caller turns into its
  * stage's 503, never a hang.

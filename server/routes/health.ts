@@ -32,7 +32,7 @@ export function healthRoutes(app: RouteTable, ctx: AppContext): void {
           snapshotEvents: stats.snapshotEvents,
           snapshotAgeSeconds:
             stats.snapshotAt == null ? null : Math.max(0, Math.round((now - stats.snapshotAt) / 1000)),
-          // Source, slot, lag, last applied position and time, rejected rows (README, "Follow your PostgreSQL").
+          // Source, slot, lag, last applied position and time, rejected rows (docs/postgres.md, "Follow your PostgreSQL").
           upstream: ctx.upstream?.status() ?? null,
           now: new Date(now).toISOString(),
           version: build.version,

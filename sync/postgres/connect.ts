@@ -1,6 +1,6 @@
 /**
  * Connecting to a PostgreSQL upstream, and the checks made before anything is written: each
- * failure becomes one line naming the cause and the fix (README, "Follow your PostgreSQL").
+ * failure becomes one line naming the cause and the fix (docs/postgres.md, "Follow your PostgreSQL").
  */
 import pg from "pg";
 import { ident, type PostgresSource, UPSTREAM_COLUMNS } from "./schema.ts";

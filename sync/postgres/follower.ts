@@ -3,7 +3,7 @@
  * the slot's changes into the replica it serves, refreshes the serving snapshot soon after
  * applied changes so a committed upstream change is served within a second, and retries a lost
  * connection with backoff while the API keeps serving what the replica holds
- * (README, "Follow your PostgreSQL").
+ * (docs/postgres.md, "Follow your PostgreSQL").
  */
 import type { Db } from "../../db/driver.ts";
 import { countUpstreamRejects, readUpstreamState } from "../../db/replica.ts";

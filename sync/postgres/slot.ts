@@ -1,6 +1,6 @@
 /**
  * The replica's place on a PostgreSQL server: its publication and its replication slot, how they
- * are named, found, measured and dropped (README, "Follow your PostgreSQL").
+ * are named, found, measured and dropped (docs/postgres.md, "Follow your PostgreSQL").
  */
 import { createHash } from "node:crypto";
 import { resolve } from "node:path";

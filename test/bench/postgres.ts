@@ -1,6 +1,6 @@
 #!/usr/bin/env bun
 /**
- * The PostgreSQL upstream under load (README, "Follow your PostgreSQL"):
+ * The PostgreSQL upstream under load (docs/postgres.md, "Follow your PostgreSQL"):
  *
  * - `measurePostgresCopy`: `marquee sync --from postgres://…` of the demo data set into a new
  *   replica (rows/s; the NDJSON import's figure is the target);
