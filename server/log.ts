@@ -43,6 +43,10 @@ export class Logger {
   /** The last request line's time and its ISO form: requests in the same millisecond share it. */
   #timeMs = Number.NaN;
   #timeIso = "";
+  /** The last request line's method and path, and their JSON fields (`#target`). */
+  #lastMethod = "";
+  #lastPath = "";
+  #lastTarget = "";
 
   constructor(
     readonly options: LogOptions,
@@ -98,17 +102,30 @@ export class Logger {
       this.#timeIso = new Date(r.time).toISOString();
     }
     const time = this.#timeIso;
-    const path = redactPath(r.path);
     const ms = Math.round(r.durationMs * 1000) / 1000;
     if (this.#json) {
       this.low.write(
-        `{"time":"${time}","level":"info","msg":"request","requestId":"${r.requestId}","method":${jsonString(r.method)},"path":${jsonString(path)},"status":${r.status},"code":${r.code === null ? "null" : `"${r.code}"`},"accountId":${r.accountId},"keyId":${r.keyId},"rows":${r.rows},"durationMs":${ms}${this.#worker}}\n`,
+        `{"time":"${time}","level":"info","msg":"request","requestId":"${r.requestId}",${this.#target(r.method, r.path)},"status":${r.status},"code":${r.code === null ? "null" : `"${r.code}"`},"accountId":${r.accountId},"keyId":${r.keyId},"rows":${r.rows},"durationMs":${ms}${this.#worker}}\n`,
       );
     } else {
+      const path = redactPath(r.path);
       this.low.write(
         `${time} INFO request ${textValue(r.method)} ${textValue(path)} ${r.status} ${ms}ms rows=${r.rows} code=${r.code ?? "-"} accountId=${r.accountId ?? "-"} keyId=${r.keyId ?? "-"} requestId=${r.requestId}${this.#worker}\n`,
       );
     }
+  }
+
+  /**
+   * `"method":…,"path":…` of a JSON request line, kept for the last method and path seen: most
+   * lines repeat them, and the redaction and escaping are the line's costliest part.
+   */
+  #target(method: string, path: string): string {
+    if (method !== this.#lastMethod || path !== this.#lastPath) {
+      this.#lastMethod = method;
+      this.#lastPath = path;
+      this.#lastTarget = `"method":${jsonString(method)},"path":${jsonString(redactPath(path))}`;
+    }
+    return this.#lastTarget;
   }
 
   /** Writes what is buffered now (before the process exits). */

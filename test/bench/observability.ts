@@ -12,7 +12,8 @@
  *   bun test/bench/observability.ts          (npm run bench:observability; also part of npm run bench)
  *
  * `OBS_VARIANT=log` or `OBS_VARIANT=metrics` gives the second server only one of the two, to see
- * which costs what.
+ * which costs what; `OBS_VARIANT=none` gives it neither, so the pair shows how far apart two
+ * identical servers measure.
  *
  * Builds the cached 1M-event replica first if it is missing (test/bench/lib/fixture.ts).
  */
@@ -35,8 +36,11 @@ import { startMarqueeBun } from "./lib/targets.ts";
 import { combine, type LoadResult, type Slice, slice } from "./lib/wrk.ts";
 
 export const OBSERVABILITY = {
-  /** Measured slices per side, each `sliceS` long. */
-  slices: 12,
+  /**
+   * Measured slices per side, each `sliceS` long: two identical servers (`OBS_VARIANT=none`) came
+   * out up to 7 % apart in 12 slices on a busy host, so the pair takes more.
+   */
+  slices: 20,
   sliceS: 1,
   /** The observed side's own target. */
   maxSlowdown: 0.1,
@@ -75,8 +79,10 @@ export async function measureObservability(benchKey: string, log: (s: string) =>
   const observed = await startMarqueeBun(await freePort(), [
     "--db",
     copy,
-    ...(variant !== "metrics" ? ["--log-level", "info", "--log-format", "json", "--log-file", logFile] : []),
-    ...(variant !== "log" ? ["--admin-port", String(adminPort)] : []),
+    ...(variant === "both" || variant === "log"
+      ? ["--log-level", "info", "--log-format", "json", "--log-file", logFile]
+      : []),
+    ...(variant === "both" || variant === "metrics" ? ["--admin-port", String(adminPort)] : []),
   ]);
   let scrapes = 0;
   const scraper = setInterval(async () => {
@@ -111,7 +117,7 @@ export async function measureObservability(benchKey: string, log: (s: string) =>
     });
     for (const [name, s] of [
       ["without", a],
-      [`with ${variant === "both" ? "log + metrics" : variant}`, b],
+      [variant === "both" ? "with log + metrics" : variant === "none" ? "the same again" : `with ${variant}`, b],
     ] as const)
       log(
         `  ${name.padEnd(20)} ${s.load.rps.toFixed(0).padStart(7)} req/s  p50 ${s.load.p50Ms.toFixed(2)} ms  p99 ${s.load.p99Ms.toFixed(2)} ms  CPU ${s.cpuUs.toFixed(1)} µs/req`,
