@@ -38,7 +38,7 @@ import {
 import { describeMachine } from "./lib/machine.ts";
 import { measureSides, type Side } from "./lib/measure.ts";
 import { captureScenarios, request, resolveInputs } from "./lib/prepare.ts";
-import { freePort, readRss, type Server, stopAllServers } from "./lib/proc.ts";
+import { freePort, readRss, type Server, stopAllServers, watchMemory } from "./lib/proc.ts";
 import { type BenchRedis, redisVersion, startBenchRedis } from "./lib/redis.ts";
 import { type RunReport, renderMarkdown, writeResults } from "./lib/report.ts";
 import { buildScenarios, type Scenario } from "./lib/scenarios.ts";
@@ -219,8 +219,9 @@ async function main(): Promise<number> {
     const peer = await targets.startPeer(await freePort());
     log("unique traffic: Marquee on Bun, the ceiling and the straightforward peer, interleaved slice by slice:");
     const scenarios = uniqueScenarios(lists);
+    const memory = watchMemory(bun.child.pid!);
     const cells = await measureUnique({ bun, ceiling, peer }, scenarios, benchKey, lists.sample.state, log);
-    report.unique = { scenarios, cells, rss: readRss(bun.child.pid!) ?? undefined, ceilingPath: lists.sample.state };
+    report.unique = { scenarios, cells, rss: memory.stop() ?? undefined, ceilingPath: lists.sample.state };
     await Promise.all([bun.stop(), ceiling.stop(), peer.stop()]);
     log(
       `where a new request's time goes: ${UNIQUE.stageRequests.toLocaleString("en-US")} new requests per class, stage by stage …`,

@@ -3,7 +3,7 @@
  * How cost grows with the replica: demo replicas of 100,000, 1,000,000 and 3,000,000 events, each
  * built from scratch (`marquee demo-data`, then a timed `marquee sync`), then served by Marquee on
  * Bun under unique state and unique circle traffic (test/bench/lib/unique.ts), with its size on
- * disk and the server's RSS after the load.
+ * disk and the server's private memory under the load (sampled, its peak), RSS beside it.
  *
  *   bun test/bench/scale.ts [--events 100000,1000000,3000000] [--seconds 5]
  *
@@ -18,7 +18,7 @@ import { ledgerPathFor, openLedger } from "../../db/ledger.ts";
 import { openReplica } from "../../db/replica.ts";
 import { BUN, CACHE, LOAD, UNLIMITED_RATE } from "./lib/config.ts";
 import { issueKeyOn, RUN_DIR } from "./lib/fixture.ts";
-import { freePort, readRss, runOk, startServer } from "./lib/proc.ts";
+import { freePort, type MemoryReading, runOk, startServer, watchMemory } from "./lib/proc.ts";
 import { writeUniqueLists } from "./lib/unique.ts";
 import { measure } from "./lib/wrk.ts";
 
@@ -37,8 +37,7 @@ interface ScaleRow {
   diskMb: number;
   state: { rps: number; p99Ms: number };
   circle: { rps: number; p99Ms: number };
-  rssMb: number;
-  peakMb: number;
+  memory: MemoryReading | null;
 }
 
 async function measureSize(events: number): Promise<ScaleRow> {
@@ -119,12 +118,12 @@ async function measureSize(events: number): Promise<ScaleRow> {
       env: { MARQUEE_SECRET: "", MARQUEE_DB: "", MARQUEE_BASE_URL: "", PORT: "" },
     },
   );
+  const memory = watchMemory(server.child.pid!);
   try {
     log("  unique state …");
     const state = await measure({ url: `${server.baseUrl}/`, key, pathsFile: lists.paths.state }, seconds);
     log("  unique circle …");
     const circle = await measure({ url: `${server.baseUrl}/`, key, pathsFile: lists.paths.circle }, seconds);
-    const rss = readRss(server.child.pid!) ?? { rssMb: NaN, peakMb: NaN };
     const row = {
       events,
       syncS: sync.ms / 1000,
@@ -132,8 +131,7 @@ async function measureSize(events: number): Promise<ScaleRow> {
       diskMb,
       state: { rps: state.rps, p99Ms: state.p99Ms },
       circle: { rps: circle.rps, p99Ms: circle.p99Ms },
-      rssMb: rss.rssMb,
-      peakMb: rss.peakMb,
+      memory: memory.stop(),
     };
     log(`  ${JSON.stringify(row)}`);
     return row;
@@ -147,13 +145,13 @@ const rows: ScaleRow[] = [];
 for (const events of sizes) rows.push(await measureSize(events));
 console.log(
   [
-    `Unique traffic: wrk, ${LOAD.threads} threads, ${LOAD.connections} connections, ${LOAD.warmupS} s warm-up then ${seconds} s; RSS after both loads.`,
+    `Unique traffic: wrk, ${LOAD.threads} threads, ${LOAD.connections} connections, ${LOAD.warmupS} s warm-up then ${seconds} s; private memory (RssAnon + swap) sampled under both loads, its peak, and RSS after them (with the mapped file pages).`,
     "",
-    "| events | sync (records/s) | replica on disk | unique state req/s (p99) | unique circle req/s (p99) | RSS after load (peak) |",
-    "|--:|--:|--:|--:|--:|--:|",
+    "| events | sync (records/s) | replica on disk | unique state req/s (p99) | unique circle req/s (p99) | private memory, peak | RSS after load (peak) |",
+    "|--:|--:|--:|--:|--:|--:|--:|",
     ...rows.map(
       (r) =>
-        `| ${fmt(r.events)} | ${fmt(r.syncS, 1)} s (${fmt(r.recordsPerS)}) | ${fmt(r.diskMb)} MB | ${fmt(r.state.rps)} (${fmt(r.state.p99Ms, 1)} ms) | ${fmt(r.circle.rps)} (${fmt(r.circle.p99Ms, 1)} ms) | ${fmt(r.rssMb)} MB (${fmt(r.peakMb)} MB) |`,
+        `| ${fmt(r.events)} | ${fmt(r.syncS, 1)} s (${fmt(r.recordsPerS)}) | ${fmt(r.diskMb)} MB | ${fmt(r.state.rps)} (${fmt(r.state.p99Ms, 1)} ms) | ${fmt(r.circle.rps)} (${fmt(r.circle.p99Ms, 1)} ms) | ${r.memory ? `${fmt(r.memory.privatePeakMb)} MB` : "–"} | ${r.memory ? `${fmt(r.memory.rssMb)} MB (${fmt(r.memory.peakMb)} MB)` : "–"} |`,
     ),
   ].join("\n"),
 );

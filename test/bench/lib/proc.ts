@@ -150,13 +150,49 @@ export function stopAllServers(): void {
   live.clear();
 }
 
-/** Resident set size of a process in MB (VmRSS), and its peak (VmHWM). */
-export function readRss(pid: number): { rssMb: number; peakMb: number } | null {
+/**
+ * A process's memory in MB: `privateMb` is what it holds privately (RssAnon plus VmSwap from
+ * /proc), the figure the bench's memory target counts; `rssMb` (VmRSS) adds the file pages it has
+ * mapped, among them a memory-mapped replica's, which are the operating system's cache (shared
+ * and reclaimable); `peakMb` is VmHWM, the peak of that RSS.
+ */
+export interface MemoryReading {
+  privateMb: number;
+  rssMb: number;
+  peakMb: number;
+  /** The highest `privateMb` seen while it was watched (`watchMemory`), else `privateMb`. */
+  privatePeakMb: number;
+}
+
+export function readRss(pid: number): MemoryReading | null {
   try {
     const status = readFileSync(`/proc/${pid}/status`, "utf8");
-    const kb = (field: string) => Number(new RegExp(`^${field}:\\s+(\\d+) kB`, "m").exec(status)?.[1] ?? NaN);
-    return { rssMb: kb("VmRSS") / 1024, peakMb: kb("VmHWM") / 1024 };
+    const kb = (field: string) => Number(new RegExp(`^${field}:\\s+(\\d+) kB`, "m").exec(status)?.[1] ?? 0);
+    const privateMb = (kb("RssAnon") + kb("VmSwap")) / 1024;
+    return { privateMb, rssMb: kb("VmRSS") / 1024, peakMb: kb("VmHWM") / 1024, privatePeakMb: privateMb };
   } catch {
     return null;
   }
+}
+
+/**
+ * Samples a process's private memory every `everyMs` until `stop`, which returns the last reading
+ * with the highest private figure seen (the kernel keeps a peak of RSS only).
+ */
+export function watchMemory(pid: number, everyMs = 250): { stop(): MemoryReading | null } {
+  let peak = 0;
+  const sample = () => {
+    const m = readRss(pid);
+    if (m) peak = Math.max(peak, m.privateMb);
+    return m;
+  };
+  sample();
+  const timer = setInterval(sample, everyMs);
+  return {
+    stop() {
+      clearInterval(timer);
+      const last = sample();
+      return last && { ...last, privatePeakMb: peak };
+    },
+  };
 }
