@@ -320,7 +320,7 @@ describe("instances", () => {
       expect(readdirSync(tmp)).toHaveLength(1);
       expect(await refused(url)).toBe(false);
       runner.kill("SIGKILL");
-      const deadline = Date.now() + 5_000;
+      const deadline = Date.now() + 20_000;
       while (Date.now() < deadline && (!(await refused(url)) || readdirSync(tmp).length > 0)) {
         await new Promise((r) => setTimeout(r, 50));
       }
