@@ -8,7 +8,6 @@
 import type { AccountFields } from "../db/accounts.ts";
 import type { KeyKind } from "../db/contract.ts";
 import { DEMO } from "../db/contract.ts";
-import type { Db } from "../db/driver.ts";
 import { assertSourceKind, readReplicaStats, readSourceKind } from "../db/replica.ts";
 import { HOT_PATH } from "../db/tuning.ts";
 import { isPostgresUrl } from "../sync/postgres/schema.ts";
@@ -264,12 +263,11 @@ export async function startBackgroundWork(
     stops.push(await startStreaming(ctx, ctx.config.syncFrom));
   else if (ctx.config.syncFrom) stops.push(await startPeriodicSync(ctx, ctx.config.syncFrom));
   else if (ctx.config.syncFromApi) stops.push(await startApiFollowing(ctx, ctx.config.syncFromApi));
-  const refresh = (db: Db) => refreshSnapshotIfStale(db, ctx.clock.now());
-  const timer = setInterval(() => {
+  const refresh = () =>
     ctx.replicaWrites
-      .apply(refresh)
+      .apply((db) => refreshSnapshotIfStale(db, ctx.clock.now()))
       .catch((err) => ctx.log.error(`snapshot refresh failed: ${(err as Error).message}`));
-  }, ctx.config.snapshotIntervalS * 1000);
+  const timer = setInterval(refresh, ctx.config.snapshotIntervalS * 1000);
   timer.unref?.();
   stops.push(async () => clearInterval(timer));
   return stopAll;

@@ -29,8 +29,9 @@ export type Freshness = "query" | "replica" | "snapshot";
 /** A cache and the key it follows, so its declaration says what invalidates it. */
 export type Keyed<F extends Freshness, C> = C & { readonly follows: F };
 
-const keyed = <F extends Freshness, C extends object>(follows: F, cache: C): Keyed<F, C> =>
-  Object.assign(cache, { follows });
+/** Declares `cache` as following `follows`; only a `query` cache may lack `clear`. */
+const keyed = <F extends Freshness, C extends F extends "query" ? object : { clear(): void }>(follows: F, cache: C) =>
+  Object.assign(cache, { follows }) as Keyed<F, C>;
 
 /**
  * What a query string decides, kept by the raw string once it passed stages 4 and 6 (both pure
@@ -50,23 +51,16 @@ export class ListCaches {
   readonly headers = keyed("query", new ListHeaders());
   /** Selected keys and hydrated bodies by query string, limit and window span (server/list/page-cache.ts). */
   readonly pages = keyed("replica", createPageCache(HOT_PATH.cachedPages, HOT_PATH.cachedPageBytes));
-  /** Live rows and their JSON by event id (db/hydrate.ts). */
   readonly events: Keyed<"replica", HydratedEvents>;
-  /** State index ranges geo pages scan (db/kept-scans.ts). */
   readonly scans = keyed("replica", new KeptScans(HOT_PATH.keptScanBytes, HOT_PATH.keptScanRows));
   /** The mark read at most HOT_PATH.foreignCommitLagMs ago, for the page cache's hit path. */
   readonly replicaMark: Keyed<"replica", RecentReplicaState>;
   /** What a replica of another deployment cannot answer (server/list/replica-scope.ts). */
   readonly scope: Keyed<"replica", ReplicaScope>;
-  /** The snapshot's venue table and recent candidate searches (db/geo.ts). */
   readonly geo: Keyed<"snapshot", GeoIndex>;
-  /** Counts for plan choice and the sources each token matches (db/snapshot-stats.ts). */
   readonly estimates = keyed("snapshot", new SnapshotEstimates(HOT_PATH.sourceEstimates));
-  /** The snapshot's long rows (db/long-events.ts). */
   readonly longs = keyed("snapshot", new LongEvents(HOT_PATH.longEventRows));
-  /** The snapshot's short rows by state and week, by source, or by day (db/short-blocks.ts). */
   readonly blocks = keyed("snapshot", new SnapshotBlocks(HOT_PATH.shortBlockBytes, HOT_PATH.sourceBlockRows));
-  readonly #cleared: ReadonlyArray<Keyed<Freshness, { clear(): void }>>;
 
   constructor(replica: Db, baseUrl: string) {
     const bytes = { eventBytes: HOT_PATH.hydratedEventBytes, venueBytes: HOT_PATH.hydratedVenueBytes };
@@ -74,18 +68,19 @@ export class ListCaches {
     this.replicaMark = keyed("replica", new RecentReplicaState(replica, HOT_PATH.foreignCommitLagMs));
     this.scope = keyed("replica", new ReplicaScope(replica, this.replicaMark));
     this.geo = keyed("snapshot", new GeoIndex(replica, HOT_PATH.geoResults, HOT_PATH.geoResultBytes));
-    const { parsed, pages, events, scans, replicaMark, scope, geo, estimates, longs, blocks } = this;
-    this.#cleared = [parsed, pages, events, scans, replicaMark, scope, geo, estimates, longs, blocks];
   }
 
   /** Drops every cache that follows `key`; "snapshot" drops the replica's too (a refresh is a commit). */
   moved(key: "replica" | "snapshot"): void {
-    for (const c of this.#cleared) if (c.follows === "replica" || c.follows === key) c.clear();
+    for (const c of this.#all()) if (c.follows === "replica" || c.follows === key) c.clear?.();
   }
 
   clear(): void {
-    for (const c of this.#cleared) c.clear();
+    for (const c of this.#all()) c.clear?.();
   }
+
+  /** Every field above: a cache declared with `keyed` cannot be left out of `moved`. */
+  #all = () => Object.values(this) as Keyed<Freshness, { clear?(): void }>[];
 }
 
 type Keys = Record<"replica" | "snapshot", string>;

@@ -1,33 +1,19 @@
 /**
- * Page selections kept between requests. Selecting a page (db/events-query.ts) is a
- * pure function of the replica mark, the filters, the cursor position, the limit and the
- * window; the cache skips it when a request provably gets the same keys. Hydration, the cursor,
- * headers and the row accounting still run per request (server/routes/events.ts).
+ * Page selections kept between requests, for one replica mark (an entry of another mark is
+ * dropped). Selecting a page (db/events-query.ts) is a pure function of the mark, the filters,
+ * the cursor position, the limit and the window; hydration, the cursor, headers and the row
+ * accounting still run per request. An entry stored for window [a, b] serves [a', b'] (same
+ * query string and limit) when a <= a' <= the earliest end among the selected rows, b' >= b, and
+ * either b' = b or the selection was full (hasMore): every kept row is still in the window, and
+ * a row that entered it started after b, so it sorts after them all. The default window slides
+ * with the clock, which is this case; a pinned one (a cursor, explicit dates) matches itself.
  *
- * An entry stored for window [a, b] serves a request for window [a', b'] (same query string,
- * same limit, same replica mark) when
- *   a <= a' <= the earliest end among the selected rows, and b' >= b, and
- *   either b' = b or the selection was full (limit + 1 rows, i.e. hasMore).
- * Why that is exact: every selected row still ends at or after a' and starts at or before b',
- * so it is still in the window; a row that was not in the old window and is in the new one
- * started after b, so it sorts after every selected row (they start at or before b) and can
- * only matter when the selection had room for it — hence the full-selection rule. A row that
- * left the window cannot come back, since a' >= a. The default window slides with the clock
- * (a = now, b = now + span), which is exactly this case; a pinned window (a cursor, explicit
- * dates) matches itself. The mark (db/hydrate.ts `readReplicaState`) moves on every write by
- * any connection, and an entry of another mark is dropped.
- *
- * An entry also keeps the hydrated page (`PageBody`): the survivors' JSON is a function of the
- * selection, the replica mark and the live re-check, which depends on the window only through
- * `end >= a'` and `start <= b'` (db/hydrate.ts `LiveBounds`). So a body hydrated for [a1, b1]
- * serves a window [a', b'] that the selection serves when a1 <= a' <= the earliest end among the
- * survivors and b' = b1, or b' > b1 when no row was dropped for starting after b1. A hit then
- * needs no read transaction, geo lookup or hydration: the cursor is the only per-request part.
- *
- * A body is kept only once a request after the one that selected the page was served the same
- * selection: most pages of new traffic are asked for once, and keeping their bodies (two copies
- * of some 18 kB each) only churned the heap that every request allocates from (test/bench/
- * docs/perf-history.md, "Round 17"). A page asked for again is hydrated a second time, then served from here.
+ * An entry also keeps the hydrated page (`PageBody`), whose live re-check depends on the window
+ * only through the bounds it records (db/hydrate.ts `LiveBounds`); a hit then needs no read
+ * transaction, geo lookup or hydration. A body is kept only from a page's second request: most
+ * new pages are asked for once, and keeping their bodies churned the heap every request
+ * allocates from (docs/perf-history.md, "Round 17"). docs/architecture.md, "Caches", has the
+ * whole argument.
  */
 import { LRUCache } from "lru-cache";
 import type { PageSelection } from "../../db/events-query.ts";

@@ -74,7 +74,12 @@ export function testModeRoutes(app: RouteTable, ctx: AppContext): void {
         return bad('expected {} or {"replica": true|false}');
       }
       await resetLedger(ctx);
-      if (body.replica === true) await emptyReplicaNow(ctx);
+      // The emptied replica's (empty) snapshot too; other processes see it as any commit (docs/architecture.md, "Freshness").
+      if (body.replica === true)
+        await ctx.replicaWrites.apply((db) => {
+          emptyReplica(db);
+          refreshSnapshot(db, ctx.clock.now(), { full: true });
+        });
       return json({ ok: true, replica: body.replica === true ? "emptied" : "kept" });
     }),
   );
@@ -107,18 +112,6 @@ export async function resetLedger(ctx: AppContext): Promise<void> {
   await ctx.ledger.reset();
   ctx.faults.clear();
   notifyLedgerReset(ctx);
-}
-
-/**
- * Empties the replica and refreshes the (now empty) snapshot, a replica write like any other
- * (server/list/caches.ts `ReplicaWrites`). Other processes on the same replica see the change
- * through the same checks as any commit.
- */
-async function emptyReplicaNow(ctx: AppContext): Promise<void> {
-  await ctx.replicaWrites.apply((db) => {
-    emptyReplica(db);
-    refreshSnapshot(db, ctx.clock.now(), { full: true });
-  });
 }
 
 /** `YYYY-MM-DD` (midnight UTC) or an RFC 3339 date-time. */
