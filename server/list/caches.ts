@@ -104,7 +104,7 @@ export class ReplicaWrites {
   #keys: Keys | null;
 
   constructor(
-    readonly db: Db,
+    private readonly db: Db,
     private readonly caches: ListCaches,
   ) {
     this.#keys = readKeys(db);
