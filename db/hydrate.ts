@@ -278,7 +278,7 @@ export function readReplicaState(db: Db): string {
  * `readReplicaState` as read at most `maxLagMs` ago, outside a transaction: another
  * connection's commit is seen that late at most, and this process's own writes at once, since
  * every writer of the serving process clears the list path's caches, this included
- * (server/context.ts `notifyReplicaChange`). For the page cache's hit path, which then reads
+ * (server/list/caches.ts `ReplicaWrites`). For the page cache's hit path, which then reads
  * nothing from the database.
  */
 export class RecentReplicaState {

@@ -13,7 +13,7 @@ import { HOT_PATH } from "../db/tuning.ts";
 import { isPostgresUrl } from "../sync/postgres/schema.ts";
 import { refreshSnapshotIfStale } from "../sync/serving-snapshot.ts";
 import type { SourcePosition } from "../sync/source.ts";
-import { type AppContext, notifyReplicaChange } from "./context.ts";
+import type { AppContext } from "./context.ts";
 import { issueKey } from "./keys.ts";
 
 /** The demo accounts `serve --demo` creates: one per kind of access a user may want to try. */
@@ -62,8 +62,7 @@ async function loadDemo(ctx: AppContext): Promise<void> {
   ]);
   console.log(`Loading demo data: ${DEMO.events.toLocaleString("en-US")} events anchored on ${anchor} …`);
   const source = streamSource("demo data", demoChunks({ events: DEMO.events, seed: DEMO.seed, anchor }));
-  const summary = await syncFrom(ctx.replica, source, { now: ctx.clock.now });
-  notifyReplicaChange(ctx);
+  const summary = await ctx.replicaWrites.apply((db) => syncFrom(db, source, { now: ctx.clock.now }));
   console.log(formatSummary(summary));
 
   if (await hasDemoAccounts(ctx)) {
@@ -125,21 +124,13 @@ async function startPeriodicSync(ctx: AppContext, spec: string): Promise<Stop> {
   const run = async () => {
     try {
       const source = openSource(spec, { start: position });
-      const summary = await syncFrom(ctx.replica, source, { now: ctx.clock.now });
+      const summary = await ctx.replicaWrites.apply((db) => syncFrom(db, source, { now: ctx.clock.now }));
       position = summary.position;
-      if (summary.applied > 0) {
-        notifyReplicaChange(ctx);
-        ctx.log.info(formatSummary(summary));
-      }
+      if (summary.applied > 0) ctx.log.info(formatSummary(summary));
     } catch (err) {
-      if (err instanceof SyncError) {
-        if (err.summary.applied > 0) notifyReplicaChange(ctx);
-        ctx.log.error(`sync from ${displaySource(spec)} failed: ${err.message}`);
-      } else {
-        // E.g. the file was replaced by a shorter one: read it again from the start next time.
-        position = undefined;
-        ctx.log.error(`sync from ${displaySource(spec)} failed: ${(err as Error).message}`);
-      }
+      // E.g. the file was replaced by a shorter one: read it again from the start next time.
+      if (!(err instanceof SyncError)) position = undefined;
+      ctx.log.error(`sync from ${displaySource(spec)} failed: ${(err as Error).message}`);
     }
   };
   await tick();
@@ -162,7 +153,7 @@ async function startStreaming(ctx: AppContext, spec: string): Promise<Stop> {
   const { startPostgresFollower } = await import("../sync/postgres/follower.ts");
   const follower = startPostgresFollower(ctx.replica, spec, {
     now: ctx.clock.now,
-    onChange: () => notifyReplicaChange(ctx),
+    onChange: ctx.replicaWrites.changed,
     log: (line) => ctx.log.warn(line),
   });
   ctx.upstream = follower;
@@ -219,7 +210,7 @@ async function startApiFollowing(ctx: AppContext, url: string): Promise<Stop> {
     aggregators: ctx.config.upstreamAggregators,
     intervalS: ctx.config.syncIntervalS,
     now: ctx.clock.now,
-    onChange: () => notifyReplicaChange(ctx),
+    onChange: ctx.replicaWrites.changed,
     log: (line) => ctx.log.warn(line),
   });
   ctx.upstream = follower;
@@ -272,13 +263,11 @@ export async function startBackgroundWork(
     stops.push(await startStreaming(ctx, ctx.config.syncFrom));
   else if (ctx.config.syncFrom) stops.push(await startPeriodicSync(ctx, ctx.config.syncFrom));
   else if (ctx.config.syncFromApi) stops.push(await startApiFollowing(ctx, ctx.config.syncFromApi));
-  const timer = setInterval(() => {
-    try {
-      if (refreshSnapshotIfStale(ctx.replica, ctx.clock.now()) !== null) notifyReplicaChange(ctx);
-    } catch (err) {
-      ctx.log.error(`snapshot refresh failed: ${(err as Error).message}`);
-    }
-  }, ctx.config.snapshotIntervalS * 1000);
+  const refresh = () =>
+    ctx.replicaWrites
+      .apply((db) => refreshSnapshotIfStale(db, ctx.clock.now()))
+      .catch((err) => ctx.log.error(`snapshot refresh failed: ${(err as Error).message}`));
+  const timer = setInterval(refresh, ctx.config.snapshotIntervalS * 1000);
   timer.unref?.();
   stops.push(async () => clearInterval(timer));
   return stopAll;

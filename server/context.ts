@@ -17,6 +17,7 @@ import { Health, type UpstreamReport } from "./health.ts";
 import type { Ledger } from "./ledger/ledger.ts";
 import { openSqliteLedger, SqliteLedger } from "./ledger/sqlite.ts";
 import type { Meter } from "./limits/meter.ts";
+import { ReplicaWrites } from "./list/caches.ts";
 import { ListService } from "./list/service.ts";
 import { type Logger, quietLogger } from "./log.ts";
 import type { Metrics } from "./metrics-text.ts";
@@ -42,6 +43,8 @@ export interface AppContext {
   access: AccessControl;
   /** `GET /v1/events` and every cache it uses (server/list/service.ts). */
   list: ListService;
+  /** The one way this process writes the replica: each write drops the caches it made stale (server/list/caches.ts). */
+  replicaWrites: ReplicaWrites;
   /** The upstream a serving process streams from (`--sync-from postgres://…`), for /healthz and /readyz. */
   upstream?: { status(): UpstreamReport };
   /** The server's log (server/log.ts). */
@@ -105,6 +108,7 @@ export async function createContext(
     meter,
     access,
     list,
+    replicaWrites: new ReplicaWrites(replica, list.caches),
     log,
     requests: new Requests(log, metrics?.requests ?? null, journal),
     health: new Health({
@@ -194,11 +198,6 @@ export async function openLedgerFor(
 export function sqliteLedgerDb(ctx: AppContext): Db {
   if (!(ctx.ledger instanceof SqliteLedger)) throw new Error(`the ledger is ${ctx.ledger.kind}, not SQLite`);
   return ctx.ledger.db;
-}
-
-/** After anything in this process changed the replica: caches that describe it start again. */
-export function notifyReplicaChange(ctx: AppContext): void {
-  ctx.list.caches.replicaChanged();
 }
 
 /** After the ledger was emptied (test mode's reset): the meter's counters and the access cache describe deleted rows. */

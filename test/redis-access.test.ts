@@ -14,7 +14,7 @@ import type { AccountFields } from "../db/accounts.ts";
 import { ACCESS, DAY_MS, TRIAL } from "../db/contract.ts";
 import { refreshSnapshot } from "../db/snapshot.ts";
 import { resolveConfig } from "../server/config.ts";
-import { type AppContext, createContext, notifyReplicaChange } from "../server/context.ts";
+import { type AppContext, createContext } from "../server/context.ts";
 import { direct, handle, type RequestScope, WebScope } from "../server/handle.ts";
 import { digestKey, displayPrefix, generateKey, issueKey } from "../server/keys.ts";
 import { openRedisLedger, type RedisLedger } from "../server/ledger/redis.ts";
@@ -87,7 +87,7 @@ describe("the list pipeline on a Redis ledger", () => {
       records.map((r, i) => parseRecordLine(JSON.stringify(r), i + 1)),
     );
     refreshSnapshot(ctx.replica, NOW_MS);
-    notifyReplicaChange(ctx);
+    ctx.replicaWrites.changed();
     server = await startRedisServer();
     servers.push(await serving(), await serving());
   });

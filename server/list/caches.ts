@@ -1,42 +1,37 @@
 /**
- * Every cache of the list path, created together with their sizes (db/tuning.ts HOT_PATH) and
- * cleared together. What makes each one exact is written beside it; docs/architecture.md,
- * "Caches", has the whole argument.
- *
- *   parsed     query string → parsed parameters and fingerprint: a pure function of the string
- *              (and the secret), so never stale.
- *   pages      query string + limit + window span → selected keys and the hydrated body, for one
- *              state of the replica (server/list/page-cache.ts).
- *   events     event id → live row and its JSON, for one state of the replica (db/hydrate.ts).
- *   geo        the snapshot's venue table and recent candidate searches, for one snapshot
- *              generation (db/geo.ts).
- *   scans      state index ranges geo pages scan, for one state of the replica (db/kept-scans.ts).
- *   estimates  per-snapshot counts for plan choice (db/snapshot-stats.ts).
- *   longs      the snapshot's long rows, for one snapshot generation (db/long-events.ts).
- *   blocks     the snapshot's short rows by state and week, by source and a span sized to it,
- *              or by day, for one snapshot generation (db/short-blocks.ts).
- *   state      the replica's state read at most HOT_PATH.foreignCommitLagMs ago, for the page
- *              cache's hit path.
- *   headers    one Headers object per sequence of access header names (server/list/response.ts).
- *   scope      what a replica of another deployment cannot answer, for one state of the replica
- *              (server/list/replica-scope.ts).
- *
- * Anything in this process that writes the replica calls `replicaChanged` (server/context.ts
- * `notifyReplicaChange`); the state checks catch what other processes write.
+ * Every cache of the list path, created together with their sizes (db/tuning.ts HOT_PATH), each
+ * declared with the key it follows (`Keyed`), and the one way this process writes the replica
+ * (`ReplicaWrites`), which drops the caches whose key moved. docs/architecture.md, "Freshness"
+ * has the rule and "Caches" why each cache is exact.
  */
 import { LRUCache } from "lru-cache";
 import type { Db } from "../../db/driver.ts";
 import { GeoIndex } from "../../db/geo.ts";
-import { HydratedEvents, RecentReplicaState } from "../../db/hydrate.ts";
+import { HydratedEvents, RecentReplicaState, readReplicaState } from "../../db/hydrate.ts";
 import { KeptScans } from "../../db/kept-scans.ts";
 import { LongEvents } from "../../db/long-events.ts";
 import { SnapshotBlocks } from "../../db/short-blocks.ts";
-import { SnapshotEstimates } from "../../db/snapshot-stats.ts";
+import { readSnapshotStats, SnapshotEstimates } from "../../db/snapshot-stats.ts";
 import { HOT_PATH } from "../../db/tuning.ts";
-import { createPageCache, type PageCache } from "./page-cache.ts";
+import { createPageCache } from "./page-cache.ts";
 import type { ListQuery } from "./parse.ts";
 import { ReplicaScope } from "./replica-scope.ts";
 import { ListHeaders } from "./response.ts";
+
+/**
+ * What makes a cache stale:
+ *   query     nothing: a pure function of what it is keyed by (and the process's secret);
+ *   replica   the replica mark (db/hydrate.ts `readReplicaState`), which every commit moves;
+ *   snapshot  the snapshot generation, which every refresh moves (in a commit, so the mark too).
+ */
+export type Freshness = "query" | "replica" | "snapshot";
+
+/** A cache and the key it follows, so its declaration says what invalidates it. */
+export type Keyed<F extends Freshness, C> = C & { readonly follows: F };
+
+/** Declares `cache` as following `follows`; only a `query` cache may lack `clear`. */
+const keyed = <F extends Freshness, C extends F extends "query" ? object : { clear(): void }>(follows: F, cache: C) =>
+  Object.assign(cache, { follows }) as Keyed<F, C>;
 
 /**
  * What a query string decides, kept by the raw string once it passed stages 4 and 6 (both pure
@@ -51,43 +46,83 @@ export interface ParsedQuery {
 }
 
 export class ListCaches {
-  readonly parsed = new LRUCache<string, ParsedQuery>({ max: HOT_PATH.parsedQueries });
-  readonly pages: PageCache = createPageCache(HOT_PATH.cachedPages, HOT_PATH.cachedPageBytes);
-  readonly events: HydratedEvents;
-  readonly geo: GeoIndex;
-  readonly scans = new KeptScans(HOT_PATH.keptScanBytes, HOT_PATH.keptScanRows);
-  readonly estimates = new SnapshotEstimates(HOT_PATH.sourceEstimates);
-  readonly longs = new LongEvents(HOT_PATH.longEventRows);
-  readonly blocks = new SnapshotBlocks(HOT_PATH.shortBlockBytes, HOT_PATH.sourceBlockRows);
-  readonly state: RecentReplicaState;
-  readonly headers = new ListHeaders();
-  readonly scope: ReplicaScope;
+  readonly parsed = keyed("query", new LRUCache<string, ParsedQuery>({ max: HOT_PATH.parsedQueries }));
+  /** One Headers object per sequence of access header names (server/list/response.ts). */
+  readonly headers = keyed("query", new ListHeaders());
+  /** Selected keys and hydrated bodies by query string, limit and window span (server/list/page-cache.ts). */
+  readonly pages = keyed("replica", createPageCache(HOT_PATH.cachedPages, HOT_PATH.cachedPageBytes));
+  readonly events: Keyed<"replica", HydratedEvents>;
+  readonly scans = keyed("replica", new KeptScans(HOT_PATH.keptScanBytes, HOT_PATH.keptScanRows));
+  /** The mark read at most HOT_PATH.foreignCommitLagMs ago, for the page cache's hit path. */
+  readonly replicaMark: Keyed<"replica", RecentReplicaState>;
+  /** What a replica of another deployment cannot answer (server/list/replica-scope.ts). */
+  readonly scope: Keyed<"replica", ReplicaScope>;
+  readonly geo: Keyed<"snapshot", GeoIndex>;
+  readonly estimates = keyed("snapshot", new SnapshotEstimates(HOT_PATH.sourceEstimates));
+  readonly longs = keyed("snapshot", new LongEvents(HOT_PATH.longEventRows));
+  readonly blocks = keyed("snapshot", new SnapshotBlocks(HOT_PATH.shortBlockBytes, HOT_PATH.sourceBlockRows));
 
   constructor(replica: Db, baseUrl: string) {
-    this.events = new HydratedEvents(baseUrl, {
-      eventBytes: HOT_PATH.hydratedEventBytes,
-      venueBytes: HOT_PATH.hydratedVenueBytes,
-    });
-    this.geo = new GeoIndex(replica, HOT_PATH.geoResults, HOT_PATH.geoResultBytes);
-    this.state = new RecentReplicaState(replica, HOT_PATH.foreignCommitLagMs);
-    this.scope = new ReplicaScope(replica, this.state);
+    const bytes = { eventBytes: HOT_PATH.hydratedEventBytes, venueBytes: HOT_PATH.hydratedVenueBytes };
+    this.events = keyed("replica", new HydratedEvents(baseUrl, bytes));
+    this.replicaMark = keyed("replica", new RecentReplicaState(replica, HOT_PATH.foreignCommitLagMs));
+    this.scope = keyed("replica", new ReplicaScope(replica, this.replicaMark));
+    this.geo = keyed("snapshot", new GeoIndex(replica, HOT_PATH.geoResults, HOT_PATH.geoResultBytes));
   }
 
-  /** Drops everything that describes the replica's data (parsed queries do not). */
-  replicaChanged(): void {
-    this.pages.clear();
-    this.events.clear();
-    this.geo.clear();
-    this.scans.clear();
-    this.estimates.clear();
-    this.longs.clear();
-    this.blocks.clear();
-    this.state.clear();
-    this.scope.clear();
+  /** Drops every cache that follows `key`; "snapshot" drops the replica's too (a refresh is a commit). */
+  moved(key: "replica" | "snapshot"): void {
+    for (const c of this.#all()) if (c.follows === "replica" || c.follows === key) c.clear?.();
   }
 
   clear(): void {
-    this.replicaChanged();
-    this.parsed.clear();
+    for (const c of this.#all()) c.clear?.();
   }
+
+  /** Every field above: a cache declared with `keyed` cannot be left out of `moved`. */
+  #all = () => Object.values(this) as Keyed<Freshness, { clear?(): void }>[];
+}
+
+type Keys = Record<"replica" | "snapshot", string>;
+
+/** The replica's mark and snapshot generation; null when they cannot be read (a closed connection). */
+function readKeys(db: Db): Keys | null {
+  try {
+    return { replica: readReplicaState(db), snapshot: String(readSnapshotStats(db).generation) };
+  } catch {
+    return null;
+  }
+}
+
+/**
+ * The one way the serving process writes its replica: sync runs, snapshot refreshes, test mode's
+ * records and reset go through `apply`; the followers, which commit in their own loops, call
+ * `changed` after a commit. Either way the keys are read again and the caches following one that
+ * moved are dropped, so a writer need not know what it invalidates.
+ */
+export class ReplicaWrites {
+  #keys: Keys | null;
+
+  constructor(
+    private readonly db: Db,
+    private readonly caches: ListCaches,
+  ) {
+    this.#keys = readKeys(db);
+  }
+
+  /** Runs `write`, then `changed`, also when it fails (a sync keeps the batches it committed). */
+  async apply<T>(write: (db: Db) => T | Promise<T>): Promise<T> {
+    try {
+      return await write(this.db);
+    } finally {
+      this.changed();
+    }
+  }
+
+  readonly changed = (): void => {
+    const was = this.#keys;
+    const now = (this.#keys = readKeys(this.db));
+    if (now && was && now.replica === was.replica) return;
+    this.caches.moved(now && was && now.snapshot === was.snapshot ? "replica" : "snapshot");
+  };
 }

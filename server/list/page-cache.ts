@@ -1,33 +1,19 @@
 /**
- * Page selections kept between requests. Selecting a page (db/events-query.ts) is a
- * pure function of the replica's state, the filters, the cursor position, the limit and the
- * window; the cache skips it when a request provably gets the same keys. Hydration, the cursor,
- * headers and the row accounting still run per request (server/routes/events.ts).
+ * Page selections kept between requests, for one replica mark (an entry of another mark is
+ * dropped). Selecting a page (db/events-query.ts) is a pure function of the mark, the filters,
+ * the cursor position, the limit and the window; hydration, the cursor, headers and the row
+ * accounting still run per request. An entry stored for window [a, b] serves [a', b'] (same
+ * query string and limit) when a <= a' <= the earliest end among the selected rows, b' >= b, and
+ * either b' = b or the selection was full (hasMore): every kept row is still in the window, and
+ * a row that entered it started after b, so it sorts after them all. The default window slides
+ * with the clock, which is this case; a pinned one (a cursor, explicit dates) matches itself.
  *
- * An entry stored for window [a, b] serves a request for window [a', b'] (same query string,
- * same limit, same replica state) when
- *   a <= a' <= the earliest end among the selected rows, and b' >= b, and
- *   either b' = b or the selection was full (limit + 1 rows, i.e. hasMore).
- * Why that is exact: every selected row still ends at or after a' and starts at or before b',
- * so it is still in the window; a row that was not in the old window and is in the new one
- * started after b, so it sorts after every selected row (they start at or before b) and can
- * only matter when the selection had room for it — hence the full-selection rule. A row that
- * left the window cannot come back, since a' >= a. The default window slides with the clock
- * (a = now, b = now + span), which is exactly this case; a pinned window (a cursor, explicit
- * dates) matches itself. The state (db/hydrate.ts `readReplicaState`) moves on every write by
- * any connection, and an entry of another state is dropped.
- *
- * An entry also keeps the hydrated page (`PageBody`): the survivors' JSON is a function of the
- * selection, the replica's state and the live re-check, which depends on the window only through
- * `end >= a'` and `start <= b'` (db/hydrate.ts `LiveBounds`). So a body hydrated for [a1, b1]
- * serves a window [a', b'] that the selection serves when a1 <= a' <= the earliest end among the
- * survivors and b' = b1, or b' > b1 when no row was dropped for starting after b1. A hit then
- * needs no read transaction, geo lookup or hydration: the cursor is the only per-request part.
- *
- * A body is kept only once a request after the one that selected the page was served the same
- * selection: most pages of new traffic are asked for once, and keeping their bodies (two copies
- * of some 18 kB each) only churned the heap that every request allocates from (test/bench/
- * docs/perf-history.md, "Round 17"). A page asked for again is hydrated a second time, then served from here.
+ * An entry also keeps the hydrated page (`PageBody`), whose live re-check depends on the window
+ * only through the bounds it records (db/hydrate.ts `LiveBounds`); a hit then needs no read
+ * transaction, geo lookup or hydration. A body is kept only from a page's second request: most
+ * new pages are asked for once, and keeping their bodies churned the heap every request
+ * allocates from (docs/perf-history.md, "Round 17"). docs/architecture.md, "Caches", has the
+ * whole argument.
  */
 import { LRUCache } from "lru-cache";
 import type { PageSelection } from "../../db/events-query.ts";
@@ -62,7 +48,7 @@ export interface PageBody {
 }
 
 interface Entry {
-  state: string;
+  mark: string;
   window: ListWindow;
   selection: PageSelection;
   body: PageBody | null;
@@ -71,10 +57,10 @@ interface Entry {
 }
 
 export interface PageCache {
-  get(key: string, state: string, window: ListWindow): PageSelection | undefined;
+  get(key: string, mark: string, window: ListWindow): PageSelection | undefined;
   /** The page's selection and body when both provably equal a fresh read. */
-  getBody(key: string, state: string, window: ListWindow): { selection: PageSelection; body: PageBody } | undefined;
-  set(key: string, state: string, window: ListWindow, selection: PageSelection): void;
+  getBody(key: string, mark: string, window: ListWindow): { selection: PageSelection; body: PageBody } | undefined;
+  set(key: string, mark: string, window: ListWindow, selection: PageSelection): void;
   /**
    * Keeps the body hydrated from `selection`, if that selection is still the cached one and a
    * later request than the one that selected it was served it (`get`).
@@ -83,7 +69,7 @@ export interface PageCache {
   clear(): void;
 }
 
-/** The cache key: everything but the window and the state, which `get` checks itself. */
+/** The cache key: everything but the window and the mark, which `get` checks itself. */
 export const pageCacheKey = (search: string, limit: number, window: ListWindow): string =>
   `${limit}|${window.beforeMs - window.afterMs}|${search}`;
 
@@ -95,10 +81,10 @@ export function createPageCache(
   maxBytes: number = HOT_PATH.cachedPageBytes,
 ): PageCache {
   const entries = new LRUCache<string, Entry>({ max, maxSize: maxBytes, sizeCalculation: entryBytes });
-  function selected(key: string, state: string, w: ListWindow): Entry | undefined {
+  function selected(key: string, mark: string, w: ListWindow): Entry | undefined {
     const e = entries.get(key);
     if (!e) return undefined;
-    if (e.state !== state) {
+    if (e.mark !== mark) {
       entries.delete(key);
       return undefined;
     }
@@ -108,29 +94,22 @@ export function createPageCache(
     return slid && (w.beforeMs === e.window.beforeMs || s.hasMore) ? e : undefined;
   }
   return {
-    get(key, state, w) {
-      const e = selected(key, state, w);
+    get(key, mark, w) {
+      const e = selected(key, mark, w);
       if (e) e.reused = true;
       return e?.selection;
     },
-    getBody(key, state, w) {
-      const e = selected(key, state, w);
+    getBody(key, mark, w) {
+      const e = selected(key, mark, w);
       const b = e?.body;
       if (!e || !b) return undefined;
       const opens = b.window.afterMs <= w.afterMs && w.afterMs <= b.bounds.latestAfterMs;
       const closes =
         w.beforeMs === b.window.beforeMs || (w.beforeMs > b.window.beforeMs && !b.bounds.droppedAfterClose);
-      const live = opens && closes;
-      return live ? { selection: e.selection, body: b } : undefined;
+      return opens && closes ? { selection: e.selection, body: b } : undefined;
     },
-    set(key, state, window, selection) {
-      entries.set(key, {
-        state,
-        window: { afterMs: window.afterMs, beforeMs: window.beforeMs },
-        selection,
-        body: null,
-        reused: false,
-      });
+    set(key, mark, { afterMs, beforeMs }, selection) {
+      entries.set(key, { mark, window: { afterMs, beforeMs }, selection, body: null, reused: false });
     },
     setBody(key, selection, body) {
       const e = entries.peek(key);

@@ -4,8 +4,8 @@
  * as the tokens its URL named, and whether it comes from an aggregator only after an aggregator
  * walk. A `source` outside the recorded tokens, or `exclude_aggregators=true` it cannot tell, is
  * refused with the parameter's own 400 and a message saying why, never answered with a
- * plausible, wrong page. Every other replica answers everything: this reads one row of its
- * state when the replica changed, then nothing.
+ * plausible, wrong page. Every other replica answers everything: this reads one row of
+ * `sync_state` when the replica changed, then nothing.
  */
 import type { Db } from "../../db/driver.ts";
 import type { RecentReplicaState } from "../../db/hydrate.ts";
@@ -23,19 +23,19 @@ const SCOPE_SQL =
 
 const named = (tokens: readonly string[]) => tokens.map((t) => `\`${t}\``).join(", ");
 
-/** Owned by the list path's caches (server/list/caches.ts), cleared with them. */
+/** Owned by the list path's caches (server/list/caches.ts): read again when the replica mark moves. */
 export class ReplicaScope {
-  #kept: { state: string; check: ScopeCheck | null } | null = null;
+  #kept: { mark: string; check: ScopeCheck | null } | null = null;
 
   constructor(
     private readonly db: Db,
-    private readonly state: RecentReplicaState,
+    private readonly mark: RecentReplicaState,
   ) {}
 
   /** The checks this replica needs, or null when it answers every filter. */
   check(): ScopeCheck | null {
-    const state = this.state.read();
-    if (this.#kept?.state !== state) this.#kept = { state, check: this.read() };
+    const mark = this.mark.read();
+    if (this.#kept?.mark !== mark) this.#kept = { mark, check: this.read() };
     return this.#kept.check;
   }
 

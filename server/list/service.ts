@@ -250,7 +250,7 @@ export class ListService {
     const { q, fingerprint } = parsed;
     // A city sent twice with different values: no venue is in both (docs/api.md, Listing events).
     if (q.cityConflict) return NO_MATCH;
-    const { pages, state } = this.caches;
+    const { pages, replicaMark: state } = this.caches;
     // Outside a transaction: the latest commit's state (another process's seen at most a few ms late).
     const hit = pages.getBody(key, state.read(), window);
     if (!hit) return null;

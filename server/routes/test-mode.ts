@@ -7,7 +7,7 @@ import { parseIsoInstant } from "../../db/instant.ts";
 import { emptyReplica } from "../../db/replica.ts";
 import { refreshSnapshot } from "../../db/snapshot.ts";
 import { inTestClockRange, TEST_CLOCK_RANGE } from "../clock.ts";
-import { type AppContext, notifyLedgerReset, notifyReplicaChange } from "../context.ts";
+import { type AppContext, notifyLedgerReset } from "../context.ts";
 import { json } from "../handle.ts";
 import type { RouteTable } from "../route-table.ts";
 import { readBuildInfo } from "../version.ts";
@@ -59,9 +59,8 @@ export function testModeRoutes(app: RouteTable, ctx: AppContext): void {
 
   app.post(
     "/_test/snapshot",
-    testHandle(() => {
-      const snapshotEvents = refreshSnapshot(ctx.replica, ctx.clock.now());
-      notifyReplicaChange(ctx);
+    testHandle(async () => {
+      const snapshotEvents = await ctx.replicaWrites.apply((db) => refreshSnapshot(db, ctx.clock.now()));
       return json({ snapshotEvents });
     }),
   );
@@ -75,7 +74,12 @@ export function testModeRoutes(app: RouteTable, ctx: AppContext): void {
         return bad('expected {} or {"replica": true|false}');
       }
       await resetLedger(ctx);
-      if (body.replica === true) emptyReplicaNow(ctx);
+      // The emptied replica's (empty) snapshot too; other processes see it as any commit (docs/architecture.md, "Freshness").
+      if (body.replica === true)
+        await ctx.replicaWrites.apply((db) => {
+          emptyReplica(db);
+          refreshSnapshot(db, ctx.clock.now(), { full: true });
+        });
       return json({ ok: true, replica: body.replica === true ? "emptied" : "kept" });
     }),
   );
@@ -108,17 +112,6 @@ export async function resetLedger(ctx: AppContext): Promise<void> {
   await ctx.ledger.reset();
   ctx.faults.clear();
   notifyLedgerReset(ctx);
-}
-
-/**
- * Empties the replica and refreshes the (now empty) snapshot, then drops every cache that
- * describes the replica, as `/_test/records` does after it writes. Other processes on the same
- * replica see the change through the same state checks as any write (server/list/caches.ts).
- */
-function emptyReplicaNow(ctx: AppContext): void {
-  emptyReplica(ctx.replica);
-  refreshSnapshot(ctx.replica, ctx.clock.now(), { full: true });
-  notifyReplicaChange(ctx);
 }
 
 /** `YYYY-MM-DD` (midnight UTC) or an RFC 3339 date-time. */

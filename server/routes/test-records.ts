@@ -9,7 +9,7 @@ import { readWatermark } from "../../db/replica.ts";
 import { refreshSnapshot } from "../../db/snapshot.ts";
 import { applyBatch } from "../../sync/apply.ts";
 import { parseRecordValue, RecordError, type UpstreamRecord } from "../../sync/records.ts";
-import { type AppContext, notifyReplicaChange } from "../context.ts";
+import type { AppContext } from "../context.ts";
 import { json } from "../handle.ts";
 import type { RouteTable } from "../route-table.ts";
 import { testHandle } from "./test-handle.ts";
@@ -70,10 +70,11 @@ export function testRecordRoutes(app: RouteTable, ctx: AppContext): void {
         }
         throw err;
       }
-      const result = applyBatch(ctx.replica, records);
-      const snapshotEvents = refreshSnapshot(ctx.replica, ctx.clock.now());
-      notifyReplicaChange(ctx);
-      return json({ ...result, snapshotEvents });
+      const written = await ctx.replicaWrites.apply((db) => {
+        const result = applyBatch(db, records);
+        return { ...result, snapshotEvents: refreshSnapshot(db, ctx.clock.now()) };
+      });
+      return json(written);
     }),
   );
 }

@@ -10,7 +10,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { createApp, createRouteTable } from "../../server/app.ts";
 import { resolveConfig } from "../../server/config.ts";
-import { type AppContext, createContext, notifyReplicaChange } from "../../server/context.ts";
+import { type AppContext, createContext } from "../../server/context.ts";
 import { issueKey } from "../../server/keys.ts";
 import { type Listener, listen } from "../../server/listen.ts";
 import { demoChunks } from "../../sync/demo/generate.ts";
@@ -34,7 +34,7 @@ beforeAll(async () => {
   await syncFrom(ctx.replica, streamSource("demo data", demoChunks({ events: 1_500, seed: "listeners", anchor })), {
     now: ctx.clock.now,
   });
-  notifyReplicaChange(ctx);
+  ctx.replicaWrites.changed();
   const { id } = await ctx.ledger.createAccount(
     { email: "l@example.com", plan: "business", rateSustained: 1_000, rateBurst: 1_000 },
     NOW_MS,
