@@ -3,7 +3,7 @@
  * behind the requests. A line is encoded straight into a buffer; the buffer is written with one
  * asynchronous `write` about every `LOG_SINK.flushMs`, or at once past `LOG_SINK.batchBytes`, so
  * a request never waits for the disk or the pipe and allocates nothing for its line beyond the
- * line itself (test/bench/RESULTS.md, "Round 25"). Two buffers take turns: one
+ * line itself (docs/perf-history.md, "Round 25"). Two buffers take turns: one
  * fills while the other is written, and one write is in flight at a time, so lines keep their
  * order.
  *

@@ -21,7 +21,7 @@ type PromClient = typeof import("prom-client");
  * memory, open and maximum file descriptors), read when scraped. Its `nodejs_*` ones are left
  * out: the event loop's delay and the garbage collector are watched all the time, which cost the
  * default page more than the 10 % the request log and the metrics may take together, and the
- * per-heap-space gauges walk the heap on Bun at every scrape (test/bench/RESULTS.md, "Round 25").
+ * per-heap-space gauges walk the heap on Bun at every scrape (docs/perf-history.md, "Round 25").
  */
 const processMetrics = () =>
   Promise.all([

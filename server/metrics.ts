@@ -48,11 +48,20 @@ export class RequestMetrics {
 
   observe(r: RequestRecord): void {
     let route = this.#routes.get(r.route);
-    if (!route) this.#routes.set(r.route, (route = new RouteCounts()));
+    if (!route) {
+      route = new RouteCounts();
+      this.#routes.set(r.route, route);
+    }
     let statuses = route.byOutcome.get(r.method);
-    if (!statuses) route.byOutcome.set(r.method, (statuses = new Map()));
+    if (!statuses) {
+      statuses = new Map();
+      route.byOutcome.set(r.method, statuses);
+    }
     let codes = statuses.get(r.status);
-    if (!codes) statuses.set(r.status, (codes = new Map()));
+    if (!codes) {
+      codes = new Map();
+      statuses.set(r.status, codes);
+    }
     const code = r.code ?? "";
     codes.set(code, (codes.get(code) ?? 0) + 1);
     const seconds = r.durationMs / 1000;

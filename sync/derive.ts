@@ -69,7 +69,9 @@ export function deriveTicketing(e: EventRecord["event"], website: string | null)
   // The first usable destination: a link that is not broken and is a safe URL, else the website.
   let usable: string | null = null;
   for (const link of links) {
-    if (!link.broken && (usable = safeHttpUrl(link.url)) !== null) break;
+    if (link.broken) continue;
+    usable = safeHttpUrl(link.url);
+    if (usable !== null) break;
   }
   usable ??= website;
   const status = links.length === 0 ? "missing" : usable !== null ? "available" : "unavailable";

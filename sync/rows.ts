@@ -264,7 +264,8 @@ export class RowEncoder {
     switch (r.type) {
       case "venue": {
         this.kind(RowKind.Venue | wide);
-        this.num(r.seq), this.num(r.venue.id);
+        this.num(r.seq);
+        this.num(r.venue.id);
         this.columns(VENUE_COLUMNS, r.venue);
         return;
       }
@@ -280,13 +281,15 @@ export class RowEncoder {
           ticketing: e.resolved ? resolvedTicketing(e.resolved) : deriveTicketing(e, website),
         };
         this.kind(RowKind.Event | wide);
-        this.num(r.seq), this.num(e.id);
+        this.num(r.seq);
+        this.num(e.id);
         this.columns(EVENT_COLUMNS, x);
         return;
       }
       case "delete":
         this.kind((r.entity === "event" ? RowKind.DeleteEvent : RowKind.DeleteVenue) | wide);
-        this.num(r.seq), this.num(r.id);
+        this.num(r.seq);
+        this.num(r.id);
         return;
     }
   }
@@ -367,8 +370,14 @@ export class RowDecoder {
   str(): string | null {
     const length = this.batch.lengths[this.s++];
     if (length < 0) return null;
-    if (this.wide) return this.batch.wideText.slice(this.wideAt, (this.wideAt += length));
-    return this.narrowText.slice(this.at, (this.at += length));
+    if (this.wide) {
+      const from = this.wideAt;
+      this.wideAt += length;
+      return this.batch.wideText.slice(from, this.wideAt);
+    }
+    const from = this.at;
+    this.at += length;
+    return this.narrowText.slice(from, this.at);
   }
 
   /** A string the encoder never writes as null. */

@@ -2,7 +2,7 @@
  * Where a sync run's batches are written. A bulk sync spends about as long parsing, validating
  * and deriving records in JavaScript as SQLite spends writing them; under Bun a writer thread
  * with its own connection to the replica file does the writing, so the two overlap on two cores
- * (the million-record import: see the README's "Sync and demo data"). Each batch is still one
+ * (the million-record import: test/bench/RESULTS.md). Each batch is still one
  * transaction that advances the watermark (docs/upstream-records.md), so kill -9 and resuming behave as with
  * one thread. Under Node (vitest), for an in-memory replica, for small inputs, or when the thread
  * cannot start (a compiled binary without the thread's entry point), batches are applied in-thread.

@@ -30,7 +30,10 @@ const STARTS = [NOW_MS + 2 * DAY, NOW_MS + 2 * DAY + HOUR, NOW_MS + 5 * DAY, NOW
 
 function dataSet(): Spec[] {
   let seed = 7;
-  const rand = (n: number) => ((seed = (seed * 1103515245 + 12345) % 2 ** 31), seed % n);
+  const rand = (n: number) => {
+    seed = (seed * 1103515245 + 12345) % 2 ** 31;
+    return seed % n;
+  };
   const out: Spec[] = [];
   for (let i = 0; i < 300; i++) {
     const startMs = STARTS[rand(STARTS.length)];

@@ -34,7 +34,10 @@ beforeAll(async () => {
   db = await openReplica(join(dir, "replica.db"));
   const records: object[] = [venueRecord(1, { state: "CA" }), venueRecord(2, { state: "NY" })];
   let seed = 7;
-  const rand = (n: number) => ((seed = (seed * 1103515245 + 12345) % 2147483648), seed % n);
+  const rand = (n: number) => {
+    seed = (seed * 1103515245 + 12345) % 2147483648;
+    return seed % n;
+  };
   for (let i = 1; i <= 400; i++) {
     const start = T0 + rand(96) * HOUR;
     const end = start + (rand(8) === 0 ? (25 + rand(100)) * HOUR : rand(6) * HOUR);
@@ -154,7 +157,10 @@ it("answers only with the body a fresh hydration would make", () => {
       return true;
     }
     let selection = cache.get(key, state, window);
-    if (!selection) cache.set(key, state, window, (selection = fresh));
+    if (!selection) {
+      selection = fresh;
+      cache.set(key, state, window, selection);
+    }
     const bounds: LiveBounds = { latestAfterMs: Infinity, droppedAfterClose: false };
     const json = hydratePageJson(db, events, state, selection.keys, filter, h, bounds);
     const headText = `{"data":[${json.join(",")}],"page":`;

@@ -2,7 +2,7 @@
  * The published document as any pipeline that lints vendor documents sees it: Spectral's default
  * OpenAPI ruleset (`spectral:oas`, .spectral.yaml) over `/v1/openapi.json` as a Bun server serves
  * it, and over the test-mode API's `/_test/openapi.json`. No errors; the warnings are exactly
- * those README "The published contract" explains.
+ * those docs/api.md, "The published contract" explains.
  */
 import { execFileSync } from "node:child_process";
 import { writeFileSync } from "node:fs";
@@ -13,7 +13,7 @@ import { ROOT, startBunServer, type Target } from "./harness.ts";
 /** Spectral's severities in its JSON report. */
 const SEVERITY = ["error", "warning", "information", "hint"] as const;
 
-/** Warnings kept on purpose, with the reason the README gives. */
+/** Warnings kept on purpose, with the reason docs/api.md gives. */
 const KEPT_WARNINGS = ["info-contact"];
 
 let target: Target;
@@ -59,7 +59,7 @@ async function expectLintClean(path: string, name: string): Promise<void> {
   expect(findings.filter((f) => f.severity === 1).map((f) => f.code)).toEqual(KEPT_WARNINGS);
 }
 
-it("passes Spectral's spectral:oas ruleset: no errors, only the warnings the README lists", async () => {
+it("passes Spectral's spectral:oas ruleset: no errors, only the warnings docs/api.md lists", async () => {
   await expectLintClean("/v1/openapi.json", "openapi.json");
 }, 60_000);
 

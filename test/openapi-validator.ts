@@ -35,7 +35,10 @@ export class ContractValidator {
 
   private validator(ref: string): ValidateFunction {
     let fn = this.compiled.get(ref);
-    if (!fn) this.compiled.set(ref, (fn = this.ajv.compile({ $ref: `${DOC_ID}#/${ref}` })));
+    if (!fn) {
+      fn = this.ajv.compile({ $ref: `${DOC_ID}#/${ref}` });
+      this.compiled.set(ref, fn);
+    }
     return fn;
   }
 

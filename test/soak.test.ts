@@ -2,7 +2,7 @@
  * Memory under a flood of unique queries (docs/performance.md): a spawned Bun server on the
  * 50,000-event demo replica answers 16 connections of queries no cache has seen (states and
  * cities, windows, circles, polygons, sources, limits) for 20 seconds, and its resident memory
- * never passes the ceiling the README states. Every cache of the serving process is bounded by
+ * never passes the ceiling docs/performance.md states. Every cache of the serving process is bounded by
  * entries and bytes (docs/architecture.md, Caches), so memory levels off instead of growing with
  * the number of distinct queries.
  */
@@ -11,7 +11,7 @@ import { afterAll, beforeAll, expect, it } from "vitest";
 import { Client, startBunServer } from "./harness.ts";
 
 /**
- * The README's ceiling for a serving process under unique traffic on the demo replica. The caches
+ * The ceiling (docs/performance.md) for a serving process under unique traffic on the demo replica. The caches
  * hold about 100 MiB by their byte bounds; above them is garbage the collector has not reached
  * yet, which the server's guard collects in full past HOT_PATH.collectAboveRssBytes (at most every
  * 30 s). Peaks measured here: 307 and 480 MiB; caches bounded by entries alone reached 898 MB.

@@ -1,5 +1,5 @@
 /**
- * A PostgreSQL upstream through the Bun CLI and server (README, "Follow your
+ * A PostgreSQL upstream through the Bun CLI and server (docs/postgres.md, "Follow your
  * PostgreSQL"): the DDL is idempotent; demo data written to PostgreSQL and synced serves what the
  * same NDJSON serves; `kill -9` during the initial copy and during streaming, then a rerun, ends
  * where an uninterrupted run ends; `serve --sync-from` serves a committed change within a second,

@@ -1,5 +1,5 @@
 /**
- * `marquee/testing` (README "Use Marquee in your tests"): each `startMarquee` helper against the
+ * `marquee/testing` (docs/testing.md, "In a Node or Bun test suite"): each `startMarquee` helper against the
  * test-mode rules it drives, parallel instances, and what `stop()` and a killed parent leave
  * behind. Real Bun servers over real HTTP, each on its own port and temporary folder.
  */
@@ -46,16 +46,19 @@ const refused = (url: string) =>
     () => true,
   );
 
-/** The README's Vitest example, the code block after its marker comment. */
-function readmeExample(readme: string): string | undefined {
-  return /<!-- test\/package\/readme-example\.ts -->\n```ts\n([\s\S]*?)```\n/.exec(readme)?.[1];
+/** The Vitest example a document shows: the code block after its marker comment naming the file. */
+function exampleIn(doc: string, file: string): string | undefined {
+  const text = readFileSync(join(import.meta.dirname, "..", doc), "utf8");
+  const marker = `<!-- ${file} -->\n\`\`\`ts\n`;
+  const at = text.indexOf(marker);
+  return at < 0 ? undefined : text.slice(at + marker.length, text.indexOf("```\n", at + marker.length));
 }
 
-it("the README's Vitest example is test/package/readme-example.ts, which `npm run test:package` runs", () => {
-  const root = join(import.meta.dirname, "..");
-  expect(readmeExample(readFileSync(join(root, "README.md"), "utf8"))).toBe(
-    readFileSync(join(root, "test/package/readme-example.ts"), "utf8"),
-  );
+it.each([
+  ["README.md", "test/package/readme-example.ts"],
+  ["docs/testing.md", "test/package/testing-example.ts"],
+])("the Vitest example of %s is %s, which the suite and `npm run test:package` run", (doc, file) => {
+  expect(exampleIn(doc, file)).toBe(readFileSync(join(import.meta.dirname, "..", file), "utf8"));
 });
 
 describe("startMarquee", () => {

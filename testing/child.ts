@@ -1,5 +1,5 @@
 /**
- * The server `startMarquee` spawns (README "Use Marquee in your tests"): `marquee serve
+ * The server `startMarquee` spawns (docs/testing.md, "In a Node or Bun test suite"): `marquee serve
  * --test-mode` on Bun, tied to the process that started it. Its temporary folder is removed when
  * it exits, and it exits when its parent goes away, however the parent ends (a test runner killed
  * with SIGKILL runs no cleanup of its own): stdin is a pipe from the parent, and the pipe closing

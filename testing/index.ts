@@ -1,5 +1,5 @@
 /**
- * `marquee/testing`: a private Marquee for each test file (README "Use Marquee in your tests").
+ * `marquee/testing`: a private Marquee for each test file (README "Use Marquee in your tests"; docs/testing.md).
  *
  * `startMarquee()` spawns `marquee serve --test-mode` on the Bun that comes with the package, on
  * its own free loopback port with its own replica and ledger in a new folder under the OS temp
@@ -7,7 +7,7 @@
  * API is the only way in: the helpers do nothing a test could not do with `fetch`.
  *
  * Spawning Bun was measured against serving in-process on Node (better-sqlite3) and starts
- * faster while serving through the same code path as `marquee serve` (README, the measurement).
+ * faster while serving through the same code path as `marquee serve` (docs/operations.md, "How it runs, and why that way").
  */
 import { type ChildProcess, spawn } from "node:child_process";
 import { existsSync, mkdtempSync, rmSync } from "node:fs";

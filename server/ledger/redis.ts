@@ -438,8 +438,8 @@ export function assertRedisVersion(info: string, url: string): void {
 
 /**
  * Throws a one-line error when INFO's memory section says Redis will evict keys once full: a
- * ledger that loses keys forgets issued API keys and spent limits (README.md, "Run several
- * servers"). Without a `maxmemory` Redis never evicts, whatever its policy.
+ * ledger that loses keys forgets issued API keys and spent limits (docs/several-servers.md, "Run
+ * several servers"). Without a `maxmemory` Redis never evicts, whatever its policy.
  */
 export function assertNoEviction(info: string, url: string): void {
   const maxmemory = Number(/^maxmemory:(\d+)/m.exec(info)?.[1] ?? 0);

@@ -36,7 +36,8 @@ export function mcpRoutes(app: RouteTable, ctx: AppContext): void {
           { status: 405, headers: { allow: "POST", "content-type": "application/json" } },
         );
       }
-      const { serveMcpRequest } = await (mcp ??= import("../mcp/server.ts"));
+      mcp ??= import("../mcp/server.ts");
+      const { serveMcpRequest } = await mcp;
       return serveMcpRequest(req, { dispatch, origin: url.origin, authorization: req.headers.get("authorization")! });
     }),
   );

@@ -96,12 +96,10 @@ export function testModeRoutes(app: RouteTable, ctx: AppContext): void {
   };
   app.get(
     "/_test/openapi.json",
-    testHandle(
-      async () =>
-        new Response(await (description ??= describe()), {
-          headers: { "content-type": "application/json; charset=utf-8" },
-        }),
-    ),
+    testHandle(async () => {
+      description ??= describe();
+      return new Response(await description, { headers: { "content-type": "application/json; charset=utf-8" } });
+    }),
   );
   testAccountRoutes(app, ctx);
   testRequestRoutes(app, ctx);

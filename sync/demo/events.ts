@@ -202,7 +202,8 @@ export function baseEvent(w: DemoWorld, id: number) {
   let slug = w.slugs.get(title);
   if (slug === undefined) {
     if (w.slugs.size > 200_000) w.slugs.clear();
-    w.slugs.set(title, (slug = slugify(title)));
+    slug = slugify(title);
+    w.slugs.set(title, slug);
   }
   const source = r.weighted(v.sources);
   const { startDate, endDate } = schedule(r, w, v, cats[0], title);

@@ -103,7 +103,8 @@ export class Table<T> {
   constructor(pairs: readonly (readonly [number, T])[]) {
     let sum = 0;
     for (const [w, value] of pairs) {
-      this.cumulative.push((sum += w));
+      sum += w;
+      this.cumulative.push(sum);
       this.values.push(value);
     }
     this.total = sum;

@@ -121,7 +121,11 @@ export function startPostgresFollower(db: Db, spec: string, options: FollowerOpt
         );
         await new Promise<void>((resolve) => {
           const timer = setTimeout(resolve, backoff);
-          controller.signal.addEventListener("abort", () => (clearTimeout(timer), resolve()), { once: true });
+          const stop = () => {
+            clearTimeout(timer);
+            resolve();
+          };
+          controller.signal.addEventListener("abort", stop, { once: true });
         });
         backoff = Math.min(BACKOFF_MAX_MS, backoff * 2);
       }

@@ -1,7 +1,7 @@
 /**
  * `marquee sync --from postgres://…` and `serve --sync-from postgres://…`: checks the upstream,
  * makes the publication and the replica's slot when missing, copies both tables once, then
- * applies the slot's changes (docs/upstream-records.md, "PostgreSQL tables"; README,
+ * applies the slot's changes (docs/upstream-records.md, "PostgreSQL tables"; docs/postgres.md,
  * "Follow your PostgreSQL").
  */
 import type { Db } from "../../db/driver.ts";

@@ -20,7 +20,10 @@ const pages = Number(values.pages ?? 4000);
 /** A fixed pseudo-random sequence, so both ways read the same rows. */
 function ids(seed: number, max: number): () => number {
   let s = seed;
-  return () => 1 + Math.floor(((s = (s * 48271) % 2147483647) / 2147483647) * max);
+  return () => {
+    s = (s * 48271) % 2147483647;
+    return 1 + Math.floor((s / 2147483647) * max);
+  };
 }
 
 function rowCost(mmapBytes: number): { cpuUs: number; kernelUs: number } {

@@ -113,7 +113,10 @@ async function main(): Promise<number> {
     elapsedS: 0,
   };
   const record = (target: targets.TargetId, cells: Record<string, RunReport["cells"][string][targets.TargetId]>) => {
-    for (const [id, cell] of Object.entries(cells)) (report.cells[id] ??= {})[target] = cell;
+    for (const [id, cell] of Object.entries(cells)) {
+      report.cells[id] ??= {};
+      report.cells[id][target] = cell;
+    }
   };
 
   // Only what this run measures: the bundle for Marquee on Node, the binary for cold starts.

@@ -1,6 +1,6 @@
 #!/usr/bin/env bun
 /**
- * How fast `marquee/testing` gives a test suite a server (README "Use Marquee in your tests"):
+ * How fast `marquee/testing` gives a test suite a server (docs/testing.md, "In a Node or Bun test suite"):
  * from the `startMarquee()` call to the first answered request, for an empty instance, for
  * `demoEvents: 5000`, and for 8 empty instances started together in one process. Targets: an
  * empty instance within 500 ms, 5,000 demo events within 2 s.

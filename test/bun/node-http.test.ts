@@ -42,7 +42,13 @@ beforeAll(async () => {
     ["GET /late", late],
     // Routes that answer HEAD with a body, which must not be sent.
     ["HEAD /late", late],
-    ["GET /parts", async () => (await later(), parts())],
+    [
+      "GET /parts",
+      async () => {
+        await later();
+        return parts();
+      },
+    ],
     ["HEAD /parts", parts],
     ["GET /parts-text", () => new ReplyParts(200, { "content-type": "application/json" }, '{"city":"Zürich ✓"}')],
   ]);

@@ -4,20 +4,27 @@
  * tarball into a new empty project under the OS temp folder (offline, from the npm cache this
  * clone's install filled), prints the tarball's size and files and fails on any test, bench or
  * fixture file in it, then in that project runs `npx marquee --help`, type-checks and runs the
- * README's Vitest example (test/package/readme-example.ts, identical to the README block), and
- * imports `marquee/testing` from plain Node and from Bun.
+ * Vitest examples of README.md and docs/testing.md (test/package/readme-example.ts and
+ * test/package/testing-example.ts, identical to their blocks), and imports `marquee/testing` from
+ * plain Node and from Bun.
  *
  * Kept out of `npm test`: installing the tarball compiles better-sqlite3.
  */
 import { execFileSync } from "node:child_process";
 import { copyFileSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
-import { dirname, join } from "node:path";
+import { basename, dirname, join } from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
 
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), "..", "..");
 const FORBIDDEN =
   /(^|\/)(test|tests|__tests__|bench|benchmarks?|fixtures?)(\/|$)|\.(test|spec)\.[cm]?[jt]s$|(^|\/)bunfig\.toml$|(^|\/)\.ci\//;
+
+/** Each document's Vitest example and the file it shows verbatim. */
+const EXAMPLES = [
+  ["README.md", "test/package/readme-example.ts"],
+  ["docs/testing.md", "test/package/testing-example.ts"],
+];
 
 const step = (what) => console.log(`\n== ${what}`);
 const run = (cmd, args, cwd, extra = {}) =>
@@ -110,16 +117,17 @@ try {
   console.log(help.trimEnd());
   if (!help.includes("usage: marquee <command>")) throw new Error("`npx marquee --help` did not print the usage");
 
-  step("the README's Vitest example: type-check and run");
-  const example = readFileSync(join(ROOT, "test/package/readme-example.ts"), "utf8");
-  if (
-    !readFileSync(join(ROOT, "README.md"), "utf8").includes(
-      `<!-- test/package/readme-example.ts -->\n\`\`\`ts\n${example}\`\`\`\n`,
-    )
-  ) {
-    throw new Error("README.md does not show test/package/readme-example.ts verbatim");
+  step("the Vitest examples of README.md and docs/testing.md: type-check and run");
+  const examples = [];
+  for (const [doc, file] of EXAMPLES) {
+    const example = readFileSync(join(ROOT, file), "utf8");
+    if (!readFileSync(join(ROOT, doc), "utf8").includes(`<!-- ${file} -->\n\`\`\`ts\n${example}\`\`\`\n`)) {
+      throw new Error(`${doc} does not show ${file} verbatim`);
+    }
+    const name = `${basename(file, ".ts")}.test.ts`;
+    copyFileSync(join(ROOT, file), join(app, name));
+    examples.push(name);
   }
-  copyFileSync(join(ROOT, "test/package/readme-example.ts"), join(app, "marquee.test.ts"));
   writeFileSync(
     join(app, "tsconfig.json"),
     JSON.stringify({
@@ -133,11 +141,11 @@ try {
         noEmit: true,
         skipLibCheck: true,
       },
-      include: ["marquee.test.ts"],
+      include: examples,
     }),
   );
   run("npx", ["--no-install", "tsc", "-p", "."], app, { stdio: "inherit" });
-  run("npx", ["--no-install", "vitest", "run", "marquee.test.ts"], app, { stdio: "inherit" });
+  run("npx", ["--no-install", "vitest", "run", ...examples], app, { stdio: "inherit" });
 
   step("import marquee/testing from plain Node and from Bun");
   const script = `import { startMarquee } from "marquee/testing";

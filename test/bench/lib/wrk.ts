@@ -160,7 +160,10 @@ function parse(output: string): Slice {
 function percentile(sorted: Array<[number, number]>, total: number, p: number): number {
   const rank = Math.round((p / 100) * total + 0.5);
   let seen = 0;
-  for (const [us, count] of sorted) if ((seen += count) >= rank) return us;
+  for (const [us, count] of sorted) {
+    seen += count;
+    if (seen >= rank) return us;
+  }
   return sorted.length ? sorted[sorted.length - 1][0] : 0;
 }
 
