@@ -52,6 +52,12 @@ export const HOT_PATH = {
    * rows) one or two blocks in all. A block is read whole the first time a page needs it.
    */
   sourceBlockRows: 2_048,
+  /**
+   * Bytes of the replica the serving process's connection maps into memory (`PRAGMA mmap_size`;
+   * SQLite caps it near 2 GiB): rows are read from the map instead of through a read call
+   * and a copy into SQLite's page cache each.
+   */
+  replicaMmapBytes: 2 * 1024 * 1024 * 1024,
   /** Source-prefix row estimates kept per snapshot (db/snapshot-stats.ts SnapshotEstimates). */
   sourceEstimates: 2_000,
   /**
