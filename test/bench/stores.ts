@@ -61,6 +61,7 @@ const ALL_CONFIGS: Config[] = [
   { name: "sql", mmap: false, stores: [] },
   { name: "mmap", mmap: true, stores: [] },
   ...STORES.map((s) => ({ name: `mmap+${s}`, mmap: true, stores: [s] })),
+  { name: "mmap+blocks+longs", mmap: true, stores: ["blocks", "longs"] },
   { name: "sql+all", mmap: false, stores: STORES },
 ];
 
