@@ -20,12 +20,7 @@
 import { LRUCache } from "lru-cache";
 import type { Db, SqlValue, Statement } from "./driver.ts";
 import type { VenueSet } from "./geo.ts";
-
-/** A place in (start_ms, id) order: a page's keyset position (db/events-query.ts). */
-export interface PagePosition {
-  startMs: number;
-  id: number;
-}
+import { inWindow, type PageFilter, type PagePosition } from "./page-filter.ts";
 
 /** The first of `count` rows, in (start_ms, id) order in parallel arrays, that comes after `p`. */
 export function indexAfter(start: Float64Array, id: Float64Array, count: number, p: PagePosition): number {
@@ -109,6 +104,14 @@ export class KeptScans {
     this.#ranges = new LRUCache<string, KeptRange>({ maxSize: maxBytes, sizeCalculation: (r) => r.bytes });
   }
 
+  /**
+   * A geo filter with no state, city or source: its range's query tests the row flags, a scan
+   * the window and the venues, which is all of the filter (db/page-filter.ts `rowMatcher`).
+   */
+  static supports(f: PageFilter): boolean {
+    return f.venueIds !== null && f.state === null && f.city === null && f.sources === null;
+  }
+
   /** The ranges kept for `state`; everything is dropped first when the state moved. */
   forState(state: string): LRUCache<string, KeptRange> {
     if (state !== this.#state) {
@@ -133,8 +136,7 @@ export class KeptScans {
 export interface VenueScan {
   /** Bound besides `ls`, `lid` (exclusive lower bound) and `lim`. */
   params: Record<string, SqlValue>;
-  beforeMs: number;
-  afterMs: number;
+  filter: PageFilter;
   venues: VenueSet;
 }
 
@@ -178,8 +180,8 @@ export function scanKept(
   }
   for (let chunk = firstChunk; ; chunk = Math.min(chunk * 2, 8192)) {
     for (; i < range.count; i++) {
-      if (range.start[i] > s.beforeMs) return out;
-      if (range.end[i] >= s.afterMs && s.venues.has(range.venue[i])) {
+      if (range.start[i] > s.filter.beforeMs) return out;
+      if (inWindow(s.filter, range.start[i], range.end[i]) && s.venues.has(range.venue[i])) {
         out.push({ start_ms: range.start[i], id: range.id[i], end_ms: range.end[i], venue_id: range.venue[i] });
         if (out.length === want) return out;
       }
@@ -211,8 +213,8 @@ export function scanVenues(
   for (let chunk = firstChunk; ; chunk = Math.min(chunk * 2, 8192)) {
     const rows = stmt.all({ ...s.params, ls: pos.startMs, lid: pos.id, lim: chunk });
     for (const r of rows) {
-      if (r.start_ms > s.beforeMs) return out;
-      if (r.end_ms >= s.afterMs && s.venues.has(r.venue_id) && out.push(r) === want) return out;
+      if (r.start_ms > s.filter.beforeMs) return out;
+      if (inWindow(s.filter, r.start_ms, r.end_ms) && s.venues.has(r.venue_id) && out.push(r) === want) return out;
     }
     if (rows.length < chunk) return out;
     const last = rows[rows.length - 1];
