@@ -63,6 +63,7 @@ const ALL_CONFIGS: Config[] = [
   ...STORES.map((s) => ({ name: `mmap+${s}`, mmap: true, stores: [s] })),
   { name: "mmap+blocks+longs", mmap: true, stores: ["blocks", "longs"] },
   { name: "sql+all", mmap: false, stores: STORES },
+  { name: "mmap+all", mmap: true, stores: STORES },
 ];
 
 const configs = values.configs ? ALL_CONFIGS.filter((c) => values.configs!.split(",").includes(c.name)) : ALL_CONFIGS;
