@@ -17,6 +17,7 @@ import type { Db } from "../db/driver.ts";
 import { type PageFilter, type PagePlan, type PagePosition, readConsistently, selectPage } from "../db/events-query.ts";
 import { KeptScans } from "../db/kept-scans.ts";
 import { LongEvents } from "../db/long-events.ts";
+import { type FilterRow, filterTerms, rowMatcher, sourceGlob, sourceMatches } from "../db/page-filter.ts";
 import { openReplica } from "../db/replica.ts";
 import { SnapshotBlocks } from "../db/short-blocks.ts";
 import { refreshSnapshot } from "../db/snapshot.ts";
@@ -433,4 +434,59 @@ it("keeps the sources a token matches for one snapshot generation, and reads the
   };
   const page = readConsistently(db, () => selectPage(db, { stats: readSnapshotStats(db), estimates }, f, null, 25));
   expect(page.keys.map((k) => k.id)).toEqual([row.id]);
+});
+
+it("admits by the page filter's row test exactly the snapshot rows its SQL terms select", () => {
+  type SnapshotColumns = {
+    id: number;
+    start_ms: number;
+    end_ms: number;
+    venue_id: number;
+    state: string;
+    city: string;
+    source: string;
+    sold_out: number;
+    aggregator: number;
+  };
+  const snapshot = db.prepare<SnapshotColumns>("SELECT * FROM snapshot").all();
+  fc.assert(
+    fc.property(filterArb, (g) => {
+      const f = pageFilter(g);
+      const { terms, params } = filterTerms(f, (c) => c, { sources: "glob", venues: true, window: true });
+      const sql = `SELECT id FROM snapshot WHERE 1${terms.map((t) => ` AND ${t}`).join("")} ORDER BY id`;
+      const selected = db
+        .prepare<{ id: number }>(sql)
+        .all(params)
+        .map((r) => r.id);
+      const matches = rowMatcher(f);
+      const row = (r: SnapshotColumns): FilterRow => ({
+        startMs: r.start_ms,
+        endMs: r.end_ms,
+        state: r.state,
+        city: r.city,
+        source: r.source,
+        venueId: r.venue_id,
+        soldOut: r.sold_out === 1,
+        aggregator: r.aggregator === 1,
+      });
+      const admitted = snapshot
+        .filter((r) => matches(row(r)))
+        .map((r) => r.id)
+        .sort((a, b) => a - b);
+      expect(admitted).toEqual(selected);
+    }),
+    { numRuns: 150 },
+  );
+});
+
+it("matches a source token in JavaScript exactly as its GLOB does in SQLite", () => {
+  const text = (min: number) =>
+    fc.array(fc.constantFrom(..."ab1._:-"), { minLength: min, maxLength: 7 }).map((c) => c.join(""));
+  const glob = db.prepare<{ m: number }>("SELECT $source GLOB $glob AS m");
+  fc.assert(
+    fc.property(text(1), text(0), (token, source) => {
+      expect(sourceMatches([token], source)).toBe(glob.get({ source, glob: sourceGlob(token).glob })!.m === 1);
+    }),
+    { numRuns: 3000 },
+  );
 });
