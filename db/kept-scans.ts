@@ -19,8 +19,7 @@
  */
 import { LRUCache } from "lru-cache";
 import type { Db, SqlValue, Statement } from "./driver.ts";
-import type { VenueSet } from "./geo.ts";
-import { inWindow, type PageFilter, type PagePosition } from "./page-filter.ts";
+import { inWindow, type PageFilter, type PagePosition, type VenueSet } from "./page-filter.ts";
 
 /** The first of `count` rows, in (start_ms, id) order in parallel arrays, that comes after `p`. */
 export function indexAfter(start: Float64Array, id: Float64Array, count: number, p: PagePosition): number {
@@ -43,6 +42,13 @@ export interface ScannedRow {
   venue_id: number;
 }
 
+/** A copy of `a` in twice the room. */
+function twice(a: Float64Array): Float64Array<ArrayBuffer> {
+  const b = new Float64Array(a.length * 2);
+  b.set(a);
+  return b;
+}
+
 /** The rows of one range after `from`, in index order. */
 class KeptRange {
   count = 0;
@@ -60,17 +66,8 @@ class KeptRange {
   }
 
   push(r: ScannedRow): void {
-    if (this.count === this.start.length) {
-      const grow = (a: Float64Array) => {
-        const b = new Float64Array(a.length * 2);
-        b.set(a);
-        return b;
-      };
-      this.start = grow(this.start);
-      this.id = grow(this.id);
-      this.end = grow(this.end);
-      this.venue = grow(this.venue);
-    }
+    if (this.count === this.start.length)
+      [this.start, this.id, this.end, this.venue] = [this.start, this.id, this.end, this.venue].map(twice);
     this.start[this.count] = r.start_ms;
     this.id[this.count] = r.id;
     this.end[this.count] = r.end_ms;
@@ -104,10 +101,7 @@ export class KeptScans {
     this.#ranges = new LRUCache<string, KeptRange>({ maxSize: maxBytes, sizeCalculation: (r) => r.bytes });
   }
 
-  /**
-   * A geo filter with no state, city or source: its range's query tests the row flags, a scan
-   * the window and the venues, which is all of the filter (db/page-filter.ts `rowMatcher`).
-   */
+  /** A geo filter alone: a range's query tests its row flags, a scan its window and venues. */
   static supports(f: PageFilter): boolean {
     return f.venueIds !== null && f.state === null && f.city === null && f.sources === null;
   }

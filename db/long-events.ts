@@ -12,7 +12,7 @@
  * plans: their candidates are venues, which these lists are not ordered by.
  */
 import type { Db } from "./driver.ts";
-import { type FilterRow, type PageFilter, type PagePosition, rowMatcher } from "./page-filter.ts";
+import { inWindow, type PageFilter, type PagePosition } from "./page-filter.ts";
 import type { SnapshotStats } from "./snapshot-stats.ts";
 
 /** One snapshot row as page selection reads it. */
@@ -33,74 +33,125 @@ interface Loaded {
   aggregator: number;
 }
 
+const SOLD_OUT = 1;
+const AGGREGATOR = 2;
+
 /**
  * A source filter of at most this many sources with long rows walks their lists merged; one of
  * more walks every row (a rare source's rows lie far apart in the whole list).
  */
 const MERGED_SOURCES = 8;
 
-/** The positions of each value's rows, in row order. */
-function positionsBy(rows: readonly FilterRow[], key: (r: FilterRow) => string): Map<string, number[]> {
-  const by = new Map<string, number[]>();
-  rows.forEach((r, i) => {
-    const list = by.get(key(r));
-    if (list) list.push(i);
-    else by.set(key(r), [i]);
-  });
-  return by;
+/** Small integers for the strings of one column, so a row compares numbers. */
+class Names {
+  readonly ids = new Map<string, number>();
+
+  of(name: string): number {
+    let id = this.ids.get(name);
+    if (id === undefined) {
+      id = this.ids.size;
+      this.ids.set(name, id);
+    }
+    return id;
+  }
 }
 
-/** The long rows of one snapshot generation, in (start_ms, id) order. */
+/** The long rows of one snapshot generation. */
 export class LongRows {
-  readonly #rows: FilterRow[];
-  readonly #ids: number[];
-  readonly #byState: Map<string, number[]>;
-  readonly #byCity: Map<string, number[]>;
-  readonly #bySource: Map<string, number[]>;
-  readonly #all: number[];
+  readonly count: number;
+  readonly #start: Float64Array;
+  readonly #id: Float64Array;
+  readonly #end: Float64Array;
+  readonly #state: Int32Array;
+  readonly #city: Int32Array;
+  readonly #source: Int32Array;
+  readonly #flags: Uint8Array;
+  readonly #states = new Names();
+  readonly #cities = new Names();
+  readonly #sources = new Names();
+  /** Positions of each state's rows, each city's and each source's, in row order. */
+  readonly #byState = new Map<number, Int32Array>();
+  readonly #byCity = new Map<number, Int32Array>();
+  readonly #bySource = new Map<number, Int32Array>();
+  readonly #all: Int32Array;
 
   constructor(rows: readonly Loaded[]) {
-    this.#rows = rows.map((r) => ({
-      startMs: r.start_ms,
-      endMs: r.end_ms,
-      state: r.state,
-      city: r.city,
-      source: r.source,
-      venueId: 0, // no geo filter reads these rows (`LongEvents.supports`)
-      soldOut: r.sold_out === 1,
-      aggregator: r.aggregator === 1,
-    }));
-    this.#ids = rows.map((r) => r.id);
-    this.#byState = positionsBy(this.#rows, (r) => r.state);
-    this.#byCity = positionsBy(this.#rows, (r) => r.city);
-    this.#bySource = positionsBy(this.#rows, (r) => r.source);
-    this.#all = this.#rows.map((_, i) => i);
-  }
-
-  get count(): number {
-    return this.#rows.length;
+    const n = rows.length;
+    this.count = n;
+    this.#start = new Float64Array(n);
+    this.#id = new Float64Array(n);
+    this.#end = new Float64Array(n);
+    this.#state = new Int32Array(n);
+    this.#city = new Int32Array(n);
+    this.#source = new Int32Array(n);
+    this.#flags = new Uint8Array(n);
+    this.#all = new Int32Array(n);
+    const byState = new Map<number, number[]>();
+    const byCity = new Map<number, number[]>();
+    const bySource = new Map<number, number[]>();
+    for (let i = 0; i < n; i++) {
+      const r = rows[i];
+      this.#start[i] = r.start_ms;
+      this.#id[i] = r.id;
+      this.#end[i] = r.end_ms;
+      const state = this.#states.of(r.state);
+      const city = this.#cities.of(r.city);
+      this.#state[i] = state;
+      this.#city[i] = city;
+      const source = this.#sources.of(r.source);
+      this.#source[i] = source;
+      this.#flags[i] = (r.sold_out ? SOLD_OUT : 0) | (r.aggregator ? AGGREGATOR : 0);
+      this.#all[i] = i;
+      let s = byState.get(state);
+      if (!s) byState.set(state, (s = []));
+      s.push(i);
+      let c = byCity.get(city);
+      if (!c) byCity.set(city, (c = []));
+      c.push(i);
+      let o = bySource.get(source);
+      if (!o) bySource.set(source, (o = []));
+      o.push(i);
+    }
+    for (const [k, v] of byState) this.#byState.set(k, Int32Array.from(v));
+    for (const [k, v] of byCity) this.#byCity.set(k, Int32Array.from(v));
+    for (const [k, v] of bySource) this.#bySource.set(k, Int32Array.from(v));
   }
 
   /**
    * What the long half's index range scan returns (db/events-query.ts `buildHalfQuery`): the
-   * rows after `from` that the filter admits (db/page-filter.ts `rowMatcher`), in (start_ms, id)
-   * order, at most `want`. `sources`: the snapshot sources the filter's tokens match, null when
-   * it has none, which picks the lists to walk.
+   * rows after `from` that the filter admits, in (start_ms, id) order, at most `want`. The
+   * filter's columns are compared as small integers, the sources as the snapshot sources its
+   * tokens match (`sources`, null when it has none): db/page-filter.ts `rowMatcher`'s test, to
+   * which test/long-events.test.ts holds it.
    */
   scan(filter: PageFilter, sources: readonly string[] | null, from: PagePosition, want: number): LongRow[] {
-    const matches = rowMatcher(filter);
-    const some = (list: number[] | undefined) => list ?? [];
+    const out: LongRow[] = [];
+    const state = filter.state === null ? -1 : this.#states.ids.get(filter.state);
+    const city = filter.city === null ? -1 : this.#cities.ids.get(filter.city);
+    if (state === undefined || city === undefined) return out;
+    let sourceOk: Uint8Array | null = null;
+    const sourceIds: number[] = [];
+    if (sources !== null) {
+      sourceOk = new Uint8Array(this.#sources.ids.size);
+      for (const s of sources) {
+        const id = this.#sources.ids.get(s);
+        if (id === undefined || sourceOk[id] === 1) continue;
+        sourceOk[id] = 1;
+        sourceIds.push(id);
+      }
+    }
     // The positions to walk, each list in row order: a city's, a state's, a few sources' or all.
     const lists =
-      filter.city !== null
-        ? [some(this.#byCity.get(filter.city))]
-        : filter.state !== null
-          ? [some(this.#byState.get(filter.state))]
-          : sources !== null && sources.length <= MERGED_SOURCES
-            ? sources.map((s) => some(this.#bySource.get(s)))
+      city >= 0
+        ? [this.#byCity.get(city)!]
+        : state >= 0
+          ? [this.#byState.get(state)!]
+          : sources !== null && sourceIds.length <= MERGED_SOURCES
+            ? sourceIds.map((id) => this.#bySource.get(id)!)
             : [this.#all];
     const at = lists.map((list) => this.#firstAfter(list, from));
-    const out: LongRow[] = [];
+    const skip = (filter.excludeSoldOut ? SOLD_OUT : 0) | (filter.excludeAggregators ? AGGREGATOR : 0);
+    const { beforeMs } = filter;
     while (out.length < want) {
       // The next position of all lists: positions are row order, which is (start_ms, id) order.
       let next = -1;
@@ -108,21 +159,25 @@ export class LongRows {
         if (at[j] < lists[j].length && (next < 0 || lists[j][at[j]] < lists[next][at[next]])) next = j;
       if (next < 0) break;
       const i = lists[next][at[next]++];
-      const r = this.#rows[i];
-      if (r.startMs > filter.beforeMs) break;
-      if (matches(r)) out.push({ start_ms: r.startMs, id: this.#ids[i], end_ms: r.endMs });
+      const start = this.#start[i];
+      if (start > beforeMs) break;
+      if (!inWindow(filter, start, this.#end[i]) || (this.#flags[i] & skip) !== 0) continue;
+      if ((state >= 0 && this.#state[i] !== state) || (city >= 0 && this.#city[i] !== city)) continue;
+      if (sourceOk !== null && sourceOk[this.#source[i]] !== 1) continue;
+      out.push({ start_ms: start, id: this.#id[i], end_ms: this.#end[i] });
     }
     return out;
   }
 
   /** The first entry of `list` whose row comes after `p` in (start_ms, id) order. */
-  #firstAfter(list: number[], p: PagePosition): number {
+  #firstAfter(list: Int32Array, p: PagePosition): number {
     let lo = 0;
     let hi = list.length;
     while (lo < hi) {
       const mid = (lo + hi) >>> 1;
-      const s = this.#rows[list[mid]].startMs;
-      if (s < p.startMs || (s === p.startMs && this.#ids[list[mid]] <= p.id)) lo = mid + 1;
+      const i = list[mid];
+      const s = this.#start[i];
+      if (s < p.startMs || (s === p.startMs && this.#id[i] <= p.id)) lo = mid + 1;
       else hi = mid;
     }
     return lo;
@@ -144,7 +199,7 @@ export class LongEvents {
 
   constructor(readonly maxRows: number) {}
 
-  /** Any filter without a geo filter: the rows carry no venues, which they are not ordered by. */
+  /** Any filter without a geo filter: the rows are not kept by venue. */
   static supports(f: PageFilter): boolean {
     return f.venueIds === null;
   }

@@ -8,8 +8,11 @@
  */
 import { AGGREGATOR_VENDOR_VALUES } from "./contract.ts";
 import type { SqlValue } from "./driver.ts";
-import type { VenueSet } from "./geo.ts";
 
+/** What the venue tests ask of a set of candidate venues (db/geo.ts keeps one with each search). */
+export interface VenueSet {
+  has(venueId: number): boolean;
+}
 /** A place in (start_ms, id) order: a page's keyset position. */
 export interface PagePosition {
   startMs: number;
