@@ -7,11 +7,10 @@
  * range scans and merges them:
  *   long = 0: start_ms >= after - LONG_EVENT_MS (a short event still running started then)
  *   long = 1: start_ms >= after - the longest long event (db/snapshot-stats.ts)
- * each from the cursor position on, so no query depends on how many pages came before. When the
- * caller keeps the snapshot's long rows in memory (db/long-events.ts), a page without a geo
- * filter reads its long half from them instead; when it keeps blocks of the short rows
- * (db/short-blocks.ts), a page of a state, of sources read one by one, or with no column filter,
- * reads its short half there.
+ * each from the cursor position on, so no query depends on how many pages came before. The
+ * filter and its SQL terms are db/page-filter.ts's. A half may come from a store the caller keeps
+ * (long rows: db/long-events.ts; blocks of short rows: db/short-blocks.ts; state ranges geo pages
+ * scan: db/kept-scans.ts) only when the store's `supports(filter)` admits the filter.
  *
  * Index per filter combination (chosen here, forced with INDEXED BY so plans cannot drift):
  *   few rows at the sources    → snapshot_source, rows sorted (bounded by the count)
@@ -171,16 +170,13 @@ const byKey = (a: SnapshotRow, b: SnapshotRow) => a.start_ms - b.start_ms || a.i
 
 /**
  * What a selection reads about the snapshot besides its rows: its stats and cached estimates,
- * and, when the caller keeps them, the state index ranges geo pages scan (for the replica state
- * of the read transaction).
+ * and the stores the caller keeps (the state ranges for the read transaction's replica state).
  */
 export interface SnapshotView {
   stats: SnapshotStats;
   estimates: SnapshotEstimates;
   scans?: { kept: KeptScans; state: string } | null;
-  /** The snapshot's long rows in memory, when the caller keeps them: the long half of a page without a geo filter. */
   longs?: LongEvents | null;
-  /** The snapshot's short rows in blocks of time, when the caller keeps them: the short half of a page of a state, sources read one by one, or an unfiltered one. */
   blocks?: SnapshotBlocks | null;
 }
 

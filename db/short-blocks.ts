@@ -77,17 +77,10 @@ class Block {
   }
 }
 
-const STATE_BLOCK_SQL = `
-SELECT start_ms, id, end_ms, sold_out, aggregator FROM snapshot INDEXED BY snapshot_state
-WHERE state = $state AND long = 0 AND start_ms >= $lo AND start_ms < $hi ORDER BY start_ms, id`;
-
-const SOURCE_BLOCK_SQL = `
-SELECT start_ms, id, end_ms, sold_out, aggregator FROM snapshot INDEXED BY snapshot_source
-WHERE source = $source AND long = 0 AND start_ms >= $lo AND start_ms < $hi ORDER BY start_ms, id`;
-
-const ALL_BLOCK_SQL = `
-SELECT start_ms, id, end_ms, sold_out, aggregator FROM snapshot NOT INDEXED
-WHERE long = 0 AND start_ms >= $lo AND start_ms < $hi ORDER BY start_ms, id`;
+/** One block's rows: a state's (`state`), a source's (`source`) or all (NOT INDEXED: the table's key). */
+const blockSql = (index: string) => `
+SELECT start_ms, id, end_ms, sold_out, aggregator FROM snapshot ${index === "" ? "NOT INDEXED" : `INDEXED BY snapshot_${index}`}
+WHERE ${index === "" ? "" : `${index} = $${index} AND `}long = 0 AND start_ms >= $lo AND start_ms < $hi ORDER BY start_ms, id`;
 
 /**
  * Blocks of the current snapshot generation, bounded by bytes; everything is dropped when the
@@ -143,7 +136,7 @@ export class SnapshotBlocks {
         const span = this.#sourceSpanMs(db, source);
         return this.#scan(filter, from, want, span, (n) =>
           this.#block(`s\n${source}\n${n}`, () =>
-            db.prepare<BlockRow>(SOURCE_BLOCK_SQL).all({ lo: n * span, hi: (n + 1) * span, source }),
+            db.prepare<BlockRow>(blockSql("source")).all({ lo: n * span, hi: (n + 1) * span, source }),
           ),
         );
       });
@@ -152,8 +145,8 @@ export class SnapshotBlocks {
     return this.#scan(filter, from, want, span, (n) =>
       this.#block(`${state ?? ""}\n${n}`, () =>
         state === null
-          ? db.prepare<BlockRow>(ALL_BLOCK_SQL).all({ lo: n * span, hi: (n + 1) * span })
-          : db.prepare<BlockRow>(STATE_BLOCK_SQL).all({ lo: n * span, hi: (n + 1) * span, state }),
+          ? db.prepare<BlockRow>(blockSql("")).all({ lo: n * span, hi: (n + 1) * span })
+          : db.prepare<BlockRow>(blockSql("state")).all({ lo: n * span, hi: (n + 1) * span, state }),
       ),
     );
   }
