@@ -52,6 +52,8 @@ interface Config {
   name: string;
   mmap: boolean;
   stores: readonly Store[];
+  /** False: no hydrated events or venues kept (db/hydrate.ts HydratedEvents with room for none). */
+  hydrated?: boolean;
 }
 
 /** The stores page selection has: each measured alone against plain SQLite under the same map. */
@@ -64,6 +66,7 @@ const ALL_CONFIGS: Config[] = [
   { name: "mmap+blocks+longs", mmap: true, stores: ["blocks", "longs"] },
   { name: "sql+all", mmap: false, stores: STORES },
   { name: "mmap+all", mmap: true, stores: STORES },
+  { name: "mmap+all-hydrated", mmap: true, stores: STORES, hydrated: false },
 ];
 
 const configs = values.configs ? ALL_CONFIGS.filter((c) => values.configs!.split(",").includes(c.name)) : ALL_CONFIGS;
@@ -90,8 +93,8 @@ async function openSide(config: Config): Promise<Side> {
     geo: new GeoIndex(db, HOT_PATH.geoResults, HOT_PATH.geoResultBytes),
     estimates: new SnapshotEstimates(HOT_PATH.sourceEstimates),
     events: new HydratedEvents("http://bench.local", {
-      eventBytes: HOT_PATH.hydratedEventBytes,
-      venueBytes: HOT_PATH.hydratedVenueBytes,
+      eventBytes: config.hydrated === false ? 1 : HOT_PATH.hydratedEventBytes,
+      venueBytes: config.hydrated === false ? 1 : HOT_PATH.hydratedVenueBytes,
     }),
     scans: has("scans") ? new KeptScans(HOT_PATH.keptScanBytes, HOT_PATH.keptScanRows) : null,
     blocks: has("blocks") ? new SnapshotBlocks(HOT_PATH.shortBlockBytes, HOT_PATH.sourceBlockRows) : null,
