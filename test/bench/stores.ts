@@ -81,6 +81,8 @@ interface Side {
   blocks: SnapshotBlocks | null;
   longs: LongEvents | null;
   times: Map<string, number[]>;
+  /** Per class: the page's events, and those already kept (db/hydrate.ts HydratedEvents) when it was hydrated. */
+  kept: Map<string, { events: number; kept: number }>;
 }
 
 async function openSide(config: Config): Promise<Side> {
@@ -100,13 +102,14 @@ async function openSide(config: Config): Promise<Side> {
     blocks: has("blocks") ? new SnapshotBlocks(HOT_PATH.shortBlockBytes, HOT_PATH.sourceBlockRows) : null,
     longs: has("longs") ? new LongEvents(HOT_PATH.longEventRows) : null,
     times: new Map(),
+    kept: new Map(),
   };
 }
 
 const storeBytes = (s: Side) => (s.scans?.bytes ?? 0) + (s.blocks?.bytes ?? 0);
 
 /** One page, selected and hydrated in one read transaction; returns the last row's position when more follow. */
-function page(side: Side, search: string, from: PagePosition | null): PagePosition | null {
+function page(side: Side, search: string, from: PagePosition | null, cls = ""): PagePosition | null {
   const q = parseListParams(new URLSearchParams(search), "bench-secret");
   const window = resolveWindow(q, Date.now(), null);
   const geo = q.geo ? side.geo.find(q.geo, q.includeCentroids) : null;
@@ -132,6 +135,11 @@ function page(side: Side, search: string, from: PagePosition | null): PagePositi
       longs: side.longs,
     };
     const selection = selectPage(side.db, view, filter, from, q.limit);
+    const kept = side.events.forState(state).events;
+    const count = side.kept.get(cls) ?? { events: 0, kept: 0 };
+    side.kept.set(cls, count);
+    count.events += selection.keys.length;
+    for (const k of selection.keys) if (kept.has(k.id)) count.kept++;
     hydratePageJson(side.db, side.events, state, selection.keys, filter, { baseUrl: "http://bench.local", geo: live });
     return selection.hasMore ? selection.keys[selection.keys.length - 1] : null;
   });
@@ -179,7 +187,7 @@ for (const cls of [...CLASSES, "walk", "default"]) {
         let from: PagePosition | null = null;
         for (let p = 0; p < (cls === "walk" ? WALK_PAGES : 1); p++) {
           const t0 = performance.now();
-          from = page(side, s, from);
+          from = page(side, s, from, cls);
           const us = (performance.now() - t0) * 1000;
           let list = side.times.get(cls);
           if (!list) side.times.set(cls, (list = []));
@@ -219,3 +227,10 @@ console.log(
   `process: VmRSS ${field("VmRSS")} kB, RssAnon ${field("RssAnon")} kB, RssFile ${field("RssFile")} kB, VmSwap ${field("VmSwap")} kB`,
 );
 for (const side of sides) side.db.close();
+for (const side of sides) {
+  const shares = classes.map((cls) => {
+    const c = side.kept.get(cls);
+    return c ? `${cls} ${((100 * c.kept) / Math.max(1, c.events)).toFixed(0)} %` : `${cls} –`;
+  });
+  console.log(`events already kept at hydration, ${side.config.name}: ${shares.join(", ")}`);
+}
