@@ -57,28 +57,23 @@ export interface PageSelection {
   earliestEndMs: number;
 }
 
-const INDEX: Record<PagePlan, string> = {
-  source: "INDEXED BY snapshot_source",
-  source_each: "INDEXED BY snapshot_source",
-  venue: "INDEXED BY snapshot_venue",
-  venue_states: "INDEXED BY snapshot_state",
-  state_city: "INDEXED BY snapshot_city", // replica v5 dropped snapshot_state_city
-  city: "INDEXED BY snapshot_city",
-  state: "INDEXED BY snapshot_state",
-  time: "NOT INDEXED", // WITHOUT ROWID: the table itself, i.e. the (long, start_ms, id) key
+/**
+ * The column each plan's index leads with (`long` follows it, then start_ms, id: replica v7);
+ * none: the table itself, WITHOUT ROWID, i.e. the (long, start_ms, id) key.
+ */
+const PLAN_COLUMN: Record<PagePlan, string | null> = {
+  source: "source",
+  source_each: "source",
+  venue: "venue_id",
+  venue_states: "state",
+  state_city: "city", // replica v5 dropped snapshot_state_city
+  city: "city",
+  state: "state",
+  time: null,
 };
 
-/** The filter column each plan's index leads with (`long` follows it, then start_ms, id: replica v7). */
-const PLAN_COLUMNS: Record<PagePlan, readonly string[]> = {
-  source: ["source"],
-  source_each: ["source"],
-  venue: ["venue_id"],
-  venue_states: ["state"],
-  state_city: ["city"],
-  city: ["city"],
-  state: ["state"],
-  time: [],
-};
+const indexOf = (column: string | null) =>
+  column === null ? "NOT INDEXED" : `INDEXED BY snapshot_${column === "venue_id" ? "venue" : column}`;
 
 export interface HalfQuery {
   sql: string;
@@ -101,7 +96,7 @@ export function buildHalfQuery(
 ): HalfQuery {
   // Columns outside the plan's index get a unary plus, so the planner cannot pick another
   // index for them (NOT INDEXED alone does not stop it on a WITHOUT ROWID table).
-  const col = (name: string) => (PLAN_COLUMNS[plan].includes(name) ? name : `+${name}`);
+  const col = (name: string) => (PLAN_COLUMN[plan] === name ? name : `+${name}`);
   // One source, or one state, of several read in turn: the caller binds `part` (selectPage).
   const part = plan === "source_each" ? "source = $part" : plan === "venue_states" ? "state = $part" : null;
   const sources = plan === "source_each" ? "none" : sourceList !== null ? { list: sourceList } : "glob";
@@ -109,7 +104,7 @@ export function buildHalfQuery(
   if (part !== null) terms.unshift(part), (params.part = "");
   const columns = venuesInSql ? "start_ms, id, end_ms" : "start_ms, id, end_ms, venue_id";
   const sql =
-    `SELECT ${columns} FROM snapshot ${INDEX[plan]} WHERE long = ${long}` +
+    `SELECT ${columns} FROM snapshot ${indexOf(PLAN_COLUMN[plan])} WHERE long = ${long}` +
     terms.map((t) => ` AND ${t}`).join("") +
     " AND (start_ms, id) > ($ls, $lid) ORDER BY start_ms, id LIMIT $lim";
   return { sql, params };

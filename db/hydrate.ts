@@ -147,18 +147,7 @@ function toEvent(r: Row, h: Hydration): Event {
  * A kept event: its JSON up to and including `"venue":`, and what the live re-check reads.
  * `false`: not servable now (cancelled, spam, a duplicate, deleted).
  */
-type KeptEvent =
-  | {
-      part: string;
-      startMs: number;
-      /** The served end (db/page-filter.ts `servedEndMs`). */
-      endMs: number;
-      soldOut: boolean;
-      aggregator: boolean;
-      source: string;
-      venueId: number;
-    }
-  | false;
+type KeptEvent = (Omit<FilterRow, "state" | "city"> & { part: string }) | false;
 
 /** A kept venue: its JSON with `distanceMiles` null, and what servability and the re-check read. `false`: gone. */
 type KeptVenue =

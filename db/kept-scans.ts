@@ -75,11 +75,6 @@ class KeptRange {
     this.count++;
   }
 
-  /** The first kept row after `p`. */
-  indexAfter(p: PagePosition): number {
-    return indexAfter(this.start, this.id, this.count, p);
-  }
-
   /** The last kept row's position, or where the range starts when none is kept. */
   get last(): PagePosition {
     return this.count === 0 ? this.from : { startMs: this.start[this.count - 1], id: this.id[this.count - 1] };
@@ -163,7 +158,7 @@ export function scanKept(
   const stmt = db.prepare<ScannedRow>(s.sql);
   const out: ScannedRow[] = [];
   let range = s.ranges.get(s.key);
-  let i = range && !before(from, range.from) ? range.indexAfter(from) : -1;
+  let i = range && !before(from, range.from) ? indexAfter(range.start, range.id, range.count, from) : -1;
   if (range && i === range.count && !range.complete && before(range.last, from)) {
     return scanVenues(stmt, s, from, want, firstChunk, out);
   }

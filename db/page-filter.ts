@@ -65,16 +65,9 @@ export function sourceGlob(token: string): { glob: string; lo: string; hi: strin
   return { glob: `${token.replaceAll("_", "?")}*`, lo, hi: `${lo}{` };
 }
 
-/** Whether `source` starts with `token`, `_` matching any one character: the GLOB of `sourceGlob`. */
-function tokenMatches(token: string, source: string): boolean {
-  if (source.length < token.length) return false;
-  for (let i = 0; i < token.length; i++) if (token[i] !== "_" && token[i] !== source[i]) return false;
-  return true;
-}
-
-/** Whether `source` matches any of the tokens. */
+/** Whether `source` starts with one of the tokens, `_` matching any one character: the GLOB of `sourceGlob`. */
 export const sourceMatches = (tokens: readonly string[], source: string): boolean =>
-  tokens.some((t) => tokenMatches(t, source));
+  tokens.some((t) => source.length >= t.length && [...t].every((c, i) => c === "_" || c === source[i]));
 
 /** Membership of the candidate venues: the one the filter carries, else a Set built now. */
 export function venueSetOf(filter: PageFilter): VenueSet | null {
@@ -99,25 +92,16 @@ export function rowMatcher(f: PageFilter): (row: FilterRow) => boolean {
     !(f.excludeAggregators && r.aggregator);
 }
 
-/** How a query tests the sources: by GLOB, against the snapshot sources they match, or not (read one by one). */
-export type SourceTerm = "glob" | { list: readonly string[] } | "none";
-
-/** The WHERE terms of a filter and their parameters, besides the keyset bound. */
-export interface FilterTerms {
-  terms: string[];
-  params: Record<string, SqlValue>;
-}
-
 /**
- * The filter as SQL over `snapshot`: state, city, sources, venues (unless `venues` is false), row
- * flags and window (unless `window` is false), each column named through `col` (the caller
- * decides which may use an index).
+ * The filter as WHERE terms over `snapshot` and their parameters: state, city, sources (by GLOB,
+ * as the snapshot sources they match, or "none" when read one by one), venues and window (unless
+ * false), row flags; each column named through `col` (the caller decides which may use an index).
  */
 export function filterTerms(
   f: PageFilter,
   col: (name: string) => string,
-  o: { sources: SourceTerm; venues: boolean; window: boolean },
-): FilterTerms {
+  o: { sources: "glob" | { list: readonly string[] } | "none"; venues: boolean; window: boolean },
+): { terms: string[]; params: Record<string, SqlValue> } {
   const terms: string[] = [];
   const params: Record<string, SqlValue> = {};
   if (f.state !== null) terms.push(`${col("state")} = $state`), (params.state = f.state);

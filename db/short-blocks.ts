@@ -70,11 +70,6 @@ class Block {
   get bytes(): number {
     return 25 * this.count + 96;
   }
-
-  /** The first row after `p` in (start_ms, id) order. */
-  indexAfter(p: PagePosition): number {
-    return indexAfter(this.start, this.id, this.count, p);
-  }
 }
 
 /** One block's rows: a state's (`state`), a source's (`source`) or all (NOT INDEXED: the table's key). */
@@ -173,7 +168,11 @@ export class SnapshotBlocks {
     const last = Math.min(filter.beforeMs, this.#lastStartMs);
     for (let n = Math.floor(Math.max(from.startMs, this.#firstStartMs) / span); n * span <= last; n++) {
       const block = blockAt(n);
-      for (let i = n * span <= from.startMs ? block.indexAfter(from) : 0; i < block.count; i++) {
+      for (
+        let i = n * span <= from.startMs ? indexAfter(block.start, block.id, block.count, from) : 0;
+        i < block.count;
+        i++
+      ) {
         const start = block.start[i];
         if (start > filter.beforeMs) return out;
         if (!inWindow(filter, start, block.end[i]) || (block.flags[i] & skip) !== 0) continue;
