@@ -10,8 +10,11 @@
  * Every configuration has its own replica connection and its own caches. Configurations take
  * turns slice by slice in one run (A B … B A), each slice on requests none has seen, so a noisy
  * box loads them alike. Prints the median microseconds per class and configuration, each
- * configuration's ratio to plain SQLite under the same memory map, the stores' bytes, and the
- * process's memory (RssAnon, the private part, beside RSS, which counts the mapped file too).
+ * configuration's ratio to plain SQLite under the same memory map (`mmap`; the first
+ * configuration when it is not run), the stores' bytes, the share of each class's events already
+ * kept at hydration, and the process's memory (RssAnon, the private part, beside RSS, which
+ * counts the mapped file too: run one configuration per process to compare memory). Besides the
+ * stores, `mmap+all-hydrated` keeps no hydrated events or venues (db/hydrate.ts HydratedEvents).
  */
 import { mkdirSync, readFileSync } from "node:fs";
 import { parseArgs } from "node:util";
