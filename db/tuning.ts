@@ -59,9 +59,9 @@ export const HOT_PATH = {
    * Bytes of the replica the serving process's connection maps into memory (`PRAGMA mmap_size`;
    * SQLite caps it near 2 GiB): rows are read from the map instead of through a read call
    * and a copy into SQLite's page cache each, which stays at SQLite's default (2 MiB). Measured
-   * (test/bench/RESULTS.md, "What each mechanism buys"): new pages 1.03–1.33x faster; the mapped
-   * pages are the OS's shared file cache, so RSS grew 331 → 905 MB while the private memory
-   * (RssAnon) stayed 288.5 → 289.1 MB, with no swap.
+   * (test/bench/RESULTS.md, "What each mechanism buys"): new pages 1.04–1.31x faster; the mapped
+   * pages are the OS's shared file cache, so RSS grew 314 → 900 MB while the private memory
+   * (RssAnon) went 271.5 → 284.0 MB (288.5 → 289.1 in another pair: the heap's noise), no swap.
    */
   replicaMmapBytes: 2 * 1024 * 1024 * 1024,
   /** Source-prefix row estimates kept per snapshot (db/snapshot-stats.ts SnapshotEstimates). */
