@@ -7,11 +7,10 @@
  * range scans and merges them:
  *   long = 0: start_ms >= after - LONG_EVENT_MS (a short event still running started then)
  *   long = 1: start_ms >= after - the longest long event (db/snapshot-stats.ts)
- * each from the cursor position on, so no query depends on how many pages came before. When the
- * caller keeps the snapshot's long rows in memory (db/long-events.ts), a page without a geo
- * filter reads its long half from them instead; when it keeps blocks of the short rows
- * (db/short-blocks.ts), a page of a state, of sources read one by one, or with no column filter,
- * reads its short half there.
+ * each from the cursor position on, so no query depends on how many pages came before. The
+ * filter and its SQL terms are db/page-filter.ts's. A half may come from a store the caller keeps
+ * (long rows: db/long-events.ts; blocks of short rows: db/short-blocks.ts; state ranges geo pages
+ * scan: db/kept-scans.ts) only when the store's `supports(filter)` admits the filter.
  *
  * Index per filter combination (chosen here, forced with INDEXED BY so plans cannot drift):
  *   few rows at the sources    → snapshot_source, rows sorted (bounded by the count)
@@ -31,33 +30,16 @@
  */
 import { LONG_EVENT_MS } from "./contract.ts";
 import type { Db, SqlValue } from "./driver.ts";
-import type { VenueSet } from "./geo.ts";
-import { type KeptScans, type PagePosition, type ScannedRow, scanKept, scanVenues } from "./kept-scans.ts";
-import type { LongEvents } from "./long-events.ts";
-import type { SnapshotBlocks } from "./short-blocks.ts";
-import { type SnapshotEstimates, type SnapshotStats, sourceGlob } from "./snapshot-stats.ts";
+import { KeptScans, type ScannedRow, scanKept, scanVenues } from "./kept-scans.ts";
+import { LongEvents } from "./long-events.ts";
+import { filterTerms, type PageFilter, type PagePosition, venueSetOf } from "./page-filter.ts";
+import { SnapshotBlocks } from "./short-blocks.ts";
+import type { SnapshotEstimates, SnapshotStats } from "./snapshot-stats.ts";
 
-export type { PagePosition };
+export type { PageFilter, PagePosition };
 
 /** Before every row: (start, id) > (MIN, 0) holds for all rows. */
 export const FIRST_POSITION: PagePosition = { startMs: Number.MIN_SAFE_INTEGER, id: 0 };
-
-export interface PageFilter {
-  afterMs: number;
-  beforeMs: number;
-  state: string | null;
-  city: string | null;
-  /** Validated source tokens (`_` = any one character), null = unfiltered. */
-  sources: readonly string[] | null;
-  /** Geo candidate venues, null = no geo filter. */
-  venueIds: readonly number[] | null;
-  /** Membership of the same venues, when the caller has it (db/geo.ts keeps it with its result). */
-  venueSet?: VenueSet | null;
-  /** The states of those venues, when the caller knows them: lets selection scan just those states. */
-  venueStates?: readonly string[] | null;
-  excludeSoldOut: boolean;
-  excludeAggregators: boolean;
-}
 
 export type PagePlan = "source" | "source_each" | "venue" | "venue_states" | "state_city" | "city" | "state" | "time";
 
@@ -75,28 +57,23 @@ export interface PageSelection {
   earliestEndMs: number;
 }
 
-const INDEX: Record<PagePlan, string> = {
-  source: "INDEXED BY snapshot_source",
-  source_each: "INDEXED BY snapshot_source",
-  venue: "INDEXED BY snapshot_venue",
-  venue_states: "INDEXED BY snapshot_state",
-  state_city: "INDEXED BY snapshot_city", // replica v5 dropped snapshot_state_city
-  city: "INDEXED BY snapshot_city",
-  state: "INDEXED BY snapshot_state",
-  time: "NOT INDEXED", // WITHOUT ROWID: the table itself, i.e. the (long, start_ms, id) key
+/**
+ * The column each plan's index leads with (`long` follows it, then start_ms, id: replica v7);
+ * none: the table itself, WITHOUT ROWID, i.e. the (long, start_ms, id) key.
+ */
+const PLAN_COLUMN: Record<PagePlan, string | null> = {
+  source: "source",
+  source_each: "source",
+  venue: "venue_id",
+  venue_states: "state",
+  state_city: "city", // replica v5 dropped snapshot_state_city
+  city: "city",
+  state: "state",
+  time: null,
 };
 
-/** The filter column each plan's index leads with (`long` follows it, then start_ms, id: replica v7). */
-const PLAN_COLUMNS: Record<PagePlan, readonly string[]> = {
-  source: ["source"],
-  source_each: ["source"],
-  venue: ["venue_id"],
-  venue_states: ["state"],
-  state_city: ["city"],
-  city: ["city"],
-  state: ["state"],
-  time: [],
-};
+const indexOf = (column: string | null) =>
+  column === null ? "NOT INDEXED" : `INDEXED BY snapshot_${column === "venue_id" ? "venue" : column}`;
 
 export interface HalfQuery {
   sql: string;
@@ -117,45 +94,19 @@ export function buildHalfQuery(
   venuesInSql = true,
   windowInSql = true,
 ): HalfQuery {
-  const params: Record<string, SqlValue> = { before: filter.beforeMs, after: filter.afterMs };
   // Columns outside the plan's index get a unary plus, so the planner cannot pick another
   // index for them (NOT INDEXED alone does not stop it on a WITHOUT ROWID table).
-  const col = (name: string) => (PLAN_COLUMNS[plan].includes(name) ? name : `+${name}`);
-  const terms: string[] = [];
+  const col = (name: string) => (PLAN_COLUMN[plan] === name ? name : `+${name}`);
   // One source, or one state, of several read in turn: the caller binds `part` (selectPage).
-  if (plan === "source_each") terms.push("source = $part"), (params.part = "");
-  if (plan === "venue_states") terms.push("state = $part"), (params.part = "");
-  if (filter.state !== null) terms.push(`${col("state")} = $state`), (params.state = filter.state);
-  if (filter.city !== null) terms.push(`${col("city")} = $city`), (params.city = filter.city);
-  if (plan === "source_each") {
-    // The sources were matched already.
-  } else if (sourceList !== null) {
-    terms.push("source IN (SELECT value FROM json_each($sourceList))");
-    params.sourceList = JSON.stringify(sourceList);
-  } else if (filter.sources?.length === 1) {
-    terms.push("+source GLOB $glob");
-    params.glob = sourceGlob(filter.sources[0]).glob;
-  } else if (filter.sources) {
-    terms.push("EXISTS (SELECT 1 FROM json_each($globs) g WHERE snapshot.source GLOB g.value)");
-    params.globs = JSON.stringify(filter.sources.map((t) => sourceGlob(t).glob));
-  }
-  if (filter.venueIds !== null && venuesInSql) {
-    terms.push(`${col("venue_id")} IN (SELECT value FROM json_each($venues))`);
-    params.venues = JSON.stringify(filter.venueIds);
-  }
-  if (filter.excludeSoldOut) terms.push("+sold_out = 0");
-  if (filter.excludeAggregators) terms.push("+aggregator = 0");
+  const part = plan === "source_each" ? "source = $part" : plan === "venue_states" ? "state = $part" : null;
+  const sources = plan === "source_each" ? "none" : sourceList !== null ? { list: sourceList } : "glob";
+  const { terms, params } = filterTerms(filter, col, { sources, venues: venuesInSql, window: windowInSql });
+  if (part !== null) terms.unshift(part), (params.part = "");
   const columns = venuesInSql ? "start_ms, id, end_ms" : "start_ms, id, end_ms, venue_id";
-  if (!windowInSql) {
-    delete params.before;
-    delete params.after;
-  }
   const sql =
-    `SELECT ${columns} FROM snapshot ${INDEX[plan]} WHERE long = ${long}` +
+    `SELECT ${columns} FROM snapshot ${indexOf(PLAN_COLUMN[plan])} WHERE long = ${long}` +
     terms.map((t) => ` AND ${t}`).join("") +
-    " AND (start_ms, id) > ($ls, $lid)" +
-    (windowInSql ? " AND start_ms <= $before AND end_ms >= $after" : "") +
-    " ORDER BY start_ms, id LIMIT $lim";
+    " AND (start_ms, id) > ($ls, $lid) ORDER BY start_ms, id LIMIT $lim";
   return { sql, params };
 }
 
@@ -197,8 +148,7 @@ export function choosePlan(filter: PageFilter, est: PlanEstimates): PagePlan {
 /** A geo filter alone whose state ranges, scanned in memory, should yield a page within half a kept range. */
 function fitsKeptScan(filter: PageFilter, est: PlanEstimates): boolean {
   if (!est.keptScanRows || est.want === undefined || est.venueStateRows == null || !est.venueRows) return false;
-  if (filter.state !== null || filter.city !== null || filter.sources !== null || !filter.venueStates?.length)
-    return false;
+  if (!KeptScans.supports(filter)) return false;
   return (est.want * est.venueStateRows) / est.venueRows <= est.keptScanRows / 2;
 }
 
@@ -209,28 +159,19 @@ function lowerBound(position: PagePosition, floorMs: number): PagePosition {
   return later ? position : floor;
 }
 
-/** Membership of the candidate venues: the one the filter carries, else a Set built now. */
-export function venueSetOf(filter: PageFilter): VenueSet | null {
-  if (filter.venueIds === null) return null;
-  return filter.venueSet ?? new Set(filter.venueIds);
-}
-
 type SnapshotRow = { start_ms: number; id: number; end_ms: number; venue_id?: number };
 
 const byKey = (a: SnapshotRow, b: SnapshotRow) => a.start_ms - b.start_ms || a.id - b.id;
 
 /**
  * What a selection reads about the snapshot besides its rows: its stats and cached estimates,
- * and, when the caller keeps them, the state index ranges geo pages scan (for the replica state
- * of the read transaction).
+ * and the stores the caller keeps (the state ranges for the read transaction's replica state).
  */
 export interface SnapshotView {
   stats: SnapshotStats;
   estimates: SnapshotEstimates;
   scans?: { kept: KeptScans; state: string } | null;
-  /** The snapshot's long rows in memory, when the caller keeps them: the long half of a page without a geo filter. */
   longs?: LongEvents | null;
-  /** The snapshot's short rows in blocks of time, when the caller keeps them: the short half of a page of a state, sources read one by one, or an unfiltered one. */
   blocks?: SnapshotBlocks | null;
 }
 
@@ -272,11 +213,9 @@ export function selectPage(
   const bounds = [lowerBound(from, filter.afterMs - LONG_EVENT_MS), lowerBound(from, filter.afterMs - longest)];
   const venuesInSql = filter.venueIds === null || plan === "venue";
   const venueSet = venuesInSql ? null : venueSetOf(filter);
+  // Each store serves only the filters its `supports` admits; every other half reads SQLite.
   // A geo page with no other column filter scans ranges every such page in its states shares.
-  const kept =
-    plan === "venue_states" && filter.state === null && filter.city === null && filter.sources === null
-      ? view.scans
-      : null;
+  const kept = plan === "venue_states" && KeptScans.supports(filter) ? (view.scans ?? null) : null;
   const ranges = kept ? kept.kept.forState(kept.state) : null;
   // Read one part at a time (each in index order, merged below), or the whole filter at once.
   const parts: readonly (string | null)[] =
@@ -284,22 +223,16 @@ export function selectPage(
   // Growing chunks for the JS venue check, starting near what the venues' share of the rows needs.
   const share = venueRows !== null ? venueRows / Math.max(1, venueStateRows ?? stats.events) : 1;
   const firstChunk = Math.min(8192, Math.max(64, Math.ceil((1.25 * want) / Math.max(share, 1e-4))));
-  const longRows = filter.venueIds === null ? (view.longs?.forSnapshot(db, stats) ?? null) : null;
+  const longRows = view.longs && LongEvents.supports(filter) ? view.longs.forSnapshot(db, stats) : null;
+  // Sources are read from blocks one by one, so only when they are few (plan source_each).
   const blocks =
-    (plan === "state" || plan === "time") && filter.sources === null && filter.city === null && filter.venueIds === null
-      ? (view.blocks ?? null)
+    view.blocks && SnapshotBlocks.supports(filter) && (filter.sources === null || plan === "source_each")
+      ? view.blocks
       : null;
-  // Plan source_each has no state, city or geo filter (choosePlan): each source's blocks serve its part.
-  const sourceBlocks = plan === "source_each" ? (view.blocks ?? null) : null;
   const rows: SnapshotRow[] = [];
   for (const long of [0, 1] as const) {
     if (long === 0 && blocks) {
-      rows.push(...blocks.scan(db, stats, filter, bounds[0], want));
-      continue;
-    }
-    if (long === 0 && sourceBlocks) {
-      for (const source of sourceList!)
-        rows.push(...sourceBlocks.scanSource(db, stats, source, filter, bounds[0], want));
+      rows.push(...blocks.scan(db, stats, filter, sourceList, bounds[0], want));
       continue;
     }
     if (long === 1 && longRows) {
@@ -311,7 +244,7 @@ export function selectPage(
     for (const part of parts) {
       const params = part === null ? q.params : { ...q.params, part };
       if (venueSet) {
-        const scan = { params, beforeMs: filter.beforeMs, afterMs: filter.afterMs, venues: venueSet };
+        const scan = { params, filter, venues: venueSet };
         if (ranges) {
           const flags = `${filter.excludeSoldOut ? 1 : 0}${filter.excludeAggregators ? 1 : 0}`;
           const range = { ...scan, ranges, key: `${part}\n${long}\n${flags}`, sql: q.sql };

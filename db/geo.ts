@@ -29,12 +29,8 @@ import type { Polygon } from "geojson";
 import { LRUCache } from "lru-cache";
 import { LIST, PRECISE_GEOCODES } from "./contract.ts";
 import type { Db } from "./driver.ts";
+import type { VenueSet } from "./page-filter.ts";
 import { readSnapshotStats } from "./snapshot-stats.ts";
-
-/** What the venue tests ask of a set of candidate venues. */
-export interface VenueSet {
-  has(venueId: number): boolean;
-}
 
 export type GeoFilter =
   | { kind: "circle"; lat: number; lng: number; radiusMiles: number }

@@ -20,11 +20,18 @@
  * concatenation of their JSON.
  */
 import { LRUCache } from "lru-cache";
-import { AGGREGATOR_VENDOR_VALUES, eventUrlFor, servedTicketUrl } from "./contract.ts";
+import { eventUrlFor, servedTicketUrl } from "./contract.ts";
 import type { Db } from "./driver.ts";
 import type { Event, Venue } from "./event.ts";
-import { type PageFilter, type PagePosition, venueSetOf } from "./events-query.ts";
-import type { LiveGeo, VenueSet } from "./geo.ts";
+import type { LiveGeo } from "./geo.ts";
+import {
+  type FilterRow,
+  isAggregator,
+  type PageFilter,
+  type PagePosition,
+  rowMatcher,
+  servedEndMs,
+} from "./page-filter.ts";
 import { EVENT_SERVABLE_SQL, SERVABLE_SQL } from "./snapshot.ts";
 
 export type { Event, Venue } from "./event.ts";
@@ -72,35 +79,17 @@ JOIN events e ON e.id = j.value
 JOIN venues v ON v.id = e.venue_id
 WHERE ${SERVABLE_SQL}`;
 
-const aggregators = new Set<string>(AGGREGATOR_VENDOR_VALUES);
-
-/** `_` matches any one character, everything else itself (docs/api.md, Listing events), as a prefix. */
-export function sourceMatcher(tokens: readonly string[]): (source: string) => boolean {
-  const pattern = tokens.map((t) => t.replace(/[.]/g, "\\.").replaceAll("_", ".")).join("|");
-  const re = new RegExp(`^(?:${pattern})`);
-  return (source) => re.test(source);
-}
-
-function stillMatches(
-  r: Row,
-  f: PageFilter,
-  venues: VenueSet | null,
-  geo: LiveGeo | null,
-  source: ((s: string) => boolean) | null,
-): boolean {
-  const end = Math.max(r.end_ms ?? r.start_ms, r.start_ms);
-  return (
-    end >= f.afterMs &&
-    r.start_ms <= f.beforeMs &&
-    (f.state === null || r.state === f.state) &&
-    (f.city === null || r.city === f.city) &&
-    !(f.excludeSoldOut && r.is_sold_out === 1) &&
-    !(f.excludeAggregators && aggregators.has(r.vendor)) &&
-    (venues === null || venues.has(r.venue_id)) &&
-    (geo === null || geo.admits(r.venue_id, r.latitude, r.longitude, r.geocode_precision)) &&
-    (source === null || source(r.source))
-  );
-}
+/** A live row as the request's filter reads it (db/page-filter.ts). */
+const filterRowOf = (r: Row): FilterRow => ({
+  startMs: r.start_ms,
+  endMs: servedEndMs(r.start_ms, r.end_ms),
+  state: r.state,
+  city: r.city,
+  source: r.source,
+  venueId: r.venue_id,
+  soldOut: r.is_sold_out === 1,
+  aggregator: isAggregator(r.vendor),
+});
 
 export interface Hydration {
   baseUrl: string;
@@ -158,17 +147,7 @@ function toEvent(r: Row, h: Hydration): Event {
  * A kept event: its JSON up to and including `"venue":`, and what the live re-check reads.
  * `false`: not servable now (cancelled, spam, a duplicate, deleted).
  */
-type KeptEvent =
-  | {
-      part: string;
-      startMs: number;
-      endMs: number | null;
-      soldOut: boolean;
-      vendor: string;
-      source: string;
-      venueId: number;
-    }
-  | false;
+type KeptEvent = (Omit<FilterRow, "state" | "city"> & { part: string }) | false;
 
 /** A kept venue: its JSON with `distanceMiles` null, and what servability and the re-check read. `false`: gone. */
 type KeptVenue =
@@ -316,14 +295,17 @@ export interface LiveBounds {
 /** Reads the page's live rows and shapes the survivors, in page order: one query, nothing kept. */
 export function hydratePage(db: Db, keys: readonly PagePosition[], filter: PageFilter, h: Hydration): Event[] {
   if (keys.length === 0) return [];
-  const venues = venueSetOf(filter);
-  const source = filter.sources === null ? null : sourceMatcher(filter.sources);
+  const matches = rowMatcher(filter);
   const byId = new Map<number, Row>();
   for (const r of db.prepare<Row>(HYDRATE_SQL).all({ ids: JSON.stringify(keys.map((k) => k.id)) })) byId.set(r.id, r);
   const out: Event[] = [];
   for (const k of keys) {
     const r = byId.get(k.id);
-    if (r && stillMatches(r, filter, venues, h.geo, source)) out.push(toEvent(r, h));
+    const live =
+      r &&
+      matches(filterRowOf(r)) &&
+      (h.geo === null || h.geo.admits(r.venue_id, r.latitude, r.longitude, r.geocode_precision));
+    if (live) out.push(toEvent(r, h));
   }
   return out;
 }
@@ -421,9 +403,9 @@ function keptRows(
         ? {
             part: eventPartOf(r, events.baseUrl),
             startMs: r.start_ms,
-            endMs: r.end_ms,
+            endMs: servedEndMs(r.start_ms, r.end_ms),
             soldOut: r.is_sold_out === 1,
-            vendor: r.vendor,
+            aggregator: isAggregator(r.vendor),
             source: r.source,
             venueId: r.venue_id,
           }
@@ -439,28 +421,6 @@ function keptRows(
     for (const id of venueIds) if (!kept.venues.has(id)) kept.venues.set(id, false);
   }
   return found.map((e) => [e, e ? (kept.venues.get(e.venueId) ?? false) : false]);
-}
-
-function keptMatches(
-  e: Exclude<KeptEvent, false>,
-  v: Exclude<KeptVenue, false>,
-  f: PageFilter,
-  venues: VenueSet | null,
-  geo: LiveGeo | null,
-  source: ((s: string) => boolean) | null,
-): boolean {
-  const end = Math.max(e.endMs ?? e.startMs, e.startMs);
-  return (
-    end >= f.afterMs &&
-    e.startMs <= f.beforeMs &&
-    (f.state === null || v.state === f.state) &&
-    (f.city === null || v.city === f.city) &&
-    !(f.excludeSoldOut && e.soldOut) &&
-    !(f.excludeAggregators && aggregators.has(e.vendor)) &&
-    (venues === null || venues.has(e.venueId)) &&
-    (geo === null || geo.admits(e.venueId, v.lat, v.lng, v.precision)) &&
-    (source === null || source(e.source))
-  );
 }
 
 /**
@@ -479,14 +439,17 @@ export function hydratePageJson(
   bounds?: LiveBounds,
 ): string[] {
   if (keys.length === 0) return [];
-  const venues = venueSetOf(filter);
-  const source = filter.sources === null ? null : sourceMatcher(filter.sources);
+  const matches = rowMatcher(filter);
   const out: string[] = [];
   for (const [e, v] of keptRows(db, events, state, keys)) {
     // An event whose venue is gone or hidden is not servable.
     const servable = e !== false && v !== false && v.visible;
-    if (servable && keptMatches(e, v, filter, venues, h.geo, source)) {
-      if (bounds) bounds.latestAfterMs = Math.min(bounds.latestAfterMs, Math.max(e.endMs ?? e.startMs, e.startMs));
+    const live =
+      servable &&
+      matches({ ...e, state: v.state, city: v.city }) &&
+      (h.geo === null || h.geo.admits(e.venueId, v.lat, v.lng, v.precision));
+    if (live) {
+      if (bounds) bounds.latestAfterMs = Math.min(bounds.latestAfterMs, e.endMs);
       const distance = distanceOf(h.geo, v.lat, v.lng);
       out.push(
         distance === null

@@ -19,13 +19,7 @@
  */
 import { LRUCache } from "lru-cache";
 import type { Db, SqlValue, Statement } from "./driver.ts";
-import type { VenueSet } from "./geo.ts";
-
-/** A place in (start_ms, id) order: a page's keyset position (db/events-query.ts). */
-export interface PagePosition {
-  startMs: number;
-  id: number;
-}
+import { inWindow, type PageFilter, type PagePosition, type VenueSet } from "./page-filter.ts";
 
 /** The first of `count` rows, in (start_ms, id) order in parallel arrays, that comes after `p`. */
 export function indexAfter(start: Float64Array, id: Float64Array, count: number, p: PagePosition): number {
@@ -48,6 +42,13 @@ export interface ScannedRow {
   venue_id: number;
 }
 
+/** A copy of `a` in twice the room. */
+function twice(a: Float64Array): Float64Array<ArrayBuffer> {
+  const b = new Float64Array(a.length * 2);
+  b.set(a);
+  return b;
+}
+
 /** The rows of one range after `from`, in index order. */
 class KeptRange {
   count = 0;
@@ -65,27 +66,13 @@ class KeptRange {
   }
 
   push(r: ScannedRow): void {
-    if (this.count === this.start.length) {
-      const grow = (a: Float64Array) => {
-        const b = new Float64Array(a.length * 2);
-        b.set(a);
-        return b;
-      };
-      this.start = grow(this.start);
-      this.id = grow(this.id);
-      this.end = grow(this.end);
-      this.venue = grow(this.venue);
-    }
+    if (this.count === this.start.length)
+      [this.start, this.id, this.end, this.venue] = [this.start, this.id, this.end, this.venue].map(twice);
     this.start[this.count] = r.start_ms;
     this.id[this.count] = r.id;
     this.end[this.count] = r.end_ms;
     this.venue[this.count] = r.venue_id;
     this.count++;
-  }
-
-  /** The first kept row after `p`. */
-  indexAfter(p: PagePosition): number {
-    return indexAfter(this.start, this.id, this.count, p);
   }
 
   /** The last kept row's position, or where the range starts when none is kept. */
@@ -107,6 +94,11 @@ export class KeptScans {
     readonly maxRows: number,
   ) {
     this.#ranges = new LRUCache<string, KeptRange>({ maxSize: maxBytes, sizeCalculation: (r) => r.bytes });
+  }
+
+  /** A geo filter alone: a range's query tests its row flags, a scan its window and venues. */
+  static supports(f: PageFilter): boolean {
+    return f.venueIds !== null && f.state === null && f.city === null && f.sources === null;
   }
 
   /** The ranges kept for `state`; everything is dropped first when the state moved. */
@@ -133,8 +125,7 @@ export class KeptScans {
 export interface VenueScan {
   /** Bound besides `ls`, `lid` (exclusive lower bound) and `lim`. */
   params: Record<string, SqlValue>;
-  beforeMs: number;
-  afterMs: number;
+  filter: PageFilter;
   venues: VenueSet;
 }
 
@@ -167,7 +158,7 @@ export function scanKept(
   const stmt = db.prepare<ScannedRow>(s.sql);
   const out: ScannedRow[] = [];
   let range = s.ranges.get(s.key);
-  let i = range && !before(from, range.from) ? range.indexAfter(from) : -1;
+  let i = range && !before(from, range.from) ? indexAfter(range.start, range.id, range.count, from) : -1;
   if (range && i === range.count && !range.complete && before(range.last, from)) {
     return scanVenues(stmt, s, from, want, firstChunk, out);
   }
@@ -178,8 +169,8 @@ export function scanKept(
   }
   for (let chunk = firstChunk; ; chunk = Math.min(chunk * 2, 8192)) {
     for (; i < range.count; i++) {
-      if (range.start[i] > s.beforeMs) return out;
-      if (range.end[i] >= s.afterMs && s.venues.has(range.venue[i])) {
+      if (range.start[i] > s.filter.beforeMs) return out;
+      if (inWindow(s.filter, range.start[i], range.end[i]) && s.venues.has(range.venue[i])) {
         out.push({ start_ms: range.start[i], id: range.id[i], end_ms: range.end[i], venue_id: range.venue[i] });
         if (out.length === want) return out;
       }
@@ -211,8 +202,8 @@ export function scanVenues(
   for (let chunk = firstChunk; ; chunk = Math.min(chunk * 2, 8192)) {
     const rows = stmt.all({ ...s.params, ls: pos.startMs, lid: pos.id, lim: chunk });
     for (const r of rows) {
-      if (r.start_ms > s.beforeMs) return out;
-      if (r.end_ms >= s.afterMs && s.venues.has(r.venue_id) && out.push(r) === want) return out;
+      if (r.start_ms > s.filter.beforeMs) return out;
+      if (inWindow(s.filter, r.start_ms, r.end_ms) && s.venues.has(r.venue_id) && out.push(r) === want) return out;
     }
     if (rows.length < chunk) return out;
     const last = rows[rows.length - 1];

@@ -12,18 +12,8 @@
  * plans: their candidates are venues, which these lists are not ordered by.
  */
 import type { Db } from "./driver.ts";
-import type { PagePosition } from "./kept-scans.ts";
+import { inWindow, type PageFilter, type PagePosition } from "./page-filter.ts";
 import type { SnapshotStats } from "./snapshot-stats.ts";
-
-/** What a scan tests: the page filter's columns and window (db/events-query.ts `PageFilter`). */
-export interface LongFilter {
-  afterMs: number;
-  beforeMs: number;
-  state: string | null;
-  city: string | null;
-  excludeSoldOut: boolean;
-  excludeAggregators: boolean;
-}
 
 /** One snapshot row as page selection reads it. */
 export interface LongRow {
@@ -129,11 +119,12 @@ export class LongRows {
 
   /**
    * What the long half's index range scan returns (db/events-query.ts `buildHalfQuery`): the
-   * rows after `from`, starting by the window's close and ending at or after its opening, that
-   * pass the filter's columns, in (start_ms, id) order, at most `want`. `sources`: the snapshot
-   * sources the filter's source tokens match, null when it has none. No geo filter.
+   * rows after `from` that the filter admits, in (start_ms, id) order, at most `want`. The
+   * filter's columns are compared as small integers, the sources as the snapshot sources its
+   * tokens match (`sources`, null when it has none): db/page-filter.ts `rowMatcher`'s test, to
+   * which test/long-events.test.ts holds it.
    */
-  scan(filter: LongFilter, sources: readonly string[] | null, from: PagePosition, want: number): LongRow[] {
+  scan(filter: PageFilter, sources: readonly string[] | null, from: PagePosition, want: number): LongRow[] {
     const out: LongRow[] = [];
     const state = filter.state === null ? -1 : this.#states.ids.get(filter.state);
     const city = filter.city === null ? -1 : this.#cities.ids.get(filter.city);
@@ -160,7 +151,7 @@ export class LongRows {
             : [this.#all];
     const at = lists.map((list) => this.#firstAfter(list, from));
     const skip = (filter.excludeSoldOut ? SOLD_OUT : 0) | (filter.excludeAggregators ? AGGREGATOR : 0);
-    const { afterMs, beforeMs } = filter;
+    const { beforeMs } = filter;
     while (out.length < want) {
       // The next position of all lists: positions are row order, which is (start_ms, id) order.
       let next = -1;
@@ -170,7 +161,7 @@ export class LongRows {
       const i = lists[next][at[next]++];
       const start = this.#start[i];
       if (start > beforeMs) break;
-      if (this.#end[i] < afterMs || (this.#flags[i] & skip) !== 0) continue;
+      if (!inWindow(filter, start, this.#end[i]) || (this.#flags[i] & skip) !== 0) continue;
       if ((state >= 0 && this.#state[i] !== state) || (city >= 0 && this.#city[i] !== city)) continue;
       if (sourceOk !== null && sourceOk[this.#source[i]] !== 1) continue;
       out.push({ start_ms: start, id: this.#id[i], end_ms: this.#end[i] });
@@ -207,6 +198,11 @@ export class LongEvents {
   #kept: { generation: number; rows: LongRows | null } | null = null;
 
   constructor(readonly maxRows: number) {}
+
+  /** Any filter without a geo filter: the rows are not kept by venue. */
+  static supports(f: PageFilter): boolean {
+    return f.venueIds === null;
+  }
 
   /** The rows for `stats` (read in the caller's read transaction), or null when there are too many. */
   forSnapshot(db: Db, stats: SnapshotStats): LongRows | null {

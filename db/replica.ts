@@ -308,8 +308,13 @@ export const REPLICA_PAGE_BYTES = 4096;
  * Opens the replica and brings its schema up to date (one log line per migration); a replica
  * written by a newer Marquee is closed again and refused (docs/operations.md, Upgrades and schema versions).
  */
-export async function openReplica(path: string, options: { readonly?: boolean; log?: SchemaLog } = {}): Promise<Db> {
+export async function openReplica(
+  path: string,
+  options: { readonly?: boolean; log?: SchemaLog; mmapBytes?: number } = {},
+): Promise<Db> {
   const db = await openDb(path, { synchronous: "NORMAL", readonly: options.readonly, pageBytes: REPLICA_PAGE_BYTES });
+  // The serving process reads through a memory map (db/tuning.ts HOT_PATH.replicaMmapBytes).
+  if (options.mmapBytes) db.exec(`PRAGMA mmap_size = ${Math.floor(options.mmapBytes)}`);
   try {
     if (options.readonly) assertSchemaKnown(db, REPLICA_MIGRATIONS, `replica ${path}`);
     else migrate(db, REPLICA_MIGRATIONS, { name: `replica ${path}`, log: options.log });

@@ -18,18 +18,10 @@
 import { LRUCache } from "lru-cache";
 import { DAY_MS } from "./contract.ts";
 import type { Db } from "./driver.ts";
-import { indexAfter, type PagePosition } from "./kept-scans.ts";
+import { indexAfter } from "./kept-scans.ts";
 import type { LongRow } from "./long-events.ts";
+import { inWindow, type PageFilter, type PagePosition } from "./page-filter.ts";
 import type { SnapshotStats } from "./snapshot-stats.ts";
-
-/** What a scan tests: the page's state (or none), its row flags and its window. */
-export interface BlockFilter {
-  afterMs: number;
-  beforeMs: number;
-  state: string | null;
-  excludeSoldOut: boolean;
-  excludeAggregators: boolean;
-}
 
 const SOLD_OUT = 1;
 const AGGREGATOR = 2;
@@ -78,24 +70,12 @@ class Block {
   get bytes(): number {
     return 25 * this.count + 96;
   }
-
-  /** The first row after `p` in (start_ms, id) order. */
-  indexAfter(p: PagePosition): number {
-    return indexAfter(this.start, this.id, this.count, p);
-  }
 }
 
-const STATE_BLOCK_SQL = `
-SELECT start_ms, id, end_ms, sold_out, aggregator FROM snapshot INDEXED BY snapshot_state
-WHERE state = $state AND long = 0 AND start_ms >= $lo AND start_ms < $hi ORDER BY start_ms, id`;
-
-const SOURCE_BLOCK_SQL = `
-SELECT start_ms, id, end_ms, sold_out, aggregator FROM snapshot INDEXED BY snapshot_source
-WHERE source = $source AND long = 0 AND start_ms >= $lo AND start_ms < $hi ORDER BY start_ms, id`;
-
-const ALL_BLOCK_SQL = `
-SELECT start_ms, id, end_ms, sold_out, aggregator FROM snapshot NOT INDEXED
-WHERE long = 0 AND start_ms >= $lo AND start_ms < $hi ORDER BY start_ms, id`;
+/** One block's rows: a state's (`state`), a source's (`source`) or all (NOT INDEXED: the table's key). */
+const blockSql = (index: string) => `
+SELECT start_ms, id, end_ms, sold_out, aggregator FROM snapshot ${index === "" ? "NOT INDEXED" : `INDEXED BY snapshot_${index}`}
+WHERE ${index === "" ? "" : `${index} = $${index} AND `}long = 0 AND start_ms >= $lo AND start_ms < $hi ORDER BY start_ms, id`;
 
 /**
  * Blocks of the current snapshot generation, bounded by bytes; everything is dropped when the
@@ -123,41 +103,45 @@ export class SnapshotBlocks {
   }
 
   /**
-   * What the short half's index range scan returns (db/events-query.ts `buildHalfQuery`, plans
-   * `state` and `time` without a source filter): the short rows of the filter's state (or all)
-   * after `from`, starting by the window's close and ending at or after its opening, without
-   * the flags the filter excludes, in (start_ms, id) order, at most `want`.
+   * A filter without city or geo, and with no state beside sources: a block holds one state's
+   * rows (or all) or one source's, and a scan tests the window and the row flags, which is then
+   * all the rest of the filter (db/page-filter.ts `rowMatcher`).
    */
-  scan(db: Db, stats: SnapshotStats, filter: BlockFilter, from: PagePosition, want: number): LongRow[] {
+  static supports(f: PageFilter): boolean {
+    return f.city === null && f.venueIds === null && (f.sources === null || f.state === null);
+  }
+
+  /**
+   * What the short half's index range scan returns (db/events-query.ts `buildHalfQuery`): the
+   * short rows of the filter's state (or all, or of each of `sources`, the snapshot sources its
+   * tokens match) after `from` that the filter admits, in (start_ms, id) order, at most `want`
+   * (of each source: the caller merges them).
+   */
+  scan(
+    db: Db,
+    stats: SnapshotStats,
+    filter: PageFilter,
+    sources: readonly string[] | null,
+    from: PagePosition,
+    want: number,
+  ): LongRow[] {
     this.#forGeneration(db, stats);
+    if (filter.sources !== null)
+      return sources!.flatMap((source) => {
+        const span = this.#sourceSpanMs(db, source);
+        return this.#scan(filter, from, want, span, (n) =>
+          this.#block(`s\n${source}\n${n}`, () =>
+            db.prepare<BlockRow>(blockSql("source")).all({ lo: n * span, hi: (n + 1) * span, source }),
+          ),
+        );
+      });
     const { state } = filter;
     const span = state === null ? SPAN_MS.all : SPAN_MS.state;
     return this.#scan(filter, from, want, span, (n) =>
       this.#block(`${state ?? ""}\n${n}`, () =>
         state === null
-          ? db.prepare<BlockRow>(ALL_BLOCK_SQL).all({ lo: n * span, hi: (n + 1) * span })
-          : db.prepare<BlockRow>(STATE_BLOCK_SQL).all({ lo: n * span, hi: (n + 1) * span, state }),
-      ),
-    );
-  }
-
-  /**
-   * The same for one source of a source page (plan `source_each`, which has no state, city or
-   * geo filter): the short rows of `source`, as its part of the short half's scan returns them.
-   */
-  scanSource(
-    db: Db,
-    stats: SnapshotStats,
-    source: string,
-    filter: BlockFilter,
-    from: PagePosition,
-    want: number,
-  ): LongRow[] {
-    this.#forGeneration(db, stats);
-    const span = this.#sourceSpanMs(db, source);
-    return this.#scan(filter, from, want, span, (n) =>
-      this.#block(`s\n${source}\n${n}`, () =>
-        db.prepare<BlockRow>(SOURCE_BLOCK_SQL).all({ lo: n * span, hi: (n + 1) * span, source }),
+          ? db.prepare<BlockRow>(blockSql("")).all({ lo: n * span, hi: (n + 1) * span })
+          : db.prepare<BlockRow>(blockSql("state")).all({ lo: n * span, hi: (n + 1) * span, state }),
       ),
     );
   }
@@ -178,16 +162,20 @@ export class SnapshotBlocks {
     return span;
   }
 
-  #scan(filter: BlockFilter, from: PagePosition, want: number, span: number, blockAt: (n: number) => Block): LongRow[] {
+  #scan(filter: PageFilter, from: PagePosition, want: number, span: number, blockAt: (n: number) => Block): LongRow[] {
     const out: LongRow[] = [];
     const skip = (filter.excludeSoldOut ? SOLD_OUT : 0) | (filter.excludeAggregators ? AGGREGATOR : 0);
     const last = Math.min(filter.beforeMs, this.#lastStartMs);
     for (let n = Math.floor(Math.max(from.startMs, this.#firstStartMs) / span); n * span <= last; n++) {
       const block = blockAt(n);
-      for (let i = n * span <= from.startMs ? block.indexAfter(from) : 0; i < block.count; i++) {
+      for (
+        let i = n * span <= from.startMs ? indexAfter(block.start, block.id, block.count, from) : 0;
+        i < block.count;
+        i++
+      ) {
         const start = block.start[i];
         if (start > filter.beforeMs) return out;
-        if (block.end[i] < filter.afterMs || (block.flags[i] & skip) !== 0) continue;
+        if (!inWindow(filter, start, block.end[i]) || (block.flags[i] & skip) !== 0) continue;
         out.push({ start_ms: start, id: block.id[i], end_ms: block.end[i] });
         if (out.length === want) return out;
       }

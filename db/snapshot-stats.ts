@@ -7,6 +7,7 @@
  */
 import { LRUCache } from "lru-cache";
 import type { Db } from "./driver.ts";
+import { sourceGlob } from "./page-filter.ts";
 
 export interface SnapshotStats {
   /** Bumped by every refresh; keys the caches below. */
@@ -21,14 +22,6 @@ export function readSnapshotStats(db: Db): SnapshotStats {
       events: 0,
     }
   );
-}
-
-/** `scraper:fill_more` → GLOB `scraper:fill?more*` plus the literal range before the first `_`. */
-export function sourceGlob(token: string): { glob: string; lo: string; hi: string } {
-  const cut = token.indexOf("_");
-  const lo = cut === -1 ? token : token.slice(0, cut);
-  // Sources are [a-z0-9._:-]; '{' sorts after all of them, so [lo, lo + '{') is "starts with lo".
-  return { glob: `${token.replaceAll("_", "?")}*`, lo, hi: `${lo}{` };
 }
 
 /** Sources a kept token's list holds on average at most (the bound on all lists kept, in sources). */

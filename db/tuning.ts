@@ -23,7 +23,10 @@ export const HOT_PATH = {
    */
   cachedPages: 2_000,
   cachedPageBytes: 24 * 1024 * 1024,
-  /** The serving process collects its garbage in full once its RSS passes this, at most this often (server/background.ts). */
+  /**
+   * The serving process collects its garbage in full once its private memory (`RssAnon`, which
+   * leaves out the mapped replica) passes this, at most this often (server/background.ts).
+   */
   collectAboveRssBytes: 448 * 1024 * 1024,
   collectEveryMs: 30_000,
   /** Geo searches kept for the current venue table (db/geo.ts GeoIndex), and their bytes. */
@@ -52,6 +55,15 @@ export const HOT_PATH = {
    * rows) one or two blocks in all. A block is read whole the first time a page needs it.
    */
   sourceBlockRows: 2_048,
+  /**
+   * Bytes of the replica the serving process's connection maps into memory (`PRAGMA mmap_size`;
+   * SQLite caps it near 2 GiB): rows are read from the map instead of through a read call
+   * and a copy into SQLite's page cache each, which stays at SQLite's default (2 MiB). Measured
+   * (test/bench/RESULTS.md, "What each mechanism buys"): new pages 1.04–1.31x faster; the mapped
+   * pages are the OS's shared file cache, so RSS grew 314 → 900 MB while the private memory
+   * (RssAnon) went 271.5 → 284.0 MB (288.5 → 289.1 in another pair: the heap's noise), no swap.
+   */
+  replicaMmapBytes: 2 * 1024 * 1024 * 1024,
   /** Source-prefix row estimates kept per snapshot (db/snapshot-stats.ts SnapshotEstimates). */
   sourceEstimates: 2_000,
   /**

@@ -72,7 +72,7 @@ export async function createContext(
   if (config.dbPath !== ":memory:") mkdirSync(dirname(config.dbPath), { recursive: true });
   // Migration lines in the server's own log format (docs/operations.md, Upgrades and schema versions).
   const migrated = (line: string) => log.info(line);
-  const replica = await openReplica(config.dbPath, { log: migrated });
+  const replica = await openReplica(config.dbPath, { log: migrated, mmapBytes: HOT_PATH.replicaMmapBytes });
   const faults = createFaults();
   let opened: Awaited<ReturnType<typeof openLedgerAndAccess>> | undefined;
   let secret: string;
