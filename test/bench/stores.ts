@@ -192,8 +192,8 @@ for (const cls of [...CLASSES, "walk", "default"]) {
           const t0 = performance.now();
           from = page(side, s, from, cls);
           const us = (performance.now() - t0) * 1000;
-          let list = side.times.get(cls);
-          if (!list) side.times.set(cls, (list = []));
+          const list = side.times.get(cls) ?? [];
+          side.times.set(cls, list);
           list.push(us);
           if (from === null) break;
         }
