@@ -104,8 +104,14 @@ export function filterTerms(
 ): { terms: string[]; params: Record<string, SqlValue> } {
   const terms: string[] = [];
   const params: Record<string, SqlValue> = {};
-  if (f.state !== null) terms.push(`${col("state")} = $state`), (params.state = f.state);
-  if (f.city !== null) terms.push(`${col("city")} = $city`), (params.city = f.city);
+  if (f.state !== null) {
+    terms.push(`${col("state")} = $state`);
+    params.state = f.state;
+  }
+  if (f.city !== null) {
+    terms.push(`${col("city")} = $city`);
+    params.city = f.city;
+  }
   if (f.sources !== null && o.sources !== "none") {
     if (o.sources !== "glob") {
       terms.push("source IN (SELECT value FROM json_each($sourceList))");
