@@ -32,7 +32,7 @@ import {
 import { budgetHeaders, H, PUBLISHED_RATE_LIMIT, seconds, trialHeaders } from "../limits/headers.ts";
 import { unavailable } from "../limits/ledger.ts";
 import { bucketFor, rateLimited, requestCost } from "../limits/rate.ts";
-import type { ListService } from "./service.ts";
+import { ListRequest, type ListService } from "./service.ts";
 
 /** Codes that arise only for an account on the trial path. */
 const TRIAL_CODES: ReadonlySet<ListFaultCode> = new Set([
@@ -101,8 +101,7 @@ export function stageRefusal(list: ListService, code: ListFaultCode, nowMs: numb
   // Polygons allowed except for the polygon gate itself, and a one-day horizon.
   const terms = { horizonMs: DAY_MS, polygons: code !== "feature_not_in_plan" };
   try {
-    const parsed = list.parse({ search: `?${search}`, known: undefined, params: new URLSearchParams(search) }, terms);
-    list.window(parsed, terms, nowMs);
+    list.validate(new ListRequest(`?${search}`, undefined, new URLSearchParams(search)), terms, nowMs);
   } catch (err) {
     if (isApiError(err) && err.code === code) return err;
     throw err;
