@@ -1,18 +1,15 @@
 /**
  * The request wrapper every route uses: a request id on every response, errors rendered
- * through the one renderer, unexpected errors logged (never with a key) and hidden.
+ * through the one renderer, unexpected errors logged (never with a key) and hidden, and each
+ * answered request recorded once (`RequestRecorder`, server/requests.ts: the request log, the
+ * metrics and test mode's journal). The id is the client's `X-Request-Id` when that is 1–128
+ * characters of `[A-Za-z0-9._:-]`, else a new UUID (docs/operations.md, Request id).
  *
- * Every answered request is recorded once, here (`RequestRecorder`, server/requests.ts): the
- * request log, the metrics and test mode's journal observe it. Its id is the client's
- * `X-Request-Id` when that is 1–128 characters of `[A-Za-z0-9._:-]`, else a new UUID
- * (docs/operations.md, Request id).
- *
- * `handle` describes a route for the route table (server/route-table.ts); three ways in run it
- * with one behaviour: `h3Handler` for the h3 app, `direct` for `Bun.serve`'s own router, which the
- * hot list endpoint uses on Bun (server/listen.ts): it skips h3's event, URL and response
- * layers, about an eighth of a cached page's cost (test/bench/RESULTS.md); and `scoped` for the
- * `node:http` listener (server/node-http.ts), whose scope reads node's request as it is and
- * takes a route's reply in parts (`ReplyParts`), with no Web Request or Response in between.
+ * `handle` describes a route for the route table (server/route-table.ts); `run` is the one way it
+ * is answered, whichever listener took the request (server/listen.ts): the h3 app (`h3Handler`),
+ * `Bun.serve`'s own router with the bare Request (`direct`: no h3 event, URL or response layers,
+ * about an eighth of a cached page's cost, test/bench/RESULTS.md), or `node:http` with a scope
+ * over node's request that takes a reply in parts (`scoped`, server/node-http.ts).
  */
 import { defineHandler, type H3Event } from "h3";
 import { type Envelope, isApiError, renderError } from "./errors.ts";
@@ -123,10 +120,17 @@ export function handle<S extends RequestScope = H3Scope>(
 
 /** The route as an h3 handler. */
 export function h3Handler(route: RouteHandler<H3Scope>, recording?: Recording) {
-  return defineHandler((event) => {
-    const scope = new WebScope(event.req, undefined, event) as H3Scope;
-    return respond(run<H3Scope>(scope, route.run, route.envelope, route.options, recording));
-  });
+  return defineHandler((event) => respond(run(new WebScope(event.req, undefined, event) as H3Scope, route, recording)));
+}
+
+/** The route for a router that hands over the bare Request (Bun.serve `routes`). */
+export function direct(route: RouteHandler<RequestScope>, recording?: Recording) {
+  return (req: Request): Response | Promise<Response> => respond(run(new WebScope(req), route, recording));
+}
+
+/** The route for a listener that makes the scope itself and takes replies in parts (server/node-http.ts). */
+export function scoped(route: RouteHandler<RequestScope>, recording?: Recording) {
+  return (scope: RequestScope): Reply | Promise<Reply> => run(scope, route, recording);
 }
 
 /** The query string of a request target or URL ("?…"), or "" when it has none or only "?". */
@@ -182,50 +186,27 @@ export class WebScope implements RequestScope {
   }
 }
 
-/** The same route for a router that hands over the bare Request (Bun.serve `routes`). */
-export function direct(
-  route: RouteHandler<RequestScope>,
-  recording?: Recording,
-): (req: Request) => Response | Promise<Response> {
-  const { run: fn, envelope, options } = route;
-  return (req) => respond(run(new WebScope(req), fn, envelope, options, recording));
-}
-
-/** The same route for a listener that makes the scope itself (server/node-http.ts). */
-export function scoped(
-  route: RouteHandler<RequestScope>,
-  recording?: Recording,
-): (scope: RequestScope) => Reply | Promise<Reply> {
-  const { run: fn, envelope, options } = route;
-  return (scope) => run(scope, fn, envelope, options, recording);
-}
-
 /** A Web Request's answer: a reply in parts (only given to a scope that takes them) as a Response. */
 function respond(reply: Reply | Promise<Reply>): Response | Promise<Response> {
   return reply instanceof Promise ? reply.then(asResponse) : asResponse(reply);
 }
 
-function run<S extends RequestScope>(
-  scope: S,
-  fn: Route<S>,
-  envelope: Envelope,
-  options: RouteOptions,
-  recording: Recording | undefined,
-): Reply | Promise<Reply> {
+/** Every route, on every listener: the route's reply or its error rendered, and the request recorded once. */
+function run<S extends RequestScope>(scope: S, route: RouteHandler<S>, recording?: Recording): Reply | Promise<Reply> {
+  const { envelope, options } = route;
   if (scope.headTooLarge()) return failed(scope, envelope, headTooLarge(envelope), recording);
   let res: Reply | Promise<Reply>;
   try {
-    res = fn(scope);
+    res = route.run(scope);
   } catch (err) {
     return failed(scope, envelope, err, recording);
   }
-  // A route that answers synchronously (the list endpoint) is finished without a promise.
-  if (res instanceof Promise)
-    return res.then(
-      (r) => done(scope, options, r, recording),
-      (err) => failed(scope, envelope, err, recording),
-    );
-  return done(scope, options, res, recording);
+  // A route that answers synchronously (the list endpoint on SQLite) is finished without a promise.
+  if (!(res instanceof Promise)) return done(scope, options, res, recording);
+  return res.then(
+    (r) => done(scope, options, r, recording),
+    (err) => failed(scope, envelope, err, recording),
+  );
 }
 
 function done(scope: RequestScope, options: RouteOptions, res: Reply, recording: Recording | undefined): Reply {

@@ -25,7 +25,7 @@ import { type PageFilter, type PageSelection, readConsistently, selectPage } fro
 import type { GeoCandidates } from "../../db/geo.ts";
 import { hydratePageJson, readReplicaState } from "../../db/hydrate.ts";
 import { readSnapshotStats } from "../../db/snapshot-stats.ts";
-import type { AccessControl, ListTerms, PreparedPage } from "../access.ts";
+import type { AccessControl, ListAccess, ListTerms, PreparedPage } from "../access.ts";
 import type { Clock } from "../clock.ts";
 import { assertCursorMatches, filterFingerprint } from "../cursor.ts";
 import { type Reply, ReplyParts, type RequestScope } from "../handle.ts";
@@ -35,7 +35,7 @@ import { type PageBody, type PageOut, pageCacheKey } from "./page-cache.ts";
 import { assertDateRange, assertKeysetPagination, assertPolygonAllowed, parseListParams } from "./parse.ts";
 import { assertAnswerable } from "./replica-scope.ts";
 import { bodyParts, encodeHead, headOf, listHeaderFields, NO_MATCH, responseBody, withCursor } from "./response.ts";
-import { drive, type Stages, wait } from "./stages.ts";
+import { drive, type Stages } from "./stages.ts";
 import { assertLookahead, type ListWindow, resolveWindow } from "./window.ts";
 
 export interface ListDeps {
@@ -88,22 +88,22 @@ export class ListService {
     const head = scope.method === "HEAD";
     const geo = kept?.geo ?? isGeoRequest(request.params!);
     const prepare = control.prepares && !head ? (terms: ListTerms) => this.prepare(request, terms) : undefined;
-    const access = yield* wait(control.authorizeList(scope, { geo, prepare }));
+    const access = (yield control.authorizeList(scope, { geo, prepare })) as ListAccess;
     const window = request.window ?? this.validate(request, access, clock.now());
     const { q } = request.parsed!;
     if (head) {
       access.describe();
       return this.respond(scope, null);
     }
-    const limit = yield* wait(access.open(q.limit));
+    const limit = (yield access.open(q.limit)) as number;
     let out: PageOut;
     try {
       out = request.known && limit === q.limit ? request.known : this.page(request, window, limit);
     } catch (err) {
-      yield* wait(access.settle(0));
+      yield access.settle(0);
       throw err;
     }
-    yield* wait(access.settle(out.page.count));
+    yield access.settle(out.page.count);
     return this.respond(scope, out);
   }
 

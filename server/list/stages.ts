@@ -1,15 +1,11 @@
 /**
  * Runs a stage list written as a generator (server/list/service.ts): a stage that may wait yields
- * its answer through `wait`, which hands it back at once unless it is a promise. A request whose
- * stages all answer at once (the SQLite ledger) finishes synchronously, without a promise: on the
- * repeated default page that measured faster than an async function (docs/performance.md).
+ * its answer, and gets it back at once unless it is a promise. A request whose stages all answer
+ * at once (the SQLite ledger) finishes synchronously; one whose ledger answers with promises
+ * (Redis) resumes after each. On the repeated default page the same stages as an async function
+ * cost 14 % more CPU a request (docs/performance.md, "The list request's stages").
  */
-export type Stages<T> = Generator<unknown, T, never>;
-
-/** A stage's answer, awaited only if it is a promise (`yield* wait(x)` is typed as x's value). */
-export function* wait<T>(answer: T | Promise<T>): Generator<T | Promise<T>, T, T> {
-  return yield answer;
-}
+export type Stages<T> = Generator<unknown, T, unknown>;
 
 /** The stages' result: at once while no stage answered with a promise, else a promise of it. */
 export function drive<T>(stages: Stages<T>): T | Promise<T> {
@@ -21,11 +17,11 @@ function resume<T>(stages: Stages<T>, step: IteratorResult<unknown, T>): T | Pro
     const answer = step.value;
     if (answer instanceof Promise) {
       return answer.then(
-        (value) => resume(stages, stages.next(value as never)),
+        (value) => resume(stages, stages.next(value)),
         (err) => resume(stages, stages.throw(err)),
       );
     }
-    step = stages.next(answer as never);
+    step = stages.next(answer);
   }
   return step.value;
 }
