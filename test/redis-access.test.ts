@@ -48,13 +48,15 @@ describe("the list pipeline on a Redis ledger", () => {
   const servers: RedisServing[] = [];
 
   const route = (list: ListService) => {
-    const answer = direct(handle((scope: RequestScope) => list.answer(scope), "list", { setsRequestId: true }));
+    const answer = (head: boolean) =>
+      direct(handle((scope: RequestScope) => list.answer(scope, head), "list", { setsRequestId: true }));
+    const [get, head] = [answer(false), answer(true)];
     return async (path: string, key?: string, method = "GET") => {
       const req = new Request(`http://marquee.test${path}`, {
         method,
         headers: key ? { authorization: `Bearer ${key}` } : {},
       });
-      return answer(req);
+      return method === "HEAD" ? head(req) : get(req);
     };
   };
 

@@ -76,16 +76,16 @@ export class ListService {
     this.caches = new ListCaches(deps.replica, deps.baseUrl);
   }
 
-  answer(scope: RequestScope): Reply | Promise<Reply> {
-    return drive(this.stages(scope));
+  /** `head`: HEAD's answer, GET's checks and headers without a page. */
+  answer(scope: RequestScope, head = false): Reply | Promise<Reply> {
+    return drive(this.stages(scope, head));
   }
 
   /** The stage list, in order. HEAD charges only the request-rate units: nothing opens, is read or settles. */
-  *stages(scope: RequestScope): Stages<Reply> {
+  *stages(scope: RequestScope, head: boolean): Stages<Reply> {
     const { access: control, clock } = this.deps;
     const kept = this.caches.parsed.get(scope.search);
     const request = new ListRequest(scope.search, kept, kept ? null : scope.url.searchParams);
-    const head = scope.method === "HEAD";
     const geo = kept?.geo ?? isGeoRequest(request.params!);
     const prepare = control.prepares && !head ? (terms: ListTerms) => this.prepare(request, terms) : undefined;
     const access = (yield control.authorizeList(scope, { geo, prepare })) as ListAccess;

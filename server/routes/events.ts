@@ -7,7 +7,8 @@ import { handle, type RequestScope } from "../handle.ts";
 import type { RouteTable } from "../route-table.ts";
 
 export function eventsRoutes(routes: RouteTable, ctx: AppContext): void {
-  const list = handle((scope: RequestScope) => ctx.list.answer(scope), "list", { setsRequestId: true });
-  routes.fast("GET", "/v1/events", list);
-  routes.fast("HEAD", "/v1/events", list);
+  const list = (head: boolean) =>
+    handle((scope: RequestScope) => ctx.list.answer(scope, head), "list", { setsRequestId: true });
+  routes.fast("GET", "/v1/events", list(false));
+  routes.fast("HEAD", "/v1/events", list(true));
 }
