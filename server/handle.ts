@@ -59,15 +59,12 @@ export class ReplyParts {
     readonly headers: Record<string, string>,
     readonly body: string | Uint8Array<ArrayBuffer> | null,
   ) {}
-
-  toResponse(): Response {
-    return new Response(this.body, { status: this.status, headers: this.headers });
-  }
 }
 
 export type Reply = Response | ReplyParts;
 
-const asResponse = (reply: Reply): Response => (reply instanceof ReplyParts ? reply.toResponse() : reply);
+const asResponse = (r: Reply) =>
+  r instanceof ReplyParts ? new Response(r.body, { status: r.status, headers: r.headers }) : r;
 
 /** What an h3 route sees: the event is always there. */
 export type H3Scope = RequestScope & { event: H3Event };
