@@ -1,15 +1,8 @@
 /**
- * The request wrapper every route uses: a request id on every response, errors rendered
+ * The request wrapper every route uses, on every listener (server/listen.ts): a request id on
+ * every response (the client's `X-Request-Id` when usable, docs/operations.md, Request id), errors
  * through the one renderer, unexpected errors logged (never with a key) and hidden, and each
- * answered request recorded once (`RequestRecorder`, server/requests.ts: the request log, the
- * metrics and test mode's journal). The id is the client's `X-Request-Id` when that is 1–128
- * characters of `[A-Za-z0-9._:-]`, else a new UUID (docs/operations.md, Request id).
- *
- * `handle` describes a route for the route table (server/route-table.ts); `run` is the one way it
- * is answered, whichever listener took the request (server/listen.ts): the h3 app (`h3Handler`),
- * `Bun.serve`'s own router with the bare Request (`direct`: no h3 event, URL or response layers,
- * about an eighth of a cached page's cost, test/bench/RESULTS.md), or `node:http` with a scope
- * over node's request that takes a reply in parts (`scoped`, server/node-http.ts).
+ * answered request recorded once (server/requests.ts: the request log, the metrics, the journal).
  */
 import { defineHandler, type H3Event } from "h3";
 import { type Envelope, isApiError, renderError } from "./errors.ts";
@@ -31,10 +24,7 @@ export interface RequestScope {
   requestId: string;
   /** `performance.now()` when the request arrived. */
   readonly startedMs: number;
-  /**
-   * Who asked and what they got, for the request's record: set by the stages that learn them
-   * (the access stages, the handoff route, the list pipeline); null or 0 until then.
-   */
+  /** Who asked and what they got, for the request's record, set by the stages that learn them. */
   accountId: number | null;
   keyId: number | null;
   rows: number;
@@ -48,11 +38,7 @@ export interface RequestScope {
   readonly takesParts: boolean;
 }
 
-/**
- * A reply as its status, header fields and body, for a listener that writes them itself
- * (`RequestScope.takesParts`): a route that answers often (the list endpoint) skips building a
- * Response that the listener would only take apart again.
- */
+/** A reply for a listener that writes it itself (`takesParts`): no Response built only to be taken apart. */
 export class ReplyParts {
   constructor(
     readonly status: number,
@@ -115,17 +101,15 @@ export function handle<S extends RequestScope = H3Scope>(
   return { run, envelope, options };
 }
 
-/** The route as an h3 handler. */
+/** The route for the h3 app, for `Bun.serve`'s router (the bare Request, no h3 layers) and for node:http. */
 export function h3Handler(route: RouteHandler<H3Scope>, recording?: Recording) {
   return defineHandler((event) => respond(run(new WebScope(event.req, undefined, event) as H3Scope, route, recording)));
 }
 
-/** The route for a router that hands over the bare Request (Bun.serve `routes`). */
 export function direct(route: RouteHandler<RequestScope>, recording?: Recording) {
   return (req: Request): Response | Promise<Response> => respond(run(new WebScope(req), route, recording));
 }
 
-/** The route for a listener that makes the scope itself and takes replies in parts (server/node-http.ts). */
 export function scoped(route: RouteHandler<RequestScope>, recording?: Recording) {
   return (scope: RequestScope): Reply | Promise<Reply> => run(scope, route, recording);
 }
@@ -136,10 +120,7 @@ export function searchOf(target: string): string {
   return q < 0 || q === target.length - 1 ? "" : target.slice(q);
 }
 
-/**
- * The scope of a Web Request: a class, so a request allocates one object (an object literal with
- * a getter would allocate the getter too, on every request).
- */
+/** The scope of a Web Request (a class: one allocation a request, getters included). */
 export class WebScope implements RequestScope {
   readonly startedMs = performance.now();
   readonly search: string;
@@ -183,7 +164,6 @@ export class WebScope implements RequestScope {
   }
 }
 
-/** A Web Request's answer: a reply in parts (only given to a scope that takes them) as a Response. */
 function respond(reply: Reply | Promise<Reply>): Response | Promise<Response> {
   return reply instanceof Promise ? reply.then(asResponse) : asResponse(reply);
 }
@@ -207,8 +187,7 @@ function run<S extends RequestScope>(scope: S, route: RouteHandler<S>, recording
 }
 
 function done(scope: RequestScope, options: RouteOptions, res: Reply, recording: Recording | undefined): Reply {
-  // Asking a Response for its headers makes Bun build a Headers object for it: routes that
-  // set the id themselves skip that.
+  // Asking a Response for its headers makes Bun build a Headers object: routes that set the id skip that.
   if (!options.setsRequestId) {
     if (res instanceof ReplyParts) res.headers["x-request-id"] ??= scope.requestId;
     else if (!res.headers.has("x-request-id")) res.headers.set("x-request-id", scope.requestId);

@@ -1,22 +1,14 @@
 /**
  * Puts the app on a port, with one of two listeners; both hand the route table's fast routes
- * (server/route-table.ts: the list endpoint) to the same handler without h3 in between, and every
- * other request to the app.
+ * (the list endpoint) to the same handler without h3 in between, and the rest to the app:
+ * `Bun.serve` when responses complete at once (the SQLite ledger: srvx's wrapping cost a sixth of
+ * the list's throughput, test/bench/RESULTS.md), else `node:http` (server/node-http.ts: a Redis
+ * ledger's late answers go out in one piece; and on Node).
  *
- * - `Bun.serve`, on Bun when responses complete at once (the SQLite ledger): h3's portable `serve`
- *   (srvx) wraps every request and response, which cost the list endpoint about a sixth of its
- *   throughput (test/bench/RESULTS.md); Bun's own router takes the fast routes.
- * - `node:http` (server/node-http.ts) when most responses complete after an await (`answersLate`:
- *   a Redis ledger), since Bun's `node:http` sends a late response in one piece; and on Node.
- *
- * `reusePort`: the worker of a `--workers` supervisor shares the port with its siblings
- * (SO_REUSEPORT, server/workers.ts); a lone server keeps the port to itself, so a second one
- * started by mistake fails to listen instead of splitting the traffic.
- *
- * Binding and serving are two steps (`bind`, then `serve`): a server binds its port before it
- * opens anything else, so `--port 0` is a real port by the time the base URL, the links and the
- * start-up line are made from it (docs/operations.md, The program). A request that arrives in
- * between waits for the app.
+ * `reusePort`: a `--workers` worker shares the port (server/workers.ts); a lone server keeps it,
+ * so a second one started by mistake fails to listen. The port is bound before anything else
+ * opens, so `--port 0` is real when the base URL is made (docs/operations.md, The program);
+ * requests that arrive before `serve` wait for the app.
  */
 import type { H3 } from "h3";
 import { onBun } from "../db/runtime.ts";

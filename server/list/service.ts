@@ -1,25 +1,20 @@
 /**
- * `GET` and `HEAD /v1/events` as one stage list (docs/api.md, "Listing events"; docs/architecture.md,
- * "The list path"), the same for every listener. One `ListService` is created with the app context
- * and owns every cache the path uses (server/list/caches.ts). The stages, the first failure winning:
+ * `GET` and `HEAD /v1/events` as one stage list, whichever listener took the request (docs/api.md,
+ * "Listing events"; docs/architecture.md, "The list path"), the first failure winning:
  *
  *   authorize  1 key → 2 access → 3 admission                       (server/access.ts)
- *   parse      4 unsupported_pagination → 5 the polygon gate → 6 parameters in the documented order
- *   window     invalid_date_range → 7 lookahead_not_in_plan → 8 a current cursor's filters
+ *   parse      4 unsupported_pagination → 5 the polygon gate → 6 parameters (server/list/parse.ts)
+ *   window     invalid_date_range → 7 lookahead_not_in_plan → 8 the cursor's filters (window.ts)
  *   open       the trial starts, rows are reserved, the page size is clamped (ListAccess.open)
- *   select     geo candidates, the page's snapshot rows           (db/geo.ts, db/events-query.ts)
- *   hydrate    those rows read live and re-checked, as the body   (db/hydrate.ts)
+ *   select     geo candidates, the page's snapshot rows          (db/geo.ts, db/events-query.ts)
+ *   hydrate    those rows read live and re-checked, as the body  (db/hydrate.ts)
  *   settle     the delivered rows are counted, the reservation released, headers set
- *   respond    the 200 (HEAD: describe the headers instead of open, page and settle)
+ *   respond    the 200; HEAD describes the headers instead of open, select, hydrate and settle
  *
- * select and hydrate read one state of the replica in one read transaction; when the page cache
- * holds a body that provably equals theirs (server/list/page-cache.ts), neither runs.
- * On a ledger that `prepares` (Redis), parse and window run inside stage 3's ledger step, their
- * error held until stages 1–3 pass, and a page the page cache holds is counted there at once.
- * The stages are a generator run by `drive`: a ledger that answers at once (SQLite) keeps the
- * whole request synchronous, one that answers with promises (Redis) resumes it after each.
+ * select and hydrate share one read transaction, and neither runs when the page cache holds an
+ * equal body. On a ledger that `prepares` (Redis), parse and window run inside stage 3's step,
+ * their error held until stage 3 passes, and a kept page's rows are counted there at once.
  */
-
 import type { Db } from "../../db/driver.ts";
 import { type PageFilter, type PageSelection, readConsistently, selectPage } from "../../db/events-query.ts";
 import type { GeoCandidates } from "../../db/geo.ts";
@@ -61,7 +56,7 @@ export class ListRequest {
   /** The page of the size asked for, read before stage 3 on a ledger that prepares; else null. */
   known: PageOut | null = null;
 
-  /** `search`, the raw query string with its "?" or "", keys every per-query cache; `params` are read only when no cache knows it. */
+  /** `search` (with its "?", or "") keys every per-query cache; `params`: only when no cache knows it. */
   constructor(
     readonly search: string,
     public parsed: ParsedQuery | undefined,
@@ -117,10 +112,8 @@ export class ListService {
 
   /** Stages 4–8: the parsed query (kept by the raw query string) and the window it reads. */
   validate(request: ListRequest, terms: ListTerms, nowMs: number): ListWindow {
-    const parsed = this.parse(request, terms);
-    request.parsed = parsed;
-    request.window = this.window(parsed, terms, nowMs);
-    return request.window;
+    request.parsed = this.parse(request, terms);
+    return (request.window = this.window(request.parsed, terms, nowMs));
   }
 
   /** Stages 4–6; a replica of another deployment refuses the filters it cannot answer exactly. */
