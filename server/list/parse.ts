@@ -1,6 +1,6 @@
 /**
- * Stages 4–6 of the list pipeline (docs/api.md, Listing events): offset-style pagination, the polygon plan gate,
- * then every parameter in docs/api.md table's order, the first failure winning. The schemas are
+ * Stages 4–6 of the list's stages (docs/api.md, Listing events): offset-style pagination, the polygon
+ * plan gate, then every parameter in docs/api.md table's order, the first failure winning. The schemas are
  * server/params.ts; this module owns the rules that span values: empty values dropped, repeats,
  * comma-separated sources.
  */
