@@ -3,7 +3,7 @@
  * its answer, and gets it back at once unless it is a promise. A request whose stages all answer
  * at once (the SQLite ledger) finishes synchronously; one whose ledger answers with promises
  * (Redis) resumes after each. On the repeated default page the same stages as an async function
- * cost 14 % more CPU a request (docs/performance.md, "The list request's stages").
+ * cost 14 % more CPU a request (test/bench/RESULTS.md, "The list request's stages").
  */
 export type Stages<T> = Generator<unknown, T, unknown>;
 
