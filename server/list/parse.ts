@@ -11,10 +11,10 @@ import { type Cursor, decodeCursor } from "../cursor.ts";
 import { ApiError } from "../errors.ts";
 import {
   CursorParam,
+  LIST_DEFAULTS as DEFAULTS,
   ExcludeAggregatorsParam,
   ExcludeSoldOutParam,
   IncludeCentroidsParam,
-  LIST_DEFAULTS,
   LimitParam,
   SourceTokenParam,
   StartsAfterParam,
@@ -69,16 +69,17 @@ function parseWith<T>(schema: v.GenericSchema<string, T>, raw: string, code: Lis
   return result.output;
 }
 
-/** A single-valued parameter's value, `absent` when it is not sent. */
+/** A single-valued parameter's value, `absent` when it is not sent; its code is `invalid_<name>` unless given. */
 function one<T, A>(
   query: URLSearchParams,
   name: string,
   schema: v.GenericSchema<string, T>,
-  code: ListErrorCode,
   absent: A,
+  code?: ListErrorCode,
 ) {
-  const raw = single(query, name, code);
-  return raw === undefined ? absent : parseWith(schema, raw, code);
+  const error = code ?? (`invalid_${name}` as ListErrorCode);
+  const raw = single(query, name, error);
+  return raw === undefined ? absent : parseWith(schema, raw, error);
 }
 
 /** Stage 4: `page`, `offset`, `next_cursor`, `nextCursor` are refused even empty or beside a cursor. */
@@ -119,31 +120,18 @@ export function parseListParams(query: URLSearchParams, secret: string, scope: S
   const rawState = single(query, "state", "invalid_state");
   const state = rawState?.trim() ? parseWith(StateParam, rawState, "invalid_state") : null;
   const cities = [...new Set(query.getAll("city").filter((c) => c !== ""))];
-  const startsAfterMs = one(query, "starts_after", StartsAfterParam, "invalid_date", null);
-  const startsBeforeMs = one(query, "starts_before", StartsBeforeParam, "invalid_date", null);
+  const startsAfterMs = one(query, "starts_after", StartsAfterParam, null, "invalid_date");
+  const startsBeforeMs = one(query, "starts_before", StartsBeforeParam, null, "invalid_date");
   const sources = parseSources(query);
   if (sources && scope) scope.sources(sources);
-  const { excludeAggregators: aggregators, excludeSoldOut: soldOut, includeCentroids: centroids } = LIST_DEFAULTS;
-  const excludeAggregators = one(
-    query,
-    "exclude_aggregators",
-    ExcludeAggregatorsParam,
-    "invalid_exclude_aggregators",
-    aggregators,
-  );
+  const excludeAggregators = one(query, "exclude_aggregators", ExcludeAggregatorsParam, DEFAULTS.excludeAggregators);
   if (excludeAggregators && scope) scope.excludeAggregators();
-  const excludeSoldOut = one(query, "exclude_sold_out", ExcludeSoldOutParam, "invalid_exclude_sold_out", soldOut);
-  const limit = one(query, "limit", LimitParam, "invalid_limit", LIST_DEFAULTS.limit);
-  const rawCursor = one(query, "cursor", CursorParam, "invalid_cursor", null);
+  const excludeSoldOut = one(query, "exclude_sold_out", ExcludeSoldOutParam, DEFAULTS.excludeSoldOut);
+  const limit = one(query, "limit", LimitParam, DEFAULTS.limit);
+  const rawCursor = one(query, "cursor", CursorParam, null);
   const cursor = rawCursor === null ? null : decodeCursor(secret, rawCursor);
   const geo = parseGeoParams(query);
-  const includeCentroids = one(
-    query,
-    "include_centroids",
-    IncludeCentroidsParam,
-    "invalid_include_centroids",
-    centroids,
-  );
+  const includeCentroids = one(query, "include_centroids", IncludeCentroidsParam, DEFAULTS.includeCentroids);
   const [city = null] = cities;
   return {
     state,
