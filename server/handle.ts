@@ -103,7 +103,7 @@ export function handle<S extends RequestScope = H3Scope>(
 
 /** The route for the h3 app, for `Bun.serve`'s router (the bare Request, no h3 layers) and for node:http. */
 export function h3Handler(route: RouteHandler<H3Scope>, recording?: Recording) {
-  return defineHandler((event) => respond(run(new WebScope(event.req, undefined, event) as H3Scope, route, recording)));
+  return defineHandler((event) => respond(run(new WebScope(event.req, event) as H3Scope, route, recording)));
 }
 
 export function direct(route: RouteHandler<RequestScope>, recording?: Recording) {
@@ -130,25 +130,24 @@ export class WebScope implements RequestScope {
   accountId: number | null = null;
   keyId: number | null = null;
   rows = 0;
+  /** Parsed only when a route asks for more than the path and the query string. */
   #url: URL | undefined;
 
   constructor(
     readonly req: Request,
-    private readonly raw: string = req.url,
     readonly event: H3Event | null = null,
   ) {
     this.#url = event?.url;
-    this.search = event ? event.url.search : searchOf(raw);
+    this.search = event ? event.url.search : searchOf(req.url);
     this.requestId = requestIdFrom(req.headers.get("x-request-id"));
   }
 
   get path(): string {
-    return this.#url ? this.#url.pathname : pathOf(this.raw);
+    return this.#url ? this.#url.pathname : pathOf(this.req.url);
   }
 
-  /** Parsed only when a route asks for more than the query string. */
   get url(): URL {
-    return (this.#url ??= new URL(this.raw));
+    return (this.#url ??= new URL(this.req.url));
   }
 
   get method(): string {
