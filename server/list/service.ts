@@ -82,8 +82,10 @@ export class ListService {
     const kept = this.caches.parsed.get(scope.search);
     const request = new ListRequest(scope.search, kept, kept ? null : scope.url.searchParams);
     const geo = kept?.geo ?? isGeoRequest(request.params!);
+    // authorize; on a ledger that prepares, parse and window run inside its ledger step.
     const prepare = control.prepares && !head ? (terms: ListTerms) => this.prepare(request, terms) : undefined;
     const access = (yield control.authorizeList(scope, { geo, prepare })) as ListAccess;
+    // parse and window, unless authorize ran them.
     const window = request.window ?? this.validate(request, access, clock.now());
     const { q } = request.parsed!;
     if (head) {
@@ -91,6 +93,7 @@ export class ListService {
       return this.respond(scope, null);
     }
     const limit = (yield access.open(q.limit)) as number;
+    // select and hydrate, unless the page was known before stage 3 and its size stands.
     let out: PageOut;
     try {
       out = request.known && limit === q.limit ? request.known : this.page(request, window, limit);
