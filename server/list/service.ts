@@ -20,7 +20,7 @@ import { type PageFilter, type PageSelection, readConsistently, selectPage } fro
 import type { GeoCandidates } from "../../db/geo.ts";
 import { hydratePageJson, readReplicaState } from "../../db/hydrate.ts";
 import { readSnapshotStats } from "../../db/snapshot-stats.ts";
-import type { AccessControl, ListAccess, ListTerms, PreparedPage } from "../access.ts";
+import type { AccessControl, ListTerms, PreparedPage } from "../access.ts";
 import type { Clock } from "../clock.ts";
 import { assertCursorMatches, filterFingerprint } from "../cursor.ts";
 import { type Reply, ReplyParts, type RequestScope } from "../handle.ts";
@@ -30,7 +30,6 @@ import { type PageBody, type PageOut, pageCacheKey } from "./page-cache.ts";
 import { assertDateRange, assertKeysetPagination, assertPolygonAllowed, parseListParams } from "./parse.ts";
 import { assertAnswerable } from "./replica-scope.ts";
 import { bodyParts, encodeHead, headOf, listHeaderFields, NO_MATCH, responseBody, withCursor } from "./response.ts";
-import { drive, type Stages } from "./stages.ts";
 import { assertLookahead, type ListWindow, resolveWindow } from "./window.ts";
 
 export interface ListDeps {
@@ -71,20 +70,18 @@ export class ListService {
     this.caches = new ListCaches(deps.replica, deps.baseUrl);
   }
 
-  /** `head`: HEAD's answer, GET's checks and headers without a page. */
-  answer(scope: RequestScope, head = false): Reply | Promise<Reply> {
-    return drive(this.stages(scope, head));
-  }
-
-  /** The stage list, in order. HEAD charges only the request-rate units: nothing opens, is read or settles. */
-  *stages(scope: RequestScope, head: boolean): Stages<Reply> {
+  /**
+   * The stage list, in order. `head`: HEAD's answer, GET's checks and headers without a page; it
+   * charges only the request-rate units: nothing opens, is read or settles.
+   */
+  async answer(scope: RequestScope, head = false): Promise<Reply> {
     const { access: control, clock } = this.deps;
     const kept = this.caches.parsed.get(scope.search);
     const request = new ListRequest(scope.search, kept, kept ? null : scope.url.searchParams);
     const geo = kept?.geo ?? isGeoRequest(request.params!);
     // authorize; on a ledger that prepares, parse and window run inside its ledger step.
     const prepare = control.prepares && !head ? (terms: ListTerms) => this.prepare(request, terms) : undefined;
-    const access = (yield control.authorizeList(scope, { geo, prepare })) as ListAccess;
+    const access = await control.authorizeList(scope, { geo, prepare });
     // parse and window, unless authorize ran them.
     const window = request.window ?? this.validate(request, access, clock.now());
     const { q } = request.parsed!;
@@ -92,16 +89,16 @@ export class ListService {
       access.describe();
       return this.respond(scope, null);
     }
-    const limit = (yield access.open(q.limit)) as number;
+    const limit = await access.open(q.limit);
     // select and hydrate, unless the page was known before stage 3 and its size stands.
     let out: PageOut;
     try {
       out = request.known && limit === q.limit ? request.known : this.page(request, window, limit);
     } catch (err) {
-      yield access.settle(0);
+      await access.settle(0);
       throw err;
     }
-    yield access.settle(out.page.count);
+    await access.settle(out.page.count);
     return this.respond(scope, out);
   }
 
