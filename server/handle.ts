@@ -1,18 +1,8 @@
 /**
- * The request wrapper every route uses: a request id on every response, errors rendered
- * through the one renderer, unexpected errors logged (never with a key) and hidden.
- *
- * Every answered request is recorded once, here (`RequestRecorder`, server/requests.ts): the
- * request log, the metrics and test mode's journal observe it. Its id is the client's
- * `X-Request-Id` when that is 1–128 characters of `[A-Za-z0-9._:-]`, else a new UUID
- * (docs/operations.md, Request id).
- *
- * `handle` describes a route for the route table (server/route-table.ts); three ways in run it
- * with one behaviour: `h3Handler` for the h3 app, `direct` for `Bun.serve`'s own router, which the
- * hot list endpoint uses on Bun (server/listen.ts): it skips h3's event, URL and response
- * layers, about an eighth of a cached page's cost (test/bench/RESULTS.md); and `scoped` for the
- * `node:http` listener (server/node-http.ts), whose scope reads node's request as it is and
- * takes a route's reply in parts (`ReplyParts`), with no Web Request or Response in between.
+ * The request wrapper every route uses, on every listener (server/listen.ts): a request id on
+ * every response (the client's `X-Request-Id` when usable, docs/operations.md, Request id), errors
+ * through the one renderer, unexpected errors logged (never with a key) and hidden, and each
+ * answered request recorded once (server/requests.ts: the request log, the metrics, the journal).
  */
 import { defineHandler, type H3Event } from "h3";
 import { type Envelope, isApiError, renderError } from "./errors.ts";
@@ -34,10 +24,7 @@ export interface RequestScope {
   requestId: string;
   /** `performance.now()` when the request arrived. */
   readonly startedMs: number;
-  /**
-   * Who asked and what they got, for the request's record: set by the stages that learn them
-   * (the access stages, the handoff route, the list pipeline); null or 0 until then.
-   */
+  /** Who asked and what they got, for the request's record, set by the stages that learn them. */
   accountId: number | null;
   keyId: number | null;
   rows: number;
@@ -51,26 +38,19 @@ export interface RequestScope {
   readonly takesParts: boolean;
 }
 
-/**
- * A reply as its status, header fields and body, for a listener that writes them itself
- * (`RequestScope.takesParts`): a route that answers often (the list endpoint) skips building a
- * Response that the listener would only take apart again.
- */
+/** A reply for a listener that writes it itself (`takesParts`): no Response built only to be taken apart. */
 export class ReplyParts {
   constructor(
     readonly status: number,
     readonly headers: Record<string, string>,
     readonly body: string | Uint8Array<ArrayBuffer> | null,
   ) {}
-
-  toResponse(): Response {
-    return new Response(this.body, { status: this.status, headers: this.headers });
-  }
 }
 
 export type Reply = Response | ReplyParts;
 
-const asResponse = (reply: Reply): Response => (reply instanceof ReplyParts ? reply.toResponse() : reply);
+const asResponse = (r: Reply) =>
+  r instanceof ReplyParts ? new Response(r.body, { status: r.status, headers: r.headers }) : r;
 
 /** What an h3 route sees: the event is always there. */
 export type H3Scope = RequestScope & { event: H3Event };
@@ -121,12 +101,17 @@ export function handle<S extends RequestScope = H3Scope>(
   return { run, envelope, options };
 }
 
-/** The route as an h3 handler. */
+/** The route for the h3 app, for `Bun.serve`'s router (the bare Request, no h3 layers) and for node:http. */
 export function h3Handler(route: RouteHandler<H3Scope>, recording?: Recording) {
-  return defineHandler((event) => {
-    const scope = new WebScope(event.req, undefined, event) as H3Scope;
-    return respond(run<H3Scope>(scope, route.run, route.envelope, route.options, recording));
-  });
+  return defineHandler((event) => respond(run(new WebScope(event.req, event) as H3Scope, route, recording)));
+}
+
+export function direct(route: RouteHandler<RequestScope>, recording?: Recording) {
+  return (req: Request): Response | Promise<Response> => respond(run(new WebScope(req), route, recording));
+}
+
+export function scoped(route: RouteHandler<RequestScope>, recording?: Recording) {
+  return (scope: RequestScope): Reply | Promise<Reply> => run(scope, route, recording);
 }
 
 /** The query string of a request target or URL ("?…"), or "" when it has none or only "?". */
@@ -135,10 +120,7 @@ export function searchOf(target: string): string {
   return q < 0 || q === target.length - 1 ? "" : target.slice(q);
 }
 
-/**
- * The scope of a Web Request: a class, so a request allocates one object (an object literal with
- * a getter would allocate the getter too, on every request).
- */
+/** The scope of a Web Request (a class: one allocation a request, getters included). */
 export class WebScope implements RequestScope {
   readonly startedMs = performance.now();
   readonly search: string;
@@ -148,25 +130,24 @@ export class WebScope implements RequestScope {
   accountId: number | null = null;
   keyId: number | null = null;
   rows = 0;
+  /** Parsed only when a route asks for more than the path and the query string. */
   #url: URL | undefined;
 
   constructor(
     readonly req: Request,
-    private readonly raw: string = req.url,
     readonly event: H3Event | null = null,
   ) {
     this.#url = event?.url;
-    this.search = event ? event.url.search : searchOf(raw);
+    this.search = event ? event.url.search : searchOf(req.url);
     this.requestId = requestIdFrom(req.headers.get("x-request-id"));
   }
 
   get path(): string {
-    return this.#url ? this.#url.pathname : pathOf(this.raw);
+    return this.#url ? this.#url.pathname : pathOf(this.req.url);
   }
 
-  /** Parsed only when a route asks for more than the query string. */
   get url(): URL {
-    return (this.#url ??= new URL(this.raw));
+    return (this.#url ??= new URL(this.req.url));
   }
 
   get method(): string {
@@ -182,55 +163,30 @@ export class WebScope implements RequestScope {
   }
 }
 
-/** The same route for a router that hands over the bare Request (Bun.serve `routes`). */
-export function direct(
-  route: RouteHandler<RequestScope>,
-  recording?: Recording,
-): (req: Request) => Response | Promise<Response> {
-  const { run: fn, envelope, options } = route;
-  return (req) => respond(run(new WebScope(req), fn, envelope, options, recording));
-}
-
-/** The same route for a listener that makes the scope itself (server/node-http.ts). */
-export function scoped(
-  route: RouteHandler<RequestScope>,
-  recording?: Recording,
-): (scope: RequestScope) => Reply | Promise<Reply> {
-  const { run: fn, envelope, options } = route;
-  return (scope) => run(scope, fn, envelope, options, recording);
-}
-
-/** A Web Request's answer: a reply in parts (only given to a scope that takes them) as a Response. */
 function respond(reply: Reply | Promise<Reply>): Response | Promise<Response> {
   return reply instanceof Promise ? reply.then(asResponse) : asResponse(reply);
 }
 
-function run<S extends RequestScope>(
-  scope: S,
-  fn: Route<S>,
-  envelope: Envelope,
-  options: RouteOptions,
-  recording: Recording | undefined,
-): Reply | Promise<Reply> {
+/** Every route, on every listener: the route's reply or its error rendered, and the request recorded once. */
+function run<S extends RequestScope>(scope: S, route: RouteHandler<S>, recording?: Recording): Reply | Promise<Reply> {
+  const { envelope, options } = route;
   if (scope.headTooLarge()) return failed(scope, envelope, headTooLarge(envelope), recording);
   let res: Reply | Promise<Reply>;
   try {
-    res = fn(scope);
+    res = route.run(scope);
   } catch (err) {
     return failed(scope, envelope, err, recording);
   }
-  // A route that answers synchronously (the list endpoint) is finished without a promise.
-  if (res instanceof Promise)
-    return res.then(
-      (r) => done(scope, options, r, recording),
-      (err) => failed(scope, envelope, err, recording),
-    );
-  return done(scope, options, res, recording);
+  // A route that answers synchronously (the list endpoint on SQLite) is finished without a promise.
+  if (!(res instanceof Promise)) return done(scope, options, res, recording);
+  return res.then(
+    (r) => done(scope, options, r, recording),
+    (err) => failed(scope, envelope, err, recording),
+  );
 }
 
 function done(scope: RequestScope, options: RouteOptions, res: Reply, recording: Recording | undefined): Reply {
-  // Asking a Response for its headers makes Bun build a Headers object for it: routes that
-  // set the id themselves skip that.
+  // Asking a Response for its headers makes Bun build a Headers object: routes that set the id skip that.
   if (!options.setsRequestId) {
     if (res instanceof ReplyParts) res.headers["x-request-id"] ??= scope.requestId;
     else if (!res.headers.has("x-request-id")) res.headers.set("x-request-id", scope.requestId);

@@ -1,22 +1,13 @@
 /**
- * The app on `node:http` under Bun, for a server whose responses mostly complete after an await
- * (a Redis ledger: every list request waits for a script). Bun 1.4's `Bun.serve` sends a response
- * finished outside the request's own callback unbuffered: the status line, each header's name,
- * `: `, value and line end, and the body each go out in their own `send()`, so a page with a
- * dozen headers costs about fifty system calls and as many TCP segments for the client to read.
- * Measured on this project's two-core host (docs/perf-history.md, "Round 12"): an 18 kB answer
- * with 12 headers after one `setImmediate` cost 290 µs of server CPU a request through
- * `Bun.serve` against 20 µs answered at once; Bun's `node:http` writes the same late answer in
- * one `sendmsg` (23 µs). A server that answers at once (the SQLite ledger) keeps `Bun.serve`
- * (server/listen.ts), which is a little cheaper there.
+ * The app on `node:http`: under Bun for a server whose responses mostly complete after an await
+ * (a Redis ledger), and on Node. Bun's `Bun.serve` sends a response finished outside the request's
+ * callback in a `send()` per header fragment; Bun's `node:http` writes it in one `sendmsg` (an
+ * 18 kB answer: 290 against 23 µs of CPU, docs/perf-history.md, "Round 12").
  *
  * The route table's fast routes (found by exact method and path) get a scope over node's own
- * request (`NodeScope`: header fields read where node parsed them, the Web Request built only if
- * the route asks for it) and may reply in parts (handle.ts `ReplyParts`), written as they are:
- * a list page is never a Web Request or Response. Measured on this host (docs/perf-history.md,
- * "Round 15"), that took a default page on a Redis ledger from 77–98 to 52–70 µs of CPU. Every
- * other request becomes the Web `Request` `Bun.serve` would hand over, for the h3 app, and its
- * `Response` is written back with its status, headers and body.
+ * request (`NodeScope`: the Web Request built only if the route asks) and may reply in parts
+ * (handle.ts `ReplyParts`), written as they are (docs/perf-history.md, "Round 15"). Every other
+ * request becomes a Web `Request` for the h3 app, its `Response` written back whole.
  *
  * SO_REUSEPORT: Bun's `node:http` binds with it in a process it takes for a cluster worker
  * (`NODE_UNIQUE_ID` set), and offers no option for it otherwise; the `--workers` supervisor sets

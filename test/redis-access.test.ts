@@ -48,8 +48,9 @@ describe("the list pipeline on a Redis ledger", () => {
   const servers: RedisServing[] = [];
 
   const route = (list: ListService) => {
-    const get = direct(handle((scope: RequestScope) => list.answer(scope), "list", { setsRequestId: true }));
-    const head = direct(handle((scope: RequestScope) => list.answerHead(scope), "list", { setsRequestId: true }));
+    const answer = (head: boolean) =>
+      direct(handle((scope: RequestScope) => list.answer(scope, head), "list", { setsRequestId: true }));
+    const [get, head] = [answer(false), answer(true)];
     return async (path: string, key?: string, method = "GET") => {
       const req = new Request(`http://marquee.test${path}`, {
         method,

@@ -1,6 +1,6 @@
 /**
- * Stages 4–6 of the list pipeline (docs/api.md, Listing events): offset-style pagination, the polygon plan gate,
- * then every parameter in docs/api.md table's order, the first failure winning. The schemas are
+ * Stages 4–6 of the list's stages (docs/api.md, Listing events): offset-style pagination, the polygon
+ * plan gate, then every parameter in docs/api.md table's order, the first failure winning. The schemas are
  * server/params.ts; this module owns the rules that span values: empty values dropped, repeats,
  * comma-separated sources.
  */
@@ -11,10 +11,10 @@ import { type Cursor, decodeCursor } from "../cursor.ts";
 import { ApiError } from "../errors.ts";
 import {
   CursorParam,
+  LIST_DEFAULTS as DEFAULTS,
   ExcludeAggregatorsParam,
   ExcludeSoldOutParam,
   IncludeCentroidsParam,
-  LIST_DEFAULTS,
   LimitParam,
   SourceTokenParam,
   StartsAfterParam,
@@ -69,6 +69,19 @@ function parseWith<T>(schema: v.GenericSchema<string, T>, raw: string, code: Lis
   return result.output;
 }
 
+/** A single-valued parameter's value, `absent` when it is not sent; its code is `invalid_<name>` unless given. */
+function one<T, A>(
+  query: URLSearchParams,
+  name: string,
+  schema: v.GenericSchema<string, T>,
+  absent: A,
+  code?: ListErrorCode,
+) {
+  const error = code ?? (`invalid_${name}` as ListErrorCode);
+  const raw = single(query, name, error);
+  return raw === undefined ? absent : parseWith(schema, raw, error);
+}
+
 /** Stage 4: `page`, `offset`, `next_cursor`, `nextCursor` are refused even empty or beside a cursor. */
 export function assertKeysetPagination(query: URLSearchParams): void {
   const found = UNSUPPORTED_PAGINATION_PARAMS.find((p) => query.has(p));
@@ -87,22 +100,6 @@ export function assertPolygonAllowed(polygonSent: boolean, polygons: boolean): v
   }
 }
 
-function parseState(query: URLSearchParams): string | null {
-  const raw = single(query, "state", "invalid_state");
-  if (raw === undefined || raw.trim() === "") return null;
-  return parseWith(StateParam, raw, "invalid_state");
-}
-
-function parseCity(query: URLSearchParams): { city: string | null; cityConflict: boolean } {
-  const values = [...new Set(query.getAll("city").filter((c) => c !== ""))];
-  return { city: values[0] ?? null, cityConflict: values.length > 1 };
-}
-
-function parseDate(query: URLSearchParams, name: string, schema: typeof StartsAfterParam): number | null {
-  const raw = single(query, name, "invalid_date");
-  return raw === undefined ? null : parseWith(schema, raw, "invalid_date");
-}
-
 function parseSources(query: URLSearchParams): string[] | null {
   const tokens = new Set<string>();
   for (const value of query.getAll("source")) {
@@ -114,62 +111,32 @@ function parseSources(query: URLSearchParams): string[] | null {
   return tokens.size === 0 ? null : [...tokens];
 }
 
-function parseBoolean(
-  query: URLSearchParams,
-  name: string,
-  schema: typeof ExcludeSoldOutParam,
-  code: ListErrorCode,
-  fallback: boolean,
-): boolean {
-  const raw = single(query, name, code);
-  return raw === undefined ? fallback : parseWith(schema, raw, code);
-}
-
 /**
  * Stage 6, in docs/api.md table's order; `assertDateRange` follows. A pure function of the query
  * string (and the secret that verifies cursors), so its result may be kept for the same string.
  * `scope`: what a replica of another deployment cannot answer, checked in its parameter's place.
  */
 export function parseListParams(query: URLSearchParams, secret: string, scope: ScopeCheck | null = null): ListQuery {
-  const state = parseState(query);
-  const { city, cityConflict } = parseCity(query);
-  const startsAfterMs = parseDate(query, "starts_after", StartsAfterParam);
-  const startsBeforeMs = parseDate(query, "starts_before", StartsBeforeParam);
+  const rawState = single(query, "state", "invalid_state");
+  const state = rawState?.trim() ? parseWith(StateParam, rawState, "invalid_state") : null;
+  const cities = [...new Set(query.getAll("city").filter((c) => c !== ""))];
+  const startsAfterMs = one(query, "starts_after", StartsAfterParam, null, "invalid_date");
+  const startsBeforeMs = one(query, "starts_before", StartsBeforeParam, null, "invalid_date");
   const sources = parseSources(query);
   if (sources && scope) scope.sources(sources);
-  const excludeAggregators = parseBoolean(
-    query,
-    "exclude_aggregators",
-    ExcludeAggregatorsParam,
-    "invalid_exclude_aggregators",
-    LIST_DEFAULTS.excludeAggregators,
-  );
+  const excludeAggregators = one(query, "exclude_aggregators", ExcludeAggregatorsParam, DEFAULTS.excludeAggregators);
   if (excludeAggregators && scope) scope.excludeAggregators();
-  const excludeSoldOut = parseBoolean(
-    query,
-    "exclude_sold_out",
-    ExcludeSoldOutParam,
-    "invalid_exclude_sold_out",
-    LIST_DEFAULTS.excludeSoldOut,
-  );
-  const rawLimit = single(query, "limit", "invalid_limit");
-  const limit = rawLimit === undefined ? LIST_DEFAULTS.limit : parseWith(LimitParam, rawLimit, "invalid_limit");
-  const rawCursor = single(query, "cursor", "invalid_cursor");
-  const cursor =
-    rawCursor === undefined ? null : decodeCursor(secret, parseWith(CursorParam, rawCursor, "invalid_cursor"));
+  const excludeSoldOut = one(query, "exclude_sold_out", ExcludeSoldOutParam, DEFAULTS.excludeSoldOut);
+  const limit = one(query, "limit", LimitParam, DEFAULTS.limit);
+  const rawCursor = one(query, "cursor", CursorParam, null);
+  const cursor = rawCursor === null ? null : decodeCursor(secret, rawCursor);
   const geo = parseGeoParams(query);
-  const includeCentroids = parseBoolean(
-    query,
-    "include_centroids",
-    IncludeCentroidsParam,
-    "invalid_include_centroids",
-    LIST_DEFAULTS.includeCentroids,
-  );
-
+  const includeCentroids = one(query, "include_centroids", IncludeCentroidsParam, DEFAULTS.includeCentroids);
+  const [city = null] = cities;
   return {
     state,
     city,
-    cityConflict,
+    cityConflict: cities.length > 1,
     startsAfterMs,
     startsBeforeMs,
     sources,

@@ -1,20 +1,13 @@
 /**
- * What a refused `GET /v1/events` answers, for test mode's faults (docs/api.md, Test mode): the
- * error each stage raises for the code, built by the same functions (server/limits/, the list
- * stages themselves), with the headers a real refusal of this request would carry for its
- * account. Nothing is read that a real refusal would spend: no rate units, rows or trial start.
- *
- * The headers come in two parts, as on the real path: the error's own (Retry-After, the trial's
- * or the budget's, the rate counters of a 429) and those the stages put on the request's scope
- * before they refused (X-RateLimit-Limit, the trial's headers from stage 3 on), which the
- * renderer adds where the error has none of its own (server/handle.ts).
- *
- * Where a real refusal depends on counters, the fault answers as the counters would stand at the
- * moment of the refusal: `rate_limited` as an empty bucket answers this request (0 left, full
- * again after the bucket's whole refill, Retry-After until this request's cost has refilled);
- * `row_budget_exhausted` as a budget spent at this instant (0 left, Retry-After 24 hours);
- * `trial_exhausted` and `trial_capacity_reserved` with no trial rows left. A code the stages raise
- * on a parameter answers with the message the stage gives for a typical bad value of it.
+ * What a refused `GET /v1/events` answers, for test mode's faults (docs/api.md, Test mode, Faults):
+ * the error each stage raises for the code, built by the stages' own functions, with the headers
+ * a real refusal would carry for the account, and nothing spent (no rate units, rows or trial).
+ * The headers come in two parts, as on the real path: the error's own, and those the stages had
+ * put on the request's scope (X-RateLimit-Limit, a trial's from stage 3 on), which the renderer
+ * adds (server/handle.ts). A refusal that depends on counters answers as they would stand at that
+ * moment: `rate_limited` as an empty bucket, `row_budget_exhausted` as a budget spent now,
+ * `trial_exhausted` and `trial_capacity_reserved` with no trial rows left. A parameter's code
+ * answers with the message its stage gives for a typical bad value.
  */
 import type { Account } from "../../db/accounts.ts";
 import { ACCESS, DAY_MS, type ListFaultCode, TRIAL } from "../../db/contract.ts";
@@ -32,7 +25,7 @@ import {
 import { budgetHeaders, H, PUBLISHED_RATE_LIMIT, seconds, trialHeaders } from "../limits/headers.ts";
 import { unavailable } from "../limits/ledger.ts";
 import { bucketFor, rateLimited, requestCost } from "../limits/rate.ts";
-import type { ListService } from "./service.ts";
+import { ListRequest, type ListService } from "./service.ts";
 
 /** Codes that arise only for an account on the trial path. */
 const TRIAL_CODES: ReadonlySet<ListFaultCode> = new Set([
@@ -101,8 +94,7 @@ export function stageRefusal(list: ListService, code: ListFaultCode, nowMs: numb
   // Polygons allowed except for the polygon gate itself, and a one-day horizon.
   const terms = { horizonMs: DAY_MS, polygons: code !== "feature_not_in_plan" };
   try {
-    const parsed = list.parse({ search: `?${search}`, known: undefined, params: new URLSearchParams(search) }, terms);
-    list.window(parsed, terms, nowMs);
+    list.validate(new ListRequest(`?${search}`, undefined, new URLSearchParams(search)), terms, nowMs);
   } catch (err) {
     if (isApiError(err) && err.code === code) return err;
     throw err;

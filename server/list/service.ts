@@ -1,38 +1,26 @@
 /**
- * `GET /v1/events` as one pipeline (docs/api.md, "Listing events"; docs/architecture.md, "The list
- * path"). One `ListService` is created with the app context and owns every cache the path uses
- * (server/list/caches.ts). Its stages run in this order, the first failure winning:
+ * `GET` and `HEAD /v1/events` as one stage list, whichever listener took the request (docs/api.md,
+ * "Listing events"; docs/architecture.md, "The list path"), the first failure winning:
  *
- *   authorize  1 key → 2 access → 3 admission                    (server/access.ts)
- *   parse      4 unsupported_pagination → 5 the polygon gate → 6 parameters in the documented
- *              order                                              (server/list/parse.ts)
- *   window     invalid_date_range → 7 lookahead_not_in_plan → 8 a current cursor's filters,
- *              then the effective window                          (server/list/window.ts)
- *   open       the trial starts, rows are reserved, the page size is clamped (access.open)
- *   select     geo candidates and the snapshot rows of the page  (db/geo.ts, db/events-query.ts)
- *   hydrate    live rows, re-checked, as the response body       (db/hydrate.ts)
+ *   authorize  1 key → 2 access → 3 admission                       (server/access.ts)
+ *   parse      4 unsupported_pagination → 5 the polygon gate → 6 parameters (server/list/parse.ts)
+ *   window     invalid_date_range → 7 lookahead_not_in_plan → 8 the cursor's filters (window.ts)
+ *   open       the trial starts, rows are reserved, the page size is clamped (ListAccess.open)
+ *   select     geo candidates, the page's snapshot rows          (db/geo.ts, db/events-query.ts)
+ *   hydrate    those rows read live and re-checked, as the body  (db/hydrate.ts)
  *   settle     the delivered rows are counted, the reservation released, headers set
+ *   respond    the 200; HEAD describes the headers instead of open, select, hydrate and settle
  *
- * select and hydrate read one state of the replica inside one read transaction; when the page
- * cache holds a body that provably equals theirs (server/list/page-cache.ts), neither runs.
- *
- * On the SQLite ledger authorize, open and settle answer at once and the whole pipeline is
- * synchronous (no promise on the hot path). On a Redis ledger (server/ledger/redis-access.ts) they
- * answer with promises and the same stages continue in `answerLater` / `answerHeadLater`.
+ * select and hydrate share one read transaction, and neither runs when the page cache holds an
+ * equal body. On a ledger that `prepares` (Redis), parse and window run inside stage 3's step,
+ * their error held until stage 3 passes, and a kept page's rows are counted there at once.
  */
-
 import type { Db } from "../../db/driver.ts";
-import {
-  type PageFilter,
-  type PagePosition,
-  type PageSelection,
-  readConsistently,
-  selectPage,
-} from "../../db/events-query.ts";
+import { type PageFilter, type PageSelection, readConsistently, selectPage } from "../../db/events-query.ts";
 import type { GeoCandidates } from "../../db/geo.ts";
-import { hydratePageJson, type LiveBounds, readReplicaState } from "../../db/hydrate.ts";
+import { hydratePageJson, readReplicaState } from "../../db/hydrate.ts";
 import { readSnapshotStats } from "../../db/snapshot-stats.ts";
-import type { AccessControl, ListAccess, ListTerms, PreparedPage } from "../access.ts";
+import type { AccessControl, ListTerms, PreparedPage } from "../access.ts";
 import type { Clock } from "../clock.ts";
 import { assertCursorMatches, filterFingerprint } from "../cursor.ts";
 import { type Reply, ReplyParts, type RequestScope } from "../handle.ts";
@@ -53,22 +41,26 @@ export interface ListDeps {
   baseUrl: string;
 }
 
-/** The request's query string as it arrived, and its parsed form once known. */
-export interface ListRequest {
-  /** The raw query string with its "?", or "": the key of every per-query cache. */
-  search: string;
-  known: ParsedQuery | undefined;
-  /** Parsed lazily: a known string never builds one. */
-  params: URLSearchParams | null;
-}
-
-/** What selection hands to hydration: the filter as SQL sees it and the page's snapshot rows. */
+/** What select hands to hydrate: the filter as SQL sees it, the page's snapshot rows and the replica mark they were read at. */
 export interface Selected {
   filter: PageFilter;
   geo: GeoCandidates | null;
   selection: PageSelection;
-  /** The replica state the rows were read in (keys the kept events). */
-  state: string;
+  mark: string;
+}
+
+/** A request as the stages learn it: its query string, then what parse and window made of it. */
+export class ListRequest {
+  window: ListWindow | null = null;
+  /** The page of the size asked for, read before stage 3 on a ledger that prepares; else null. */
+  known: PageOut | null = null;
+
+  /** `search` (with its "?", or "") keys every per-query cache; `params`: only when no cache knows it. */
+  constructor(
+    readonly search: string,
+    public parsed: ParsedQuery | undefined,
+    readonly params: URLSearchParams | null,
+  ) {}
 }
 
 export class ListService {
@@ -78,189 +70,110 @@ export class ListService {
     this.caches = new ListCaches(deps.replica, deps.baseUrl);
   }
 
-  /** The whole pipeline for one request. */
-  answer(scope: RequestScope): Reply | Promise<Reply> {
-    const request = this.request(scope);
-    if (this.deps.access.prepares) return this.answerPrepared(scope, request);
-    const access = this.authorize(scope, request);
-    if (access instanceof Promise) return this.answerLater(scope, request, access);
-    const parsed = this.parse(request, access);
-    const nowMs = this.deps.clock.now();
-    const window = this.window(parsed, access, nowMs);
-    const limit = access.open(parsed.q.limit);
-    if (typeof limit !== "number") return this.pageLater(scope, request, parsed, window, access, limit);
+  /**
+   * The stage list, in order. `head`: HEAD's answer, GET's checks and headers without a page; it
+   * charges only the request-rate units: nothing opens, is read or settles.
+   */
+  async answer(scope: RequestScope, head = false): Promise<Reply> {
+    const { access: control, clock } = this.deps;
+    const kept = this.caches.parsed.get(scope.search);
+    const request = new ListRequest(scope.search, kept, kept ? null : scope.url.searchParams);
+    const geo = kept?.geo ?? isGeoRequest(request.params!);
+    // authorize; on a ledger that prepares, parse and window run inside its ledger step.
+    const prepare = control.prepares && !head ? (terms: ListTerms) => this.prepare(request, terms) : undefined;
+    const access = await control.authorizeList(scope, { geo, prepare });
+    // parse and window, unless authorize ran them.
+    const window = request.window ?? this.validate(request, access, clock.now());
+    const { q } = request.parsed!;
+    if (head) {
+      access.describe();
+      return this.respond(scope, null);
+    }
+    const limit = await access.open(q.limit);
+    // select and hydrate, unless the page was known before stage 3 and its size stands.
     let out: PageOut;
     try {
-      out = this.page(request.search, parsed, window, limit);
-    } catch (err) {
-      const settled = access.settle(0);
-      if (settled instanceof Promise) return settled.then(() => Promise.reject(err));
-      throw err;
-    }
-    return this.settle(scope, access, out);
-  }
-
-  /** `answer` once stage 3 has answered asynchronously: the same stages in the same order. */
-  async answerLater(scope: RequestScope, request: ListRequest, pending: Promise<ListAccess>): Promise<Reply> {
-    const access = await pending;
-    const parsed = this.parse(request, access);
-    const window = this.window(parsed, access, this.deps.clock.now());
-    return this.pageLater(scope, request, parsed, window, access, access.open(parsed.q.limit));
-  }
-
-  /**
-   * `answer` on a ledger that reserves the page's rows with stage 3 (one round trip fewer):
-   * stages 4–8 run when stage 2 has decided, their error held until stages 1–3 pass. A page the
-   * page cache holds is known by then: stage 3 may count its rows instead of reserving them, and
-   * it is the page delivered unless open() clamps the page size.
-   */
-  async answerPrepared(scope: RequestScope, request: ListRequest): Promise<Reply> {
-    let parsed: ParsedQuery | undefined;
-    let window: ListWindow | undefined;
-    let known: PageOut | null = null;
-    const prepare = (terms: ListTerms): PreparedPage => {
-      parsed = this.parse(request, terms);
-      window = this.window(parsed, terms, this.deps.clock.now());
-      known = this.keptPage(pageCacheKey(request.search, parsed.q.limit, window), parsed, window);
-      return { limit: parsed.q.limit, rows: known?.page.count ?? null };
-    };
-    const geo = request.known?.geo ?? isGeoRequest(request.params!);
-    const access = await this.deps.access.authorizeList(scope, { geo, prepare });
-    if (!parsed || !window) {
-      parsed = this.parse(request, access);
-      window = this.window(parsed, access, this.deps.clock.now());
-    }
-    return this.pageLater(scope, request, parsed, window, access, access.open(parsed.q.limit), known);
-  }
-
-  /**
-   * From open on, waiting for the ledger where it answers with promises. `known`: the page of the
-   * requested size read before stage 3, delivered when open() kept that size.
-   */
-  async pageLater(
-    scope: RequestScope,
-    request: ListRequest,
-    parsed: ParsedQuery,
-    window: ListWindow,
-    access: ListAccess,
-    opening: number | Promise<number>,
-    known: PageOut | null = null,
-  ): Promise<Reply> {
-    const limit = await opening;
-    let out: PageOut;
-    try {
-      out = known && limit === parsed.q.limit ? known : this.page(request.search, parsed, window, limit);
+      out = request.known && limit === q.limit ? request.known : this.page(request, window, limit);
     } catch (err) {
       await access.settle(0);
       throw err;
     }
     await access.settle(out.page.count);
-    return this.reply(scope, out);
+    return this.respond(scope, out);
   }
 
-  /**
-   * HEAD: GET's checks, status and headers without a body, charging only the request-rate units
-   * (docs/api.md, Listing events). Stages 1–8 run; no trial starts, no row is reserved, counted
-   * or read, since none is delivered.
-   */
-  answerHead(scope: RequestScope): Reply | Promise<Reply> {
-    const request = this.request(scope);
-    const access = this.authorize(scope, request);
-    if (access instanceof Promise) return this.answerHeadLater(scope, request, access);
-    return this.head(scope, request, access);
+  /** parse and window inside stage 3's ledger step, with the page when the page cache holds it. */
+  prepare(request: ListRequest, terms: ListTerms): PreparedPage {
+    const window = this.validate(request, terms, this.deps.clock.now());
+    const { limit } = request.parsed!.q;
+    request.known = this.keptPage(pageCacheKey(request.search, limit, window), request.parsed!, window);
+    return { limit, rows: request.known?.page.count ?? null };
   }
 
-  async answerHeadLater(scope: RequestScope, request: ListRequest, pending: Promise<ListAccess>): Promise<Reply> {
-    return this.head(scope, request, await pending);
+  /** Stages 4–8: the parsed query (kept by the raw query string) and the window it reads. */
+  validate(request: ListRequest, terms: ListTerms, nowMs: number): ListWindow {
+    request.parsed = this.parse(request, terms);
+    return (request.window = this.window(request.parsed, terms, nowMs));
   }
 
-  /** HEAD after stage 3: stages 4–8, then the headers a 200 would carry. */
-  head(scope: RequestScope, request: ListRequest, access: ListAccess): Reply {
-    const parsed = this.parse(request, access);
-    this.window(parsed, access, this.deps.clock.now());
-    access.describe();
-    return this.reply(scope, null);
-  }
-
-  request(scope: RequestScope): ListRequest {
-    const search = scope.search;
-    const known = this.caches.parsed.get(search);
-    return { search, known, params: known ? null : scope.url.searchParams };
-  }
-
-  /** Stages 1–3. A geo request costs more rate units, decided by the parameters' presence alone. */
-  authorize(scope: RequestScope, request: ListRequest): ListAccess | Promise<ListAccess> {
-    const geo = request.known?.geo ?? isGeoRequest(request.params!);
-    return this.deps.access.authorizeList(scope, { geo });
-  }
-
-  /** Stages 4–6, kept by the raw query string (a pure function of it). */
-  parse(request: ListRequest, access: ListTerms): ParsedQuery {
-    const { known, params, search } = request;
-    // A replica of another deployment: the filters it cannot answer exactly (null elsewhere).
+  /** Stages 4–6; a replica of another deployment refuses the filters it cannot answer exactly. */
+  parse(request: ListRequest, terms: ListTerms): ParsedQuery {
     const scope = this.caches.scope.check();
-    if (known) {
-      assertPolygonAllowed(known.polygon, access.polygons);
-      if (scope) assertAnswerable(known.q, scope);
-      return known;
+    const kept = request.parsed;
+    if (kept) {
+      assertPolygonAllowed(kept.polygon, terms.polygons);
+      if (scope) assertAnswerable(kept.q, scope);
+      return kept;
     }
-    assertKeysetPagination(params!);
-    assertPolygonAllowed(params!.has("polygon"), access.polygons);
-    const parsed: ParsedQuery = {
-      q: parseListParams(params!, this.deps.secret, scope),
-      fingerprint: filterFingerprint(params!),
-      geo: isGeoRequest(params!),
-      polygon: params!.has("polygon"),
+    const params = request.params!;
+    assertKeysetPagination(params);
+    assertPolygonAllowed(params.has("polygon"), terms.polygons);
+    const q = parseListParams(params, this.deps.secret, scope);
+    const parsed = {
+      q,
+      fingerprint: filterFingerprint(params),
+      geo: isGeoRequest(params),
+      polygon: params.has("polygon"),
     };
-    this.caches.parsed.set(search, parsed);
+    this.caches.parsed.set(request.search, parsed);
     return parsed;
   }
 
   /** The date range, stages 7–8, and the window this request reads. */
-  window(parsed: ParsedQuery, access: ListTerms, nowMs: number): ListWindow {
-    const { q, fingerprint } = parsed;
+  window({ q, fingerprint }: ParsedQuery, terms: ListTerms, nowMs: number): ListWindow {
     assertDateRange(q, nowMs);
-    assertLookahead(q, nowMs, access.horizonMs);
+    assertLookahead(q, nowMs, terms.horizonMs);
     assertCursorMatches(q.cursor, fingerprint);
-    return resolveWindow(q, nowMs, access.horizonMs);
+    return resolveWindow(q, nowMs, terms.horizonMs);
   }
 
-  /**
-   * The page: from the page cache when it holds a body that equals a fresh read, else selected
-   * and hydrated in one read transaction. `search` with the limit and the window determines it.
-   */
-  page(search: string, parsed: ParsedQuery, window: ListWindow, limit: number): PageOut {
-    const key = pageCacheKey(search, limit, window);
+  /** The page of `limit` rows: kept, or selected and hydrated in one read transaction. */
+  page(request: ListRequest, window: ListWindow, limit: number): PageOut {
+    const parsed = request.parsed!;
+    const key = pageCacheKey(request.search, limit, window);
     const kept = this.keptPage(key, parsed, window);
     if (kept) return kept;
-    const { q, fingerprint } = parsed;
-    const from = q.cursor?.position ?? null;
+    const from = parsed.q.cursor?.position ?? null;
     return readConsistently(this.deps.replica, () => {
-      const selected = this.select(key, parsed, window, from, limit);
+      const selected = this.select(key, parsed, window, limit);
       const body = this.hydrate(key, selected, window);
-      return withCursor(this.deps.secret, selected.selection, body, from, window, fingerprint);
+      return withCursor(this.deps.secret, selected.selection, body, from, window, parsed.fingerprint);
     });
   }
 
-  /**
-   * The page when it needs no read of the replica (the page cache holds it under `key`, or nothing
-   * can match), else null.
-   */
-  keptPage(key: string, parsed: ParsedQuery, window: ListWindow): PageOut | null {
-    const { q, fingerprint } = parsed;
+  /** The page when it needs no read of the replica (the page cache holds it, or nothing can match), else null. */
+  keptPage(key: string, { q, fingerprint }: ParsedQuery, window: ListWindow): PageOut | null {
     // A city sent twice with different values: no venue is in both (docs/api.md, Listing events).
     if (q.cityConflict) return NO_MATCH;
-    const { pages, replicaMark: state } = this.caches;
-    // Outside a transaction: the latest commit's state (another process's seen at most a few ms late).
-    const hit = pages.getBody(key, state.read(), window);
+    // Outside a transaction: the latest commit's mark (another process's seen at most a few ms late).
+    const hit = this.caches.pages.getBody(key, this.caches.replicaMark.read(), window);
     if (!hit) return null;
     encodeHead(hit.body);
     return withCursor(this.deps.secret, hit.selection, hit.body, q.cursor?.position ?? null, window, fingerprint);
   }
 
   /** Geo candidates, then the page's snapshot rows (or a kept selection that provably equals them). Inside a read transaction. */
-  select(key: string, parsed: ParsedQuery, window: ListWindow, from: PagePosition | null, limit: number): Selected {
-    const { q } = parsed;
+  select(key: string, { q }: ParsedQuery, window: ListWindow, limit: number): Selected {
     const { replica } = this.deps;
     const { geo: geoIndex, pages, estimates, scans, longs, blocks } = this.caches;
     const geo = q.geo ? geoIndex.find(q.geo, q.includeCentroids) : null;
@@ -275,46 +188,28 @@ export class ListService {
       excludeSoldOut: q.excludeSoldOut,
       excludeAggregators: q.excludeAggregators,
     };
-    const state = readReplicaState(replica);
-    let selection = pages.get(key, state, window);
+    const mark = readReplicaState(replica);
+    let selection = pages.get(key, mark, window);
     if (!selection) {
-      const view = { stats: readSnapshotStats(replica), estimates, scans: { kept: scans, state }, longs, blocks };
-      selection = selectPage(replica, view, filter, from, limit);
-      pages.set(key, state, window, selection);
+      const view = { stats: readSnapshotStats(replica), estimates, scans: { kept: scans, state: mark }, longs, blocks };
+      selection = selectPage(replica, view, filter, q.cursor?.position ?? null, limit);
+      pages.set(key, mark, window, selection);
     }
-    return { filter, geo, selection, state };
+    return { filter, geo, selection, mark };
   }
 
   /** The selected rows, read live and re-checked, as the body up to the page object. Inside the same transaction. */
-  hydrate(key: string, selected: Selected, window: ListWindow): PageBody {
-    const { filter, geo, selection, state } = selected;
-    const bounds: LiveBounds = { latestAfterMs: Infinity, droppedAfterClose: false };
-    const data = hydratePageJson(
-      this.deps.replica,
-      this.caches.events,
-      state,
-      selection.keys,
-      filter,
-      {
-        baseUrl: this.deps.baseUrl,
-        geo: geo?.live ?? null,
-      },
-      bounds,
-    );
+  hydrate(key: string, { filter, geo, selection, mark }: Selected, window: ListWindow): PageBody {
+    const bounds = { latestAfterMs: Infinity, droppedAfterClose: false };
+    const live = { baseUrl: this.deps.baseUrl, geo: geo?.live ?? null };
+    const data = hydratePageJson(this.deps.replica, this.caches.events, mark, selection.keys, filter, live, bounds);
     const body: PageBody = { headText: headOf(data.join(",")), count: data.length, window: { ...window }, bounds };
     this.caches.pages.setBody(key, selection, body);
     return body;
   }
 
-  /** Counts the delivered rows and answers with the page. */
-  settle(scope: RequestScope, access: ListAccess, out: PageOut): Reply | Promise<Reply> {
-    const settled = access.settle(out.page.count);
-    if (settled instanceof Promise) return settled.then(() => this.reply(scope, out));
-    return this.reply(scope, out);
-  }
-
   /** The 200 with the page (none for HEAD): in parts for a listener that takes them, else a Response. */
-  reply(scope: RequestScope, out: PageOut | null): Reply {
+  respond(scope: RequestScope, out: PageOut | null): Reply {
     if (out) scope.rows = out.page.count;
     if (scope.takesParts) return new ReplyParts(200, listHeaderFields(scope), out && bodyParts(out));
     return new Response(out && responseBody(out), { status: 200, headers: this.caches.headers.for(scope) });

@@ -21,6 +21,8 @@ import { type RequestScope, WebScope } from "../../server/handle.ts";
 import { issueKey } from "../../server/keys.ts";
 import { pageCacheKey } from "../../server/list/page-cache.ts";
 import { withCursor } from "../../server/list/response.ts";
+import { ListRequest } from "../../server/list/service.ts";
+import { isGeoRequest } from "../../server/params-geo.ts";
 import { UNLIMITED_RATE } from "./lib/config.ts";
 import { REPLICA_DB, RUN_DIR } from "./lib/fixture.ts";
 import { type UniqueClass, writeUniqueLists } from "./lib/unique.ts";
@@ -81,9 +83,11 @@ export async function measureStages(
       const req = new Request(url, { headers: { authorization: `Bearer ${key}` } });
       const scope: RequestScope = new WebScope(req);
       const t: number[] = [performance.now()];
-      const request = list.request(scope);
+      const request = new ListRequest(scope.search, undefined, scope.url.searchParams);
       // The SQLite ledger's access stages answer at once (server/access.ts).
-      const access = list.authorize(scope, request) as ImmediateListAccess;
+      const access = ctx.access.authorizeList(scope, {
+        geo: isGeoRequest(scope.url.searchParams),
+      }) as ImmediateListAccess;
       t.push(performance.now());
       const parsed = list.parse(request, access);
       t.push(performance.now());
@@ -99,14 +103,15 @@ export async function measureStages(
       const from = parsed.q.cursor?.position ?? null;
       let selectedAt = 0;
       const out = readConsistently(ctx.replica, () => {
-        const selected = list.select(pageKey, parsed, window, from, limit);
+        const selected = list.select(pageKey, parsed, window, limit);
         selectedAt = performance.now();
         const body = list.hydrate(pageKey, selected, window);
         return withCursor(ctx.secret, selected.selection, body, from, window, parsed.fingerprint);
       });
       t.push(selectedAt);
       t.push(performance.now());
-      list.settle(scope, access, out);
+      access.settle(out.page.count);
+      list.respond(scope, out);
       t.push(performance.now());
       return { t, nextCursor: out.page.nextCursor };
     };
