@@ -147,7 +147,8 @@ export class WebScope implements RequestScope {
   }
 
   get url(): URL {
-    return (this.#url ??= new URL(this.req.url));
+    this.#url ??= new URL(this.req.url);
+    return this.#url;
   }
 
   get method(): string {

@@ -76,8 +76,11 @@ function bindBun(options: ListenOptions, waiting: Fetch, serveApp: (fetch: Fetch
     serve(app, routes) {
       const fetch = (req: Request) => app.fetch(req);
       const fast: Record<string, Record<string, Fetch>> = {};
-      for (const { method, path, handler, fast: isFast } of routes.entries)
-        if (isFast) (fast[path] ??= {})[method] = direct(handler, routes.recording(path));
+      for (const { method, path, handler, fast: isFast } of routes.entries) {
+        if (!isFast) continue;
+        fast[path] ??= {};
+        fast[path][method] = direct(handler, routes.recording(path));
+      }
       server.reload({ development: false, routes: fast, fetch });
       serveApp(fetch);
     },

@@ -81,11 +81,13 @@ class NodeScope implements RequestScope {
   }
 
   get url(): URL {
-    return (this.#url ??= new URL(`http://${this.fallbackHost}${this.target}`));
+    this.#url ??= new URL(`http://${this.fallbackHost}${this.target}`);
+    return this.#url;
   }
 
   get req(): Request {
-    return (this.#req ??= webRequest(this.incoming, this.fallbackHost));
+    this.#req ??= webRequest(this.incoming, this.fallbackHost);
+    return this.#req;
   }
 
   get method(): string {

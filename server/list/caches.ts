@@ -121,7 +121,8 @@ export class ReplicaWrites {
 
   readonly changed = (): void => {
     const was = this.#keys;
-    const now = (this.#keys = readKeys(this.db));
+    const now = readKeys(this.db);
+    this.#keys = now;
     if (now && was && now.replica === was.replica) return;
     this.caches.moved(now && was && now.snapshot === was.snapshot ? "replica" : "snapshot");
   };

@@ -23,7 +23,9 @@ export function pageOut(body: Pick<PageBody, "headText" | "head">, page: PageObj
 /** The body for a Response: on Bun a Blob, which Bun sends as it is (bytes it copies per response). */
 export function responseBody(out: PageOut): Blob | Uint8Array<ArrayBuffer> | string {
   if (out.text !== null) return out.text;
-  return onBun ? (out.blob ??= new Blob([...out.chunks!])) : joinedBytes(out);
+  if (!onBun) return joinedBytes(out);
+  out.blob ??= new Blob([...out.chunks!]);
+  return out.blob;
 }
 
 /** The body for a reply in parts: the text, or a kept page's chunks joined once per page. */
@@ -35,7 +37,8 @@ function joinedBytes(out: PageOut): Uint8Array<ArrayBuffer> {
   const bytes = new Uint8Array(head.length + tail.length);
   bytes.set(head);
   bytes.set(tail, head.length);
-  return (out.bytes = bytes);
+  out.bytes = bytes;
+  return bytes;
 }
 
 /** `{"data":[…],"page":` for the events' JSON. */
@@ -105,10 +108,14 @@ export class ListHeaders {
     let set = this.#root;
     for (const name in access) {
       let next = set.next.get(name);
-      if (!next) set.next.set(name, (next = { next: new Map(), headers: null }));
+      if (!next) {
+        next = { next: new Map(), headers: null };
+        set.next.set(name, next);
+      }
       set = next;
     }
-    const headers = (set.headers ??= new Headers(PAGE_HEADERS));
+    set.headers ??= new Headers(PAGE_HEADERS);
+    const headers = set.headers;
     for (const name in access) headers.set(name, access[name]);
     headers.set("x-request-id", scope.requestId);
     return headers;

@@ -113,7 +113,8 @@ export class ListService {
   /** Stages 4–8: the parsed query (kept by the raw query string) and the window it reads. */
   validate(request: ListRequest, terms: ListTerms, nowMs: number): ListWindow {
     request.parsed = this.parse(request, terms);
-    return (request.window = this.window(request.parsed, terms, nowMs));
+    request.window = this.window(request.parsed, terms, nowMs);
+    return request.window;
   }
 
   /** Stages 4–6; a replica of another deployment refuses the filters it cannot answer exactly. */
