@@ -144,10 +144,10 @@ describe("meter", () => {
 
   it("clear() forgets pending changes and reservations", () => {
     meter.recordDelivery(account, 3, WINDOW, NOW);
-    meter.reserve(account, "budget", 10, NOW + 1000);
+    meter.reserve(account, { kind: "trial" }, 10, NOW);
     meter.clear();
     meter.flush();
     expect(usageRows()).toEqual([]);
-    expect(meter.reservedRows(account, "budget", NOW)).toBe(0);
+    expect(meter.reservedRows(account, "trial", NOW)).toBe(0);
   });
 });

@@ -100,26 +100,26 @@ describe("Redis counters", () => {
     );
     const a = await counters[0].admit(account, keyBucket(account), 1, { kind: "trial" }, true, NOW_MS);
     expect(a).toMatchObject({ gated: false, trial: undefined, reserved: 0, verdict: { admitted: true } });
-    const first = await counters[0].reserveTrial(account, 100, NOW_MS);
+    const first = await counters[0].reserve(account, { kind: "trial" }, 100, NOW_MS);
     expect(first).toMatchObject({ rows: TRIAL.maxRowsPerPage, reserved: 0, trial: { startedMs: NOW_MS, rowsUsed: 0 } });
-    const second = await counters[1].reserveTrial(account, 10, NOW_MS + 5);
+    const second = await counters[1].reserve(account, { kind: "trial" }, 10, NOW_MS + 5);
     expect(second).toMatchObject({ rows: 10, reserved: 25, trial: { startedMs: NOW_MS } });
     expect(
       (await counters[1].admit(account, keyBucket(account), 1, { kind: "trial" }, true, NOW_MS + 6)).reserved,
     ).toBe(35);
     // Settled to what was delivered, never more than held.
-    expect(await counters[0].settleTrial(account, first, 7, NOW_MS + 10)).toMatchObject({
+    expect(await counters[0].settle(account, { kind: "trial" }, first, 7, NOW_MS + 10)).toMatchObject({
       live: true,
       reserved: 10,
       trial: { rowsUsed: 7 },
     });
-    expect(await counters[1].settleTrial(account, second, 50, NOW_MS + 10)).toMatchObject({
+    expect(await counters[1].settle(account, { kind: "trial" }, second, 50, NOW_MS + 10)).toMatchObject({
       live: true,
       reserved: 0,
       trial: { rowsUsed: 17 },
     });
     // Settling twice counts nothing more.
-    expect(await counters[1].settleTrial(account, second, 10, NOW_MS + 11)).toMatchObject({
+    expect(await counters[1].settle(account, { kind: "trial" }, second, 10, NOW_MS + 11)).toMatchObject({
       live: false,
       trial: { rowsUsed: 17 },
     });
@@ -140,7 +140,7 @@ describe("Redis counters", () => {
       rows: 5,
       reserved: 25,
     });
-    expect(await counters[0].settleTrial(account, a.reservation!, 25, NOW_MS)).toMatchObject({
+    expect(await counters[0].settle(account, { kind: "trial" }, a.reservation!, 25, NOW_MS)).toMatchObject({
       live: true,
       trial: { rowsUsed: 25 },
       reserved: 5,
@@ -217,53 +217,53 @@ describe("Redis counters", () => {
 
   it("lets a reservation expire: its rows are free again and a late settle counts nothing", async () => {
     await redis[0].hset(REDIS_KEYS.trial(account), "startedMs", NOW_MS, "rowsUsed", 975);
-    const held = await counters[0].reserveTrial(account, 25, NOW_MS);
+    const held = await counters[0].reserve(account, { kind: "trial" }, 25, NOW_MS);
     expect(held.rows).toBe(25);
-    expect((await counters[1].reserveTrial(account, 25, NOW_MS + 1)).rows).toBe(0);
+    expect((await counters[1].reserve(account, { kind: "trial" }, 25, NOW_MS + 1)).rows).toBe(0);
     // Until the reservation's last millisecond the rows stay held…
     const during = await counters[1].admit(account, keyBucket(account), 1, { kind: "trial" }, true, NOW_MS + 29_999);
     expect(during.reserved).toBe(25);
     // …then they are free.
     const after = NOW_MS + ACCESS.reservationTtlMs;
     expect((await counters[1].admit(account, keyBucket(account), 1, { kind: "trial" }, true, after)).reserved).toBe(0);
-    const late = await counters[0].settleTrial(account, held, 25, after);
+    const late = await counters[0].settle(account, { kind: "trial" }, held, 25, after);
     expect(late).toMatchObject({ live: false, trial: { rowsUsed: 975 } });
-    expect((await counters[1].reserveTrial(account, 25, after)).rows).toBe(25);
+    expect((await counters[1].reserve(account, { kind: "trial" }, 25, after)).rows).toBe(25);
   });
 
   it("keeps a row budget exact at its limit over a rolling 24 hours, with Retry-After when rows age out", async () => {
     const limit = 100;
     const budget = { kind: "budget", limit } as const;
     // 60 rows at T, 40 at T + 1 h, across both connections.
-    const a = await counters[0].reserveBudget(account, limit, 60, NOW_MS);
-    const b = await counters[1].reserveBudget(account, limit, 100, NOW_MS);
+    const a = await counters[0].reserve(account, { kind: "budget", limit: limit }, 60, NOW_MS);
+    const b = await counters[1].reserve(account, { kind: "budget", limit: limit }, 100, NOW_MS);
     expect([a.rows, b.rows, b.reserved]).toEqual([60, 40, 60]);
-    expect(await counters[0].settleBudget(account, a, 60, NOW_MS)).toMatchObject({
+    expect(await counters[0].settle(account, { kind: "budget", limit }, a, 60, NOW_MS)).toMatchObject({
       live: true,
       used: 60,
       reserved: 40,
     });
     // b settles an hour later: its hold expired, but delivered rows always count.
     const hour = 3_600_000;
-    expect(await counters[1].settleBudget(account, b, 40, NOW_MS + hour)).toMatchObject({
+    expect(await counters[1].settle(account, { kind: "budget", limit }, b, 40, NOW_MS + hour)).toMatchObject({
       live: false,
       used: 100,
       reserved: 0,
     });
     const full = await counters[0].admit(account, keyBucket(account), 1, budget, false, NOW_MS + 2 * hour);
     expect(full).toMatchObject({ used: 100, reserved: 0, msUntilBelow: DAY - 2 * hour });
-    expect((await counters[1].reserveBudget(account, limit, 25, NOW_MS + 2 * hour)).rows).toBe(0);
+    expect((await counters[1].reserve(account, { kind: "budget", limit: limit }, 25, NOW_MS + 2 * hour)).rows).toBe(0);
     // The first delivery ages out exactly 24 h after it: the window is (now - 24 h, now].
     expect(await counters[0].rowsDelivered(account, DAY, NOW_MS + DAY - 1)).toBe(100);
     const aged = await counters[1].admit(account, keyBucket(account), 1, budget, false, NOW_MS + DAY);
     expect(aged).toMatchObject({ used: 40, msUntilBelow: 0 });
-    expect((await counters[0].reserveBudget(account, limit, 100, NOW_MS + DAY)).rows).toBe(60);
+    expect((await counters[0].reserve(account, { kind: "budget", limit: limit }, 100, NOW_MS + DAY)).rows).toBe(60);
     expect(await counters[0].rowsDelivered(account, DAY, NOW_MS + DAY + hour)).toBe(0);
   });
 
   it("keeps the trial across a Redis restart and sends its scripts again", async () => {
-    const hold = await counters[0].reserveTrial(account, 25, NOW_MS);
-    await counters[0].settleTrial(account, hold, 20, NOW_MS);
+    const hold = await counters[0].reserve(account, { kind: "trial" }, 25, NOW_MS);
+    await counters[0].settle(account, { kind: "trial" }, hold, 20, NOW_MS);
     await server.restart();
     const deadline = Date.now() + 5000;
     while (!redis.every((r) => r.status === "ready")) {
@@ -272,7 +272,7 @@ describe("Redis counters", () => {
     }
     for (;;) {
       try {
-        expect(await counters[1].reserveTrial(account, 25, NOW_MS + 1)).toMatchObject({
+        expect(await counters[1].reserve(account, { kind: "trial" }, 25, NOW_MS + 1)).toMatchObject({
           rows: 25,
           trial: { startedMs: NOW_MS, rowsUsed: 20 },
         });

@@ -1,24 +1,20 @@
 /**
- * The request path's counters on a Redis ledger (docs/api.md, Plans and access): token buckets,
- * the trial's rows, rolling 24-hour row budgets and the row reservations of requests in flight.
- * Every decision the SQLite meter makes in memory (server/limits/meter.ts, with
- * server/limits/allowances.ts) is here one Lua script, so any number of serving processes share
- * each limit exactly:
+ * The counters (server/limits/counters.ts) on a Redis ledger: token buckets, the trial's rows,
+ * rolling 24-hour row budgets and the row reservations of requests in flight, each step one Lua
+ * script, so any number of serving processes share each limit exactly. The scripts only count
+ * and hold; what the numbers mean is decided by the access stages (server/access.ts), as for the
+ * SQLite meter (server/limits/meter.ts), which takes the same steps in memory.
  *
- *   admit   (stage 3) the bucket take and the allowance check in one step; for a trial account
- *           the trial's state first, taking nothing when the trial has ended or cannot start;
- *   reserve (ListAccess.open) the trial starts if due, the page is clamped to the unreserved
- *           remainder and held for ACCESS.reservationTtlMs;
- *   settle  (ListAccess.settle) releases the hold and counts what was delivered;
- *   record  the delivered rows of an account without a row allowance, written behind the page:
- *           the records of one turn of the event loop go out as one script per account.
+ *   ADMIT   (stage 3) the bucket take and the allowance's state in one step, with the
+ *           reservation or the count of the page when asked; a trial account whose trial has
+ *           ended (or cannot start) takes nothing;
+ *   RESERVE (ListAccess.open) the trial starts if due, the page is clamped and held;
+ *   SETTLE  (ListAccess.settle) releases the hold and counts what was delivered;
+ *   TAKES, RECORD  an account without a row allowance: its takes, and its delivered rows written
+ *           behind the page, go out once a turn of the event loop as one script per account.
  *
- * A metered page costs two round trips: stage 3 with the reservation when the caller has
- * validated the request first (`admit`'s `reserve`), then the settlement; one when the page is
- * already known and the unreserved remainder holds the page size asked for (`admit`'s `known`):
- * stage 3 then counts its rows. An unmetered page waits for one, the bucket take, which goes out
- * with the other takes of its account in the same turn (one script takes them in order); its
- * record goes out with those of the pages answered in the same turn.
+ * A metered page costs two round trips (ADMIT with the reservation, then SETTLE), one when the
+ * page is already known and fits (ADMIT counts it); an unmetered page waits for its take only.
  *
  * - Each script touches one account's keys only (`marquee:{a<id>}:…`, server/ledger/redis-keys.ts):
  *   one hash slot, so Redis Cluster runs them.
@@ -34,6 +30,16 @@ import { ACCESS, DAY_MS, TRIAL } from "../../db/contract.ts";
 import type { BucketSpec, BucketVerdict } from "../../db/rate-buckets.ts";
 import type { Allowance } from "../../db/row-usage.ts";
 import type { Trial } from "../../db/trials.ts";
+import type {
+  Admission,
+  AllowanceState,
+  Counters,
+  MeteredSpec,
+  Reserved,
+  RowAllowanceSpec,
+  Settled,
+} from "../limits/counters.ts";
+import { ledgerFailure } from "../limits/ledger.ts";
 import type { RedisClient } from "./redis-connection.ts";
 import { REDIS_KEYS } from "./redis-keys.ts";
 
@@ -173,77 +179,118 @@ local function msUntilBelow(log, totalKey, limit, now)
   end
   return 0
 end
+
+local function startTrial(key, now, nowText)
+  local t = readTrial(key)
+  if t[1] >= 0 then return t end
+  redis.call('HSET', key, 'startedMs', nowText, 'rowsUsed', 0)
+  return {now, 0, -1}
+end
 `;
 
 /**
- * KEYS: bucket, trial, holds, usage, usage total, hold ids. ARGV: now, capacity, refill/s, cost,
- * kind ("trial" | "budget"; an account without either takes through `TAKES`), budget limit,
- * verified (1/0), rows to reserve (0: none), rows of the page already known (-1: not known).
- * Returns {admitted, tokens, retryAfterMs, fullAtMs, gated, startedMs, rowsUsed, exhaustedMs,
- * reserved, used, msUntilBelow, rows, member, counted}; `gated` = 1 when a trial account was
- * refused before the take. When asked to reserve and stage 3 admits, the reservation is made as
- * open() makes it (RESERVE_TRIAL, RESERVE_BUDGET) and the trial reported is the one it started.
- * When the page is known and the unreserved remainder holds the whole page size asked for (so no
- * reservation would clamp it), its rows are counted at once instead (`counted` = 1, rows = the
- * page's, no member), as the settlement would count them; the trial and usage reported are still
- * those stage 3 decided on, before the count.
+ * The allowance steps (ADMIT, RESERVE, SETTLE) share one key layout, KEYS: trial, holds, hold
+ * ids, usage, usage total (then ADMIT's bucket), and report the allowance as
+ * server/limits/counters.ts `AllowanceState`: {startedMs, rowsUsed, exhaustedMs, used, reserved,
+ * msUntilBelow} after their own fields.
  */
-const ADMIT = `${PRELUDE}
-local now = tonumber(ARGV[1])
-local kind = ARGV[5]
+const ALLOWANCE = `${PRELUDE}
+-- The state now, and the rows left to reserve.
+local function stateOf(kind, limit, t, now)
+  local used, wait = 0, 0
+  if kind == 'budget' then
+    used = delivered(KEYS[4], KEYS[5], now)
+    if used >= limit then wait = msUntilBelow(KEYS[4], KEYS[5], limit, now) end
+  end
+  local reserved = held(KEYS[2], now)
+  local left = TRIAL_ROWS - t[2] - reserved
+  if kind == 'budget' then left = limit - used - reserved end
+  return {t[1], t[2], t[3], used, reserved, wait}, left
+end
+
+-- At most the requested rows of the rows left held (a trial: a page at most, none once it expired).
+local function holdRows(kind, t, left, requested, now)
+  local rows = math.min(requested, left)
+  if kind == 'trial' then
+    rows = math.min(rows, PAGE_ROWS)
+    if trialState(t, now) == 'expired' then rows = 0 end
+  end
+  if rows <= 0 then return 0, '' end
+  return rows, hold(KEYS[2], KEYS[3], rows, now)
+end
+
+-- Delivered rows counted against the allowance (a trial's rows are the account's deliveries too).
+local function count(kind, rows, now, nowText)
+  if rows <= 0 then return end
+  if kind == 'trial' then
+    if redis.call('EXISTS', KEYS[1]) == 0 then return end
+    countTrialRows(KEYS[1], rows, nowText)
+  end
+  record(KEYS[4], KEYS[5], rows, now)
+end
+
+local function reply(fields, s)
+  for i = 1, 6 do fields[#fields + 1] = s[i] end
+  return fields
+end
+`;
+
+/**
+ * ARGV: now, capacity, refill/s, cost, kind ("trial" | "budget"), budget limit, verified (1/0),
+ * rows to reserve (0: none), rows of the page already known (-1: not known). Returns {admitted,
+ * tokens, retryAfterMs, fullAtMs, gated, counted (1/0), rows, member} and the state stage 3
+ * decided on (the trial as the reservation started it).
+ */
+const ADMIT = `${ALLOWANCE}
+local now, kind, limit = tonumber(ARGV[1]), ARGV[5], tonumber(ARGV[6])
 local t = {-1, 0, -1}
 if kind == 'trial' then
-  t = readTrial(KEYS[2])
+  t = readTrial(KEYS[1])
   if (t[1] >= 0 and trialState(t, now) ~= 'active') or (t[1] < 0 and ARGV[7] ~= '1') then
-    return {0, '0', 0, 0, 1, t[1], t[2], t[3], 0, 0, 0, 0, '', 0}
+    return reply({0, '0', 0, 0, 1, 0, 0, ''}, {t[1], t[2], t[3], 0, 0, 0})
   end
 end
-local v = take(KEYS[1], now, ARGV[1], tonumber(ARGV[2]), tonumber(ARGV[3]), tonumber(ARGV[4]))
-local reserved, used, wait = 0, 0, 0
-if kind == 'trial' then
-  reserved = held(KEYS[3], now)
-elseif kind == 'budget' then
-  local limit = tonumber(ARGV[6])
-  used = delivered(KEYS[4], KEYS[5], now)
-  reserved = held(KEYS[3], now)
-  if used >= limit then wait = msUntilBelow(KEYS[4], KEYS[5], limit, now) end
-end
-local requested = tonumber(ARGV[8])
-local known = tonumber(ARGV[9])
-local rows, member, counted = 0, '', 0
-if v[1] == 1 and requested > 0 then
+local v = take(KEYS[6], now, ARGV[1], tonumber(ARGV[2]), tonumber(ARGV[3]), tonumber(ARGV[4]))
+local s, left = stateOf(kind, limit, t, now)
+local requested, known = tonumber(ARGV[8]), tonumber(ARGV[9])
+local counted, rows, member = 0, 0, ''
+if v[1] == 1 and requested > 0 and left > 0 then
   if kind == 'trial' then
-    local remaining = TRIAL_ROWS - t[2] - reserved
-    if remaining > 0 then
-      if t[1] < 0 then
-        redis.call('HSET', KEYS[2], 'startedMs', ARGV[1], 'rowsUsed', 0)
-        t = {now, 0, -1}
-      end
-      if known >= 0 and requested <= PAGE_ROWS and remaining >= requested then
-        if known > 0 then
-          countTrialRows(KEYS[2], known, ARGV[1])
-          record(KEYS[4], KEYS[5], known, now)
-        end
-        rows, counted = known, 1
-      else
-        rows = math.min(requested, PAGE_ROWS, remaining)
-        member = hold(KEYS[3], KEYS[6], rows, now)
-      end
-    end
-  elseif kind == 'budget' then
-    local remaining = tonumber(ARGV[6]) - used - reserved
-    if remaining > 0 then
-      if known >= 0 and remaining >= requested then
-        if known > 0 then record(KEYS[4], KEYS[5], known, now) end
-        rows, counted = known, 1
-      else
-        rows = math.min(requested, remaining)
-        member = hold(KEYS[3], KEYS[6], rows, now)
-      end
-    end
+    t = startTrial(KEYS[1], now, ARGV[1])
+    s[1] = t[1]
+  end
+  if known >= 0 and left >= requested and (kind == 'budget' or requested <= PAGE_ROWS) then
+    count(kind, known, now, ARGV[1])
+    counted, rows = 1, known
+  else
+    rows, member = holdRows(kind, t, left, requested, now)
   end
 end
-return {v[1], v[2], v[3], v[4], 0, t[1], t[2], t[3], reserved, used, wait, rows, member, counted}
+return reply({v[1], v[2], v[3], v[4], 0, counted, rows, member}, s)
+`;
+
+/** ARGV: now, kind, budget limit, requested rows. Returns {rows, member} (0, "" when nothing was held) and the state before the hold. */
+const RESERVE = `${ALLOWANCE}
+local now, kind = tonumber(ARGV[1]), ARGV[2]
+local t = {-1, 0, -1}
+if kind == 'trial' then t = startTrial(KEYS[1], now, ARGV[1]) end
+local s, left = stateOf(kind, tonumber(ARGV[3]), t, now)
+local rows, member = holdRows(kind, t, left, tonumber(ARGV[4]), now)
+return reply({rows, member}, s)
+`;
+
+/**
+ * ARGV: now, kind, budget limit, member, held rows, delivered rows. Counts min(delivered, held):
+ * a trial's only while the hold was live. Returns {live} and the state after.
+ */
+const SETTLE = `${ALLOWANCE}
+local now, kind = tonumber(ARGV[1]), ARGV[2]
+local live = release(KEYS[2], ARGV[4], now)
+if live or kind == 'budget' then count(kind, math.min(tonumber(ARGV[6]), tonumber(ARGV[5])), now, ARGV[1]) end
+local t = {-1, 0, -1}
+if kind == 'trial' then t = readTrial(KEYS[1]) end
+local s = stateOf(kind, tonumber(ARGV[3]), t, now)
+return reply({live and 1 or 0}, s)
 `;
 
 /**
@@ -268,73 +315,6 @@ end
 for k, b in pairs(buckets) do writeBucket(KEYS[k], b) end
 return out
 `;
-/**
- * KEYS: trial, holds, hold ids. ARGV: now, requested rows.
- * Returns {rows, member, startedMs, rowsUsed, exhaustedMs, reserved}; rows 0 / member "" when nothing was held.
- */
-const RESERVE_TRIAL = `${PRELUDE}
-local now = tonumber(ARGV[1])
-local t = readTrial(KEYS[1])
-if t[1] < 0 then
-  redis.call('HSET', KEYS[1], 'startedMs', ARGV[1], 'rowsUsed', 0)
-  t = {now, 0, -1}
-end
-local reserved = held(KEYS[2], now)
-local rows = math.min(tonumber(ARGV[2]), PAGE_ROWS, TRIAL_ROWS - t[2] - reserved)
-if trialState(t, now) == 'expired' or rows <= 0 then return {0, '', t[1], t[2], t[3], reserved} end
-return {rows, hold(KEYS[2], KEYS[3], rows, now), t[1], t[2], t[3], reserved}
-`;
-
-/**
- * KEYS: holds, hold ids, usage, usage total. ARGV: now, requested rows, limit.
- * Returns {rows, member, used, reserved, msUntilBelow}.
- */
-const RESERVE_BUDGET = `${PRELUDE}
-local now = tonumber(ARGV[1])
-local limit = tonumber(ARGV[3])
-local used = delivered(KEYS[3], KEYS[4], now)
-local reserved = held(KEYS[1], now)
-local remaining = limit - used - reserved
-if remaining <= 0 then
-  local wait = 0
-  if used >= limit then wait = msUntilBelow(KEYS[3], KEYS[4], limit, now) end
-  return {0, '', used, reserved, wait}
-end
-local rows = math.min(tonumber(ARGV[2]), remaining)
-return {rows, hold(KEYS[1], KEYS[2], rows, now), used, reserved, 0}
-`;
-
-/**
- * KEYS: trial, holds, usage, usage total. ARGV: now, member, held rows, delivered rows.
- * Counts min(delivered, held) only when the hold was live. Returns {live, startedMs, rowsUsed, exhaustedMs, reserved}.
- */
-const SETTLE_TRIAL = `${PRELUDE}
-local now = tonumber(ARGV[1])
-local live = release(KEYS[2], ARGV[2], now)
-local rows = 0
-if live then rows = math.min(tonumber(ARGV[4]), tonumber(ARGV[3])) end
-if rows > 0 and redis.call('EXISTS', KEYS[1]) == 1 then
-  countTrialRows(KEYS[1], rows, ARGV[1])
-  record(KEYS[3], KEYS[4], rows, now)
-end
-local t = readTrial(KEYS[1])
-return {live and 1 or 0, t[1], t[2], t[3], held(KEYS[2], now)}
-`;
-
-/**
- * KEYS: holds, usage, usage total. ARGV: now, member, held rows, delivered rows.
- * An expired hold still counts what was delivered: the budget is exact, the hold was advisory.
- * Returns {live, used, reserved}.
- */
-const SETTLE_BUDGET = `${PRELUDE}
-local now = tonumber(ARGV[1])
-local live = release(KEYS[1], ARGV[2], now)
-local rows = math.min(tonumber(ARGV[4]), tonumber(ARGV[3]))
-local used
-if rows > 0 then used = record(KEYS[2], KEYS[3], rows, now) else used = delivered(KEYS[2], KEYS[3], now) end
-return {live and 1 or 0, used, held(KEYS[1], now)}
-`;
-
 /** KEYS: usage, usage total. ARGV: now, rows, then more (now, rows) pairs: each recorded in turn. */
 const RECORD = `${PRELUDE}
 for i = 1, #ARGV, 2 do
@@ -358,10 +338,8 @@ interface Scripts {
   marqueeAdmit(...args: (string | number)[]): Promise<Reply>;
   /** The number of keys first (it varies). */
   marqueeTakes(...args: (string | number)[]): Promise<Reply>;
-  marqueeReserveTrial(...args: (string | number)[]): Promise<Reply>;
-  marqueeReserveBudget(...args: (string | number)[]): Promise<Reply>;
-  marqueeSettleTrial(...args: (string | number)[]): Promise<Reply>;
-  marqueeSettleBudget(...args: (string | number)[]): Promise<Reply>;
+  marqueeReserve(...args: (string | number)[]): Promise<Reply>;
+  marqueeSettle(...args: (string | number)[]): Promise<Reply>;
   marqueeRecord(...args: (string | number)[]): Promise<number>;
   marqueeRowsDelivered(...args: (string | number)[]): Promise<number>;
 }
@@ -372,59 +350,33 @@ function trialOf(accountId: number, startedMs: number, rowsUsed: number, exhaust
   return { accountId, startedMs, rowsUsed, exhaustedMs: exhaustedMs < 0 ? null : exhaustedMs };
 }
 
-export type RowAllowanceSpec = { kind: "trial" } | { kind: "budget"; limit: number } | null;
-
-export interface Admission {
-  verdict: BucketVerdict;
-  /** A trial account refused before the take (its trial ended, or cannot start unverified): nothing was spent. */
-  gated: boolean;
-  /** Trial accounts: the trial as it stands (undefined until it starts). */
-  trial: Trial | undefined;
-  /** Rows held by live reservations of the allowance. */
-  reserved: number;
-  /** Budget accounts: rows delivered in the rolling window. */
-  used: number;
-  /** Budget accounts, when used >= limit: ms until enough rows age out. */
-  msUntilBelow: number;
-  /** The reservation made with the admission when one was asked for and stage 3 admitted. */
-  reservation: Reserved | null;
-  /**
-   * The known page's rows when stage 3 counted them instead of reserving (`admit`'s `known`);
-   * `trial` and `used` are as they stood before the count.
-   */
-  counted: number | null;
+/** The allowance state a script reports from `at` on. */
+function stateAt(accountId: number, r: Reply, at: number): AllowanceState {
+  const n = (i: number) => Number(r[at + i]);
+  return { trial: trialOf(accountId, n(0), n(1), n(2)), used: n(3), reserved: n(4), msUntilBelow: n(5) };
 }
+
+/** The allowance steps' keys, in the order ALLOWANCE names them. */
+const allowanceKeys = (accountId: number, kind: Allowance) => [
+  REDIS_KEYS.trial(accountId),
+  COUNTER_KEYS.holds(accountId, kind),
+  COUNTER_KEYS.holdIds(accountId),
+  REDIS_KEYS.usage(accountId),
+  REDIS_KEYS.usageTotal(accountId),
+];
+
+const limitOf = (allowance: MeteredSpec) => (allowance.kind === "budget" ? allowance.limit : 0);
 
 /** What stage 3 reports beside the verdict for an account without a row allowance. */
-const UNMETERED: Readonly<Omit<Admission, "verdict">> = Object.freeze({
-  gated: false,
+const UNMETERED = {
   trial: undefined,
-  reserved: 0,
   used: 0,
+  reserved: 0,
   msUntilBelow: 0,
+  gated: false,
   reservation: null,
   counted: null,
-});
-
-/** A reservation: `rows` > 0 with its `member`, or rows 0 when nothing could be held. */
-export interface Reserved {
-  rows: number;
-  member: string;
-  /** The trial after it started (trial reservations). */
-  trial: Trial | undefined;
-  /** Rows delivered in the window (budget reservations). */
-  used: number;
-  /** Rows other requests held, before this hold. */
-  reserved: number;
-  msUntilBelow: number;
-}
-
-export interface Settled {
-  live: boolean;
-  trial: Trial | undefined;
-  used: number;
-  reserved: number;
-}
+};
 
 /** One account's bucket takes waiting for the end of the turn: its buckets, each take's arguments, who waits for each. */
 interface QueuedTakes {
@@ -441,7 +393,8 @@ interface QueuedDeliveries {
 }
 
 /** The counters' scripts on one connection (server/ledger/redis-connection.ts). */
-export class RedisCounters {
+export class RedisCounters implements Counters {
+  readonly prepares = true;
   readonly #redis: RedisClient & Scripts;
   readonly #queued = new Map<number, QueuedDeliveries>();
   readonly #takes = new Map<number, QueuedTakes>();
@@ -451,21 +404,13 @@ export class RedisCounters {
       redis.defineCommand(name, { numberOfKeys: keys, lua });
     define("marqueeAdmit", 6, ADMIT);
     redis.defineCommand("marqueeTakes", { lua: TAKES });
-    define("marqueeReserveTrial", 3, RESERVE_TRIAL);
-    define("marqueeReserveBudget", 4, RESERVE_BUDGET);
-    define("marqueeSettleTrial", 4, SETTLE_TRIAL);
-    define("marqueeSettleBudget", 3, SETTLE_BUDGET);
+    define("marqueeReserve", 5, RESERVE);
+    define("marqueeSettle", 5, SETTLE);
     define("marqueeRecord", 2, RECORD);
     define("marqueeRowsDelivered", 2, ROWS_DELIVERED);
     this.#redis = redis as RedisClient & Scripts;
   }
 
-  /**
-   * Stage 3: the bucket take with the allowance's check (server/access.ts, authorizeList). With
-   * `reserve` rows asked for, the page's reservation too; when the page those rows would give is
-   * already known (`known`: its row count), its rows are counted at once if no reservation could
-   * clamp it.
-   */
   async admit(
     accountId: number,
     spec: BucketSpec,
@@ -477,45 +422,63 @@ export class RedisCounters {
     known: number | null = null,
   ): Promise<Admission> {
     if (allowance === null) return { ...UNMETERED, verdict: await this.takeTokens(accountId, spec, cost, nowMs) };
-    const kind = allowance.kind;
     const r = await this.#redis.marqueeAdmit(
+      ...allowanceKeys(accountId, allowance.kind),
       COUNTER_KEYS.bucket(accountId, spec.bucket),
-      REDIS_KEYS.trial(accountId),
-      COUNTER_KEYS.holds(accountId, kind === "budget" ? "budget" : "trial"),
-      REDIS_KEYS.usage(accountId),
-      REDIS_KEYS.usageTotal(accountId),
-      COUNTER_KEYS.holdIds(accountId),
       nowMs,
       spec.capacity,
       String(spec.refillPerSecond),
       cost,
-      kind,
-      allowance.kind === "budget" ? allowance.limit : 0,
+      allowance.kind,
+      limitOf(allowance),
       verified ? 1 : 0,
       reserve,
       known ?? -1,
     );
-    const trial = trialOf(accountId, Number(r[5]), Number(r[6]), Number(r[7]));
-    const counted = r[13] === 1;
-    const reserved = Number(r[8]);
-    const used = Number(r[9]);
-    const rows = Number(r[11]);
+    const state = stateAt(accountId, r, 8);
+    const counted = r[5] === 1;
+    const rows = Number(r[6]);
     return {
-      verdict: {
-        admitted: r[0] === 1,
-        tokens: Number(r[1]),
-        retryAfterMs: Number(r[2]),
-        fullAtMs: Number(r[3]),
-      },
+      ...state,
+      verdict: { admitted: r[0] === 1, tokens: Number(r[1]), retryAfterMs: Number(r[2]), fullAtMs: Number(r[3]) },
       gated: r[4] === 1,
-      trial,
-      reserved,
-      used,
-      msUntilBelow: Number(r[10]),
-      reservation:
-        rows > 0 && !counted ? { rows, member: String(r[12]), trial, used, reserved, msUntilBelow: 0 } : null,
+      reservation: rows > 0 && !counted ? { ...state, msUntilBelow: 0, rows, hold: String(r[7]) } : null,
       counted: counted ? rows : null,
     };
+  }
+
+  async reserve(accountId: number, allowance: MeteredSpec, requested: number, nowMs: number): Promise<Reserved> {
+    const r = await this.#redis.marqueeReserve(
+      ...allowanceKeys(accountId, allowance.kind),
+      nowMs,
+      allowance.kind,
+      limitOf(allowance),
+      requested,
+    );
+    return { ...stateAt(accountId, r, 2), rows: Number(r[0]), hold: String(r[1]) };
+  }
+
+  async settle(
+    accountId: number,
+    allowance: MeteredSpec,
+    hold: Reserved,
+    delivered: number,
+    nowMs: number,
+  ): Promise<Settled> {
+    const r = await this.#redis.marqueeSettle(
+      ...allowanceKeys(accountId, allowance.kind),
+      nowMs,
+      allowance.kind,
+      limitOf(allowance),
+      hold.hold,
+      hold.rows,
+      delivered,
+    );
+    return { ...stateAt(accountId, r, 1), live: r[0] === 1 };
+  }
+
+  record(accountId: number, rows: number, nowMs: number): void {
+    this.recordDelivery(accountId, rows, nowMs).catch((err) => ledgerFailure("rate_limit_unavailable", err));
   }
 
   /**
@@ -562,80 +525,6 @@ export class RedisCounters {
         }
       }),
     );
-  }
-
-  /** Starts the trial if due and holds at most `requested` rows (clamped to a page and the unreserved remainder). */
-  async reserveTrial(accountId: number, requested: number, nowMs: number): Promise<Reserved> {
-    const r = await this.#redis.marqueeReserveTrial(
-      REDIS_KEYS.trial(accountId),
-      COUNTER_KEYS.holds(accountId, "trial"),
-      COUNTER_KEYS.holdIds(accountId),
-      nowMs,
-      requested,
-    );
-    return {
-      rows: Number(r[0]),
-      member: String(r[1]),
-      trial: trialOf(accountId, Number(r[2]), Number(r[3]), Number(r[4])),
-      used: 0,
-      reserved: Number(r[5]),
-      msUntilBelow: 0,
-    };
-  }
-
-  /** Holds at most `requested` rows of the budget's unreserved remainder. */
-  async reserveBudget(accountId: number, limit: number, requested: number, nowMs: number): Promise<Reserved> {
-    const r = await this.#redis.marqueeReserveBudget(
-      COUNTER_KEYS.holds(accountId, "budget"),
-      COUNTER_KEYS.holdIds(accountId),
-      REDIS_KEYS.usage(accountId),
-      REDIS_KEYS.usageTotal(accountId),
-      nowMs,
-      requested,
-      limit,
-    );
-    return {
-      rows: Number(r[0]),
-      member: String(r[1]),
-      trial: undefined,
-      used: Number(r[2]),
-      reserved: Number(r[3]),
-      msUntilBelow: Number(r[4]),
-    };
-  }
-
-  /** Releases a trial hold and counts min(delivered, held) when it was still live. */
-  async settleTrial(accountId: number, hold: Reserved, delivered: number, nowMs: number): Promise<Settled> {
-    const r = await this.#redis.marqueeSettleTrial(
-      REDIS_KEYS.trial(accountId),
-      COUNTER_KEYS.holds(accountId, "trial"),
-      REDIS_KEYS.usage(accountId),
-      REDIS_KEYS.usageTotal(accountId),
-      nowMs,
-      hold.member,
-      hold.rows,
-      delivered,
-    );
-    return {
-      live: r[0] === 1,
-      trial: trialOf(accountId, Number(r[1]), Number(r[2]), Number(r[3])),
-      used: 0,
-      reserved: Number(r[4]),
-    };
-  }
-
-  /** Releases a budget hold and counts min(delivered, held), live or not. */
-  async settleBudget(accountId: number, hold: Reserved, delivered: number, nowMs: number): Promise<Settled> {
-    const r = await this.#redis.marqueeSettleBudget(
-      COUNTER_KEYS.holds(accountId, "budget"),
-      REDIS_KEYS.usage(accountId),
-      REDIS_KEYS.usageTotal(accountId),
-      nowMs,
-      hold.member,
-      hold.rows,
-      delivered,
-    );
-    return { live: r[0] === 1, trial: undefined, used: Number(r[1]), reserved: Number(r[2]) };
   }
 
   /**

@@ -31,6 +31,9 @@ export function withLedger<T>(code: UnavailableCode, work: () => T): T {
   }
 }
 
+/** The meter's changes have waited too long for the ledger (server/limits/meter.ts): the stage's 503, nothing logged. */
+export class LedgerStale extends Error {}
+
 /**
  * What `withLedger` throws for a failure: an ApiError as it is; anything else is logged (the
  * SQLite message only: never the request, which may carry a key) and becomes the 503 `code`.
@@ -38,6 +41,7 @@ export function withLedger<T>(code: UnavailableCode, work: () => T): T {
  */
 export function ledgerFailure(code: UnavailableCode, err: unknown): ApiError {
   if (isApiError(err)) return err;
+  if (err instanceof LedgerStale) return unavailable(code);
   console.error(`ledger unavailable (${code}): ${(err as Error)?.message ?? err}`);
   return unavailable(code);
 }

@@ -20,7 +20,7 @@
  * - Usage reaches the ledger delivery by delivery (deliveries in the same millisecond as one),
  *   so a restarted process resumes the exact rolling window.
  */
-import { ACCESS } from "../../db/contract.ts";
+import { ACCESS, TRIAL } from "../../db/contract.ts";
 import type { Db } from "../../db/driver.ts";
 import {
   type BucketSpec,
@@ -42,9 +42,10 @@ import {
   rowsDelivered,
   type UsageEntry,
 } from "../../db/row-usage.ts";
-import { newTrial, readTrial, type Trial, withRowsAdded, writeTrials } from "../../db/trials.ts";
+import { newTrial, readTrial, type Trial, trialState, withRowsAdded, writeTrials } from "../../db/trials.ts";
 import { HOT_PATH } from "../../db/tuning.ts";
-import { withBusyTimeout, withoutFsync } from "./ledger.ts";
+import type { Admission, Counters, MeteredSpec, Reserved } from "./counters.ts";
+import { LedgerStale, unavailable, withBusyTimeout, withoutFsync } from "./ledger.ts";
 
 interface Usage {
   total: number;
@@ -59,7 +60,8 @@ interface Reservation {
   expiresMs: number;
 }
 
-export interface Meter {
+/** The counters (server/limits/counters.ts) in this process, and what the SQLite ledger and tests read of them. */
+export interface Meter extends Counters {
   takeTokens(spec: BucketSpec, cost: number, nowMs: number): BucketVerdict;
   /** The bucket as it stands now, nothing taken (test mode's account state). */
   peekTokens(spec: BucketSpec, nowMs: number): BucketVerdict;
@@ -72,9 +74,6 @@ export interface Meter {
   recordDelivery(accountId: number, rows: number, windowMs: number, nowMs: number): void;
   msUntilRowsBelow(accountId: number, limit: number, windowMs: number, nowMs: number): number;
   reservedRows(accountId: number, allowance: Allowance, nowMs: number): number;
-  reserve(accountId: number, allowance: Allowance, rows: number, expiresMs: number): number;
-  /** Ends the reservation; true when it was still live (not expired, not already ended). */
-  release(id: number, nowMs: number): boolean;
   /** Throws the caller's 503 while the ledger has refused changes for too long. */
   assertWritable(fail: () => Error): void;
   /** Writes every pending change now. Throws when the ledger refuses them (they stay pending). */
@@ -84,11 +83,13 @@ export interface Meter {
   close(): void;
 }
 
+const WINDOW = ACCESS.rowBudgetWindowMs;
+
 export function createMeter(ledger: Db, wallClock: () => number = Date.now): Meter {
   const buckets = new Map<string, BucketState>();
   const usage = new Map<number, Usage>();
   const trials = new Map<number, Trial | null>();
-  const reservations = new Map<number, Reservation>();
+  const reservations = new Map<string, Reservation>();
   let nextReservation = 1;
 
   const dirtyBuckets = new Set<string>();
@@ -182,86 +183,158 @@ export function createMeter(ledger: Db, wallClock: () => number = Date.now): Met
     changed();
   }
 
+  function takeTokens(spec: BucketSpec, cost: number, nowMs: number): BucketVerdict {
+    let state = buckets.get(spec.bucket);
+    if (!state) {
+      state = readBucket(ledger, spec.bucket);
+      if (state) buckets.set(spec.bucket, state);
+    }
+    const { verdict, next } = spendTokens(state, spec, cost, nowMs);
+    if (next) {
+      buckets.set(spec.bucket, next);
+      dirtyBuckets.add(spec.bucket);
+      changed();
+    }
+    return verdict;
+  }
+
+  function startTrial(accountId: number, nowMs: number): Trial {
+    const existing = trialOf(accountId);
+    if (existing) return existing;
+    const trial = newTrial(accountId, nowMs);
+    setTrial(trial);
+    return trial;
+  }
+
+  function recordDelivery(accountId: number, rows: number, windowMs: number, nowMs: number): void {
+    if (rows <= 0) return;
+    const u = usageOf(accountId, false);
+    // A first delivery leaves nothing older in the ledger to prune for a while.
+    if (u.total === 0 && !prunedAt.has(accountId)) prunedAt.set(accountId, nowMs);
+    u.total += rows;
+    if (u.log) logDelivery(u.log, rows, windowMs, nowMs);
+    let pending = dirtyUsage.get(accountId);
+    if (!pending) dirtyUsage.set(accountId, (pending = []));
+    const last = pending.at(-1);
+    // Deliveries in the same millisecond are one entry: nothing can tell them apart.
+    if (last?.atMs === nowMs) last.totalRows = u.total;
+    else pending.push({ totalRows: u.total, atMs: nowMs });
+    changed();
+  }
+
+  function reservedRows(accountId: number, allowance: Allowance, nowMs: number): number {
+    let rows = 0;
+    for (const [id, r] of reservations) {
+      if (r.expiresMs <= nowMs) reservations.delete(id);
+      else if (r.accountId === accountId && r.allowance === allowance) rows += r.rows;
+    }
+    return rows;
+  }
+
+  /** The allowance's numbers now; `trial` as given (a trial's), else the window's deliveries. */
+  function stateOf(accountId: number, allowance: MeteredSpec, trial: Trial | undefined, nowMs: number) {
+    const budget = allowance.kind === "budget";
+    const used = budget ? rowsDelivered(usageOf(accountId, true).log!, WINDOW, nowMs) : 0;
+    const reserved = reservedRows(accountId, allowance.kind, nowMs);
+    const msUntilBelow =
+      budget && used >= allowance.limit
+        ? msUntilRowsBelow(usageOf(accountId, true).log!, allowance.limit, WINDOW, nowMs)
+        : 0;
+    const left = budget ? allowance.limit - used - reserved : TRIAL.rows - (trial?.rowsUsed ?? 0) - reserved;
+    return { trial, used, reserved, msUntilBelow, left };
+  }
+
+  /** As server/ledger/redis-counters.ts `RESERVE`: the rows a hold may take, held. */
+  function hold(accountId: number, allowance: MeteredSpec, requested: number, nowMs: number): Reserved {
+    const trial = allowance.kind === "trial" ? startTrial(accountId, nowMs) : undefined;
+    const { left, ...state } = stateOf(accountId, allowance, trial, nowMs);
+    let rows = Math.min(requested, left, trial ? TRIAL.maxRowsPerPage : left);
+    if (trial && trialState(trial, nowMs) === "expired") rows = 0;
+    if (rows <= 0) return { ...state, rows: 0, hold: "" };
+    const id = String(nextReservation++);
+    reservations.set(id, { accountId, allowance: allowance.kind, rows, expiresMs: nowMs + ACCESS.reservationTtlMs });
+    return { ...state, rows, hold: id };
+  }
+
+  /** Counts delivered rows against the allowance (a trial's rows are the account's deliveries too). */
+  function count(accountId: number, allowance: MeteredSpec, rows: number, nowMs: number): void {
+    if (rows <= 0) return;
+    if (allowance.kind === "trial") {
+      const trial = trialOf(accountId);
+      if (!trial) return;
+      setTrial(withRowsAdded(trial, rows, nowMs));
+    }
+    recordDelivery(accountId, rows, WINDOW, nowMs);
+  }
+
+  function assertWritable(fail: () => Error): void {
+    if (!stale()) return;
+    // One attempt now, so the first request after the lock is gone is served.
+    try {
+      flush();
+    } catch {
+      throw fail();
+    }
+  }
+
   return {
-    takeTokens(spec, cost, nowMs) {
-      let state = buckets.get(spec.bucket);
-      if (!state) {
-        state = readBucket(ledger, spec.bucket);
-        if (state) buckets.set(spec.bucket, state);
+    prepares: false,
+    admit(accountId, spec, cost, allowance, verified, nowMs, reserve = 0, known = null) {
+      // The limiter cannot confirm admission while the ledger refuses its changes (docs/api.md).
+      assertWritable(rateLimitUnavailable);
+      const trial = allowance?.kind === "trial" ? trialOf(accountId) : undefined;
+      if (allowance?.kind === "trial" && (trial ? trialState(trial, nowMs) !== "active" : !verified))
+        return { ...NOTHING, verdict: NOT_TAKEN, gated: true, trial };
+      const verdict = takeTokens(spec, cost, nowMs);
+      if (!allowance) return { ...NOTHING, verdict };
+      const { left, ...state } = stateOf(accountId, allowance, trial, nowMs);
+      const admission: Admission = { ...state, verdict, gated: false, reservation: null, counted: null };
+      if (!verdict.admitted || reserve <= 0 || left <= 0) return admission;
+      // As server/ledger/redis-counters.ts ADMIT: the trial reported is the one this step started.
+      if (allowance.kind === "trial") admission.trial = startTrial(accountId, nowMs);
+      const fits = left >= reserve && (allowance.kind === "budget" || reserve <= TRIAL.maxRowsPerPage);
+      if (known === null || !fits) admission.reservation = hold(accountId, allowance, reserve, nowMs);
+      else {
+        count(accountId, allowance, known, nowMs);
+        admission.counted = known;
       }
-      const { verdict, next } = spendTokens(state, spec, cost, nowMs);
-      if (next) {
-        buckets.set(spec.bucket, next);
-        dirtyBuckets.add(spec.bucket);
-        changed();
-      }
-      return verdict;
+      return admission;
     },
+    reserve(accountId, allowance, requested, nowMs) {
+      assertWritable(() => new LedgerStale());
+      return hold(accountId, allowance, requested, nowMs);
+    },
+    settle(accountId, allowance, h, delivered, nowMs) {
+      const r = reservations.get(h.hold);
+      reservations.delete(h.hold);
+      const live = r !== undefined && r.expiresMs > nowMs;
+      if (live || allowance.kind === "budget") count(accountId, allowance, Math.min(delivered, h.rows), nowMs);
+      const { left, ...state } = stateOf(
+        accountId,
+        allowance,
+        allowance.kind === "trial" ? trialOf(accountId) : undefined,
+        nowMs,
+      );
+      return { ...state, live };
+    },
+    record: (accountId, rows, nowMs) => recordDelivery(accountId, rows, WINDOW, nowMs),
+    takeTokens,
     peekTokens(spec, nowMs) {
       const state = buckets.get(spec.bucket) ?? readBucket(ledger, spec.bucket);
       return spendTokens(state, spec, 0, nowMs).verdict;
     },
     readTrial: trialOf,
-    startTrial(accountId, nowMs) {
-      const existing = trialOf(accountId);
-      if (existing) return existing;
-      const trial = newTrial(accountId, nowMs);
-      setTrial(trial);
-      return trial;
-    },
+    startTrial,
     addTrialRows(accountId, rows, nowMs) {
       const trial = trialOf(accountId);
       if (trial) setTrial(withRowsAdded(trial, rows, nowMs));
     },
-    rowsDelivered(accountId, windowMs, nowMs) {
-      return rowsDelivered(usageOf(accountId, true).log!, windowMs, nowMs);
-    },
-    recordDelivery(accountId, rows, windowMs, nowMs) {
-      if (rows <= 0) return;
-      const u = usageOf(accountId, false);
-      // A first delivery leaves nothing older in the ledger to prune for a while.
-      if (u.total === 0 && !prunedAt.has(accountId)) prunedAt.set(accountId, nowMs);
-      u.total += rows;
-      if (u.log) logDelivery(u.log, rows, windowMs, nowMs);
-      let pending = dirtyUsage.get(accountId);
-      if (!pending) dirtyUsage.set(accountId, (pending = []));
-      const last = pending.at(-1);
-      // Deliveries in the same millisecond are one entry: nothing can tell them apart.
-      if (last?.atMs === nowMs) last.totalRows = u.total;
-      else pending.push({ totalRows: u.total, atMs: nowMs });
-      changed();
-    },
-    msUntilRowsBelow(accountId, limit, windowMs, nowMs) {
-      return msUntilRowsBelow(usageOf(accountId, true).log!, limit, windowMs, nowMs);
-    },
-    reservedRows(accountId, allowance, nowMs) {
-      let rows = 0;
-      for (const [id, r] of reservations) {
-        if (r.expiresMs <= nowMs) reservations.delete(id);
-        else if (r.accountId === accountId && r.allowance === allowance) rows += r.rows;
-      }
-      return rows;
-    },
-    reserve(accountId, allowance, rows, expiresMs) {
-      const id = nextReservation++;
-      reservations.set(id, { accountId, allowance, rows, expiresMs });
-      return id;
-    },
-    release(id, nowMs) {
-      const r = reservations.get(id);
-      if (!r) return false;
-      reservations.delete(id);
-      return r.expiresMs > nowMs;
-    },
-    assertWritable(fail) {
-      if (!stale()) return;
-      // One attempt now, so the first request after the lock is gone is served.
-      try {
-        flush();
-      } catch {
-        throw fail();
-      }
-    },
+    rowsDelivered: (accountId, windowMs, nowMs) => rowsDelivered(usageOf(accountId, true).log!, windowMs, nowMs),
+    recordDelivery,
+    msUntilRowsBelow: (accountId, limit, windowMs, nowMs) =>
+      msUntilRowsBelow(usageOf(accountId, true).log!, limit, windowMs, nowMs),
+    reservedRows,
+    assertWritable,
     flush,
     clear() {
       buckets.clear();
@@ -287,6 +360,19 @@ export function createMeter(ledger: Db, wallClock: () => number = Date.now): Met
     },
   };
 }
+
+/** What stage 3 reports beside the verdict when no allowance was looked at. */
+const NOTHING = {
+  trial: undefined,
+  used: 0,
+  reserved: 0,
+  msUntilBelow: 0,
+  gated: false,
+  reservation: null,
+  counted: null,
+};
+const NOT_TAKEN: BucketVerdict = { admitted: false, tokens: 0, retryAfterMs: 0, fullAtMs: 0 };
+const rateLimitUnavailable = () => unavailable("rate_limit_unavailable");
 
 function unref<T>(t: T): T {
   (t as { unref?: () => void }).unref?.();
