@@ -98,40 +98,22 @@ export interface KeyIdentity {
   kind: KeyKind;
 }
 
-/** The access stages as the list pipeline (server/list/service.ts) and the routes that take a key use them. */
-export interface AccessControl {
-  /**
-   * True when authorizeList takes `prepare` (below) to reserve the page's rows in the same ledger
-   * step as stage 3. False on the SQLite ledger, whose steps cost no round trip.
-   */
-  readonly prepares?: boolean;
-  /** Stage 1: the bearer key's identity, else 401 `invalid_api_key` (503 `policy_unavailable`). */
-  authenticate(req: Request): KeyIdentity | Promise<KeyIdentity>;
-  /**
-   * An authenticated key's account as the ledger holds it (undefined when it has none), through
-   * the same cache stage 2 reads; a ledger that cannot answer throws 503 `policy_unavailable`.
-   */
-  account(accountId: number): Account | undefined | Promise<Account | undefined>;
-  /**
-   * Stages 1–3 of the list pipeline; throws (or rejects with) the first refusal as an ApiError.
-   * `prepare`, when the implementation `prepares`: stages 4–8 run before stage 3's ledger step,
-   * given what stage 2 decided; they return the requested page size (and the page's rows when
-   * already known) or throw their error, which is thrown only when stages 1–3 pass (the first
-   * failure still wins). The page's rows are then reserved with stage 3, or counted with it when
-   * the page is known and the remainder holds the whole size asked for; `open` answers without
-   * asking the ledger again, and when it returns the size asked for, the caller delivers the
-   * known page. Whether or not it calls `prepare`, the caller runs stages 4–8 itself when
-   * `prepare` was not called.
-   */
-  authorizeList(
-    scope: RequestScope,
-    request: { geo: boolean; prepare?: (terms: ListTerms) => PreparedPage },
-  ): ListAccess | Promise<ListAccess>;
-  /** Forgets every key and account read (after the ledger was emptied or changed in place). */
-  clear(): void;
-}
+/**
+ * The access stages as the list pipeline and the routes that take a key use them (either ledger):
+ * `authenticate` is stage 1, `account` the cached read stage 2 makes, `authorizeList` stages 1–3.
+ */
+export type AccessControl = Pick<AccessStages, "prepares" | "authenticate" | "account" | "authorizeList" | "clear">;
 
-type ListRequest = Parameters<AccessControl["authorizeList"]>[1];
+/**
+ * `prepare`, when the counters take it (`prepares`): stages 4–8 run before stage 3's ledger step,
+ * given what stage 2 decided; they return the requested page size (and the page's rows when
+ * already known) or throw their error, which is thrown only when stages 1–3 pass (the first
+ * failure still wins). The page's rows are then reserved with stage 3, or counted with it when
+ * the page is known and the remainder holds the whole size asked for; `open` answers without
+ * asking the ledger again, and when it returns the size asked for, the caller delivers the known
+ * page. The caller runs stages 4–8 itself when `prepare` was not called.
+ */
+type ListRequest = { geo: boolean; prepare?: (terms: ListTerms) => PreparedPage };
 
 const invalidKey = () => new ApiError("invalid_api_key");
 const notProvisioned = () => new ApiError("account_not_provisioned", "This key's account has no usable access policy.");
@@ -155,6 +137,7 @@ interface KeyTerms {
 
 /** Keys, accounts and admission for every route that takes a key, over one cache and one set of counters. */
 export class AccessStages implements AccessControl {
+  /** True when authorizeList takes `prepare` (ListRequest): a round trip fewer on Redis. */
   readonly prepares: boolean;
   readonly #cache: AccessCache;
   /** Dropped with the key rows they belong to (the cache's rows are the keys). */
@@ -169,10 +152,12 @@ export class AccessStages implements AccessControl {
     this.prepares = counters.prepares;
   }
 
+  /** Forgets every key and account read (after the ledger was emptied or changed in place). */
   clear(): void {
     this.#cache.clear();
   }
 
+  /** Stage 1: the bearer key's identity, else 401 `invalid_api_key` (503 `policy_unavailable`). */
   authenticate(req: Request): Maybe<KeyIdentity> {
     const row = this.authenticatedKey(req.headers.get("authorization"));
     const identity = (r: KeyRow): KeyIdentity => ({ keyId: r.id, accountId: r.accountId, kind: r.kind });
@@ -201,6 +186,7 @@ export class AccessStages implements AccessControl {
     return usableKey(row);
   }
 
+  /** A key's account through stage 2's cache (undefined when none); 503 `policy_unavailable` when unreadable. */
   account(accountId: number): Maybe<Account | undefined> {
     try {
       const account = this.#cache.account(accountId);

@@ -14,7 +14,16 @@ import { ACCESS, HANDOFF, TRIAL } from "../db/contract.ts";
 import type { AccessStages } from "../server/access.ts";
 import type { AppContext } from "../server/context.ts";
 import type { Counters } from "../server/limits/counters.ts";
-import { after, DAY_S, expectError, expectRows, list, NOW, NOW_MS, seedEvents } from "./access-fixtures.ts";
+import {
+  after as atSeconds,
+  DAY_S,
+  expectError,
+  expectRows,
+  list,
+  NOW,
+  NOW_MS,
+  seedEvents,
+} from "./access-fixtures.ts";
 import { Client } from "./harness.ts";
 import { type RedisServer, startRedisServer } from "./redis-server.ts";
 
@@ -103,7 +112,7 @@ describe.each(["sqlite", "redis"] as const)("the access stages on the %s counter
     expect(spent.header("retry-after")).toBe(String(DAY_S - 60));
     expect([spent.header("x-rowbudget-limit"), spent.header("x-rowbudget-remaining")]).toEqual(["30", "0"]);
     expect(spent.header("x-ratelimit-remaining")).toBeNull();
-    await c.setClock(after(DAY_S));
+    await c.setClock(atSeconds(DAY_S));
     expect((await expectRows(list(c, key, "?limit=25"), 25)).header("x-rowbudget-remaining")).toBe("5");
   });
 
@@ -119,11 +128,11 @@ describe.each(["sqlite", "redis"] as const)("the access stages on the %s counter
     expect(first.header("x-dataapi-access")).toBe("trial");
     expect(first.header("x-trial-rowbudget-limit")).toBe("1000");
     expect(first.header("x-trial-rowbudget-remaining")).toBe(String(TRIAL.rows - 25));
-    expect(first.header("x-trial-expires-at")).toBe(after(TRIAL.days * DAY_S));
+    expect(first.header("x-trial-expires-at")).toBe(atSeconds(TRIAL.days * DAY_S));
     // The invalid request was admitted by the limiter (stage 3 before validation) and kept its unit.
     expect(first.header("x-ratelimit-remaining")).toBe("58");
     // Day 7 ends it, whatever rows are left.
-    await c.setClock(after(TRIAL.days * DAY_S));
+    await c.setClock(atSeconds(TRIAL.days * DAY_S));
     const expired = await expectError(list(c, key), 402, "trial_expired");
     expect(expired.header("x-ratelimit-limit")).toBe("60");
     expect(expired.header("x-trial-rowbudget-remaining")).toBe(String(TRIAL.rows - 25));
@@ -250,8 +259,8 @@ describe.each(["sqlite", "redis"] as const)("the access stages on the %s counter
     const counted = await counters.admit(accountId, bucket(accountId), 1, TRIAL_SPEC, true, NOW_MS + 1, 20, 7);
     // The state stage 3 decided on, before its own count.
     expect([counted.counted, counted.reservation, counted.trial?.rowsUsed, counted.reserved]).toEqual([7, null, 0, 25]);
-    const after = await counters.reserve(accountId, TRIAL_SPEC, 1, NOW_MS + 2);
-    expect([after.trial?.rowsUsed, after.reserved]).toEqual([7, 25]);
+    const later = await counters.reserve(accountId, TRIAL_SPEC, 1, NOW_MS + 2);
+    expect([later.trial?.rowsUsed, later.reserved]).toEqual([7, 25]);
 
     const unverified = await c.account({ plan: "none", verified: false });
     const gated = await counters.admit(unverified, bucket(unverified), 1, TRIAL_SPEC, false, NOW_MS);

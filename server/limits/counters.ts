@@ -36,8 +36,8 @@ export interface AllowanceState {
 /** A reservation: `rows` > 0 held under `hold`, or rows 0 when nothing could be held. */
 export interface Reserved extends AllowanceState {
   rows: number;
-  /** Identifies the hold to `settle`. */
-  hold: string;
+  /** Identifies the hold to `settle` (opaque to the stages). */
+  hold: number | string;
 }
 
 export interface Admission extends AllowanceState {

@@ -44,7 +44,15 @@ import {
 } from "../../db/row-usage.ts";
 import { newTrial, readTrial, type Trial, trialState, withRowsAdded, writeTrials } from "../../db/trials.ts";
 import { HOT_PATH } from "../../db/tuning.ts";
-import type { Admission, Counters, MeteredSpec, Reserved } from "./counters.ts";
+import type {
+  Admission,
+  AllowanceState,
+  Counters,
+  MeteredSpec,
+  Reserved,
+  RowAllowanceSpec,
+  Settled,
+} from "./counters.ts";
 import { LedgerStale, unavailable, withBusyTimeout, withoutFsync } from "./ledger.ts";
 
 interface Usage {
@@ -89,7 +97,7 @@ export function createMeter(ledger: Db, wallClock: () => number = Date.now): Met
   const buckets = new Map<string, BucketState>();
   const usage = new Map<number, Usage>();
   const trials = new Map<number, Trial | null>();
-  const reservations = new Map<string, Reservation>();
+  const reservations = new Map<number | string, Reservation>();
   let nextReservation = 1;
 
   const dirtyBuckets = new Set<string>();
@@ -231,29 +239,50 @@ export function createMeter(ledger: Db, wallClock: () => number = Date.now): Met
     return rows;
   }
 
-  /** The allowance's numbers now; `trial` as given (a trial's), else the window's deliveries. */
-  function stateOf(accountId: number, allowance: MeteredSpec, trial: Trial | undefined, nowMs: number) {
-    const budget = allowance.kind === "budget";
-    const used = budget ? rowsDelivered(usageOf(accountId, true).log!, WINDOW, nowMs) : 0;
-    const reserved = reservedRows(accountId, allowance.kind, nowMs);
-    const msUntilBelow =
-      budget && used >= allowance.limit
-        ? msUntilRowsBelow(usageOf(accountId, true).log!, allowance.limit, WINDOW, nowMs)
-        : 0;
-    const left = budget ? allowance.limit - used - reserved : TRIAL.rows - (trial?.rowsUsed ?? 0) - reserved;
-    return { trial, used, reserved, msUntilBelow, left };
+  /**
+   * A step's answer: the allowance's numbers now (`trial` as given), in the one shape of every
+   * answer (Admission, Reserved and Settled at once), so a step allocates one object.
+   */
+  function answer(accountId: number, allowance: RowAllowanceSpec, trial: Trial | undefined, nowMs: number): Answer {
+    let used = 0;
+    let msUntilBelow = 0;
+    if (allowance?.kind === "budget") {
+      const log = usageOf(accountId, true).log!;
+      used = rowsDelivered(log, WINDOW, nowMs);
+      if (used >= allowance.limit) msUntilBelow = msUntilRowsBelow(log, allowance.limit, WINDOW, nowMs);
+    }
+    const reserved = allowance ? reservedRows(accountId, allowance.kind, nowMs) : 0;
+    return {
+      trial,
+      used,
+      reserved,
+      msUntilBelow,
+      verdict: NOT_TAKEN,
+      gated: false,
+      reservation: null,
+      counted: null,
+      rows: 0,
+      hold: 0,
+      live: false,
+    };
   }
 
-  /** As server/ledger/redis-counters.ts `RESERVE`: the rows a hold may take, held. */
+  /** As server/ledger/redis-counters.ts RESERVE: the trial starts if due, the rows a hold may take are held. */
   function hold(accountId: number, allowance: MeteredSpec, requested: number, nowMs: number): Reserved {
     const trial = allowance.kind === "trial" ? startTrial(accountId, nowMs) : undefined;
-    const { left, ...state } = stateOf(accountId, allowance, trial, nowMs);
-    let rows = Math.min(requested, left, trial ? TRIAL.maxRowsPerPage : left);
-    if (trial && trialState(trial, nowMs) === "expired") rows = 0;
-    if (rows <= 0) return { ...state, rows: 0, hold: "" };
-    const id = String(nextReservation++);
-    reservations.set(id, { accountId, allowance: allowance.kind, rows, expiresMs: nowMs + ACCESS.reservationTtlMs });
-    return { ...state, rows, hold: id };
+    const a = answer(accountId, allowance, trial, nowMs);
+    const page = trial ? TRIAL.maxRowsPerPage : requested;
+    const rows = trial && trialState(trial, nowMs) === "expired" ? 0 : Math.min(requested, page, left(allowance, a));
+    if (rows <= 0) return a;
+    a.rows = rows;
+    a.hold = nextReservation++;
+    reservations.set(a.hold, {
+      accountId,
+      allowance: allowance.kind,
+      rows,
+      expiresMs: nowMs + ACCESS.reservationTtlMs,
+    });
+    return a;
   }
 
   /** Counts delivered rows against the allowance (a trial's rows are the account's deliveries too). */
@@ -283,22 +312,22 @@ export function createMeter(ledger: Db, wallClock: () => number = Date.now): Met
       // The limiter cannot confirm admission while the ledger refuses its changes (docs/api.md).
       assertWritable(rateLimitUnavailable);
       const trial = allowance?.kind === "trial" ? trialOf(accountId) : undefined;
-      if (allowance?.kind === "trial" && (trial ? trialState(trial, nowMs) !== "active" : !verified))
-        return { ...NOTHING, verdict: NOT_TAKEN, gated: true, trial };
-      const verdict = takeTokens(spec, cost, nowMs);
-      if (!allowance) return { ...NOTHING, verdict };
-      const { left, ...state } = stateOf(accountId, allowance, trial, nowMs);
-      const admission: Admission = { ...state, verdict, gated: false, reservation: null, counted: null };
-      if (!verdict.admitted || reserve <= 0 || left <= 0) return admission;
-      // As server/ledger/redis-counters.ts ADMIT: the trial reported is the one this step started.
-      if (allowance.kind === "trial") admission.trial = startTrial(accountId, nowMs);
-      const fits = left >= reserve && (allowance.kind === "budget" || reserve <= TRIAL.maxRowsPerPage);
-      if (known === null || !fits) admission.reservation = hold(accountId, allowance, reserve, nowMs);
-      else {
-        count(accountId, allowance, known, nowMs);
-        admission.counted = known;
+      if (allowance?.kind === "trial" && (trial ? trialState(trial, nowMs) !== "active" : !verified)) {
+        const gated = answer(accountId, null, trial, nowMs);
+        gated.gated = true;
+        return gated;
       }
-      return admission;
+      const a = answer(accountId, allowance, trial, nowMs);
+      a.verdict = takeTokens(spec, cost, nowMs);
+      const rows = allowance ? left(allowance, a) : 0;
+      if (!allowance || !a.verdict.admitted || reserve <= 0 || rows <= 0) return a;
+      // As server/ledger/redis-counters.ts ADMIT: the trial reported is the one this step started.
+      if (allowance.kind === "trial") a.trial = startTrial(accountId, nowMs);
+      if (known !== null && rows >= reserve && (allowance.kind === "budget" || reserve <= TRIAL.maxRowsPerPage)) {
+        count(accountId, allowance, known, nowMs);
+        a.counted = known;
+      } else a.reservation = hold(accountId, allowance, reserve, nowMs);
+      return a;
     },
     reserve(accountId, allowance, requested, nowMs) {
       assertWritable(() => new LedgerStale());
@@ -309,13 +338,9 @@ export function createMeter(ledger: Db, wallClock: () => number = Date.now): Met
       reservations.delete(h.hold);
       const live = r !== undefined && r.expiresMs > nowMs;
       if (live || allowance.kind === "budget") count(accountId, allowance, Math.min(delivered, h.rows), nowMs);
-      const { left, ...state } = stateOf(
-        accountId,
-        allowance,
-        allowance.kind === "trial" ? trialOf(accountId) : undefined,
-        nowMs,
-      );
-      return { ...state, live };
+      const a = answer(accountId, allowance, allowance.kind === "trial" ? trialOf(accountId) : undefined, nowMs);
+      a.live = live;
+      return a;
     },
     record: (accountId, rows, nowMs) => recordDelivery(accountId, rows, WINDOW, nowMs),
     takeTokens,
@@ -361,16 +386,16 @@ export function createMeter(ledger: Db, wallClock: () => number = Date.now): Met
   };
 }
 
-/** What stage 3 reports beside the verdict when no allowance was looked at. */
-const NOTHING = {
-  trial: undefined,
-  used: 0,
-  reserved: 0,
-  msUntilBelow: 0,
-  gated: false,
-  reservation: null,
-  counted: null,
-};
+/** Every step's answer: Admission, Reserved and Settled at once. */
+type Answer = Omit<Admission, "reservation" | "counted"> &
+  Reserved &
+  Settled & { reservation: Reserved | null; counted: number | null };
+
+/** The rows of the allowance neither delivered nor held. */
+const left = (allowance: MeteredSpec, s: AllowanceState) =>
+  allowance.kind === "budget"
+    ? allowance.limit - s.used - s.reserved
+    : TRIAL.rows - (s.trial?.rowsUsed ?? 0) - s.reserved;
 const NOT_TAKEN: BucketVerdict = { admitted: false, tokens: 0, retryAfterMs: 0, fullAtMs: 0 };
 const rateLimitUnavailable = () => unavailable("rate_limit_unavailable");
 
