@@ -324,14 +324,6 @@ end
 return 1
 `;
 
-/** KEYS: usage, usage total. ARGV: now, window ms. Read-only: rows delivered in (now - window, now]. */
-const ROWS_DELIVERED = `
-local total = tonumber(redis.call('GET', KEYS[2]) or '0')
-local base = redis.call('ZREVRANGEBYSCORE', KEYS[1], tonumber(ARGV[1]) - tonumber(ARGV[2]), '-inf', 'LIMIT', 0, 1)
-if #base == 0 then return total end
-return total - tonumber(base[1])
-`;
-
 type Reply = (number | string)[];
 
 interface Scripts {
@@ -341,7 +333,6 @@ interface Scripts {
   marqueeReserve(...args: (string | number)[]): Promise<Reply>;
   marqueeSettle(...args: (string | number)[]): Promise<Reply>;
   marqueeRecord(...args: (string | number)[]): Promise<number>;
-  marqueeRowsDelivered(...args: (string | number)[]): Promise<number>;
 }
 
 /** The trial as the scripts report it (-1 = absent). */
@@ -407,7 +398,6 @@ export class RedisCounters implements Counters {
     define("marqueeReserve", 5, RESERVE);
     define("marqueeSettle", 5, SETTLE);
     define("marqueeRecord", 2, RECORD);
-    define("marqueeRowsDelivered", 2, ROWS_DELIVERED);
     this.#redis = redis as RedisClient & Scripts;
   }
 
@@ -562,35 +552,6 @@ export class RedisCounters implements Counters {
           () => settle(),
           (err: unknown) => settle(err ?? new Error("the delivery was not recorded")),
         ),
-      ),
-    );
-  }
-
-  /** The portal's view of the trial (also what RedisLedger.readTrial may answer). */
-  async readTrial(accountId: number): Promise<Trial | undefined> {
-    const [startedMs, rowsUsed, exhaustedMs] = await this.#redis.hmget(
-      REDIS_KEYS.trial(accountId),
-      "startedMs",
-      "rowsUsed",
-      "exhaustedMs",
-    );
-    if (startedMs === null) return undefined;
-    return {
-      accountId,
-      startedMs: Number(startedMs),
-      rowsUsed: Number(rowsUsed ?? 0),
-      exhaustedMs: exhaustedMs === null ? null : Number(exhaustedMs),
-    };
-  }
-
-  /** Rows delivered in (nowMs - windowMs, nowMs] (also what RedisLedger.rowsDelivered may answer). */
-  async rowsDelivered(accountId: number, windowMs: number, nowMs: number): Promise<number> {
-    return Number(
-      await this.#redis.marqueeRowsDelivered(
-        REDIS_KEYS.usage(accountId),
-        REDIS_KEYS.usageTotal(accountId),
-        nowMs,
-        windowMs,
       ),
     );
   }

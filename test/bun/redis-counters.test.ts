@@ -36,5 +36,5 @@ it("shares a bucket and the trial's last rows exactly between two connections on
     }),
   );
   expect(rows.reduce((a, b) => a + b, 0)).toBe(10);
-  expect(await counters[1].readTrial(2)).toMatchObject({ rowsUsed: 1000, exhaustedMs: T0 });
+  expect(await redis[1].hgetall(REDIS_KEYS.trial(2))).toMatchObject({ rowsUsed: "1000", exhaustedMs: String(T0) });
 });
