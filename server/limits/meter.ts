@@ -69,31 +69,11 @@ interface Reservation {
 }
 
 /** The counters (server/limits/counters.ts) in this process, and what the SQLite ledger and tests read of them. */
-export interface Meter extends Counters {
-  takeTokens(spec: BucketSpec, cost: number, nowMs: number): BucketVerdict;
-  /** The bucket as it stands now, nothing taken (test mode's account state). */
-  peekTokens(spec: BucketSpec, nowMs: number): BucketVerdict;
-  readTrial(accountId: number): Trial | undefined;
-  /** Starts the trial unless it already started; returns it either way. */
-  startTrial(accountId: number, nowMs: number): Trial;
-  addTrialRows(accountId: number, rows: number, nowMs: number): void;
-  /** Rows delivered to the account in the window (nowMs - windowMs, nowMs]. */
-  rowsDelivered(accountId: number, windowMs: number, nowMs: number): number;
-  recordDelivery(accountId: number, rows: number, windowMs: number, nowMs: number): void;
-  msUntilRowsBelow(accountId: number, limit: number, windowMs: number, nowMs: number): number;
-  reservedRows(accountId: number, allowance: Allowance, nowMs: number): number;
-  /** Throws the caller's 503 while the ledger has refused changes for too long. */
-  assertWritable(fail: () => Error): void;
-  /** Writes every pending change now. Throws when the ledger refuses them (they stay pending). */
-  flush(): void;
-  /** Forgets everything, pending changes included (`/_test/reset` emptied the ledger). */
-  clear(): void;
-  close(): void;
-}
+export type Meter = ReturnType<typeof createMeter>;
 
 const WINDOW = ACCESS.rowBudgetWindowMs;
 
-export function createMeter(ledger: Db, wallClock: () => number = Date.now): Meter {
+export function createMeter(ledger: Db, wallClock: () => number = Date.now) {
   const buckets = new Map<string, BucketState>();
   const usage = new Map<number, Usage>();
   const trials = new Map<number, Trial | null>();
@@ -214,13 +194,13 @@ export function createMeter(ledger: Db, wallClock: () => number = Date.now): Met
     return trial;
   }
 
-  function recordDelivery(accountId: number, rows: number, windowMs: number, nowMs: number): void {
+  function recordDelivery(accountId: number, rows: number, nowMs: number): void {
     if (rows <= 0) return;
     const u = usageOf(accountId, false);
     // A first delivery leaves nothing older in the ledger to prune for a while.
     if (u.total === 0 && !prunedAt.has(accountId)) prunedAt.set(accountId, nowMs);
     u.total += rows;
-    if (u.log) logDelivery(u.log, rows, windowMs, nowMs);
+    if (u.log) logDelivery(u.log, rows, WINDOW, nowMs);
     let pending = dirtyUsage.get(accountId);
     if (!pending) dirtyUsage.set(accountId, (pending = []));
     const last = pending.at(-1);
@@ -293,9 +273,10 @@ export function createMeter(ledger: Db, wallClock: () => number = Date.now): Met
       if (!trial) return;
       setTrial(withRowsAdded(trial, rows, nowMs));
     }
-    recordDelivery(accountId, rows, WINDOW, nowMs);
+    recordDelivery(accountId, rows, nowMs);
   }
 
+  /** Throws the caller's 503 while the ledger has refused changes for too long. */
   function assertWritable(fail: () => Error): void {
     if (!stale()) return;
     // One attempt now, so the first request after the lock is gone is served.
@@ -306,7 +287,7 @@ export function createMeter(ledger: Db, wallClock: () => number = Date.now): Met
     }
   }
 
-  return {
+  const counters = {
     prepares: false,
     admit(accountId, spec, cost, allowance, verified, nowMs, reserve = 0, known = null) {
       // The limiter cannot confirm admission while the ledger refuses its changes (docs/api.md).
@@ -342,26 +323,29 @@ export function createMeter(ledger: Db, wallClock: () => number = Date.now): Met
       a.live = live;
       return a;
     },
-    record: (accountId, rows, nowMs) => recordDelivery(accountId, rows, WINDOW, nowMs),
-    takeTokens,
-    peekTokens(spec, nowMs) {
+    record: recordDelivery,
+  } satisfies Counters;
+  return Object.assign(counters, {
+    /** The bucket as it stands now, nothing taken (test mode's account state). */
+    peekTokens(spec: BucketSpec, nowMs: number): BucketVerdict {
       const state = buckets.get(spec.bucket) ?? readBucket(ledger, spec.bucket);
       return spendTokens(state, spec, 0, nowMs).verdict;
     },
     readTrial: trialOf,
     startTrial,
-    addTrialRows(accountId, rows, nowMs) {
+    addTrialRows(accountId: number, rows: number, nowMs: number): void {
       const trial = trialOf(accountId);
       if (trial) setTrial(withRowsAdded(trial, rows, nowMs));
     },
-    rowsDelivered: (accountId, windowMs, nowMs) => rowsDelivered(usageOf(accountId, true).log!, windowMs, nowMs),
-    recordDelivery,
-    msUntilRowsBelow: (accountId, limit, windowMs, nowMs) =>
-      msUntilRowsBelow(usageOf(accountId, true).log!, limit, windowMs, nowMs),
+    /** Rows delivered to the account in the window (nowMs - windowMs, nowMs]. */
+    rowsDelivered: (accountId: number, windowMs: number, nowMs: number) =>
+      rowsDelivered(usageOf(accountId, true).log!, windowMs, nowMs),
     reservedRows,
     assertWritable,
+    /** Writes every pending change now. Throws when the ledger refuses them (they stay pending). */
     flush,
-    clear() {
+    /** Forgets everything, pending changes included (`/_test/reset` emptied the ledger). */
+    clear(): void {
       buckets.clear();
       usage.clear();
       trials.clear();
@@ -372,7 +356,7 @@ export function createMeter(ledger: Db, wallClock: () => number = Date.now): Met
       prunedAt.clear();
       pendingSinceMs = null;
     },
-    close() {
+    close(): void {
       if (timer) clearTimeout(timer);
       timer = null;
       try {
@@ -383,7 +367,7 @@ export function createMeter(ledger: Db, wallClock: () => number = Date.now): Met
         );
       }
     },
-  };
+  });
 }
 
 /** Every step's answer: Admission, Reserved and Settled at once. */
