@@ -57,12 +57,8 @@ export const COUNTER_KEYS = {
 const SPARE_MS = 3_600_000;
 
 const PRELUDE = `
-local TRIAL_ROWS = ${TRIAL.rows}
-local TRIAL_MS = ${TRIAL.days * DAY_MS}
-local PAGE_ROWS = ${TRIAL.maxRowsPerPage}
-local WINDOW_MS = ${ACCESS.rowBudgetWindowMs}
-local HOLD_MS = ${ACCESS.reservationTtlMs}
-local SPARE_MS = ${SPARE_MS}
+local TRIAL_ROWS, TRIAL_MS, PAGE_ROWS = ${TRIAL.rows}, ${TRIAL.days * DAY_MS}, ${TRIAL.maxRowsPerPage}
+local WINDOW_MS, HOLD_MS, SPARE_MS = ${ACCESS.rowBudgetWindowMs}, ${ACCESS.reservationTtlMs}, ${SPARE_MS}
 
 local function fmt(x) return string.format('%.17g', x) end
 
@@ -79,8 +75,7 @@ local function spend(b, now, nowText, capacity, refill, cost)
   if b.t then before = math.min(capacity, b.t + (math.max(0, now - b.u) / 1000) * refill) end
   local price = math.min(cost, capacity)
   local admitted = before >= price
-  local tokens = before
-  local retry = 0
+  local tokens, retry = before, 0
   if admitted then tokens = before - price else retry = math.ceil(((price - tokens) / refill) * 1000) end
   local full = math.ceil(((capacity - tokens) / refill) * 1000)
   if admitted then b.t, b.u, b.uText, b.full = tokens, now, nowText, full end
@@ -94,18 +89,42 @@ local function writeBucket(key, b)
   redis.call('PEXPIRE', key, b.full + SPARE_MS)
 end
 
-local function take(key, now, nowText, capacity, refill, cost)
-  local b = readBucket(key)
-  local v = spend(b, now, nowText, capacity, refill, cost)
-  writeBucket(key, b)
-  return v
+-- The running total before the window (0 when none); forgets the deliveries before it.
+local function baseline(log, now)
+  local base = redis.call('ZREVRANGEBYSCORE', log, now - WINDOW_MS, '-inf', 'WITHSCORES', 'LIMIT', 0, 1)
+  if #base == 0 then return 0 end
+  redis.call('ZREMRANGEBYSCORE', log, '-inf', '(' .. base[2])
+  return tonumber(base[1])
 end
 
--- The trial as {startedMs, rowsUsed, exhaustedMs}; startedMs -1 when it has not started, exhaustedMs -1 while rows remain.
-local function readTrial(key)
-  local t = redis.call('HMGET', key, 'startedMs', 'rowsUsed', 'exhaustedMs')
+-- Counts a delivery of rows > 0 (deliveries in the same millisecond are one entry).
+local function record(log, totalKey, rows, now)
+  local total = redis.call('INCRBY', totalKey, rows)
+  redis.call('ZREMRANGEBYSCORE', log, now, now)
+  redis.call('ZADD', log, now, total)
+  baseline(log, now)
+end
+`;
+
+/**
+ * The allowance steps (ADMIT, RESERVE, SETTLE) share one key layout, KEYS: trial, holds, hold
+ * ids, usage, usage total (then ADMIT's bucket), and report the allowance as
+ * server/limits/counters.ts `AllowanceState`: {startedMs, rowsUsed, exhaustedMs, used, reserved,
+ * msUntilBelow} after their own fields. Holds are members `<id>:<rows>` scored by their expiry.
+ */
+const ALLOWANCE = `${PRELUDE}
+-- The trial as {startedMs, rowsUsed, exhaustedMs}: -1 when not started, or not exhausted.
+local function readTrial()
+  local t = redis.call('HMGET', KEYS[1], 'startedMs', 'rowsUsed', 'exhaustedMs')
   if not t[1] then return {-1, 0, -1} end
   return {tonumber(t[1]), tonumber(t[2] or '0'), tonumber(t[3] or '-1')}
+end
+
+local function startTrial(now, nowText)
+  local t = readTrial()
+  if t[1] >= 0 then return t end
+  redis.call('HSET', KEYS[1], 'startedMs', nowText, 'rowsUsed', 0)
+  return {now, 0, -1}
 end
 
 -- db/trials.ts trialState.
@@ -116,99 +135,31 @@ local function trialState(t, now)
   return 'active'
 end
 
--- Rows held by live reservations (expired ones are dropped when the next hold is made).
-local function held(key, now)
-  local rows = 0
-  for _, m in ipairs(redis.call('ZRANGEBYSCORE', key, '(' .. now, '+inf')) do
-    rows = rows + tonumber(string.match(m, ':(%d+)$'))
-  end
-  return rows
-end
-
-local function hold(key, idsKey, rows, now)
-  local member = redis.call('INCR', idsKey) .. ':' .. rows
-  redis.call('ZREMRANGEBYSCORE', key, '-inf', now)
-  redis.call('ZADD', key, now + HOLD_MS, member)
-  redis.call('PEXPIRE', key, HOLD_MS + SPARE_MS)
-  return member
-end
-
--- Ends a reservation; true when it was live (not expired, not ended before).
-local function release(key, member, now)
-  local score = redis.call('ZSCORE', key, member)
-  redis.call('ZREM', key, member)
-  return score ~= false and tonumber(score) > now
-end
-
--- The running total before the window (0 when none); forgets the deliveries before it.
-local function baseline(log, now)
-  local base = redis.call('ZREVRANGEBYSCORE', log, now - WINDOW_MS, '-inf', 'WITHSCORES', 'LIMIT', 0, 1)
-  if #base == 0 then return 0 end
-  redis.call('ZREMRANGEBYSCORE', log, '-inf', '(' .. base[2])
-  return tonumber(base[1])
-end
-
--- Rows delivered in (now - WINDOW_MS, now].
-local function delivered(log, totalKey, now)
-  return tonumber(redis.call('GET', totalKey) or '0') - baseline(log, now)
-end
-
--- Counts a delivery of rows > 0; returns the rows delivered in (now - WINDOW_MS, now] with it.
-local function record(log, totalKey, rows, now)
-  local total = redis.call('INCRBY', totalKey, rows)
-  -- Deliveries in the same millisecond are one entry: nothing can tell them apart.
-  redis.call('ZREMRANGEBYSCORE', log, now, now)
-  redis.call('ZADD', log, now, total)
-  return total - baseline(log, now)
-end
-
--- A trial's rows counted: rowsUsed grows, and the trial is exhausted once it reaches TRIAL_ROWS.
-local function countTrialRows(key, rows, nowText)
-  local used = redis.call('HINCRBY', key, 'rowsUsed', rows)
-  if used >= TRIAL_ROWS and redis.call('HEXISTS', key, 'exhaustedMs') == 0 then
-    redis.call('HSET', key, 'exhaustedMs', nowText)
-  end
-end
-
--- db/row-usage.ts msUntilRowsBelow: when enough of the window's deliveries have aged out.
-local function msUntilBelow(log, totalKey, limit, now)
-  local floor = tonumber(redis.call('GET', totalKey) or '0') - limit
-  local entries = redis.call('ZRANGEBYSCORE', log, '(' .. (now - WINDOW_MS), '+inf', 'WITHSCORES')
-  for i = 1, #entries, 2 do
-    if tonumber(entries[i]) > floor then return math.max(0, tonumber(entries[i + 1]) + WINDOW_MS - now) end
-  end
-  return 0
-end
-
-local function startTrial(key, now, nowText)
-  local t = readTrial(key)
-  if t[1] >= 0 then return t end
-  redis.call('HSET', key, 'startedMs', nowText, 'rowsUsed', 0)
-  return {now, 0, -1}
-end
-`;
-
-/**
- * The allowance steps (ADMIT, RESERVE, SETTLE) share one key layout, KEYS: trial, holds, hold
- * ids, usage, usage total (then ADMIT's bucket), and report the allowance as
- * server/limits/counters.ts `AllowanceState`: {startedMs, rowsUsed, exhaustedMs, used, reserved,
- * msUntilBelow} after their own fields.
- */
-const ALLOWANCE = `${PRELUDE}
--- The state now, and the rows left to reserve.
+-- The state now (db/row-usage.ts rowsDelivered and msUntilRowsBelow for a budget), and the rows left.
 local function stateOf(kind, limit, t, now)
-  local used, wait = 0, 0
+  local used, wait, reserved = 0, 0, 0
   if kind == 'budget' then
-    used = delivered(KEYS[4], KEYS[5], now)
-    if used >= limit then wait = msUntilBelow(KEYS[4], KEYS[5], limit, now) end
+    local total = tonumber(redis.call('GET', KEYS[5]) or '0')
+    used = total - baseline(KEYS[4], now)
+    if used >= limit then
+      local entries = redis.call('ZRANGEBYSCORE', KEYS[4], '(' .. (now - WINDOW_MS), '+inf', 'WITHSCORES')
+      for i = 1, #entries, 2 do
+        if tonumber(entries[i]) > total - limit then
+          wait = math.max(0, tonumber(entries[i + 1]) + WINDOW_MS - now)
+          break
+        end
+      end
+    end
   end
-  local reserved = held(KEYS[2], now)
+  for _, m in ipairs(redis.call('ZRANGEBYSCORE', KEYS[2], '(' .. now, '+inf')) do
+    reserved = reserved + tonumber(string.match(m, ':(%d+)$'))
+  end
   local left = TRIAL_ROWS - t[2] - reserved
   if kind == 'budget' then left = limit - used - reserved end
   return {t[1], t[2], t[3], used, reserved, wait}, left
 end
 
--- At most the requested rows of the rows left held (a trial: a page at most, none once it expired).
+-- At most the requested rows of those left held (a trial: a page at most, none once it expired).
 local function holdRows(kind, t, left, requested, now)
   local rows = math.min(requested, left)
   if kind == 'trial' then
@@ -216,15 +167,22 @@ local function holdRows(kind, t, left, requested, now)
     if trialState(t, now) == 'expired' then rows = 0 end
   end
   if rows <= 0 then return 0, '' end
-  return rows, hold(KEYS[2], KEYS[3], rows, now)
+  local member = redis.call('INCR', KEYS[3]) .. ':' .. rows
+  redis.call('ZREMRANGEBYSCORE', KEYS[2], '-inf', now)
+  redis.call('ZADD', KEYS[2], now + HOLD_MS, member)
+  redis.call('PEXPIRE', KEYS[2], HOLD_MS + SPARE_MS)
+  return rows, member
 end
 
--- Delivered rows counted against the allowance (a trial's rows are the account's deliveries too).
+-- Delivered rows counted (a trial's: rowsUsed grows, exhausted once it reaches TRIAL_ROWS).
 local function count(kind, rows, now, nowText)
   if rows <= 0 then return end
   if kind == 'trial' then
     if redis.call('EXISTS', KEYS[1]) == 0 then return end
-    countTrialRows(KEYS[1], rows, nowText)
+    local used = redis.call('HINCRBY', KEYS[1], 'rowsUsed', rows)
+    if used >= TRIAL_ROWS and redis.call('HEXISTS', KEYS[1], 'exhaustedMs') == 0 then
+      redis.call('HSET', KEYS[1], 'exhaustedMs', nowText)
+    end
   end
   record(KEYS[4], KEYS[5], rows, now)
 end
@@ -239,24 +197,26 @@ end
  * ARGV: now, capacity, refill/s, cost, kind ("trial" | "budget"), budget limit, verified (1/0),
  * rows to reserve (0: none), rows of the page already known (-1: not known). Returns {admitted,
  * tokens, retryAfterMs, fullAtMs, gated, counted (1/0), rows, member} and the state stage 3
- * decided on (the trial as the reservation started it).
+ * decided on (the trial as this step started it).
  */
 const ADMIT = `${ALLOWANCE}
 local now, kind, limit = tonumber(ARGV[1]), ARGV[5], tonumber(ARGV[6])
 local t = {-1, 0, -1}
 if kind == 'trial' then
-  t = readTrial(KEYS[1])
+  t = readTrial()
   if (t[1] >= 0 and trialState(t, now) ~= 'active') or (t[1] < 0 and ARGV[7] ~= '1') then
     return reply({0, '0', 0, 0, 1, 0, 0, ''}, {t[1], t[2], t[3], 0, 0, 0})
   end
 end
-local v = take(KEYS[6], now, ARGV[1], tonumber(ARGV[2]), tonumber(ARGV[3]), tonumber(ARGV[4]))
+local b = readBucket(KEYS[6])
+local v = spend(b, now, ARGV[1], tonumber(ARGV[2]), tonumber(ARGV[3]), tonumber(ARGV[4]))
+writeBucket(KEYS[6], b)
 local s, left = stateOf(kind, limit, t, now)
 local requested, known = tonumber(ARGV[8]), tonumber(ARGV[9])
 local counted, rows, member = 0, 0, ''
 if v[1] == 1 and requested > 0 and left > 0 then
   if kind == 'trial' then
-    t = startTrial(KEYS[1], now, ARGV[1])
+    t = startTrial(now, ARGV[1])
     s[1] = t[1]
   end
   if known >= 0 and left >= requested and (kind == 'budget' or requested <= PAGE_ROWS) then
@@ -273,7 +233,7 @@ return reply({v[1], v[2], v[3], v[4], 0, counted, rows, member}, s)
 const RESERVE = `${ALLOWANCE}
 local now, kind = tonumber(ARGV[1]), ARGV[2]
 local t = {-1, 0, -1}
-if kind == 'trial' then t = startTrial(KEYS[1], now, ARGV[1]) end
+if kind == 'trial' then t = startTrial(now, ARGV[1]) end
 local s, left = stateOf(kind, tonumber(ARGV[3]), t, now)
 local rows, member = holdRows(kind, t, left, tonumber(ARGV[4]), now)
 return reply({rows, member}, s)
@@ -285,37 +245,34 @@ return reply({rows, member}, s)
  */
 const SETTLE = `${ALLOWANCE}
 local now, kind = tonumber(ARGV[1]), ARGV[2]
-local live = release(KEYS[2], ARGV[4], now)
+local expiry = redis.call('ZSCORE', KEYS[2], ARGV[4])
+redis.call('ZREM', KEYS[2], ARGV[4])
+local live = expiry ~= false and tonumber(expiry) > now
 if live or kind == 'budget' then count(kind, math.min(tonumber(ARGV[6]), tonumber(ARGV[5])), now, ARGV[1]) end
 local t = {-1, 0, -1}
-if kind == 'trial' then t = readTrial(KEYS[1]) end
-local s = stateOf(kind, tonumber(ARGV[3]), t, now)
-return reply({live and 1 or 0}, s)
+if kind == 'trial' then t = readTrial() end
+return reply({live and 1 or 0}, (stateOf(kind, tonumber(ARGV[3]), t, now)))
 `;
 
 /**
- * Bucket takes of one account without a row allowance, in the order they were asked for.
- * KEYS: the account's buckets. ARGV: (bucket's key index, now, capacity, refill/s, cost) for each
- * take. Returns {admitted, tokens, retryAfterMs, fullAtMs} for each take, one after the other:
- * what `ADMIT` answers first for each, one at a time. Each bucket is read once and written once,
- * its takes worked out in between.
+ * Bucket takes of accounts without a row allowance, in the order they were asked for, each as
+ * ADMIT would take it. KEYS: the account's buckets. ARGV: (bucket's key index, now, capacity,
+ * refill/s, cost) for each take. Returns {admitted, tokens, retryAfterMs, fullAtMs} for each.
+ * Each bucket is read once and written once, its takes worked out in between.
  */
 const TAKES = `${PRELUDE}
 local buckets, out = {}, {}
 for i = 1, #ARGV, 5 do
   local k = tonumber(ARGV[i])
-  local b = buckets[k]
-  if not b then
-    b = readBucket(KEYS[k])
-    buckets[k] = b
-  end
-  local v = spend(b, tonumber(ARGV[i + 1]), ARGV[i + 1], tonumber(ARGV[i + 2]), tonumber(ARGV[i + 3]), tonumber(ARGV[i + 4]))
+  buckets[k] = buckets[k] or readBucket(KEYS[k])
+  local v = spend(buckets[k], tonumber(ARGV[i + 1]), ARGV[i + 1], tonumber(ARGV[i + 2]), tonumber(ARGV[i + 3]), tonumber(ARGV[i + 4]))
   for j = 1, 4 do out[#out + 1] = v[j] end
 end
 for k, b in pairs(buckets) do writeBucket(KEYS[k], b) end
 return out
 `;
-/** KEYS: usage, usage total. ARGV: now, rows, then more (now, rows) pairs: each recorded in turn. */
+
+/** KEYS: usage, usage total. ARGV: (now, rows) pairs, each recorded in turn. */
 const RECORD = `${PRELUDE}
 for i = 1, #ARGV, 2 do
   local rows = tonumber(ARGV[i + 1])
