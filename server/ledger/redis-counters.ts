@@ -283,14 +283,16 @@ return 1
 
 type Reply = (number | string)[];
 
-interface Scripts {
-  marqueeAdmit(...args: (string | number)[]): Promise<Reply>;
-  /** The number of keys first (it varies). */
-  marqueeTakes(...args: (string | number)[]): Promise<Reply>;
-  marqueeReserve(...args: (string | number)[]): Promise<Reply>;
-  marqueeSettle(...args: (string | number)[]): Promise<Reply>;
-  marqueeRecord(...args: (string | number)[]): Promise<number>;
-}
+type Script = (...args: (string | number)[]) => Promise<Reply>;
+/** The scripts as ioredis defines them on the connection; TAKES takes the number of keys first. */
+type Scripts = Record<"marqueeAdmit" | "marqueeTakes" | "marqueeReserve" | "marqueeSettle" | "marqueeRecord", Script>;
+
+const verdictAt = (r: Reply, at: number): BucketVerdict => ({
+  admitted: r[at] === 1,
+  tokens: Number(r[at + 1]),
+  retryAfterMs: Number(r[at + 2]),
+  fullAtMs: Number(r[at + 3]),
+});
 
 /** The trial as the scripts report it (-1 = absent). */
 function trialOf(accountId: number, startedMs: number, rowsUsed: number, exhaustedMs: number): Trial | undefined {
@@ -316,15 +318,7 @@ const allowanceKeys = (accountId: number, kind: Allowance) => [
 const limitOf = (allowance: MeteredSpec) => (allowance.kind === "budget" ? allowance.limit : 0);
 
 /** What stage 3 reports beside the verdict for an account without a row allowance. */
-const UNMETERED = {
-  trial: undefined,
-  used: 0,
-  reserved: 0,
-  msUntilBelow: 0,
-  gated: false,
-  reservation: null,
-  counted: null,
-};
+const UNMETERED = { trial: undefined, used: 0, reserved: 0, msUntilBelow: 0 };
 
 /** One account's bucket takes waiting for the end of the turn: its buckets, each take's arguments, who waits for each. */
 interface QueuedTakes {
@@ -348,10 +342,10 @@ export class RedisCounters implements Counters {
   readonly #takes = new Map<number, QueuedTakes>();
 
   constructor(redis: RedisClient) {
-    const define = (name: keyof Scripts, keys: number, lua: string) =>
+    const define = (name: keyof Scripts, keys: number | undefined, lua: string) =>
       redis.defineCommand(name, { numberOfKeys: keys, lua });
     define("marqueeAdmit", 6, ADMIT);
-    redis.defineCommand("marqueeTakes", { lua: TAKES });
+    define("marqueeTakes", undefined, TAKES);
     define("marqueeReserve", 5, RESERVE);
     define("marqueeSettle", 5, SETTLE);
     define("marqueeRecord", 2, RECORD);
@@ -368,7 +362,10 @@ export class RedisCounters implements Counters {
     reserve = 0,
     known: number | null = null,
   ): Promise<Admission> {
-    if (allowance === null) return { ...UNMETERED, verdict: await this.takeTokens(accountId, spec, cost, nowMs) };
+    if (allowance === null) {
+      const verdict = await this.takeTokens(accountId, spec, cost, nowMs);
+      return { ...UNMETERED, verdict, gated: false, reservation: null, counted: null };
+    }
     const r = await this.#redis.marqueeAdmit(
       ...allowanceKeys(accountId, allowance.kind),
       COUNTER_KEYS.bucket(accountId, spec.bucket),
@@ -387,7 +384,7 @@ export class RedisCounters implements Counters {
     const rows = Number(r[6]);
     return {
       ...state,
-      verdict: { admitted: r[0] === 1, tokens: Number(r[1]), retryAfterMs: Number(r[2]), fullAtMs: Number(r[3]) },
+      verdict: verdictAt(r, 0),
       gated: r[4] === 1,
       reservation: rows > 0 && !counted ? { ...state, msUntilBelow: 0, rows, hold: String(r[7]) } : null,
       counted: counted ? rows : null,
@@ -462,14 +459,7 @@ export class RedisCounters implements Counters {
           for (const w of waiters) w.reject(err ?? new Error("the bucket was not read"));
           return;
         }
-        for (let i = 0; i < waiters.length; i++) {
-          waiters[i].resolve({
-            admitted: r[4 * i] === 1,
-            tokens: Number(r[4 * i + 1]),
-            retryAfterMs: Number(r[4 * i + 2]),
-            fullAtMs: Number(r[4 * i + 3]),
-          });
-        }
+        for (let i = 0; i < waiters.length; i++) waiters[i].resolve(verdictAt(r, 4 * i));
       }),
     );
   }
