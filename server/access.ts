@@ -182,18 +182,12 @@ export class AccessStages implements AccessControl {
     } catch (err) {
       throw ledgerFailure("policy_unavailable", err);
     }
-    if (row instanceof Promise) return row.then(usableKey, (err) => Promise.reject(policyFailure(err)));
-    return usableKey(row);
+    return row instanceof Promise ? row.then(usableKey, FAIL.policy_unavailable) : usableKey(row);
   }
 
   /** A key's account through stage 2's cache (undefined when none); 503 `policy_unavailable` when unreadable. */
   account(accountId: number): Maybe<Account | undefined> {
-    try {
-      const account = this.#cache.account(accountId);
-      return account instanceof Promise ? account.catch((err) => Promise.reject(policyFailure(err))) : account;
-    } catch (err) {
-      throw policyFailure(err);
-    }
+    return step(() => this.#cache.account(accountId), same, FAIL.policy_unavailable);
   }
 
   private termsOf(key: KeyRow, account: Account): KeyTerms {
@@ -254,28 +248,21 @@ export class AccessStages implements AccessControl {
     const page = allowance && prepared ? prepared : null;
     const now = this.clock.now();
     // For a trial account the step's first read is stage 2's read of the trial.
-    const code = trialAccount ? "trial_unavailable" : "rate_limit_unavailable";
-    let admission: Maybe<Admission>;
-    try {
-      admission = this.counters.admit(
-        account.id,
-        terms.bucket,
-        requestCost(request.geo),
-        allowance,
-        account.verified,
-        now,
-        page?.limit ?? 0,
-        page?.rows,
-      );
-    } catch (err) {
-      throw ledgerFailure(code, err);
-    }
-    if (admission instanceof Promise)
-      return admission.then(
-        (a) => this.decide(scope, key, terms, a, invalid, now),
-        (err) => Promise.reject(ledgerFailure(code, err)),
-      );
-    return this.decide(scope, key, terms, admission, invalid, now);
+    return step(
+      () =>
+        this.counters.admit(
+          account.id,
+          terms.bucket,
+          requestCost(request.geo),
+          allowance,
+          account.verified,
+          now,
+          page?.limit ?? 0,
+          page?.rows,
+        ),
+      (a) => this.decide(scope, key, terms, a, invalid, now),
+      FAIL[trialAccount ? "trial_unavailable" : "rate_limit_unavailable"],
+    );
   }
 
   /** Stage 3's verdict from the counters' numbers: the request rate first, then the allowance. */
@@ -328,7 +315,31 @@ function usableKey(row: KeyRow | undefined): KeyRow {
   return row;
 }
 
-const policyFailure = (err: unknown) => ledgerFailure("policy_unavailable", err);
+/** A ledger step's failure (thrown or rejected) as each stage's 503 (server/limits/ledger.ts). */
+const FAIL: Record<UnavailableCode, (err: unknown) => never> = {
+  policy_unavailable: (err) => {
+    throw ledgerFailure("policy_unavailable", err);
+  },
+  rate_limit_unavailable: (err) => {
+    throw ledgerFailure("rate_limit_unavailable", err);
+  },
+  trial_unavailable: (err) => {
+    throw ledgerFailure("trial_unavailable", err);
+  },
+};
+
+/** `done` with what `run` answers, at once for a value (the meter's steps stay synchronous); `fail` with its failure. */
+function step<T, U>(run: () => Maybe<T>, done: (t: T) => Maybe<U>, fail: (err: unknown) => U): Maybe<U> {
+  let v: Maybe<T>;
+  try {
+    v = run();
+  } catch (err) {
+    return fail(err);
+  }
+  return v instanceof Promise ? v.then(done, fail) : done(v);
+}
+
+const same = <T>(t: T) => t;
 
 /** An admitted list request between stage 3 and its response (a class: one object per request). */
 class AdmittedList implements ListAccess {
@@ -370,18 +381,11 @@ class AdmittedList implements ListAccess {
     const nowMs = stages.clock.now();
     // A reservation made with stage 3 is judged as one made now.
     if (this.#hold) return this.held(allowance, this.#hold, nowMs);
-    let r: Maybe<Reserved>;
-    try {
-      r = stages.counters.reserve(this.accountId, allowance, requestedLimit, nowMs);
-    } catch (err) {
-      throw ledgerFailure(this.code, err);
-    }
-    if (r instanceof Promise)
-      return r.then(
-        (x) => this.held(allowance, x, nowMs),
-        (err) => Promise.reject(ledgerFailure(this.code, err)),
-      );
-    return this.held(allowance, r, nowMs);
+    return step(
+      () => stages.counters.reserve(this.accountId, allowance, requestedLimit, nowMs),
+      (r) => this.held(allowance, r, nowMs),
+      FAIL[this.code],
+    );
   }
 
   private held(allowance: MeteredSpec, r: Reserved, nowMs: number): number {
@@ -426,17 +430,11 @@ class AdmittedList implements ListAccess {
     }
     // The page is withheld (503, no rows) when its rows cannot be counted: the ledger failed, or
     // a trial reservation lapsed (docs/api.md). settle(0) after a failure never throws.
-    const fail = (err: unknown) => {
-      if (rows > 0) throw ledgerFailure(this.code, err);
-    };
-    let settled: Maybe<Settled>;
-    try {
-      settled = stages.counters.settle(this.accountId, allowance, hold, rows, nowMs);
-    } catch (err) {
-      return fail(err);
-    }
-    if (settled instanceof Promise) return settled.then((s) => this.settled(allowance, s, rows), fail);
-    this.settled(allowance, settled, rows);
+    return step(
+      () => stages.counters.settle(this.accountId, allowance, hold, rows, nowMs),
+      (s) => this.settled(allowance, s, rows),
+      rows > 0 ? FAIL[this.code] : () => {},
+    );
   }
 
   private settled(allowance: MeteredSpec, s: Settled, rows: number): void {
