@@ -1,20 +1,9 @@
 /**
- * The counters (server/limits/counters.ts) on a Redis ledger: token buckets, the trial's rows,
- * rolling 24-hour row budgets and the row reservations of requests in flight, each step one Lua
- * script, so any number of serving processes share each limit exactly. The scripts only count
- * and hold; what the numbers mean is decided by the access stages (server/access.ts), as for the
- * SQLite meter (server/limits/meter.ts), which takes the same steps in memory.
- *
- *   ADMIT   (stage 3) the bucket take and the allowance's state in one step, with the
- *           reservation or the count of the page when asked; a trial account whose trial has
- *           ended (or cannot start) takes nothing;
- *   RESERVE (ListAccess.open) the trial starts if due, the page is clamped and held;
- *   SETTLE  (ListAccess.settle) releases the hold and counts what was delivered;
- *   TAKES, RECORD  an account without a row allowance: its takes, and its delivered rows written
- *           behind the page, go out once a turn of the event loop as one script per account.
- *
- * A metered page costs two round trips (ADMIT with the reservation, then SETTLE), one when the
- * page is already known and fits (ADMIT counts it); an unmetered page waits for its take only.
+ * The counters (server/limits/counters.ts) on a Redis ledger, each step one Lua script, so any
+ * number of serving processes share each limit exactly: ADMIT (stage 3), RESERVE (open), SETTLE
+ * (settle); an account without a row allowance takes through TAKES and records through RECORD,
+ * each batched per account and turn of the event loop (under load many requests of one account
+ * arrive in one turn). A metered page costs two round trips, one when it is known and fits.
  *
  * - Each script touches one account's keys only (`marquee:{a<id>}:…`, server/ledger/redis-keys.ts):
  *   one hash slot, so Redis Cluster runs them.
@@ -425,12 +414,7 @@ export class RedisCounters implements Counters {
     this.recordDelivery(accountId, rows, nowMs).catch((err) => ledgerFailure("rate_limit_unavailable", err));
   }
 
-  /**
-   * The bucket take alone, queued until the end of this turn of the event loop, when each
-   * account's takes go out as one script (`flushTakes`) that takes them in the order they were
-   * asked for: under load many requests of one account arrive in one turn, and each was a command
-   * for the client and for Redis.
-   */
+  /** The bucket take alone, queued until the end of this turn (`flushTakes`), taken in the order asked for. */
   takeTokens(accountId: number, spec: BucketSpec, cost: number, nowMs: number): Promise<BucketVerdict> {
     let queued = this.#takes.get(accountId);
     if (!queued) {
@@ -465,11 +449,8 @@ export class RedisCounters implements Counters {
   }
 
   /**
-   * Every account's delivered rows are recorded, so a budget set later counts the last 24 hours.
-   * Queued until the end of this turn of the event loop, when each account's deliveries go out as
-   * one script (`flushDeliveries`), deliveries of the same millisecond as one entry as the script
-   * would merge them: under load many pages settle in one turn, and each record was a command
-   * for the client and for Redis. Resolves once the delivery is written.
+   * A delivery queued until the end of this turn (`flushDeliveries`), those of the same millisecond
+   * as one entry as the script would merge them. Resolves once it is written.
    */
   recordDelivery(accountId: number, rows: number, nowMs: number): Promise<void> {
     if (rows <= 0) return Promise.resolve();

@@ -1,24 +1,19 @@
 /**
- * The request path's counters — token buckets, delivered rows, trial progress and row
- * reservations — kept in the serving process's memory and written to the ledger behind the
- * requests (two ledger commits per request were half of a page's cost).
+ * The counters (server/limits/counters.ts) in the serving process's memory, written to the SQLite
+ * ledger behind the requests (two ledger commits per request were half of a page's cost).
  *
- * - Decisions are made in memory, so they are exact within the process: one `marquee serve`
- *   per ledger (docs/api.md, Plans and access). The CLI may write accounts and keys beside
- *   it; those are read through the access cache (server/limits/cache.ts), not here.
- * - Changes are committed in groups, at most `HOT_PATH.meterFlushMs` after the first change, so
- *   concurrent requests share one commit, with synchronous=NORMAL like every per-request
- *   record. A crash of the process forgets at most the last group (a few pages' rows, counted
- *   in the client's favour); an OS crash or power loss may lose the last moments before it.
- *   Pages do not wait for their group: waiting for a commit in a later macrotask cost Bun four
- *   fifths of its throughput, and a commit per trial page half of that path's.
- * - Reservations are never written: they describe requests in flight in this process, and a
- *   process that is gone has none.
+ * - Decisions are made in memory, so they are exact within the process: one `marquee serve` per
+ *   ledger (docs/api.md, Plans and access).
+ * - Changes are committed in groups, at most `HOT_PATH.meterFlushMs` after the first change, with
+ *   synchronous=NORMAL like every per-request record. A crash of the process forgets at most the
+ *   last group (counted in the client's favour); an OS crash or power loss may lose the last
+ *   moments before it. Pages do not wait for their group: waiting for a commit in a later
+ *   macrotask cost Bun four fifths of its throughput.
+ * - Reservations are never written: they describe requests in flight in this process.
  * - When the ledger refuses a group (a lock held elsewhere, a broken file), the changes stay in
  *   memory and the flush retries; once the oldest unwritten change is older than
- *   `ACCESS.ledgerBusyTimeoutMs`, requests answer 503 (`assertWritable`) until a flush succeeds.
- * - Usage reaches the ledger delivery by delivery (deliveries in the same millisecond as one),
- *   so a restarted process resumes the exact rolling window.
+ *   `ACCESS.ledgerBusyTimeoutMs`, steps answer 503 (`assertWritable`) until a flush succeeds.
+ * - Usage reaches the ledger delivery by delivery, so a restarted process resumes the exact window.
  */
 import { ACCESS, TRIAL } from "../../db/contract.ts";
 import type { Db } from "../../db/driver.ts";
