@@ -316,16 +316,15 @@ function usableKey(row: KeyRow | undefined): KeyRow {
 }
 
 /** A ledger step's failure (thrown or rejected) as each stage's 503 (server/limits/ledger.ts). */
-const FAIL: Record<UnavailableCode, (err: unknown) => never> = {
-  policy_unavailable: (err) => {
-    throw ledgerFailure("policy_unavailable", err);
-  },
-  rate_limit_unavailable: (err) => {
-    throw ledgerFailure("rate_limit_unavailable", err);
-  },
-  trial_unavailable: (err) => {
-    throw ledgerFailure("trial_unavailable", err);
-  },
+const failAs =
+  (code: UnavailableCode) =>
+  (err: unknown): never => {
+    throw ledgerFailure(code, err);
+  };
+const FAIL = {
+  policy_unavailable: failAs("policy_unavailable"),
+  rate_limit_unavailable: failAs("rate_limit_unavailable"),
+  trial_unavailable: failAs("trial_unavailable"),
 };
 
 /** `done` with what `run` answers, at once for a value (the meter's steps stay synchronous); `fail` with its failure. */
