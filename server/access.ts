@@ -187,7 +187,13 @@ export class AccessStages implements AccessControl {
 
   /** A key's account through stage 2's cache (undefined when none); 503 `policy_unavailable` when unreadable. */
   account(accountId: number): Maybe<Account | undefined> {
-    return step(() => this.#cache.account(accountId), same, FAIL.policy_unavailable);
+    let account: Maybe<Account | undefined>;
+    try {
+      account = this.#cache.account(accountId);
+    } catch (err) {
+      return FAIL.policy_unavailable(err);
+    }
+    return account instanceof Promise ? account.catch(FAIL.policy_unavailable) : account;
   }
 
   private termsOf(key: KeyRow, account: Account): KeyTerms {
@@ -248,21 +254,27 @@ export class AccessStages implements AccessControl {
     const page = allowance && prepared ? prepared : null;
     const now = this.clock.now();
     // For a trial account the step's first read is stage 2's read of the trial.
-    return step(
-      () =>
-        this.counters.admit(
-          account.id,
-          terms.bucket,
-          requestCost(request.geo),
-          allowance,
-          account.verified,
-          now,
-          page?.limit ?? 0,
-          page?.rows,
-        ),
-      (a) => this.decide(scope, key, terms, a, invalid, now),
-      FAIL[trialAccount ? "trial_unavailable" : "rate_limit_unavailable"],
-    );
+    const fail = FAIL[trialAccount ? "trial_unavailable" : "rate_limit_unavailable"];
+    let admission: Maybe<Admission>;
+    try {
+      const { counters } = this;
+      const cost = requestCost(request.geo);
+      admission = counters.admit(
+        account.id,
+        terms.bucket,
+        cost,
+        allowance,
+        account.verified,
+        now,
+        page?.limit,
+        page?.rows,
+      );
+    } catch (err) {
+      return fail(err);
+    }
+    if (admission instanceof Promise)
+      return admission.then((a) => this.decide(scope, key, terms, a, invalid, now), fail);
+    return this.decide(scope, key, terms, admission, invalid, now);
   }
 
   /** Stage 3's verdict from the counters' numbers: the request rate first, then the allowance. */
@@ -315,7 +327,7 @@ function usableKey(row: KeyRow | undefined): KeyRow {
   return row;
 }
 
-/** A ledger step's failure (thrown or rejected) as each stage's 503 (server/limits/ledger.ts). */
+/** A ledger step's failure (thrown or rejected) as each stage's 503 (server/limits/ledger.ts); settle(0) ignores it. */
 const failAs =
   (code: UnavailableCode) =>
   (err: unknown): never => {
@@ -327,18 +339,7 @@ const FAIL = {
   trial_unavailable: failAs("trial_unavailable"),
 };
 
-/** `done` with what `run` answers, at once for a value (the meter's steps stay synchronous); `fail` with its failure. */
-function step<T, U>(run: () => Maybe<T>, done: (t: T) => Maybe<U>, fail: (err: unknown) => U): Maybe<U> {
-  let v: Maybe<T>;
-  try {
-    v = run();
-  } catch (err) {
-    return fail(err);
-  }
-  return v instanceof Promise ? v.then(done, fail) : done(v);
-}
-
-const same = <T>(t: T) => t;
+const ignore = () => {};
 
 /** An admitted list request between stage 3 and its response (a class: one object per request). */
 class AdmittedList implements ListAccess {
@@ -380,11 +381,15 @@ class AdmittedList implements ListAccess {
     const nowMs = stages.clock.now();
     // A reservation made with stage 3 is judged as one made now.
     if (this.#hold) return this.held(allowance, this.#hold, nowMs);
-    return step(
-      () => stages.counters.reserve(this.accountId, allowance, requestedLimit, nowMs),
-      (r) => this.held(allowance, r, nowMs),
-      FAIL[this.code],
-    );
+    let r: Maybe<Reserved>;
+    try {
+      r = stages.counters.reserve(this.accountId, allowance, requestedLimit, nowMs);
+    } catch (err) {
+      return FAIL[this.code](err);
+    }
+    return r instanceof Promise
+      ? r.then((x) => this.held(allowance, x, nowMs), FAIL[this.code])
+      : this.held(allowance, r, nowMs);
   }
 
   private held(allowance: MeteredSpec, r: Reserved, nowMs: number): number {
@@ -429,11 +434,15 @@ class AdmittedList implements ListAccess {
     }
     // The page is withheld (503, no rows) when its rows cannot be counted: the ledger failed, or
     // a trial reservation lapsed (docs/api.md). settle(0) after a failure never throws.
-    return step(
-      () => stages.counters.settle(this.accountId, allowance, hold, rows, nowMs),
-      (s) => this.settled(allowance, s, rows),
-      rows > 0 ? FAIL[this.code] : () => {},
-    );
+    const fail = rows > 0 ? FAIL[this.code] : ignore;
+    let settled: Maybe<Settled>;
+    try {
+      settled = stages.counters.settle(this.accountId, allowance, hold, rows, nowMs);
+    } catch (err) {
+      return fail(err);
+    }
+    if (settled instanceof Promise) return settled.then((x) => this.settled(allowance, x, rows), fail);
+    this.settled(allowance, settled, rows);
   }
 
   private settled(allowance: MeteredSpec, s: Settled, rows: number): void {
