@@ -3,7 +3,7 @@
 // concurrency, then what only a shared ledger has: several instances on one server, a stopped
 // server, a restarted one, and a Redis Cluster of three primaries.
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
-import { ACCESS, HANDOFF, MINUTE_MS, PORTAL, RATE } from "../db/contract.ts";
+import { HANDOFF, MINUTE_MS, PORTAL, RATE } from "../db/contract.ts";
 import type { BucketSpec } from "../db/rate-buckets.ts";
 import type { NewKey } from "../server/ledger/ledger.ts";
 import { assertNoEviction, assertRedisVersion, openRedisLedger, type RedisLedger } from "../server/ledger/redis.ts";
