@@ -105,7 +105,7 @@ describe("SQLite ledger", () => {
     const { ledger } = opened;
     const account = await ledger.createAccount({ email: "t@example.com" }, Date.now());
     ledger.meter.startTrial(account.id, Date.now());
-    ledger.meter.recordDelivery(account.id, 5, 86_400_000, Date.now());
+    ledger.meter.record(account.id, 5, Date.now());
     expect(await ledger.readTrial(account.id)).toBeDefined();
     await ledger.reset();
     expect(await ledger.readTrial(account.id)).toBeUndefined();

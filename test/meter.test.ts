@@ -45,10 +45,10 @@ describe("meter", () => {
   });
 
   it("writes a group of changes after the flush delay, one usage row per delivery millisecond", async () => {
-    meter.takeTokens(BUCKET, 1, NOW);
-    meter.recordDelivery(account, 25, WINDOW, NOW);
-    meter.recordDelivery(account, 10, WINDOW, NOW + 5);
-    meter.recordDelivery(account, 1, WINDOW, NOW + 5);
+    meter.admit(account, BUCKET, 1, null, true, NOW);
+    meter.record(account, 25, NOW);
+    meter.record(account, 10, NOW + 5);
+    meter.record(account, 1, NOW + 5);
     expect(usageRows()).toEqual([]);
     await sleep(HOT_PATH.meterFlushMs + 50);
     expect(usageRows()).toEqual([
@@ -59,16 +59,16 @@ describe("meter", () => {
   });
 
   it("resumes buckets, usage and trials in a new process", async () => {
-    for (let i = 0; i < 10; i++) meter.takeTokens(BUCKET, 5, NOW);
-    meter.recordDelivery(account, 400, WINDOW, NOW);
+    for (let i = 0; i < 10; i++) meter.admit(account, BUCKET, 5, null, true, NOW);
+    meter.record(account, 400, NOW);
     meter.startTrial(account, NOW);
     meter.addTrialRows(account, TRIAL.rows, NOW + 1);
     meter.close();
 
     const next = createMeter(ledger);
-    expect(next.takeTokens(BUCKET, 5, NOW).admitted).toBe(true); // 10 tokens were left
-    expect(next.takeTokens(BUCKET, 5, NOW).admitted).toBe(true);
-    expect(next.takeTokens(BUCKET, 5, NOW).admitted).toBe(false);
+    expect(next.admit(account, BUCKET, 5, null, true, NOW).verdict.admitted).toBe(true); // 10 tokens were left
+    expect(next.admit(account, BUCKET, 5, null, true, NOW).verdict.admitted).toBe(true);
+    expect(next.admit(account, BUCKET, 5, null, true, NOW).verdict.admitted).toBe(false);
     expect(next.rowsDelivered(account, WINDOW, NOW + 1)).toBe(400);
     expect(next.rowsDelivered(account, WINDOW, NOW + WINDOW)).toBe(0);
     expect(next.readTrial(account)).toEqual({
@@ -81,23 +81,23 @@ describe("meter", () => {
   });
 
   it("keeps an exact rolling window in memory and answers when enough rows age out", () => {
-    meter.recordDelivery(account, 100, WINDOW, NOW);
-    meter.recordDelivery(account, 50, WINDOW, NOW + 1000);
+    meter.record(account, 100, NOW);
+    meter.record(account, 50, NOW + 1000);
     expect(meter.rowsDelivered(account, WINDOW, NOW + 1000)).toBe(150);
     expect(meter.rowsDelivered(account, WINDOW, NOW + WINDOW - 1)).toBe(150);
     expect(meter.rowsDelivered(account, WINDOW, NOW + WINDOW)).toBe(50);
-    expect(meter.msUntilRowsBelow(account, 120, WINDOW, NOW + 1000)).toBe(WINDOW - 1000);
-    meter.recordDelivery(account, 5, WINDOW, NOW + 2 * DAY_MS);
+    expect(meter.reserve(account, { kind: "budget", limit: 120 }, 1, NOW + 1000).msUntilBelow).toBe(WINDOW - 1000);
+    meter.record(account, 5, NOW + 2 * DAY_MS);
     expect(meter.rowsDelivered(account, WINDOW, NOW + 2 * DAY_MS)).toBe(5);
   });
 
   it("forgets ledger rows that can no longer fall in a window, about once a minute", () => {
-    meter.recordDelivery(account, 1, WINDOW, NOW);
+    meter.record(account, 1, NOW);
     meter.flush();
-    meter.recordDelivery(account, 2, WINDOW, NOW + 1000);
+    meter.record(account, 2, NOW + 1000);
     meter.flush();
     const later = NOW + WINDOW + HOT_PATH.meterPruneMs + 1000;
-    meter.recordDelivery(account, 4, WINDOW, later);
+    meter.record(account, 4, later);
     meter.flush();
     // The last row at or before the window's start (total 3) stays as the baseline.
     expect(usageRows().map((r) => r.total)).toEqual([3, 7]);
@@ -105,7 +105,7 @@ describe("meter", () => {
   });
 
   it("counts what was delivered before the account's log was first needed", () => {
-    meter.recordDelivery(account, 30, WINDOW, NOW); // unmetered so far: no log in memory
+    meter.record(account, 30, NOW); // unmetered so far: no log in memory
     expect(meter.rowsDelivered(account, WINDOW, NOW + 1)).toBe(30);
   });
 
@@ -126,7 +126,7 @@ describe("meter", () => {
     holder.exec("BEGIN IMMEDIATE");
     const fail = () => new Error("unavailable");
     try {
-      busy.recordDelivery(account, 3, WINDOW, NOW);
+      busy.record(account, 3, NOW);
       expect(() => busy.flush()).toThrow(); // the lock is held
       expect(Number(other.pragma("busy_timeout"))).toBe(ACCESS.ledgerBusyTimeoutMs); // restored
       busy.assertWritable(fail); // still young: no refusal
@@ -143,11 +143,11 @@ describe("meter", () => {
   });
 
   it("clear() forgets pending changes and reservations", () => {
-    meter.recordDelivery(account, 3, WINDOW, NOW);
-    meter.reserve(account, "budget", 10, NOW + 1000);
+    meter.record(account, 3, NOW);
+    meter.reserve(account, { kind: "trial" }, 10, NOW);
     meter.clear();
     meter.flush();
     expect(usageRows()).toEqual([]);
-    expect(meter.reservedRows(account, "budget", NOW)).toBe(0);
+    expect(meter.reservedRows(account, "trial", NOW)).toBe(0);
   });
 });

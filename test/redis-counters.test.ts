@@ -7,6 +7,7 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { ACCESS, RATE, TRIAL } from "../db/contract.ts";
 import { type BucketSpec, spendTokens } from "../db/rate-buckets.ts";
+import { openRedisLedger, type RedisLedger } from "../server/ledger/redis.ts";
 import { connectRedis, type RedisClient } from "../server/ledger/redis-connection.ts";
 import { COUNTER_KEYS, RedisCounters } from "../server/ledger/redis-counters.ts";
 import { REDIS_KEYS } from "../server/ledger/redis-keys.ts";
@@ -25,14 +26,18 @@ describe("Redis counters", () => {
   let server: RedisServer;
   let redis: [RedisClient, RedisClient];
   let counters: [RedisCounters, RedisCounters];
+  /** Reads the trial and the delivered rows as the portal does. */
+  let ledger: RedisLedger;
   let nextAccount = 1;
 
   beforeAll(async () => {
     server = await startRedisServer();
     redis = [await connectRedis(server.url), await connectRedis(server.url)];
     counters = [new RedisCounters(redis[0]), new RedisCounters(redis[1])];
+    ledger = await openRedisLedger(server.url);
   });
   afterAll(async () => {
+    await ledger?.close();
     for (const r of redis ?? []) r.disconnect();
     await server?.stop();
   });
@@ -82,10 +87,10 @@ describe("Redis counters", () => {
   it("delivers exactly the 10 rows left when 50 trial requests race at 990 used", async () => {
     const results = await raceTrialAt990(redis[0], counters, account, NOW_MS);
     expect(results.reduce((a, b) => a + b, 0)).toBe(10);
-    const trial = await counters[0].readTrial(account);
+    const trial = await ledger.readTrial(account);
     expect(trial).toMatchObject({ rowsUsed: 1000, startedMs: NOW_MS });
     expect(trial!.exhaustedMs).not.toBeNull();
-    expect(await counters[1].rowsDelivered(account, DAY, NOW_MS + 100)).toBe(10);
+    expect(await ledger.rowsDelivered(account, DAY, NOW_MS + 100)).toBe(10);
     // Stage 3 now sees the trial ended and takes nothing.
     const admission = await counters[0].admit(account, keyBucket(account), 1, { kind: "trial" }, true, NOW_MS + 100);
     expect(admission).toMatchObject({ gated: true, trial: { rowsUsed: 1000 } });
@@ -93,33 +98,33 @@ describe("Redis counters", () => {
   });
 
   it("starts the trial at the first reservation, clamps to a page and to the unreserved remainder", async () => {
-    expect(await counters[0].readTrial(account)).toBeUndefined();
+    expect(await ledger.readTrial(account)).toBeUndefined();
     // Unverified and not started: refused before the take.
     expect((await counters[0].admit(account, keyBucket(account), 1, { kind: "trial" }, false, NOW_MS)).gated).toBe(
       true,
     );
     const a = await counters[0].admit(account, keyBucket(account), 1, { kind: "trial" }, true, NOW_MS);
     expect(a).toMatchObject({ gated: false, trial: undefined, reserved: 0, verdict: { admitted: true } });
-    const first = await counters[0].reserveTrial(account, 100, NOW_MS);
+    const first = await counters[0].reserve(account, { kind: "trial" }, 100, NOW_MS);
     expect(first).toMatchObject({ rows: TRIAL.maxRowsPerPage, reserved: 0, trial: { startedMs: NOW_MS, rowsUsed: 0 } });
-    const second = await counters[1].reserveTrial(account, 10, NOW_MS + 5);
+    const second = await counters[1].reserve(account, { kind: "trial" }, 10, NOW_MS + 5);
     expect(second).toMatchObject({ rows: 10, reserved: 25, trial: { startedMs: NOW_MS } });
     expect(
       (await counters[1].admit(account, keyBucket(account), 1, { kind: "trial" }, true, NOW_MS + 6)).reserved,
     ).toBe(35);
     // Settled to what was delivered, never more than held.
-    expect(await counters[0].settleTrial(account, first, 7, NOW_MS + 10)).toMatchObject({
+    expect(await counters[0].settle(account, { kind: "trial" }, first, 7, NOW_MS + 10)).toMatchObject({
       live: true,
       reserved: 10,
       trial: { rowsUsed: 7 },
     });
-    expect(await counters[1].settleTrial(account, second, 50, NOW_MS + 10)).toMatchObject({
+    expect(await counters[1].settle(account, { kind: "trial" }, second, 50, NOW_MS + 10)).toMatchObject({
       live: true,
       reserved: 0,
       trial: { rowsUsed: 17 },
     });
     // Settling twice counts nothing more.
-    expect(await counters[1].settleTrial(account, second, 10, NOW_MS + 11)).toMatchObject({
+    expect(await counters[1].settle(account, { kind: "trial" }, second, 10, NOW_MS + 11)).toMatchObject({
       live: false,
       trial: { rowsUsed: 17 },
     });
@@ -140,7 +145,7 @@ describe("Redis counters", () => {
       rows: 5,
       reserved: 25,
     });
-    expect(await counters[0].settleTrial(account, a.reservation!, 25, NOW_MS)).toMatchObject({
+    expect(await counters[0].settle(account, { kind: "trial" }, a.reservation!, 25, NOW_MS)).toMatchObject({
       live: true,
       trial: { rowsUsed: 25 },
       reserved: 5,
@@ -150,7 +155,7 @@ describe("Redis counters", () => {
     expect(await counters[0].admit(other, keyBucket(other), 1, trial, true, NOW_MS)).toMatchObject({
       reservation: null,
     });
-    expect(await counters[0].readTrial(other)).toBeUndefined();
+    expect(await ledger.readTrial(other)).toBeUndefined();
     // Refused by the limiter: nothing held either.
     const empty = { ...keyBucket(other), capacity: 1 };
     expect((await counters[0].admit(other, empty, 1, trial, true, NOW_MS, 10)).reservation).not.toBeNull();
@@ -172,8 +177,8 @@ describe("Redis counters", () => {
     // A new trial: it starts, and the known 7 rows of a 10-row page are counted at once.
     const a = await counters[0].admit(account, spec, 1, trial, true, NOW_MS, 10, 7);
     expect(a).toMatchObject({ trial: { startedMs: NOW_MS, rowsUsed: 0 }, reserved: 0, reservation: null, counted: 7 });
-    expect(await counters[1].readTrial(account)).toMatchObject({ rowsUsed: 7, exhaustedMs: null });
-    expect(await counters[1].rowsDelivered(account, DAY, NOW_MS)).toBe(7);
+    expect(await ledger.readTrial(account)).toMatchObject({ rowsUsed: 7, exhaustedMs: null });
+    expect(await ledger.rowsDelivered(account, DAY, NOW_MS)).toBe(7);
     // More than a trial page asked for: reserved (and clamped) as before, whatever is known.
     expect(await counters[1].admit(account, spec, 1, trial, true, NOW_MS + 1, 100, 25)).toMatchObject({
       counted: null,
@@ -190,7 +195,7 @@ describe("Redis counters", () => {
     await redis[0].hset(REDIS_KEYS.trial(other), "startedMs", NOW_MS, "rowsUsed", TRIAL.rows - 5);
     const last = await counters[1].admit(other, keyBucket(other), 1, trial, true, NOW_MS + 3, 5, 5);
     expect(last).toMatchObject({ trial: { rowsUsed: TRIAL.rows - 5, exhaustedMs: null }, counted: 5 });
-    expect(await counters[0].readTrial(other)).toMatchObject({ rowsUsed: TRIAL.rows, exhaustedMs: NOW_MS + 3 });
+    expect(await ledger.readTrial(other)).toMatchObject({ rowsUsed: TRIAL.rows, exhaustedMs: NOW_MS + 3 });
     // Refused by the limiter: nothing counted.
     const empty = { ...keyBucket(other), capacity: 1 };
     const third = nextAccount++;
@@ -199,7 +204,7 @@ describe("Redis counters", () => {
       verdict: { admitted: false },
       counted: null,
     });
-    expect(await counters[0].readTrial(third)).toMatchObject({ rowsUsed: 4 });
+    expect(await ledger.readTrial(third)).toMatchObject({ rowsUsed: 4 });
     // A budget: counted while the remainder holds the page size, reserved once it does not.
     const budget = nextAccount++;
     const limit = { kind: "budget", limit: 30 } as const;
@@ -212,58 +217,58 @@ describe("Redis counters", () => {
       counted: null,
       reservation: { rows: 10 },
     });
-    expect(await counters[0].rowsDelivered(budget, DAY, NOW_MS + 1)).toBe(20);
+    expect(await ledger.rowsDelivered(budget, DAY, NOW_MS + 1)).toBe(20);
   });
 
   it("lets a reservation expire: its rows are free again and a late settle counts nothing", async () => {
     await redis[0].hset(REDIS_KEYS.trial(account), "startedMs", NOW_MS, "rowsUsed", 975);
-    const held = await counters[0].reserveTrial(account, 25, NOW_MS);
+    const held = await counters[0].reserve(account, { kind: "trial" }, 25, NOW_MS);
     expect(held.rows).toBe(25);
-    expect((await counters[1].reserveTrial(account, 25, NOW_MS + 1)).rows).toBe(0);
+    expect((await counters[1].reserve(account, { kind: "trial" }, 25, NOW_MS + 1)).rows).toBe(0);
     // Until the reservation's last millisecond the rows stay held…
     const during = await counters[1].admit(account, keyBucket(account), 1, { kind: "trial" }, true, NOW_MS + 29_999);
     expect(during.reserved).toBe(25);
     // …then they are free.
     const after = NOW_MS + ACCESS.reservationTtlMs;
     expect((await counters[1].admit(account, keyBucket(account), 1, { kind: "trial" }, true, after)).reserved).toBe(0);
-    const late = await counters[0].settleTrial(account, held, 25, after);
+    const late = await counters[0].settle(account, { kind: "trial" }, held, 25, after);
     expect(late).toMatchObject({ live: false, trial: { rowsUsed: 975 } });
-    expect((await counters[1].reserveTrial(account, 25, after)).rows).toBe(25);
+    expect((await counters[1].reserve(account, { kind: "trial" }, 25, after)).rows).toBe(25);
   });
 
   it("keeps a row budget exact at its limit over a rolling 24 hours, with Retry-After when rows age out", async () => {
     const limit = 100;
     const budget = { kind: "budget", limit } as const;
     // 60 rows at T, 40 at T + 1 h, across both connections.
-    const a = await counters[0].reserveBudget(account, limit, 60, NOW_MS);
-    const b = await counters[1].reserveBudget(account, limit, 100, NOW_MS);
+    const a = await counters[0].reserve(account, { kind: "budget", limit: limit }, 60, NOW_MS);
+    const b = await counters[1].reserve(account, { kind: "budget", limit: limit }, 100, NOW_MS);
     expect([a.rows, b.rows, b.reserved]).toEqual([60, 40, 60]);
-    expect(await counters[0].settleBudget(account, a, 60, NOW_MS)).toMatchObject({
+    expect(await counters[0].settle(account, { kind: "budget", limit }, a, 60, NOW_MS)).toMatchObject({
       live: true,
       used: 60,
       reserved: 40,
     });
     // b settles an hour later: its hold expired, but delivered rows always count.
     const hour = 3_600_000;
-    expect(await counters[1].settleBudget(account, b, 40, NOW_MS + hour)).toMatchObject({
+    expect(await counters[1].settle(account, { kind: "budget", limit }, b, 40, NOW_MS + hour)).toMatchObject({
       live: false,
       used: 100,
       reserved: 0,
     });
     const full = await counters[0].admit(account, keyBucket(account), 1, budget, false, NOW_MS + 2 * hour);
     expect(full).toMatchObject({ used: 100, reserved: 0, msUntilBelow: DAY - 2 * hour });
-    expect((await counters[1].reserveBudget(account, limit, 25, NOW_MS + 2 * hour)).rows).toBe(0);
+    expect((await counters[1].reserve(account, { kind: "budget", limit: limit }, 25, NOW_MS + 2 * hour)).rows).toBe(0);
     // The first delivery ages out exactly 24 h after it: the window is (now - 24 h, now].
-    expect(await counters[0].rowsDelivered(account, DAY, NOW_MS + DAY - 1)).toBe(100);
+    expect(await ledger.rowsDelivered(account, DAY, NOW_MS + DAY - 1)).toBe(100);
     const aged = await counters[1].admit(account, keyBucket(account), 1, budget, false, NOW_MS + DAY);
     expect(aged).toMatchObject({ used: 40, msUntilBelow: 0 });
-    expect((await counters[0].reserveBudget(account, limit, 100, NOW_MS + DAY)).rows).toBe(60);
-    expect(await counters[0].rowsDelivered(account, DAY, NOW_MS + DAY + hour)).toBe(0);
+    expect((await counters[0].reserve(account, { kind: "budget", limit: limit }, 100, NOW_MS + DAY)).rows).toBe(60);
+    expect(await ledger.rowsDelivered(account, DAY, NOW_MS + DAY + hour)).toBe(0);
   });
 
   it("keeps the trial across a Redis restart and sends its scripts again", async () => {
-    const hold = await counters[0].reserveTrial(account, 25, NOW_MS);
-    await counters[0].settleTrial(account, hold, 20, NOW_MS);
+    const hold = await counters[0].reserve(account, { kind: "trial" }, 25, NOW_MS);
+    await counters[0].settle(account, { kind: "trial" }, hold, 20, NOW_MS);
     await server.restart();
     const deadline = Date.now() + 5000;
     while (!redis.every((r) => r.status === "ready")) {
@@ -272,7 +277,7 @@ describe("Redis counters", () => {
     }
     for (;;) {
       try {
-        expect(await counters[1].reserveTrial(account, 25, NOW_MS + 1)).toMatchObject({
+        expect(await counters[1].reserve(account, { kind: "trial" }, 25, NOW_MS + 1)).toMatchObject({
           rows: 25,
           trial: { startedMs: NOW_MS, rowsUsed: 20 },
         });
@@ -289,7 +294,7 @@ describe("Redis counters", () => {
     await counters[1].recordDelivery(account, 20, NOW_MS);
     await counters[0].recordDelivery(account, 5, NOW_MS + 10);
     await counters[1].recordDelivery(account, 0, NOW_MS + 20);
-    expect(await counters[1].rowsDelivered(account, DAY, NOW_MS + 20)).toBe(55);
+    expect(await ledger.rowsDelivered(account, DAY, NOW_MS + 20)).toBe(55);
     // One entry per millisecond: the two at NOW_MS are one.
     expect(await redis[0].zcard(REDIS_KEYS.usage(account))).toBe(2);
     const a = await counters[0].admit(
@@ -305,7 +310,7 @@ describe("Redis counters", () => {
     // Pruned as deliveries age out: only the window's baseline remains.
     await counters[0].recordDelivery(account, 1, NOW_MS + DAY + 100);
     expect(await redis[0].zcard(REDIS_KEYS.usage(account))).toBe(2);
-    expect(await counters[1].rowsDelivered(account, DAY, NOW_MS + DAY + 100)).toBe(1);
+    expect(await ledger.rowsDelivered(account, DAY, NOW_MS + DAY + 100)).toBe(1);
   });
 
   it("takes the bucket units of one turn as one script per account, in the order they were asked for", async () => {
@@ -399,9 +404,9 @@ describe("Redis counters", () => {
       "60",
       String(NOW_MS + 1),
     ]);
-    expect(await counters[1].rowsDelivered(account, DAY, NOW_MS + 1)).toBe(60);
-    expect(await counters[1].rowsDelivered(account, DAY, NOW_MS + DAY)).toBe(10);
-    expect(await counters[1].rowsDelivered(other, DAY, NOW_MS)).toBe(8);
+    expect(await ledger.rowsDelivered(account, DAY, NOW_MS + 1)).toBe(60);
+    expect(await ledger.rowsDelivered(account, DAY, NOW_MS + DAY)).toBe(10);
+    expect(await ledger.rowsDelivered(other, DAY, NOW_MS)).toBe(8);
   });
 
   it("rejects every delivery of a batch Redis did not answer, and writes the next batch", async () => {
@@ -426,6 +431,6 @@ describe("Redis counters", () => {
     }
     // A batch that timed out may still have reached Redis before it stopped answering: the
     // recovery's batch is written either way.
-    expect([4, 15]).toContain(await counters[1].rowsDelivered(account, DAY, NOW_MS + 2));
+    expect([4, 15]).toContain(await ledger.rowsDelivered(account, DAY, NOW_MS + 2));
   });
 });

@@ -20,9 +20,9 @@ export async function raceTrialAt990(
   return Promise.all(
     Array.from({ length: 50 }, async (_, i) => {
       const c = counters[i % counters.length];
-      const hold = await c.reserveTrial(account, 25, nowMs + i);
+      const hold = await c.reserve(account, { kind: "trial" }, 25, nowMs + i);
       if (hold.rows === 0) return 0;
-      await c.settleTrial(account, hold, 25, nowMs + i);
+      await c.settle(account, { kind: "trial" }, hold, 25, nowMs + i);
       return hold.rows;
     }),
   );

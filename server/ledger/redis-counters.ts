@@ -1,24 +1,9 @@
 /**
- * The request path's counters on a Redis ledger (docs/api.md, Plans and access): token buckets,
- * the trial's rows, rolling 24-hour row budgets and the row reservations of requests in flight.
- * Every decision the SQLite meter makes in memory (server/limits/meter.ts, with
- * server/limits/allowances.ts) is here one Lua script, so any number of serving processes share
- * each limit exactly:
- *
- *   admit   (stage 3) the bucket take and the allowance check in one step; for a trial account
- *           the trial's state first, taking nothing when the trial has ended or cannot start;
- *   reserve (ListAccess.open) the trial starts if due, the page is clamped to the unreserved
- *           remainder and held for ACCESS.reservationTtlMs;
- *   settle  (ListAccess.settle) releases the hold and counts what was delivered;
- *   record  the delivered rows of an account without a row allowance, written behind the page:
- *           the records of one turn of the event loop go out as one script per account.
- *
- * A metered page costs two round trips: stage 3 with the reservation when the caller has
- * validated the request first (`admit`'s `reserve`), then the settlement; one when the page is
- * already known and the unreserved remainder holds the page size asked for (`admit`'s `known`):
- * stage 3 then counts its rows. An unmetered page waits for one, the bucket take, which goes out
- * with the other takes of its account in the same turn (one script takes them in order); its
- * record goes out with those of the pages answered in the same turn.
+ * The counters (server/limits/counters.ts) on a Redis ledger, each step one Lua script, so any
+ * number of serving processes share each limit exactly: ADMIT (stage 3), RESERVE (open), SETTLE
+ * (settle); an account without a row allowance takes through TAKES and records through RECORD,
+ * each batched per account and turn of the event loop (under load many requests of one account
+ * arrive in one turn). A metered page costs two round trips, one when it is known and fits.
  *
  * - Each script touches one account's keys only (`marquee:{a<id>}:…`, server/ledger/redis-keys.ts):
  *   one hash slot, so Redis Cluster runs them.
@@ -34,6 +19,16 @@ import { ACCESS, DAY_MS, TRIAL } from "../../db/contract.ts";
 import type { BucketSpec, BucketVerdict } from "../../db/rate-buckets.ts";
 import type { Allowance } from "../../db/row-usage.ts";
 import type { Trial } from "../../db/trials.ts";
+import type {
+  Admission,
+  AllowanceState,
+  Counters,
+  MeteredSpec,
+  Reserved,
+  RowAllowanceSpec,
+  Settled,
+} from "../limits/counters.ts";
+import { ledgerFailure } from "../limits/ledger.ts";
 import type { RedisClient } from "./redis-connection.ts";
 import { REDIS_KEYS } from "./redis-keys.ts";
 
@@ -51,12 +46,8 @@ export const COUNTER_KEYS = {
 const SPARE_MS = 3_600_000;
 
 const PRELUDE = `
-local TRIAL_ROWS = ${TRIAL.rows}
-local TRIAL_MS = ${TRIAL.days * DAY_MS}
-local PAGE_ROWS = ${TRIAL.maxRowsPerPage}
-local WINDOW_MS = ${ACCESS.rowBudgetWindowMs}
-local HOLD_MS = ${ACCESS.reservationTtlMs}
-local SPARE_MS = ${SPARE_MS}
+local TRIAL_ROWS, TRIAL_MS, PAGE_ROWS = ${TRIAL.rows}, ${TRIAL.days * DAY_MS}, ${TRIAL.maxRowsPerPage}
+local WINDOW_MS, HOLD_MS, SPARE_MS = ${ACCESS.rowBudgetWindowMs}, ${ACCESS.reservationTtlMs}, ${SPARE_MS}
 
 local function fmt(x) return string.format('%.17g', x) end
 
@@ -73,8 +64,7 @@ local function spend(b, now, nowText, capacity, refill, cost)
   if b.t then before = math.min(capacity, b.t + (math.max(0, now - b.u) / 1000) * refill) end
   local price = math.min(cost, capacity)
   local admitted = before >= price
-  local tokens = before
-  local retry = 0
+  local tokens, retry = before, 0
   if admitted then tokens = before - price else retry = math.ceil(((price - tokens) / refill) * 1000) end
   local full = math.ceil(((capacity - tokens) / refill) * 1000)
   if admitted then b.t, b.u, b.uText, b.full = tokens, now, nowText, full end
@@ -88,18 +78,42 @@ local function writeBucket(key, b)
   redis.call('PEXPIRE', key, b.full + SPARE_MS)
 end
 
-local function take(key, now, nowText, capacity, refill, cost)
-  local b = readBucket(key)
-  local v = spend(b, now, nowText, capacity, refill, cost)
-  writeBucket(key, b)
-  return v
+-- The running total before the window (0 when none); forgets the deliveries before it.
+local function baseline(log, now)
+  local base = redis.call('ZREVRANGEBYSCORE', log, now - WINDOW_MS, '-inf', 'WITHSCORES', 'LIMIT', 0, 1)
+  if #base == 0 then return 0 end
+  redis.call('ZREMRANGEBYSCORE', log, '-inf', '(' .. base[2])
+  return tonumber(base[1])
 end
 
--- The trial as {startedMs, rowsUsed, exhaustedMs}; startedMs -1 when it has not started, exhaustedMs -1 while rows remain.
-local function readTrial(key)
-  local t = redis.call('HMGET', key, 'startedMs', 'rowsUsed', 'exhaustedMs')
+-- Counts a delivery of rows > 0 (deliveries in the same millisecond are one entry).
+local function record(log, totalKey, rows, now)
+  local total = redis.call('INCRBY', totalKey, rows)
+  redis.call('ZREMRANGEBYSCORE', log, now, now)
+  redis.call('ZADD', log, now, total)
+  baseline(log, now)
+end
+`;
+
+/**
+ * The allowance steps (ADMIT, RESERVE, SETTLE) share one key layout, KEYS: trial, holds, hold
+ * ids, usage, usage total (then ADMIT's bucket), and report the allowance as
+ * server/limits/counters.ts `AllowanceState`: {startedMs, rowsUsed, exhaustedMs, used, reserved,
+ * msUntilBelow} after their own fields. Holds are members `<id>:<rows>` scored by their expiry.
+ */
+const ALLOWANCE = `${PRELUDE}
+-- The trial as {startedMs, rowsUsed, exhaustedMs}: -1 when not started, or not exhausted.
+local function readTrial()
+  local t = redis.call('HMGET', KEYS[1], 'startedMs', 'rowsUsed', 'exhaustedMs')
   if not t[1] then return {-1, 0, -1} end
   return {tonumber(t[1]), tonumber(t[2] or '0'), tonumber(t[3] or '-1')}
+end
+
+local function startTrial(now, nowText)
+  local t = readTrial()
+  if t[1] >= 0 then return t end
+  redis.call('HSET', KEYS[1], 'startedMs', nowText, 'rowsUsed', 0)
+  return {now, 0, -1}
 end
 
 -- db/trials.ts trialState.
@@ -110,232 +124,144 @@ local function trialState(t, now)
   return 'active'
 end
 
--- Rows held by live reservations (expired ones are dropped when the next hold is made).
-local function held(key, now)
-  local rows = 0
-  for _, m in ipairs(redis.call('ZRANGEBYSCORE', key, '(' .. now, '+inf')) do
-    rows = rows + tonumber(string.match(m, ':(%d+)$'))
+-- The state now (db/row-usage.ts rowsDelivered and msUntilRowsBelow for a budget), and the rows left.
+local function stateOf(kind, limit, t, now)
+  local used, wait, reserved = 0, 0, 0
+  if kind == 'budget' then
+    local total = tonumber(redis.call('GET', KEYS[5]) or '0')
+    used = total - baseline(KEYS[4], now)
+    if used >= limit then
+      local entries = redis.call('ZRANGEBYSCORE', KEYS[4], '(' .. (now - WINDOW_MS), '+inf', 'WITHSCORES')
+      for i = 1, #entries, 2 do
+        if tonumber(entries[i]) > total - limit then
+          wait = math.max(0, tonumber(entries[i + 1]) + WINDOW_MS - now)
+          break
+        end
+      end
+    end
   end
-  return rows
-end
-
-local function hold(key, idsKey, rows, now)
-  local member = redis.call('INCR', idsKey) .. ':' .. rows
-  redis.call('ZREMRANGEBYSCORE', key, '-inf', now)
-  redis.call('ZADD', key, now + HOLD_MS, member)
-  redis.call('PEXPIRE', key, HOLD_MS + SPARE_MS)
-  return member
-end
-
--- Ends a reservation; true when it was live (not expired, not ended before).
-local function release(key, member, now)
-  local score = redis.call('ZSCORE', key, member)
-  redis.call('ZREM', key, member)
-  return score ~= false and tonumber(score) > now
-end
-
--- The running total before the window (0 when none); forgets the deliveries before it.
-local function baseline(log, now)
-  local base = redis.call('ZREVRANGEBYSCORE', log, now - WINDOW_MS, '-inf', 'WITHSCORES', 'LIMIT', 0, 1)
-  if #base == 0 then return 0 end
-  redis.call('ZREMRANGEBYSCORE', log, '-inf', '(' .. base[2])
-  return tonumber(base[1])
-end
-
--- Rows delivered in (now - WINDOW_MS, now].
-local function delivered(log, totalKey, now)
-  return tonumber(redis.call('GET', totalKey) or '0') - baseline(log, now)
-end
-
--- Counts a delivery of rows > 0; returns the rows delivered in (now - WINDOW_MS, now] with it.
-local function record(log, totalKey, rows, now)
-  local total = redis.call('INCRBY', totalKey, rows)
-  -- Deliveries in the same millisecond are one entry: nothing can tell them apart.
-  redis.call('ZREMRANGEBYSCORE', log, now, now)
-  redis.call('ZADD', log, now, total)
-  return total - baseline(log, now)
-end
-
--- A trial's rows counted: rowsUsed grows, and the trial is exhausted once it reaches TRIAL_ROWS.
-local function countTrialRows(key, rows, nowText)
-  local used = redis.call('HINCRBY', key, 'rowsUsed', rows)
-  if used >= TRIAL_ROWS and redis.call('HEXISTS', key, 'exhaustedMs') == 0 then
-    redis.call('HSET', key, 'exhaustedMs', nowText)
+  for _, m in ipairs(redis.call('ZRANGEBYSCORE', KEYS[2], '(' .. now, '+inf')) do
+    reserved = reserved + tonumber(string.match(m, ':(%d+)$'))
   end
+  local left = TRIAL_ROWS - t[2] - reserved
+  if kind == 'budget' then left = limit - used - reserved end
+  return {t[1], t[2], t[3], used, reserved, wait}, left
 end
 
--- db/row-usage.ts msUntilRowsBelow: when enough of the window's deliveries have aged out.
-local function msUntilBelow(log, totalKey, limit, now)
-  local floor = tonumber(redis.call('GET', totalKey) or '0') - limit
-  local entries = redis.call('ZRANGEBYSCORE', log, '(' .. (now - WINDOW_MS), '+inf', 'WITHSCORES')
-  for i = 1, #entries, 2 do
-    if tonumber(entries[i]) > floor then return math.max(0, tonumber(entries[i + 1]) + WINDOW_MS - now) end
+-- At most the requested rows of those left held (a trial: a page at most, none once it expired).
+local function holdRows(kind, t, left, requested, now)
+  local rows = math.min(requested, left)
+  if kind == 'trial' then
+    rows = math.min(rows, PAGE_ROWS)
+    if trialState(t, now) == 'expired' then rows = 0 end
   end
-  return 0
+  if rows <= 0 then return 0, '' end
+  local member = redis.call('INCR', KEYS[3]) .. ':' .. rows
+  redis.call('ZREMRANGEBYSCORE', KEYS[2], '-inf', now)
+  redis.call('ZADD', KEYS[2], now + HOLD_MS, member)
+  redis.call('PEXPIRE', KEYS[2], HOLD_MS + SPARE_MS)
+  return rows, member
+end
+
+-- Delivered rows counted (a trial's: rowsUsed grows, exhausted once it reaches TRIAL_ROWS).
+local function count(kind, rows, now, nowText)
+  if rows <= 0 then return end
+  if kind == 'trial' then
+    if redis.call('EXISTS', KEYS[1]) == 0 then return end
+    local used = redis.call('HINCRBY', KEYS[1], 'rowsUsed', rows)
+    if used >= TRIAL_ROWS and redis.call('HEXISTS', KEYS[1], 'exhaustedMs') == 0 then
+      redis.call('HSET', KEYS[1], 'exhaustedMs', nowText)
+    end
+  end
+  record(KEYS[4], KEYS[5], rows, now)
+end
+
+local function reply(fields, s)
+  for i = 1, 6 do fields[#fields + 1] = s[i] end
+  return fields
 end
 `;
 
 /**
- * KEYS: bucket, trial, holds, usage, usage total, hold ids. ARGV: now, capacity, refill/s, cost,
- * kind ("trial" | "budget"; an account without either takes through `TAKES`), budget limit,
- * verified (1/0), rows to reserve (0: none), rows of the page already known (-1: not known).
- * Returns {admitted, tokens, retryAfterMs, fullAtMs, gated, startedMs, rowsUsed, exhaustedMs,
- * reserved, used, msUntilBelow, rows, member, counted}; `gated` = 1 when a trial account was
- * refused before the take. When asked to reserve and stage 3 admits, the reservation is made as
- * open() makes it (RESERVE_TRIAL, RESERVE_BUDGET) and the trial reported is the one it started.
- * When the page is known and the unreserved remainder holds the whole page size asked for (so no
- * reservation would clamp it), its rows are counted at once instead (`counted` = 1, rows = the
- * page's, no member), as the settlement would count them; the trial and usage reported are still
- * those stage 3 decided on, before the count.
+ * ARGV: now, capacity, refill/s, cost, kind ("trial" | "budget"), budget limit, verified (1/0),
+ * rows to reserve (0: none), rows of the page already known (-1: not known). Returns {admitted,
+ * tokens, retryAfterMs, fullAtMs, gated, counted (1/0), rows, member} and the state stage 3
+ * decided on (the trial as this step started it).
  */
-const ADMIT = `${PRELUDE}
-local now = tonumber(ARGV[1])
-local kind = ARGV[5]
+const ADMIT = `${ALLOWANCE}
+local now, kind, limit = tonumber(ARGV[1]), ARGV[5], tonumber(ARGV[6])
 local t = {-1, 0, -1}
 if kind == 'trial' then
-  t = readTrial(KEYS[2])
+  t = readTrial()
   if (t[1] >= 0 and trialState(t, now) ~= 'active') or (t[1] < 0 and ARGV[7] ~= '1') then
-    return {0, '0', 0, 0, 1, t[1], t[2], t[3], 0, 0, 0, 0, '', 0}
+    return reply({0, '0', 0, 0, 1, 0, 0, ''}, {t[1], t[2], t[3], 0, 0, 0})
   end
 end
-local v = take(KEYS[1], now, ARGV[1], tonumber(ARGV[2]), tonumber(ARGV[3]), tonumber(ARGV[4]))
-local reserved, used, wait = 0, 0, 0
-if kind == 'trial' then
-  reserved = held(KEYS[3], now)
-elseif kind == 'budget' then
-  local limit = tonumber(ARGV[6])
-  used = delivered(KEYS[4], KEYS[5], now)
-  reserved = held(KEYS[3], now)
-  if used >= limit then wait = msUntilBelow(KEYS[4], KEYS[5], limit, now) end
-end
-local requested = tonumber(ARGV[8])
-local known = tonumber(ARGV[9])
-local rows, member, counted = 0, '', 0
-if v[1] == 1 and requested > 0 then
+local b = readBucket(KEYS[6])
+local v = spend(b, now, ARGV[1], tonumber(ARGV[2]), tonumber(ARGV[3]), tonumber(ARGV[4]))
+writeBucket(KEYS[6], b)
+local s, left = stateOf(kind, limit, t, now)
+local requested, known = tonumber(ARGV[8]), tonumber(ARGV[9])
+local counted, rows, member = 0, 0, ''
+if v[1] == 1 and requested > 0 and left > 0 then
   if kind == 'trial' then
-    local remaining = TRIAL_ROWS - t[2] - reserved
-    if remaining > 0 then
-      if t[1] < 0 then
-        redis.call('HSET', KEYS[2], 'startedMs', ARGV[1], 'rowsUsed', 0)
-        t = {now, 0, -1}
-      end
-      if known >= 0 and requested <= PAGE_ROWS and remaining >= requested then
-        if known > 0 then
-          countTrialRows(KEYS[2], known, ARGV[1])
-          record(KEYS[4], KEYS[5], known, now)
-        end
-        rows, counted = known, 1
-      else
-        rows = math.min(requested, PAGE_ROWS, remaining)
-        member = hold(KEYS[3], KEYS[6], rows, now)
-      end
-    end
-  elseif kind == 'budget' then
-    local remaining = tonumber(ARGV[6]) - used - reserved
-    if remaining > 0 then
-      if known >= 0 and remaining >= requested then
-        if known > 0 then record(KEYS[4], KEYS[5], known, now) end
-        rows, counted = known, 1
-      else
-        rows = math.min(requested, remaining)
-        member = hold(KEYS[3], KEYS[6], rows, now)
-      end
-    end
+    t = startTrial(now, ARGV[1])
+    s[1] = t[1]
+  end
+  if known >= 0 and left >= requested and (kind == 'budget' or requested <= PAGE_ROWS) then
+    count(kind, known, now, ARGV[1])
+    counted, rows = 1, known
+  else
+    rows, member = holdRows(kind, t, left, requested, now)
   end
 end
-return {v[1], v[2], v[3], v[4], 0, t[1], t[2], t[3], reserved, used, wait, rows, member, counted}
+return reply({v[1], v[2], v[3], v[4], 0, counted, rows, member}, s)
+`;
+
+/** ARGV: now, kind, budget limit, requested rows. Returns {rows, member} (0, "" when nothing was held) and the state before the hold. */
+const RESERVE = `${ALLOWANCE}
+local now, kind = tonumber(ARGV[1]), ARGV[2]
+local t = {-1, 0, -1}
+if kind == 'trial' then t = startTrial(now, ARGV[1]) end
+local s, left = stateOf(kind, tonumber(ARGV[3]), t, now)
+local rows, member = holdRows(kind, t, left, tonumber(ARGV[4]), now)
+return reply({rows, member}, s)
 `;
 
 /**
- * Bucket takes of one account without a row allowance, in the order they were asked for.
- * KEYS: the account's buckets. ARGV: (bucket's key index, now, capacity, refill/s, cost) for each
- * take. Returns {admitted, tokens, retryAfterMs, fullAtMs} for each take, one after the other:
- * what `ADMIT` answers first for each, one at a time. Each bucket is read once and written once,
- * its takes worked out in between.
+ * ARGV: now, kind, budget limit, member, held rows, delivered rows. Counts min(delivered, held):
+ * a trial's only while the hold was live. Returns {live} and the state after.
+ */
+const SETTLE = `${ALLOWANCE}
+local now, kind = tonumber(ARGV[1]), ARGV[2]
+local expiry = redis.call('ZSCORE', KEYS[2], ARGV[4])
+redis.call('ZREM', KEYS[2], ARGV[4])
+local live = expiry ~= false and tonumber(expiry) > now
+if live or kind == 'budget' then count(kind, math.min(tonumber(ARGV[6]), tonumber(ARGV[5])), now, ARGV[1]) end
+local t = {-1, 0, -1}
+if kind == 'trial' then t = readTrial() end
+return reply({live and 1 or 0}, (stateOf(kind, tonumber(ARGV[3]), t, now)))
+`;
+
+/**
+ * Bucket takes of accounts without a row allowance, in the order they were asked for, each as
+ * ADMIT would take it. KEYS: the account's buckets. ARGV: (bucket's key index, now, capacity,
+ * refill/s, cost) for each take. Returns {admitted, tokens, retryAfterMs, fullAtMs} for each.
+ * Each bucket is read once and written once, its takes worked out in between.
  */
 const TAKES = `${PRELUDE}
 local buckets, out = {}, {}
 for i = 1, #ARGV, 5 do
   local k = tonumber(ARGV[i])
-  local b = buckets[k]
-  if not b then
-    b = readBucket(KEYS[k])
-    buckets[k] = b
-  end
-  local v = spend(b, tonumber(ARGV[i + 1]), ARGV[i + 1], tonumber(ARGV[i + 2]), tonumber(ARGV[i + 3]), tonumber(ARGV[i + 4]))
+  buckets[k] = buckets[k] or readBucket(KEYS[k])
+  local v = spend(buckets[k], tonumber(ARGV[i + 1]), ARGV[i + 1], tonumber(ARGV[i + 2]), tonumber(ARGV[i + 3]), tonumber(ARGV[i + 4]))
   for j = 1, 4 do out[#out + 1] = v[j] end
 end
 for k, b in pairs(buckets) do writeBucket(KEYS[k], b) end
 return out
 `;
-/**
- * KEYS: trial, holds, hold ids. ARGV: now, requested rows.
- * Returns {rows, member, startedMs, rowsUsed, exhaustedMs, reserved}; rows 0 / member "" when nothing was held.
- */
-const RESERVE_TRIAL = `${PRELUDE}
-local now = tonumber(ARGV[1])
-local t = readTrial(KEYS[1])
-if t[1] < 0 then
-  redis.call('HSET', KEYS[1], 'startedMs', ARGV[1], 'rowsUsed', 0)
-  t = {now, 0, -1}
-end
-local reserved = held(KEYS[2], now)
-local rows = math.min(tonumber(ARGV[2]), PAGE_ROWS, TRIAL_ROWS - t[2] - reserved)
-if trialState(t, now) == 'expired' or rows <= 0 then return {0, '', t[1], t[2], t[3], reserved} end
-return {rows, hold(KEYS[2], KEYS[3], rows, now), t[1], t[2], t[3], reserved}
-`;
 
-/**
- * KEYS: holds, hold ids, usage, usage total. ARGV: now, requested rows, limit.
- * Returns {rows, member, used, reserved, msUntilBelow}.
- */
-const RESERVE_BUDGET = `${PRELUDE}
-local now = tonumber(ARGV[1])
-local limit = tonumber(ARGV[3])
-local used = delivered(KEYS[3], KEYS[4], now)
-local reserved = held(KEYS[1], now)
-local remaining = limit - used - reserved
-if remaining <= 0 then
-  local wait = 0
-  if used >= limit then wait = msUntilBelow(KEYS[3], KEYS[4], limit, now) end
-  return {0, '', used, reserved, wait}
-end
-local rows = math.min(tonumber(ARGV[2]), remaining)
-return {rows, hold(KEYS[1], KEYS[2], rows, now), used, reserved, 0}
-`;
-
-/**
- * KEYS: trial, holds, usage, usage total. ARGV: now, member, held rows, delivered rows.
- * Counts min(delivered, held) only when the hold was live. Returns {live, startedMs, rowsUsed, exhaustedMs, reserved}.
- */
-const SETTLE_TRIAL = `${PRELUDE}
-local now = tonumber(ARGV[1])
-local live = release(KEYS[2], ARGV[2], now)
-local rows = 0
-if live then rows = math.min(tonumber(ARGV[4]), tonumber(ARGV[3])) end
-if rows > 0 and redis.call('EXISTS', KEYS[1]) == 1 then
-  countTrialRows(KEYS[1], rows, ARGV[1])
-  record(KEYS[3], KEYS[4], rows, now)
-end
-local t = readTrial(KEYS[1])
-return {live and 1 or 0, t[1], t[2], t[3], held(KEYS[2], now)}
-`;
-
-/**
- * KEYS: holds, usage, usage total. ARGV: now, member, held rows, delivered rows.
- * An expired hold still counts what was delivered: the budget is exact, the hold was advisory.
- * Returns {live, used, reserved}.
- */
-const SETTLE_BUDGET = `${PRELUDE}
-local now = tonumber(ARGV[1])
-local live = release(KEYS[1], ARGV[2], now)
-local rows = math.min(tonumber(ARGV[4]), tonumber(ARGV[3]))
-local used
-if rows > 0 then used = record(KEYS[2], KEYS[3], rows, now) else used = delivered(KEYS[2], KEYS[3], now) end
-return {live and 1 or 0, used, held(KEYS[1], now)}
-`;
-
-/** KEYS: usage, usage total. ARGV: now, rows, then more (now, rows) pairs: each recorded in turn. */
+/** KEYS: usage, usage total. ARGV: (now, rows) pairs, each recorded in turn. */
 const RECORD = `${PRELUDE}
 for i = 1, #ARGV, 2 do
   local rows = tonumber(ARGV[i + 1])
@@ -344,27 +270,18 @@ end
 return 1
 `;
 
-/** KEYS: usage, usage total. ARGV: now, window ms. Read-only: rows delivered in (now - window, now]. */
-const ROWS_DELIVERED = `
-local total = tonumber(redis.call('GET', KEYS[2]) or '0')
-local base = redis.call('ZREVRANGEBYSCORE', KEYS[1], tonumber(ARGV[1]) - tonumber(ARGV[2]), '-inf', 'LIMIT', 0, 1)
-if #base == 0 then return total end
-return total - tonumber(base[1])
-`;
-
 type Reply = (number | string)[];
 
-interface Scripts {
-  marqueeAdmit(...args: (string | number)[]): Promise<Reply>;
-  /** The number of keys first (it varies). */
-  marqueeTakes(...args: (string | number)[]): Promise<Reply>;
-  marqueeReserveTrial(...args: (string | number)[]): Promise<Reply>;
-  marqueeReserveBudget(...args: (string | number)[]): Promise<Reply>;
-  marqueeSettleTrial(...args: (string | number)[]): Promise<Reply>;
-  marqueeSettleBudget(...args: (string | number)[]): Promise<Reply>;
-  marqueeRecord(...args: (string | number)[]): Promise<number>;
-  marqueeRowsDelivered(...args: (string | number)[]): Promise<number>;
-}
+type Script = (...args: (string | number)[]) => Promise<Reply>;
+/** The scripts as ioredis defines them on the connection; TAKES takes the number of keys first. */
+type Scripts = Record<"marqueeAdmit" | "marqueeTakes" | "marqueeReserve" | "marqueeSettle" | "marqueeRecord", Script>;
+
+const verdictAt = (r: Reply, at: number): BucketVerdict => ({
+  admitted: r[at] === 1,
+  tokens: Number(r[at + 1]),
+  retryAfterMs: Number(r[at + 2]),
+  fullAtMs: Number(r[at + 3]),
+});
 
 /** The trial as the scripts report it (-1 = absent). */
 function trialOf(accountId: number, startedMs: number, rowsUsed: number, exhaustedMs: number): Trial | undefined {
@@ -372,59 +289,25 @@ function trialOf(accountId: number, startedMs: number, rowsUsed: number, exhaust
   return { accountId, startedMs, rowsUsed, exhaustedMs: exhaustedMs < 0 ? null : exhaustedMs };
 }
 
-export type RowAllowanceSpec = { kind: "trial" } | { kind: "budget"; limit: number } | null;
-
-export interface Admission {
-  verdict: BucketVerdict;
-  /** A trial account refused before the take (its trial ended, or cannot start unverified): nothing was spent. */
-  gated: boolean;
-  /** Trial accounts: the trial as it stands (undefined until it starts). */
-  trial: Trial | undefined;
-  /** Rows held by live reservations of the allowance. */
-  reserved: number;
-  /** Budget accounts: rows delivered in the rolling window. */
-  used: number;
-  /** Budget accounts, when used >= limit: ms until enough rows age out. */
-  msUntilBelow: number;
-  /** The reservation made with the admission when one was asked for and stage 3 admitted. */
-  reservation: Reserved | null;
-  /**
-   * The known page's rows when stage 3 counted them instead of reserving (`admit`'s `known`);
-   * `trial` and `used` are as they stood before the count.
-   */
-  counted: number | null;
+/** The allowance state a script reports from `at` on. */
+function stateAt(accountId: number, r: Reply, at: number): AllowanceState {
+  const n = (i: number) => Number(r[at + i]);
+  return { trial: trialOf(accountId, n(0), n(1), n(2)), used: n(3), reserved: n(4), msUntilBelow: n(5) };
 }
+
+/** The allowance steps' keys, in the order ALLOWANCE names them. */
+const allowanceKeys = (accountId: number, kind: Allowance) => [
+  REDIS_KEYS.trial(accountId),
+  COUNTER_KEYS.holds(accountId, kind),
+  COUNTER_KEYS.holdIds(accountId),
+  REDIS_KEYS.usage(accountId),
+  REDIS_KEYS.usageTotal(accountId),
+];
+
+const limitOf = (allowance: MeteredSpec) => (allowance.kind === "budget" ? allowance.limit : 0);
 
 /** What stage 3 reports beside the verdict for an account without a row allowance. */
-const UNMETERED: Readonly<Omit<Admission, "verdict">> = Object.freeze({
-  gated: false,
-  trial: undefined,
-  reserved: 0,
-  used: 0,
-  msUntilBelow: 0,
-  reservation: null,
-  counted: null,
-});
-
-/** A reservation: `rows` > 0 with its `member`, or rows 0 when nothing could be held. */
-export interface Reserved {
-  rows: number;
-  member: string;
-  /** The trial after it started (trial reservations). */
-  trial: Trial | undefined;
-  /** Rows delivered in the window (budget reservations). */
-  used: number;
-  /** Rows other requests held, before this hold. */
-  reserved: number;
-  msUntilBelow: number;
-}
-
-export interface Settled {
-  live: boolean;
-  trial: Trial | undefined;
-  used: number;
-  reserved: number;
-}
+const UNMETERED = { trial: undefined, used: 0, reserved: 0, msUntilBelow: 0 };
 
 /** One account's bucket takes waiting for the end of the turn: its buckets, each take's arguments, who waits for each. */
 interface QueuedTakes {
@@ -441,31 +324,23 @@ interface QueuedDeliveries {
 }
 
 /** The counters' scripts on one connection (server/ledger/redis-connection.ts). */
-export class RedisCounters {
+export class RedisCounters implements Counters {
+  readonly prepares = true;
   readonly #redis: RedisClient & Scripts;
   readonly #queued = new Map<number, QueuedDeliveries>();
   readonly #takes = new Map<number, QueuedTakes>();
 
   constructor(redis: RedisClient) {
-    const define = (name: keyof Scripts, keys: number, lua: string) =>
+    const define = (name: keyof Scripts, keys: number | undefined, lua: string) =>
       redis.defineCommand(name, { numberOfKeys: keys, lua });
     define("marqueeAdmit", 6, ADMIT);
-    redis.defineCommand("marqueeTakes", { lua: TAKES });
-    define("marqueeReserveTrial", 3, RESERVE_TRIAL);
-    define("marqueeReserveBudget", 4, RESERVE_BUDGET);
-    define("marqueeSettleTrial", 4, SETTLE_TRIAL);
-    define("marqueeSettleBudget", 3, SETTLE_BUDGET);
+    define("marqueeTakes", undefined, TAKES);
+    define("marqueeReserve", 5, RESERVE);
+    define("marqueeSettle", 5, SETTLE);
     define("marqueeRecord", 2, RECORD);
-    define("marqueeRowsDelivered", 2, ROWS_DELIVERED);
     this.#redis = redis as RedisClient & Scripts;
   }
 
-  /**
-   * Stage 3: the bucket take with the allowance's check (server/access.ts, authorizeList). With
-   * `reserve` rows asked for, the page's reservation too; when the page those rows would give is
-   * already known (`known`: its row count), its rows are counted at once if no reservation could
-   * clamp it.
-   */
   async admit(
     accountId: number,
     spec: BucketSpec,
@@ -476,54 +351,70 @@ export class RedisCounters {
     reserve = 0,
     known: number | null = null,
   ): Promise<Admission> {
-    if (allowance === null) return { ...UNMETERED, verdict: await this.takeTokens(accountId, spec, cost, nowMs) };
-    const kind = allowance.kind;
+    if (allowance === null) {
+      const verdict = await this.takeTokens(accountId, spec, cost, nowMs);
+      return { ...UNMETERED, verdict, gated: false, reservation: null, counted: null };
+    }
     const r = await this.#redis.marqueeAdmit(
+      ...allowanceKeys(accountId, allowance.kind),
       COUNTER_KEYS.bucket(accountId, spec.bucket),
-      REDIS_KEYS.trial(accountId),
-      COUNTER_KEYS.holds(accountId, kind === "budget" ? "budget" : "trial"),
-      REDIS_KEYS.usage(accountId),
-      REDIS_KEYS.usageTotal(accountId),
-      COUNTER_KEYS.holdIds(accountId),
       nowMs,
       spec.capacity,
       String(spec.refillPerSecond),
       cost,
-      kind,
-      allowance.kind === "budget" ? allowance.limit : 0,
+      allowance.kind,
+      limitOf(allowance),
       verified ? 1 : 0,
       reserve,
       known ?? -1,
     );
-    const trial = trialOf(accountId, Number(r[5]), Number(r[6]), Number(r[7]));
-    const counted = r[13] === 1;
-    const reserved = Number(r[8]);
-    const used = Number(r[9]);
-    const rows = Number(r[11]);
+    const state = stateAt(accountId, r, 8);
+    const counted = r[5] === 1;
+    const rows = Number(r[6]);
     return {
-      verdict: {
-        admitted: r[0] === 1,
-        tokens: Number(r[1]),
-        retryAfterMs: Number(r[2]),
-        fullAtMs: Number(r[3]),
-      },
+      ...state,
+      verdict: verdictAt(r, 0),
       gated: r[4] === 1,
-      trial,
-      reserved,
-      used,
-      msUntilBelow: Number(r[10]),
-      reservation:
-        rows > 0 && !counted ? { rows, member: String(r[12]), trial, used, reserved, msUntilBelow: 0 } : null,
+      reservation: rows > 0 && !counted ? { ...state, msUntilBelow: 0, rows, hold: String(r[7]) } : null,
       counted: counted ? rows : null,
     };
   }
 
-  /**
-   * The bucket take alone, queued until the end of this turn of the event loop, when each
-   * account's takes go out as one script (`flushTakes`) that takes them in the order they were
-   * asked for: under load many requests of one account arrive in one turn, and each was a command
-   * for the client and for Redis.
-   */
+  async reserve(accountId: number, allowance: MeteredSpec, requested: number, nowMs: number): Promise<Reserved> {
+    const r = await this.#redis.marqueeReserve(
+      ...allowanceKeys(accountId, allowance.kind),
+      nowMs,
+      allowance.kind,
+      limitOf(allowance),
+      requested,
+    );
+    return { ...stateAt(accountId, r, 2), rows: Number(r[0]), hold: String(r[1]) };
+  }
+
+  async settle(
+    accountId: number,
+    allowance: MeteredSpec,
+    hold: Reserved,
+    delivered: number,
+    nowMs: number,
+  ): Promise<Settled> {
+    const r = await this.#redis.marqueeSettle(
+      ...allowanceKeys(accountId, allowance.kind),
+      nowMs,
+      allowance.kind,
+      limitOf(allowance),
+      hold.hold,
+      hold.rows,
+      delivered,
+    );
+    return { ...stateAt(accountId, r, 1), live: r[0] === 1 };
+  }
+
+  record(accountId: number, rows: number, nowMs: number): void {
+    this.recordDelivery(accountId, rows, nowMs).catch((err) => ledgerFailure("rate_limit_unavailable", err));
+  }
+
+  /** The bucket take alone, queued until the end of this turn (`flushTakes`), taken in the order asked for. */
   takeTokens(accountId: number, spec: BucketSpec, cost: number, nowMs: number): Promise<BucketVerdict> {
     let queued = this.#takes.get(accountId);
     if (!queued) {
@@ -552,98 +443,14 @@ export class RedisCounters {
           for (const w of waiters) w.reject(err ?? new Error("the bucket was not read"));
           return;
         }
-        for (let i = 0; i < waiters.length; i++) {
-          waiters[i].resolve({
-            admitted: r[4 * i] === 1,
-            tokens: Number(r[4 * i + 1]),
-            retryAfterMs: Number(r[4 * i + 2]),
-            fullAtMs: Number(r[4 * i + 3]),
-          });
-        }
+        for (let i = 0; i < waiters.length; i++) waiters[i].resolve(verdictAt(r, 4 * i));
       }),
     );
   }
 
-  /** Starts the trial if due and holds at most `requested` rows (clamped to a page and the unreserved remainder). */
-  async reserveTrial(accountId: number, requested: number, nowMs: number): Promise<Reserved> {
-    const r = await this.#redis.marqueeReserveTrial(
-      REDIS_KEYS.trial(accountId),
-      COUNTER_KEYS.holds(accountId, "trial"),
-      COUNTER_KEYS.holdIds(accountId),
-      nowMs,
-      requested,
-    );
-    return {
-      rows: Number(r[0]),
-      member: String(r[1]),
-      trial: trialOf(accountId, Number(r[2]), Number(r[3]), Number(r[4])),
-      used: 0,
-      reserved: Number(r[5]),
-      msUntilBelow: 0,
-    };
-  }
-
-  /** Holds at most `requested` rows of the budget's unreserved remainder. */
-  async reserveBudget(accountId: number, limit: number, requested: number, nowMs: number): Promise<Reserved> {
-    const r = await this.#redis.marqueeReserveBudget(
-      COUNTER_KEYS.holds(accountId, "budget"),
-      COUNTER_KEYS.holdIds(accountId),
-      REDIS_KEYS.usage(accountId),
-      REDIS_KEYS.usageTotal(accountId),
-      nowMs,
-      requested,
-      limit,
-    );
-    return {
-      rows: Number(r[0]),
-      member: String(r[1]),
-      trial: undefined,
-      used: Number(r[2]),
-      reserved: Number(r[3]),
-      msUntilBelow: Number(r[4]),
-    };
-  }
-
-  /** Releases a trial hold and counts min(delivered, held) when it was still live. */
-  async settleTrial(accountId: number, hold: Reserved, delivered: number, nowMs: number): Promise<Settled> {
-    const r = await this.#redis.marqueeSettleTrial(
-      REDIS_KEYS.trial(accountId),
-      COUNTER_KEYS.holds(accountId, "trial"),
-      REDIS_KEYS.usage(accountId),
-      REDIS_KEYS.usageTotal(accountId),
-      nowMs,
-      hold.member,
-      hold.rows,
-      delivered,
-    );
-    return {
-      live: r[0] === 1,
-      trial: trialOf(accountId, Number(r[1]), Number(r[2]), Number(r[3])),
-      used: 0,
-      reserved: Number(r[4]),
-    };
-  }
-
-  /** Releases a budget hold and counts min(delivered, held), live or not. */
-  async settleBudget(accountId: number, hold: Reserved, delivered: number, nowMs: number): Promise<Settled> {
-    const r = await this.#redis.marqueeSettleBudget(
-      COUNTER_KEYS.holds(accountId, "budget"),
-      REDIS_KEYS.usage(accountId),
-      REDIS_KEYS.usageTotal(accountId),
-      nowMs,
-      hold.member,
-      hold.rows,
-      delivered,
-    );
-    return { live: r[0] === 1, trial: undefined, used: Number(r[1]), reserved: Number(r[2]) };
-  }
-
   /**
-   * Every account's delivered rows are recorded, so a budget set later counts the last 24 hours.
-   * Queued until the end of this turn of the event loop, when each account's deliveries go out as
-   * one script (`flushDeliveries`), deliveries of the same millisecond as one entry as the script
-   * would merge them: under load many pages settle in one turn, and each record was a command
-   * for the client and for Redis. Resolves once the delivery is written.
+   * A delivery queued until the end of this turn (`flushDeliveries`), those of the same millisecond
+   * as one entry as the script would merge them. Resolves once it is written.
    */
   recordDelivery(accountId: number, rows: number, nowMs: number): Promise<void> {
     if (rows <= 0) return Promise.resolve();
@@ -673,35 +480,6 @@ export class RedisCounters {
           () => settle(),
           (err: unknown) => settle(err ?? new Error("the delivery was not recorded")),
         ),
-      ),
-    );
-  }
-
-  /** The portal's view of the trial (also what RedisLedger.readTrial may answer). */
-  async readTrial(accountId: number): Promise<Trial | undefined> {
-    const [startedMs, rowsUsed, exhaustedMs] = await this.#redis.hmget(
-      REDIS_KEYS.trial(accountId),
-      "startedMs",
-      "rowsUsed",
-      "exhaustedMs",
-    );
-    if (startedMs === null) return undefined;
-    return {
-      accountId,
-      startedMs: Number(startedMs),
-      rowsUsed: Number(rowsUsed ?? 0),
-      exhaustedMs: exhaustedMs === null ? null : Number(exhaustedMs),
-    };
-  }
-
-  /** Rows delivered in (nowMs - windowMs, nowMs] (also what RedisLedger.rowsDelivered may answer). */
-  async rowsDelivered(accountId: number, windowMs: number, nowMs: number): Promise<number> {
-    return Number(
-      await this.#redis.marqueeRowsDelivered(
-        REDIS_KEYS.usage(accountId),
-        REDIS_KEYS.usageTotal(accountId),
-        nowMs,
-        windowMs,
       ),
     );
   }

@@ -1,6 +1,7 @@
 /**
- * Row allowances (docs/api.md, Plans and access): the trial's 1,000 rows in total and a plan's rolling 24-hour
- * row budget. Both follow one protocol over the process's meter (server/limits/meter.ts):
+ * Row allowances (docs/api.md, Plans and access): the trial's 1,000 rows in total and a plan's
+ * rolling 24-hour row budget, judged from the counters' numbers (server/limits/counters.ts):
+ * their headers and their refusals. Both follow one protocol:
  *
  *   check   (stage 3, with the request rate) refuse when nothing is left to reserve;
  *   reserve (ListAccess.open, after validation) clamp the page to the unreserved remainder and
@@ -8,80 +9,39 @@
  *   settle  (ListAccess.settle) release the hold and count what was delivered.
  *
  * Concurrency therefore never lets delivered rows exceed the allowance: every request reserves
- * before it selects rows, and reserving is synchronous. Reservations expire, so a request that
- * never settles frees its rows after 30 seconds. Empty pages cost nothing; repeated rows count again.
+ * before it selects rows, in one atomic step. Reservations expire, so a request that never
+ * settles frees its rows after 30 seconds. Empty pages cost nothing; repeated rows count again.
  */
 import { ACCESS, TRIAL } from "../../db/contract.ts";
-import type { Allowance } from "../../db/row-usage.ts";
-import { trialExpiresMs, trialState } from "../../db/trials.ts";
+import { trialExpiresMs } from "../../db/trials.ts";
 import { ApiError } from "../errors.ts";
+import type { AllowanceState, MeteredSpec } from "./counters.ts";
 import { budgetHeaders, H, PUBLISHED_RATE_LIMIT, seconds, trialHeaders } from "./headers.ts";
-import type { Meter } from "./meter.ts";
 
-export interface Hold {
-  rows: number;
-  reservationId: number;
+/** The allowance's headers with `spent` more rows than the state counts (this request's own). */
+export function allowanceHeaders(allowance: MeteredSpec, s: AllowanceState, spent = 0): Record<string, string> {
+  if (allowance.kind === "budget") return budgetHeaders(allowance.limit, allowance.limit - s.used - s.reserved - spent);
+  const trial = s.trial;
+  return trialHeaders(TRIAL.rows - (trial?.rowsUsed ?? 0) - s.reserved - spent, trial ? trialExpiresMs(trial) : null);
 }
 
-export interface RowAllowance {
-  readonly kind: Allowance;
-  /** The refusal when nothing is left to reserve, else null. Also refreshes `headers`. */
-  check(meter: Meter, nowMs: number): ApiError | null;
-  /** A hold of at most `requested` rows, or the refusal. */
-  reserve(meter: Meter, requested: number, nowMs: number): Hold | ApiError;
-  /** Releases the hold and counts `delivered`; false when the hold had expired meanwhile. */
-  settle(meter: Meter, hold: Hold, delivered: number, nowMs: number): boolean;
-  /** Headers describing the allowance after the last step. */
-  headers: Record<string, string>;
-}
-
-/** Every account's delivered rows are recorded, so a budget set later counts the last 24 hours. */
-export function recordDelivery(meter: Meter, accountId: number, rows: number, nowMs: number): void {
-  if (rows > 0) meter.recordDelivery(accountId, rows, ACCESS.rowBudgetWindowMs, nowMs);
-}
-
-function hold(meter: Meter, accountId: number, kind: Allowance, rows: number, nowMs: number): Hold {
-  return { rows, reservationId: meter.reserve(accountId, kind, rows, nowMs + ACCESS.reservationTtlMs) };
-}
-
-export function trialAllowance(accountId: number): RowAllowance {
-  const self: RowAllowance = {
-    kind: "trial",
-    headers: {},
-    check(meter, nowMs) {
-      const trial = meter.readTrial(accountId);
-      const used = trial?.rowsUsed ?? 0;
-      const reserved = meter.reservedRows(accountId, "trial", nowMs);
-      self.headers = trialHeaders(TRIAL.rows - used - reserved, trial ? trialExpiresMs(trial) : null);
-      return refusal(used, reserved);
-    },
-    reserve(meter, requested, nowMs) {
-      const trial = meter.startTrial(accountId, nowMs);
-      const reserved = meter.reservedRows(accountId, "trial", nowMs);
-      const remaining = TRIAL.rows - trial.rowsUsed - reserved;
-      const rows = Math.min(requested, TRIAL.maxRowsPerPage, remaining);
-      self.headers = trialHeaders(remaining - Math.max(0, rows), trialExpiresMs(trial));
-      // Day 7 may have struck since stage 2 looked.
-      if (trialState(trial, nowMs) === "expired") return trialEnded("expired", self.headers);
-      return rows > 0 ? hold(meter, accountId, "trial", rows, nowMs) : refusal(trial.rowsUsed, reserved)!;
-    },
-    settle(meter, h, delivered, nowMs) {
-      const live = meter.release(h.reservationId, nowMs);
-      const rows = live ? Math.min(delivered, h.rows) : 0;
-      if (rows > 0) {
-        meter.addTrialRows(accountId, rows, nowMs);
-        recordDelivery(meter, accountId, rows, nowMs);
-      }
-      self.check(meter, nowMs);
-      return live;
-    },
-  };
-  function refusal(used: number, reserved: number): ApiError | null {
-    if (TRIAL.rows - used - reserved > 0) return null;
-    const headers = { ...self.headers };
-    return reserved > 0 && used < TRIAL.rows ? trialCapacityReserved(headers) : trialEnded("exhausted", headers);
+/** The refusal when nothing is left to reserve, else null; `headers` as the state describes it. */
+export function allowanceRefusal(
+  allowance: MeteredSpec,
+  s: AllowanceState,
+  headers: Record<string, string>,
+): ApiError | null {
+  if (allowance.kind === "trial") {
+    const used = s.trial?.rowsUsed ?? 0;
+    if (TRIAL.rows - used - s.reserved > 0) return null;
+    return s.reserved > 0 && used < TRIAL.rows
+      ? trialCapacityReserved(headers)
+      : trialEnded("exhausted", { ...headers });
   }
-  return self;
+  if (allowance.limit - s.used - s.reserved > 0) return null;
+  // Spent: Retry-After is when enough delivered rows age out. Held by requests in flight: soon.
+  const retryAfterS = s.used >= allowance.limit ? seconds(s.msUntilBelow) : ACCESS.budgetHeldRetryAfterS;
+  return budgetExhausted(headers, retryAfterS);
 }
 
 /** 429 while requests in flight hold the trial's remaining rows: not exhaustion, so soon again. */
@@ -110,45 +70,4 @@ export function trialEnded(state: "expired" | "exhausted", trialHeaders: Record<
     : new ApiError("trial_exhausted", "The 1,000 trial rows are used. Subscribe to continue with the same key.", {
         headers,
       });
-}
-
-export function budgetAllowance(accountId: number, limit: number): RowAllowance {
-  const window = ACCESS.rowBudgetWindowMs;
-  const self: RowAllowance = {
-    kind: "budget",
-    headers: {},
-    check(meter, nowMs) {
-      const { used, reserved } = readBudget(meter, nowMs);
-      return refusal(meter, used, reserved, nowMs);
-    },
-    reserve(meter, requested, nowMs) {
-      const { used, reserved, remaining } = readBudget(meter, nowMs);
-      if (remaining <= 0) return refusal(meter, used, reserved, nowMs)!;
-      const rows = Math.min(requested, remaining);
-      self.headers = budgetHeaders(limit, remaining - rows);
-      return hold(meter, accountId, "budget", rows, nowMs);
-    },
-    settle(meter, h, delivered, nowMs) {
-      // An expired hold still counts what was delivered: the budget is exact, the hold was advisory.
-      const live = meter.release(h.reservationId, nowMs);
-      recordDelivery(meter, accountId, Math.min(delivered, h.rows), nowMs);
-      self.check(meter, nowMs);
-      return live;
-    },
-  };
-  function readBudget(meter: Meter, nowMs: number) {
-    const used = meter.rowsDelivered(accountId, window, nowMs);
-    const reserved = meter.reservedRows(accountId, "budget", nowMs);
-    const remaining = limit - used - reserved;
-    self.headers = budgetHeaders(limit, remaining);
-    return { used, reserved, remaining };
-  }
-  function refusal(meter: Meter, used: number, reserved: number, nowMs: number): ApiError | null {
-    if (limit - used - reserved > 0) return null;
-    // Spent: Retry-After is when enough delivered rows age out. Held by requests in flight: soon.
-    const retryAfterS =
-      used >= limit ? seconds(meter.msUntilRowsBelow(accountId, limit, window, nowMs)) : ACCESS.budgetHeldRetryAfterS;
-    return budgetExhausted(self.headers, retryAfterS);
-  }
-  return self;
 }

@@ -1,11 +1,14 @@
 /**
  * Per-process caches of keys (by digest) and accounts (by id), so the common request does no
- * ledger lookup for them. Freshness: the ledger's access epoch, which triggers bump on every
- * change to `accounts` or `api_keys` from any connection or process (db/ledger-access.ts), is
- * read when this process changed accounts or keys (test-mode accounts: the very next request sees it)
- * and otherwise at most every `HOT_PATH.foreignCommitLagMs`. A key revoked or a plan changed by
- * the CLI while the server runs therefore takes effect within milliseconds, well inside the
- * one second the issue allows.
+ * ledger lookup for them. "No such key" is cached too. Freshness:
+ * - SQLite: the ledger's access epoch, which triggers bump on every change to `accounts` or
+ *   `api_keys` from any connection or process (db/ledger-access.ts), is read when this process
+ *   changed accounts or keys (test-mode accounts: the very next request sees it) and otherwise
+ *   at most every `HOT_PATH.foreignCommitLagMs`;
+ * - Redis: the ledger's access notices (`Ledger.onAccessChange`, server/ledger/redis-access.ts)
+ *   clear it within a second, from any process.
+ * A key revoked or a plan changed by the CLI while the server runs takes effect well inside the
+ * one second docs/api.md allows.
  */
 import { LRUCache } from "lru-cache";
 import { type Account, connectionChanges, findKeyByDigest, type KeyRow, readAccount } from "../../db/accounts.ts";
@@ -13,6 +16,15 @@ import { ACCESS } from "../../db/contract.ts";
 import type { Db } from "../../db/driver.ts";
 import { readAccessEpoch } from "../../db/ledger-access.ts";
 import { HOT_PATH } from "../../db/tuning.ts";
+import type { Maybe } from "./counters.ts";
+
+/** Where keys and accounts are read; a promise when the ledger must be asked over the network. */
+export interface AccessSource {
+  findKey(digest: string): Maybe<KeyRow | undefined>;
+  readAccount(id: number): Maybe<Account | undefined>;
+  /** Asked once per request: true when what was read may have changed since. */
+  changed?(): boolean;
+}
 
 /** LRU values cannot be undefined; a box also caches "no such key" answers. */
 interface Box<T> {
@@ -20,52 +32,69 @@ interface Box<T> {
 }
 
 export interface AccessCache {
-  /** Drops everything when the ledger's access epoch moved. Call once per request. */
+  /** Drops everything when the source says it changed. Call once per request. */
   refresh(): void;
-  key(digest: string): KeyRow | undefined;
+  key(digest: string): Maybe<KeyRow | undefined>;
   /** The key when it is cached as known, without a lookup; undefined otherwise. */
   knownKey(digest: string): KeyRow | undefined;
-  account(id: number): Account | undefined;
+  account(id: number): Maybe<Account | undefined>;
   clear(): void;
 }
 
-export function createAccessCache(ledger: Db): AccessCache {
+export function createAccessCache(source: AccessSource): AccessCache {
   const keys = new LRUCache<string, Box<KeyRow>>({ max: ACCESS.cacheEntries });
   const accounts = new LRUCache<number, Box<Account>>({ max: ACCESS.cacheEntries });
-  let epoch: string | undefined;
-  let checkedChanges = -1;
-  let checkedAt = -Infinity;
+  // Moves on every clear, so a lookup that started before a change is not cached after it.
+  let generation = 0;
+  function read<K extends {}, V extends object>(lru: LRUCache<K, Box<V>>, k: K, load: (k: K) => Maybe<V | undefined>) {
+    const box = lru.get(k);
+    if (box) return box.value;
+    const value = load(k);
+    if (!(value instanceof Promise)) {
+      lru.set(k, { value });
+      return value;
+    }
+    const at = generation;
+    return value.then((v) => {
+      if (at === generation) lru.set(k, { value: v });
+      return v;
+    });
+  }
   const clear = () => {
+    generation++;
     keys.clear();
     accounts.clear();
-    epoch = undefined;
-    checkedChanges = -1;
   };
   return {
     refresh() {
+      if (source.changed?.()) clear();
+    },
+    key: (digest) => read(keys, digest, (d) => source.findKey(d)),
+    knownKey: (digest) => keys.get(digest)?.value,
+    account: (id) => read(accounts, id, (i) => source.readAccount(i)),
+    clear,
+  };
+}
+
+/** The SQLite ledger's keys and accounts, changed when its access epoch moved. */
+export function sqliteAccessSource(ledger: Db): AccessSource {
+  let epoch: string | undefined;
+  let checkedChanges = -1;
+  let checkedAt = -Infinity;
+  return {
+    findKey: (digest) => findKeyByDigest(ledger, digest),
+    readAccount: (id) => readAccount(ledger, id),
+    changed() {
       // This process's own writes (test-mode accounts) count at once; other processes' within the lag.
       const changes = connectionChanges(ledger);
       const at = performance.now();
-      if (changes === checkedChanges && at - checkedAt < HOT_PATH.foreignCommitLagMs) return;
+      if (changes === checkedChanges && at - checkedAt < HOT_PATH.foreignCommitLagMs) return false;
       checkedChanges = changes;
       checkedAt = at;
       const now = readAccessEpoch(ledger);
-      if (now !== epoch) {
-        clear();
-        epoch = now;
-      }
+      if (now === epoch) return false;
+      epoch = now;
+      return true;
     },
-    key(digest) {
-      let box = keys.get(digest);
-      if (!box) keys.set(digest, (box = { value: findKeyByDigest(ledger, digest) }));
-      return box.value;
-    },
-    knownKey: (digest) => keys.get(digest)?.value,
-    account(id) {
-      let box = accounts.get(id);
-      if (!box) accounts.set(id, (box = { value: readAccount(ledger, id) }));
-      return box.value;
-    },
-    clear,
   };
 }

@@ -33,8 +33,6 @@ export interface Grant {
   polygons: boolean;
   /** Rolling 24-hour row budget; null = not row-metered (and always null for trials). */
   rowBudget: number | null;
-  /** Trial accounts only: the trial, undefined until the first valid request starts it. */
-  trial: Trial | undefined;
 }
 
 const horizon = (days: number | null) => (days === null ? null : days * DAY_MS);
@@ -81,7 +79,6 @@ export function resolveGrant(account: Account, trial: Trial | undefined, nowMs: 
       horizonMs: horizon(t.horizonDays),
       polygons: t.polygons,
       rowBudget: rowBudgetOf(account),
-      trial: undefined,
     };
   }
   if (account.hadSubscription) throw subscriptionRequired();
@@ -91,7 +88,7 @@ export function resolveGrant(account: Account, trial: Trial | undefined, nowMs: 
   } else if (!account.verified) {
     throw emailVerificationRequired();
   }
-  return { tier: "trial", horizonMs: horizon(TRIAL.horizonDays), polygons: TRIAL.polygons, rowBudget: null, trial };
+  return { tier: "trial", horizonMs: horizon(TRIAL.horizonDays), polygons: TRIAL.polygons, rowBudget: null };
 }
 
 /**

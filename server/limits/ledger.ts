@@ -1,6 +1,6 @@
 /**
- * Ledger work on the request path. It goes through `withLedger`, so a real failure (a write lock
- * held past the busy timeout, a broken file) answers with the stage's 503 code (docs/api.md:
+ * Ledger work on the request path. A real failure (a write lock held past the busy timeout, a
+ * broken file, a Redis error) answers with the stage's 503 code (`ledgerFailure`; docs/api.md:
  * Retry-After, never rows) instead of hanging or leaking a 500 with a stack; per-request records
  * commit through `withoutFsync`.
  */
@@ -22,22 +22,16 @@ export function unavailable(code: UnavailableCode): ApiError {
   return new ApiError(code, MESSAGES[code], { headers: { "Retry-After": String(UNAVAILABLE_RETRY_AFTER_S[code]) } });
 }
 
-/** Runs ledger work; any failure that is not already an ApiError becomes the 503 `code`. */
-export function withLedger<T>(code: UnavailableCode, work: () => T): T {
-  try {
-    return work();
-  } catch (err) {
-    throw ledgerFailure(code, err);
-  }
-}
+/** The meter's changes have waited too long for the ledger (server/limits/meter.ts): the stage's 503, nothing logged. */
+export class LedgerStale extends Error {}
 
 /**
- * What `withLedger` throws for a failure: an ApiError as it is; anything else is logged (the
- * SQLite message only: never the request, which may carry a key) and becomes the 503 `code`.
- * For hot paths that catch themselves rather than allocate a closure per request.
+ * A step's failure as the stage answers it: an ApiError as it is; anything else is logged (the
+ * ledger's message only: never the request, which may carry a key) and becomes the 503 `code`.
  */
 export function ledgerFailure(code: UnavailableCode, err: unknown): ApiError {
   if (isApiError(err)) return err;
+  if (err instanceof LedgerStale) return unavailable(code);
   console.error(`ledger unavailable (${code}): ${(err as Error)?.message ?? err}`);
   return unavailable(code);
 }

@@ -1,26 +1,21 @@
 /**
- * The request path's counters — token buckets, delivered rows, trial progress and row
- * reservations — kept in the serving process's memory and written to the ledger behind the
- * requests (two ledger commits per request were half of a page's cost).
+ * The counters (server/limits/counters.ts) in the serving process's memory, written to the SQLite
+ * ledger behind the requests (two ledger commits per request were half of a page's cost).
  *
- * - Decisions are made in memory, so they are exact within the process: one `marquee serve`
- *   per ledger (docs/api.md, Plans and access). The CLI may write accounts and keys beside
- *   it; those are read through the access cache (server/limits/cache.ts), not here.
- * - Changes are committed in groups, at most `HOT_PATH.meterFlushMs` after the first change, so
- *   concurrent requests share one commit, with synchronous=NORMAL like every per-request
- *   record. A crash of the process forgets at most the last group (a few pages' rows, counted
- *   in the client's favour); an OS crash or power loss may lose the last moments before it.
- *   Pages do not wait for their group: waiting for a commit in a later macrotask cost Bun four
- *   fifths of its throughput, and a commit per trial page half of that path's.
- * - Reservations are never written: they describe requests in flight in this process, and a
- *   process that is gone has none.
+ * - Decisions are made in memory, so they are exact within the process: one `marquee serve` per
+ *   ledger (docs/api.md, Plans and access).
+ * - Changes are committed in groups, at most `HOT_PATH.meterFlushMs` after the first change, with
+ *   synchronous=NORMAL like every per-request record. A crash of the process forgets at most the
+ *   last group (counted in the client's favour); an OS crash or power loss may lose the last
+ *   moments before it. Pages do not wait for their group: waiting for a commit in a later
+ *   macrotask cost Bun four fifths of its throughput.
+ * - Reservations are never written: they describe requests in flight in this process.
  * - When the ledger refuses a group (a lock held elsewhere, a broken file), the changes stay in
  *   memory and the flush retries; once the oldest unwritten change is older than
- *   `ACCESS.ledgerBusyTimeoutMs`, requests answer 503 (`assertWritable`) until a flush succeeds.
- * - Usage reaches the ledger delivery by delivery (deliveries in the same millisecond as one),
- *   so a restarted process resumes the exact rolling window.
+ *   `ACCESS.ledgerBusyTimeoutMs`, steps answer 503 (`assertWritable`) until a flush succeeds.
+ * - Usage reaches the ledger delivery by delivery, so a restarted process resumes the exact window.
  */
-import { ACCESS } from "../../db/contract.ts";
+import { ACCESS, TRIAL } from "../../db/contract.ts";
 import type { Db } from "../../db/driver.ts";
 import {
   type BucketSpec,
@@ -42,9 +37,18 @@ import {
   rowsDelivered,
   type UsageEntry,
 } from "../../db/row-usage.ts";
-import { newTrial, readTrial, type Trial, withRowsAdded, writeTrials } from "../../db/trials.ts";
+import { newTrial, readTrial, type Trial, trialState, withRowsAdded, writeTrials } from "../../db/trials.ts";
 import { HOT_PATH } from "../../db/tuning.ts";
-import { withBusyTimeout, withoutFsync } from "./ledger.ts";
+import type {
+  Admission,
+  AllowanceState,
+  Counters,
+  MeteredSpec,
+  Reserved,
+  RowAllowanceSpec,
+  Settled,
+} from "./counters.ts";
+import { LedgerStale, unavailable, withBusyTimeout, withoutFsync } from "./ledger.ts";
 
 interface Usage {
   total: number;
@@ -59,36 +63,16 @@ interface Reservation {
   expiresMs: number;
 }
 
-export interface Meter {
-  takeTokens(spec: BucketSpec, cost: number, nowMs: number): BucketVerdict;
-  /** The bucket as it stands now, nothing taken (test mode's account state). */
-  peekTokens(spec: BucketSpec, nowMs: number): BucketVerdict;
-  readTrial(accountId: number): Trial | undefined;
-  /** Starts the trial unless it already started; returns it either way. */
-  startTrial(accountId: number, nowMs: number): Trial;
-  addTrialRows(accountId: number, rows: number, nowMs: number): void;
-  /** Rows delivered to the account in the window (nowMs - windowMs, nowMs]. */
-  rowsDelivered(accountId: number, windowMs: number, nowMs: number): number;
-  recordDelivery(accountId: number, rows: number, windowMs: number, nowMs: number): void;
-  msUntilRowsBelow(accountId: number, limit: number, windowMs: number, nowMs: number): number;
-  reservedRows(accountId: number, allowance: Allowance, nowMs: number): number;
-  reserve(accountId: number, allowance: Allowance, rows: number, expiresMs: number): number;
-  /** Ends the reservation; true when it was still live (not expired, not already ended). */
-  release(id: number, nowMs: number): boolean;
-  /** Throws the caller's 503 while the ledger has refused changes for too long. */
-  assertWritable(fail: () => Error): void;
-  /** Writes every pending change now. Throws when the ledger refuses them (they stay pending). */
-  flush(): void;
-  /** Forgets everything, pending changes included (`/_test/reset` emptied the ledger). */
-  clear(): void;
-  close(): void;
-}
+/** The counters (server/limits/counters.ts) in this process, and what the SQLite ledger and tests read of them. */
+export type Meter = ReturnType<typeof createMeter>;
 
-export function createMeter(ledger: Db, wallClock: () => number = Date.now): Meter {
+const WINDOW = ACCESS.rowBudgetWindowMs;
+
+export function createMeter(ledger: Db, wallClock: () => number = Date.now) {
   const buckets = new Map<string, BucketState>();
   const usage = new Map<number, Usage>();
   const trials = new Map<number, Trial | null>();
-  const reservations = new Map<number, Reservation>();
+  const reservations = new Map<number | string, Reservation>();
   let nextReservation = 1;
 
   const dirtyBuckets = new Set<string>();
@@ -182,88 +166,181 @@ export function createMeter(ledger: Db, wallClock: () => number = Date.now): Met
     changed();
   }
 
-  return {
-    takeTokens(spec, cost, nowMs) {
-      let state = buckets.get(spec.bucket);
-      if (!state) {
-        state = readBucket(ledger, spec.bucket);
-        if (state) buckets.set(spec.bucket, state);
+  function takeTokens(spec: BucketSpec, cost: number, nowMs: number): BucketVerdict {
+    let state = buckets.get(spec.bucket);
+    if (!state) {
+      state = readBucket(ledger, spec.bucket);
+      if (state) buckets.set(spec.bucket, state);
+    }
+    const { verdict, next } = spendTokens(state, spec, cost, nowMs);
+    if (next) {
+      buckets.set(spec.bucket, next);
+      dirtyBuckets.add(spec.bucket);
+      changed();
+    }
+    return verdict;
+  }
+
+  function startTrial(accountId: number, nowMs: number): Trial {
+    const existing = trialOf(accountId);
+    if (existing) return existing;
+    const trial = newTrial(accountId, nowMs);
+    setTrial(trial);
+    return trial;
+  }
+
+  function recordDelivery(accountId: number, rows: number, nowMs: number): void {
+    if (rows <= 0) return;
+    const u = usageOf(accountId, false);
+    // A first delivery leaves nothing older in the ledger to prune for a while.
+    if (u.total === 0 && !prunedAt.has(accountId)) prunedAt.set(accountId, nowMs);
+    u.total += rows;
+    if (u.log) logDelivery(u.log, rows, WINDOW, nowMs);
+    let pending = dirtyUsage.get(accountId);
+    if (!pending) dirtyUsage.set(accountId, (pending = []));
+    const last = pending.at(-1);
+    // Deliveries in the same millisecond are one entry: nothing can tell them apart.
+    if (last?.atMs === nowMs) last.totalRows = u.total;
+    else pending.push({ totalRows: u.total, atMs: nowMs });
+    changed();
+  }
+
+  function reservedRows(accountId: number, allowance: Allowance, nowMs: number): number {
+    let rows = 0;
+    for (const [id, r] of reservations) {
+      if (r.expiresMs <= nowMs) reservations.delete(id);
+      else if (r.accountId === accountId && r.allowance === allowance) rows += r.rows;
+    }
+    return rows;
+  }
+
+  /**
+   * A step's answer: the allowance's numbers now (`trial` as given), in the one shape of every
+   * answer (Admission, Reserved and Settled at once), so a step allocates one object.
+   */
+  function answer(accountId: number, allowance: RowAllowanceSpec, trial: Trial | undefined, nowMs: number): Answer {
+    let used = 0;
+    let msUntilBelow = 0;
+    if (allowance?.kind === "budget") {
+      const log = usageOf(accountId, true).log!;
+      used = rowsDelivered(log, WINDOW, nowMs);
+      if (used >= allowance.limit) msUntilBelow = msUntilRowsBelow(log, allowance.limit, WINDOW, nowMs);
+    }
+    const reserved = allowance ? reservedRows(accountId, allowance.kind, nowMs) : 0;
+    return {
+      trial,
+      used,
+      reserved,
+      msUntilBelow,
+      verdict: NOT_TAKEN,
+      gated: false,
+      reservation: null,
+      counted: null,
+      rows: 0,
+      hold: 0,
+      live: false,
+    };
+  }
+
+  /** As server/ledger/redis-counters.ts RESERVE: the trial starts if due, the rows a hold may take are held. */
+  function hold(accountId: number, allowance: MeteredSpec, requested: number, nowMs: number): Reserved {
+    const trial = allowance.kind === "trial" ? startTrial(accountId, nowMs) : undefined;
+    const a = answer(accountId, allowance, trial, nowMs);
+    const page = trial ? TRIAL.maxRowsPerPage : requested;
+    const rows = trial && trialState(trial, nowMs) === "expired" ? 0 : Math.min(requested, page, left(allowance, a));
+    if (rows <= 0) return a;
+    a.rows = rows;
+    a.hold = nextReservation++;
+    reservations.set(a.hold, {
+      accountId,
+      allowance: allowance.kind,
+      rows,
+      expiresMs: nowMs + ACCESS.reservationTtlMs,
+    });
+    return a;
+  }
+
+  /** Counts delivered rows against the allowance (a trial's rows are the account's deliveries too). */
+  function count(accountId: number, allowance: MeteredSpec, rows: number, nowMs: number): void {
+    if (rows <= 0) return;
+    if (allowance.kind === "trial") {
+      const trial = trialOf(accountId);
+      if (!trial) return;
+      setTrial(withRowsAdded(trial, rows, nowMs));
+    }
+    recordDelivery(accountId, rows, nowMs);
+  }
+
+  /** Throws the caller's 503 while the ledger has refused changes for too long. */
+  function assertWritable(fail: () => Error): void {
+    if (!stale()) return;
+    // One attempt now, so the first request after the lock is gone is served.
+    try {
+      flush();
+    } catch {
+      throw fail();
+    }
+  }
+
+  const counters = {
+    prepares: false,
+    admit(accountId, spec, cost, allowance, verified, nowMs, reserve = 0, known = null) {
+      // The limiter cannot confirm admission while the ledger refuses its changes (docs/api.md).
+      assertWritable(rateLimitUnavailable);
+      const trial = allowance?.kind === "trial" ? trialOf(accountId) : undefined;
+      if (allowance?.kind === "trial" && (trial ? trialState(trial, nowMs) !== "active" : !verified)) {
+        const gated = answer(accountId, null, trial, nowMs);
+        gated.gated = true;
+        return gated;
       }
-      const { verdict, next } = spendTokens(state, spec, cost, nowMs);
-      if (next) {
-        buckets.set(spec.bucket, next);
-        dirtyBuckets.add(spec.bucket);
-        changed();
-      }
-      return verdict;
+      const a = answer(accountId, allowance, trial, nowMs);
+      a.verdict = takeTokens(spec, cost, nowMs);
+      const rows = allowance ? left(allowance, a) : 0;
+      if (!allowance || !a.verdict.admitted || reserve <= 0 || rows <= 0) return a;
+      // As server/ledger/redis-counters.ts ADMIT: the trial reported is the one this step started.
+      if (allowance.kind === "trial") a.trial = startTrial(accountId, nowMs);
+      if (known !== null && rows >= reserve && (allowance.kind === "budget" || reserve <= TRIAL.maxRowsPerPage)) {
+        count(accountId, allowance, known, nowMs);
+        a.counted = known;
+      } else a.reservation = hold(accountId, allowance, reserve, nowMs);
+      return a;
     },
-    peekTokens(spec, nowMs) {
+    reserve(accountId, allowance, requested, nowMs) {
+      assertWritable(() => new LedgerStale());
+      return hold(accountId, allowance, requested, nowMs);
+    },
+    settle(accountId, allowance, h, delivered, nowMs) {
+      const r = reservations.get(h.hold);
+      reservations.delete(h.hold);
+      const live = r !== undefined && r.expiresMs > nowMs;
+      if (live || allowance.kind === "budget") count(accountId, allowance, Math.min(delivered, h.rows), nowMs);
+      const a = answer(accountId, allowance, allowance.kind === "trial" ? trialOf(accountId) : undefined, nowMs);
+      a.live = live;
+      return a;
+    },
+    record: recordDelivery,
+  } satisfies Counters;
+  return Object.assign(counters, {
+    /** The bucket as it stands now, nothing taken (test mode's account state). */
+    peekTokens(spec: BucketSpec, nowMs: number): BucketVerdict {
       const state = buckets.get(spec.bucket) ?? readBucket(ledger, spec.bucket);
       return spendTokens(state, spec, 0, nowMs).verdict;
     },
     readTrial: trialOf,
-    startTrial(accountId, nowMs) {
-      const existing = trialOf(accountId);
-      if (existing) return existing;
-      const trial = newTrial(accountId, nowMs);
-      setTrial(trial);
-      return trial;
-    },
-    addTrialRows(accountId, rows, nowMs) {
+    startTrial,
+    addTrialRows(accountId: number, rows: number, nowMs: number): void {
       const trial = trialOf(accountId);
       if (trial) setTrial(withRowsAdded(trial, rows, nowMs));
     },
-    rowsDelivered(accountId, windowMs, nowMs) {
-      return rowsDelivered(usageOf(accountId, true).log!, windowMs, nowMs);
-    },
-    recordDelivery(accountId, rows, windowMs, nowMs) {
-      if (rows <= 0) return;
-      const u = usageOf(accountId, false);
-      // A first delivery leaves nothing older in the ledger to prune for a while.
-      if (u.total === 0 && !prunedAt.has(accountId)) prunedAt.set(accountId, nowMs);
-      u.total += rows;
-      if (u.log) logDelivery(u.log, rows, windowMs, nowMs);
-      let pending = dirtyUsage.get(accountId);
-      if (!pending) dirtyUsage.set(accountId, (pending = []));
-      const last = pending.at(-1);
-      // Deliveries in the same millisecond are one entry: nothing can tell them apart.
-      if (last?.atMs === nowMs) last.totalRows = u.total;
-      else pending.push({ totalRows: u.total, atMs: nowMs });
-      changed();
-    },
-    msUntilRowsBelow(accountId, limit, windowMs, nowMs) {
-      return msUntilRowsBelow(usageOf(accountId, true).log!, limit, windowMs, nowMs);
-    },
-    reservedRows(accountId, allowance, nowMs) {
-      let rows = 0;
-      for (const [id, r] of reservations) {
-        if (r.expiresMs <= nowMs) reservations.delete(id);
-        else if (r.accountId === accountId && r.allowance === allowance) rows += r.rows;
-      }
-      return rows;
-    },
-    reserve(accountId, allowance, rows, expiresMs) {
-      const id = nextReservation++;
-      reservations.set(id, { accountId, allowance, rows, expiresMs });
-      return id;
-    },
-    release(id, nowMs) {
-      const r = reservations.get(id);
-      if (!r) return false;
-      reservations.delete(id);
-      return r.expiresMs > nowMs;
-    },
-    assertWritable(fail) {
-      if (!stale()) return;
-      // One attempt now, so the first request after the lock is gone is served.
-      try {
-        flush();
-      } catch {
-        throw fail();
-      }
-    },
+    /** Rows delivered to the account in the window (nowMs - windowMs, nowMs]. */
+    rowsDelivered: (accountId: number, windowMs: number, nowMs: number) =>
+      rowsDelivered(usageOf(accountId, true).log!, windowMs, nowMs),
+    reservedRows,
+    assertWritable,
+    /** Writes every pending change now. Throws when the ledger refuses them (they stay pending). */
     flush,
-    clear() {
+    /** Forgets everything, pending changes included (`/_test/reset` emptied the ledger). */
+    clear(): void {
       buckets.clear();
       usage.clear();
       trials.clear();
@@ -274,7 +351,7 @@ export function createMeter(ledger: Db, wallClock: () => number = Date.now): Met
       prunedAt.clear();
       pendingSinceMs = null;
     },
-    close() {
+    close(): void {
       if (timer) clearTimeout(timer);
       timer = null;
       try {
@@ -285,8 +362,21 @@ export function createMeter(ledger: Db, wallClock: () => number = Date.now): Met
         );
       }
     },
-  };
+  });
 }
+
+/** Every step's answer: Admission, Reserved and Settled at once. */
+type Answer = Omit<Admission, "reservation" | "counted"> &
+  Reserved &
+  Settled & { reservation: Reserved | null; counted: number | null };
+
+/** The rows of the allowance neither delivered nor held. */
+const left = (allowance: MeteredSpec, s: AllowanceState) =>
+  allowance.kind === "budget"
+    ? allowance.limit - s.used - s.reserved
+    : TRIAL.rows - (s.trial?.rowsUsed ?? 0) - s.reserved;
+const NOT_TAKEN: BucketVerdict = { admitted: false, tokens: 0, retryAfterMs: 0, fullAtMs: 0 };
+const rateLimitUnavailable = () => unavailable("rate_limit_unavailable");
 
 function unref<T>(t: T): T {
   (t as { unref?: () => void }).unref?.();

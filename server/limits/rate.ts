@@ -28,28 +28,18 @@ export function bucketFor(account: Account, keyId: number, trial: boolean): Buck
 
 export const requestCost = (geo: boolean): number => (geo ? RATE.geoCost : 1);
 
-/** X-RateLimit-Limit: the bucket's capacity (the published 60 unless negotiated). */
-const rateLimitHeader = (spec: BucketSpec) => ({ [H.rateLimit]: String(spec.capacity) });
-
-/** Remaining whole units and the unix second the bucket is full again. */
-function rateCounters(verdict: BucketVerdict): Record<string, string> {
-  const headers: Record<string, string> = {};
-  setRateCounters(headers, verdict);
-  return headers;
-}
-
-/** `rateCounters` written straight into a response's headers. */
+/** Remaining whole units and the unix second the bucket is full again, written into a response's headers. */
 export function setRateCounters(headers: Record<string, string>, verdict: BucketVerdict): void {
   headers[H.rateRemaining] = String(Math.floor(verdict.tokens + 1e-9));
   headers[H.rateReset] = String(Math.ceil(verdict.fullAtMs / 1000));
 }
 
+/** 429 with X-RateLimit-Limit (the bucket's capacity), the counters and Retry-After. */
 export function rateLimited(spec: BucketSpec, verdict: BucketVerdict): ApiError {
+  const headers: Record<string, string> = { [H.rateLimit]: String(spec.capacity) };
+  setRateCounters(headers, verdict);
+  headers[H.retryAfter] = String(seconds(verdict.retryAfterMs));
   return new ApiError("rate_limited", "Too many requests for this key. Retry after the delay in Retry-After.", {
-    headers: {
-      ...rateLimitHeader(spec),
-      ...rateCounters(verdict),
-      [H.retryAfter]: String(seconds(verdict.retryAfterMs)),
-    },
+    headers,
   });
 }

@@ -30,11 +30,11 @@ it("shares a bucket and the trial's last rows exactly between two connections on
   await redis[0].hset(REDIS_KEYS.trial(2), "startedMs", T0, "rowsUsed", 990);
   const rows = await Promise.all(
     Array.from({ length: 20 }, async (_, i) => {
-      const hold = await counters[i % 2].reserveTrial(2, 25, T0);
-      if (hold.rows > 0) await counters[i % 2].settleTrial(2, hold, hold.rows, T0);
+      const hold = await counters[i % 2].reserve(2, { kind: "trial" }, 25, T0);
+      if (hold.rows > 0) await counters[i % 2].settle(2, { kind: "trial" }, hold, hold.rows, T0);
       return hold.rows;
     }),
   );
   expect(rows.reduce((a, b) => a + b, 0)).toBe(10);
-  expect(await counters[1].readTrial(2)).toMatchObject({ rowsUsed: 1000, exhaustedMs: T0 });
+  expect(await redis[1].hgetall(REDIS_KEYS.trial(2))).toMatchObject({ rowsUsed: "1000", exhaustedMs: String(T0) });
 });
