@@ -156,7 +156,10 @@ export function createMeter(ledger: Db, wallClock: () => number = Date.now) {
 
   function trialOf(accountId: number): Trial | undefined {
     let t = trials.get(accountId);
-    if (t === undefined) trials.set(accountId, (t = readTrial(ledger, accountId) ?? null));
+    if (t === undefined) {
+      t = readTrial(ledger, accountId) ?? null;
+      trials.set(accountId, t);
+    }
     return t ?? undefined;
   }
 
@@ -197,7 +200,10 @@ export function createMeter(ledger: Db, wallClock: () => number = Date.now) {
     u.total += rows;
     if (u.log) logDelivery(u.log, rows, WINDOW, nowMs);
     let pending = dirtyUsage.get(accountId);
-    if (!pending) dirtyUsage.set(accountId, (pending = []));
+    if (!pending) {
+      pending = [];
+      dirtyUsage.set(accountId, pending);
+    }
     const last = pending.at(-1);
     // Deliveries in the same millisecond are one entry: nothing can tell them apart.
     if (last?.atMs === nowMs) last.totalRows = u.total;
