@@ -1,5 +1,5 @@
 /**
- * The request path's counters (docs/architecture.md, "The access stages"): token buckets, the
+ * The request path's counters (docs/architecture.md, "The ledger and the meter"): token buckets, the
  * trial's rows, rolling 24-hour row budgets and the reservations of requests in flight, as the
  * few atomic steps the access stages (server/access.ts) take. Two implementations: the process's
  * meter (server/limits/meter.ts: in memory, answers at once) and Redis
