@@ -1,12 +1,14 @@
 /**
  * The short half of a page from blocks of the snapshot kept in memory (db/events-query.ts): a
- * page of a state, of sources read one by one, or with no column filter. Such a page reads an
+ * page of a state (and a city in it), of sources read one by one, or with no column filter. Such a page reads an
  * index (the state's, each source's, or the snapshot's key) from a day before its window opens:
  * the short events of that day that have ended, then the page. New windows read the same rows
  * again and again, so the rows are kept in blocks of time: a state's short rows starting within
  * one week, all short rows starting within one day, or a source's short rows within a span sized
  * to its count. A page finds its place in the first block by binary search and reads on block by
- * block; a block not kept yet is read whole, with one index range scan.
+ * block; a block not kept yet is read whole, with one index range scan. A state's block also
+ * lists its rows by city, so a page of a city in the state reads only that city's rows of the
+ * blocks a state page reads (and keeps) too, where SQLite would scan the city's index.
  *
  * Exact for one serving snapshot, like the long rows (db/long-events.ts): the snapshot's rows
  * change only in a refresh, which bumps its generation in the same transaction, and a block is
@@ -50,6 +52,9 @@ class Block {
   readonly id: Float64Array;
   readonly end: Float64Array;
   readonly flags: Uint8Array;
+  /** A state's block, once a city's page read it: each city's rows, as ascending indexes into the arrays above. */
+  cities: Map<string, Int32Array> | null = null;
+  bytes: number;
 
   constructor(rows: readonly BlockRow[]) {
     const n = rows.length;
@@ -65,16 +70,40 @@ class Block {
       this.end[i] = r.end_ms;
       this.flags[i] = (r.sold_out ? SOLD_OUT : 0) | (r.aggregator ? AGGREGATOR : 0);
     }
+    this.bytes = 25 * n + 96;
   }
 
-  get bytes(): number {
-    return 25 * this.count + 96;
+  /** Lists the rows by city, `cities` being each row's city in the block's order. */
+  listCities(cities: readonly { city: string }[]): void {
+    const byCity = new Map<string, number[]>();
+    for (let i = 0; i < cities.length; i++) {
+      const list = byCity.get(cities[i].city);
+      if (list) list.push(i);
+      else byCity.set(cities[i].city, [i]);
+    }
+    this.cities = new Map();
+    for (const [city, list] of byCity) {
+      this.cities.set(city, Int32Array.from(list));
+      this.bytes += 4 * list.length + 2 * city.length + 96;
+    }
   }
 }
 
-/** One block's rows: a state's (`state`), a source's (`source`) or all (NOT INDEXED: the table's key). */
-const blockSql = (index: string) => `
-SELECT start_ms, id, end_ms, sold_out, aggregator FROM snapshot ${index === "" ? "NOT INDEXED" : `INDEXED BY snapshot_${index}`}
+/** The first of the ascending `indexes` at or after `i`. */
+function firstAtOrAfter(indexes: Int32Array, i: number): number {
+  let lo = 0;
+  let hi = indexes.length;
+  while (lo < hi) {
+    const mid = (lo + hi) >>> 1;
+    if (indexes[mid] < i) lo = mid + 1;
+    else hi = mid;
+  }
+  return lo;
+}
+
+/** One block's rows (or `columns` of them): a state's (`state`), a source's (`source`) or all (NOT INDEXED: the table's key). */
+const blockSql = (index: string, columns = "start_ms, id, end_ms, sold_out, aggregator") => `
+SELECT ${columns} FROM snapshot ${index === "" ? "NOT INDEXED" : `INDEXED BY snapshot_${index}`}
 WHERE ${index === "" ? "" : `${index} = $${index} AND `}long = 0 AND start_ms >= $lo AND start_ms < $hi ORDER BY start_ms, id`;
 
 /**
@@ -103,17 +132,21 @@ export class SnapshotBlocks {
   }
 
   /**
-   * A filter without city or geo, and with no state beside sources: a block holds one state's
-   * rows (or all) or one source's, and a scan tests the window and the row flags, which is then
-   * all the rest of the filter (db/page-filter.ts `rowMatcher`).
+   * A filter without geo, with a city only beside a state, and with sources only alone: a block
+   * holds one state's rows (listed by city) or all or one source's, and a scan tests the window
+   * and the row flags, which is then all the rest of the filter (db/page-filter.ts `rowMatcher`).
    */
   static supports(f: PageFilter): boolean {
-    return f.city === null && f.venueIds === null && (f.sources === null || f.state === null);
+    return (
+      f.venueIds === null &&
+      (f.city === null || f.state !== null) &&
+      (f.sources === null || (f.state === null && f.city === null))
+    );
   }
 
   /**
    * What the short half's index range scan returns (db/events-query.ts `buildHalfQuery`): the
-   * short rows of the filter's state (or all, or of each of `sources`, the snapshot sources its
+   * short rows of the filter's state and city (or all, or of each of `sources`, the snapshot sources its
    * tokens match) after `from` that the filter admits, in (start_ms, id) order, at most `want`
    * (of each source: the caller merges them).
    */
@@ -135,15 +168,23 @@ export class SnapshotBlocks {
           ),
         );
       });
-    const { state } = filter;
+    const { state, city } = filter;
     const span = state === null ? SPAN_MS.all : SPAN_MS.state;
-    return this.#scan(filter, from, want, span, (n) =>
-      this.#block(`${state ?? ""}\n${n}`, () =>
+    return this.#scan(filter, from, want, span, (n) => {
+      const key = `${state ?? ""}\n${n}`;
+      const range = { lo: n * span, hi: (n + 1) * span };
+      const block = this.#block(key, () =>
         state === null
-          ? db.prepare<BlockRow>(blockSql("")).all({ lo: n * span, hi: (n + 1) * span })
-          : db.prepare<BlockRow>(blockSql("state")).all({ lo: n * span, hi: (n + 1) * span, state }),
-      ),
-    );
+          ? db.prepare<BlockRow>(blockSql("")).all(range)
+          : db.prepare<BlockRow>(blockSql("state")).all({ ...range, state }),
+      );
+      // Cities only for a city's page: a state's page would not read them.
+      if (city !== null && block.cities === null) {
+        block.listCities(db.prepare<{ city: string }>(blockSql("state", "city")).all({ ...range, state }));
+        this.#blocks.set(key, block); // for its new size
+      }
+      return block;
+    });
   }
 
   /** The source's span for this generation, from its count (`sourceBlockRows`). */
@@ -168,11 +209,13 @@ export class SnapshotBlocks {
     const last = Math.min(filter.beforeMs, this.#lastStartMs);
     for (let n = Math.floor(Math.max(from.startMs, this.#firstStartMs) / span); n * span <= last; n++) {
       const block = blockAt(n);
-      for (
-        let i = n * span <= from.startMs ? indexAfter(block.start, block.id, block.count, from) : 0;
-        i < block.count;
-        i++
-      ) {
+      // A city's page reads the city's rows of the state's block, in the same order.
+      const rows = filter.city === null ? null : block.cities?.get(filter.city);
+      if (rows === undefined) continue;
+      const first = n * span <= from.startMs ? indexAfter(block.start, block.id, block.count, from) : 0;
+      const count = rows ? rows.length : block.count;
+      for (let k = rows ? firstAtOrAfter(rows, first) : first; k < count; k++) {
+        const i = rows ? rows[k] : k;
         const start = block.start[i];
         if (start > filter.beforeMs) return out;
         if (!inWindow(filter, start, block.end[i]) || (block.flags[i] & skip) !== 0) continue;
