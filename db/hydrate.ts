@@ -107,7 +107,12 @@ function distanceOf(geo: LiveGeo | null, lat: number | null, lng: number | null)
  * The Event's fields in its key order, `venue` last: the one place that order is written, for the
  * shaped Event (`toEvent`) and the kept JSON before its venue (`eventPartOf`) alike.
  */
-function shapeEvent<V>(r: EventRow, baseUrl: string, venue: V): Omit<Event, "venue"> & { venue: V } {
+function shapeEvent<C, V>(
+  r: EventRow,
+  baseUrl: string,
+  categories: C,
+  venue: V,
+): Omit<Event, "categories" | "venue"> & { categories: C; venue: V } {
   return {
     id: r.id,
     title: r.title,
@@ -124,13 +129,13 @@ function shapeEvent<V>(r: EventRow, baseUrl: string, venue: V): Omit<Event, "ven
     website: r.website,
     ticketLinkStatus: r.ticket_link_status,
     imageUrl: r.image_url,
-    categories: JSON.parse(r.categories) as Event["categories"],
+    categories,
     venue,
   };
 }
 
 function toEvent(r: Row, h: Hydration): Event {
-  return shapeEvent(r, h.baseUrl, {
+  return shapeEvent(r, h.baseUrl, JSON.parse(r.categories) as Event["categories"], {
     id: r.venue_id,
     name: r.venue_name,
     city: r.city,
@@ -347,17 +352,19 @@ interface VenueRow {
 
 /**
  * What JSON.stringify writes of the Event before its last key, `venue`: the Event's fields
- * (`shapeEvent`) stringified with a placeholder venue that is then cut off (tested byte for byte
- * against JSON.stringify of `toEvent`). One native pass writes one flat string, measured
- * faster than quoting each field in JavaScript and joining the pieces (docs/perf-history.md,
- * "Round 19").
+ * (`shapeEvent`) stringified with placeholders for the last two, cut off, then the categories
+ * as stored: apply wrote them with JSON.stringify (sync/rows.ts), so they are what it would
+ * write of them again (tested byte for byte against JSON.stringify of `toEvent`). One native
+ * pass writes one flat string, measured faster than quoting each field in JavaScript and
+ * joining the pieces (docs/perf-history.md, "Round 19").
  */
 function eventPartOf(r: EventRow, baseUrl: string): string {
-  return JSON.stringify(shapeEvent(r, baseUrl, 0)).slice(0, -VENUE_PLACEHOLDER_TAIL.length);
+  const json = JSON.stringify(shapeEvent(r, baseUrl, 0, 0));
+  return `${json.slice(0, -PLACEHOLDER_TAIL.length)}${r.categories},"venue":`;
 }
 
-/** What `venue: 0` ends the JSON of `eventPartOf` with. */
-const VENUE_PLACEHOLDER_TAIL = "0}";
+/** What `categories: 0, venue: 0` end the JSON of `shapeEvent` with. */
+const PLACEHOLDER_TAIL = '0,"venue":0}';
 
 function keptVenue(v: VenueRow): KeptVenue {
   const json = JSON.stringify({

@@ -1,11 +1,11 @@
 /**
  * The short half of a page from blocks of the snapshot kept in memory (db/events-query.ts): a
- * page of a state, of sources read one by one, or with no column filter. Such a page reads an
- * index (the state's, each source's, or the snapshot's key) from a day before its window opens:
- * the short events of that day that have ended, then the page. New windows read the same rows
- * again and again, so the rows are kept in blocks of time: a state's short rows starting within
- * one week, all short rows starting within one day, or a source's short rows within a span sized
- * to its count. A page finds its place in the first block by binary search and reads on block by
+ * page of a state, of a city in a state, of sources read one by one, or with no column filter.
+ * Such a page reads an index (the state's, the city's, each source's, or the snapshot's key) from
+ * a day before its window opens: the short events of that day that have ended, then the page. New
+ * windows read the same rows again and again, so the rows are kept in blocks of time: a state's
+ * short rows starting within one week, all short rows starting within one day, or a source's (a
+ * city's in a state) short rows within a span sized to its count. A page finds its place in the first block by binary search and reads on block by
  * block; a block not kept yet is read whole, with one index range scan.
  *
  * Exact for one serving snapshot, like the long rows (db/long-events.ts): the snapshot's rows
@@ -32,7 +32,7 @@ const AGGREGATOR = 2;
  */
 const SPAN_MS = { state: 7 * DAY_MS, all: DAY_MS } as const;
 
-/** The longest span of a source's block: past the whole range of the demo's snapshot (451 days). */
+/** The longest span of a source's (or a city's) block: past the whole range of the demo's snapshot (451 days). */
 const MAX_SOURCE_SPAN_DAYS = 512;
 
 interface BlockRow {
@@ -72,10 +72,17 @@ class Block {
   }
 }
 
-/** One block's rows: a state's (`state`), a source's (`source`) or all (NOT INDEXED: the table's key). */
+/**
+ * One block's rows: a state's (`state`), a city's in a state (`city`, the state a residual
+ * test: db/events-query.ts), a source's (`source`) or all (NOT INDEXED: the table's key).
+ */
 const blockSql = (index: string) => `
 SELECT start_ms, id, end_ms, sold_out, aggregator FROM snapshot ${index === "" ? "NOT INDEXED" : `INDEXED BY snapshot_${index}`}
-WHERE ${index === "" ? "" : `${index} = $${index} AND `}long = 0 AND start_ms >= $lo AND start_ms < $hi ORDER BY start_ms, id`;
+WHERE ${index === "" ? "" : `${index} = $${index} AND `}${index === "city" ? "+state = $state AND " : ""}long = 0 AND start_ms >= $lo AND start_ms < $hi ORDER BY start_ms, id`;
+
+/** A city's short rows in a state, for its blocks' span. */
+const CITY_COUNT_SQL =
+  "SELECT count(*) AS n FROM snapshot INDEXED BY snapshot_city WHERE city = $city AND long = 0 AND +state = $state";
 
 /**
  * Blocks of the current snapshot generation, bounded by bytes; everything is dropped when the
@@ -87,13 +94,13 @@ export class SnapshotBlocks {
   /** The earliest and latest starts among the snapshot's short rows, for the generation: no block lies outside. */
   #firstStartMs = Number.POSITIVE_INFINITY;
   #lastStartMs = Number.NEGATIVE_INFINITY;
-  /** The block span of each source read in the generation (`#sourceSpanMs`). */
-  readonly #sourceSpans = new Map<string, number>();
+  /** The block span of each source, and of each city in a state, read in the generation (`#spanMs`). */
+  readonly #spans = new Map<string, number>();
 
   /**
-   * @param sourceBlockRows A source's span is the longest of a day, two, four … 512 days
-   * expected to hold at most this many of its rows, its count in snapshot_sources spread evenly
-   * over the snapshot's range.
+   * @param sourceBlockRows A source's (or a city's) span is the longest of a day, two, four …
+   * 512 days expected to hold at most this many of its rows, its count (in snapshot_sources, or
+   * the city's in its index) spread evenly over the snapshot's range.
    */
   constructor(
     maxBytes: number,
@@ -103,17 +110,22 @@ export class SnapshotBlocks {
   }
 
   /**
-   * A filter without city or geo, and with no state beside sources: a block holds one state's
-   * rows (or all) or one source's, and a scan tests the window and the row flags, which is then
-   * all the rest of the filter (db/page-filter.ts `rowMatcher`).
+   * A filter without geo, with a city only in a state, and with sources only alone: a block holds
+   * one state's rows (or all), one city's in one state, or one source's, and a scan tests the
+   * window and the row flags, which is then all the rest of the filter (db/page-filter.ts
+   * `rowMatcher`).
    */
   static supports(f: PageFilter): boolean {
-    return f.city === null && f.venueIds === null && (f.sources === null || f.state === null);
+    return (
+      f.venueIds === null &&
+      (f.city === null || f.state !== null) &&
+      (f.sources === null || (f.state === null && f.city === null))
+    );
   }
 
   /**
    * What the short half's index range scan returns (db/events-query.ts `buildHalfQuery`): the
-   * short rows of the filter's state (or all, or of each of `sources`, the snapshot sources its
+   * short rows of the filter's state (and city; or all, or of each of `sources`, the snapshot sources its
    * tokens match) after `from` that the filter admits, in (start_ms, id) order, at most `want`
    * (of each source: the caller merges them).
    */
@@ -128,14 +140,25 @@ export class SnapshotBlocks {
     this.#forGeneration(db, stats);
     if (filter.sources !== null)
       return sources!.flatMap((source) => {
-        const span = this.#sourceSpanMs(db, source);
+        const span = this.#spanMs(`s\n${source}`, () =>
+          db.prepare<{ n: number }>("SELECT events AS n FROM snapshot_sources WHERE source = $source").get({ source }),
+        );
         return this.#scan(filter, from, want, span, (n) =>
           this.#block(`s\n${source}\n${n}`, () =>
             db.prepare<BlockRow>(blockSql("source")).all({ lo: n * span, hi: (n + 1) * span, source }),
           ),
         );
       });
-    const { state } = filter;
+    const { state, city } = filter;
+    if (city !== null) {
+      const where = { state, city };
+      const span = this.#spanMs(`c\n${state}\n${city}`, () => db.prepare<{ n: number }>(CITY_COUNT_SQL).get(where));
+      return this.#scan(filter, from, want, span, (n) =>
+        this.#block(`c\n${state}\n${city}\n${n}`, () =>
+          db.prepare<BlockRow>(blockSql("city")).all({ ...where, lo: n * span, hi: (n + 1) * span }),
+        ),
+      );
+    }
     const span = state === null ? SPAN_MS.all : SPAN_MS.state;
     return this.#scan(filter, from, want, span, (n) =>
       this.#block(`${state ?? ""}\n${n}`, () =>
@@ -146,18 +169,16 @@ export class SnapshotBlocks {
     );
   }
 
-  /** The source's span for this generation, from its count (`sourceBlockRows`). */
-  #sourceSpanMs(db: Db, source: string): number {
-    let span = this.#sourceSpans.get(source);
+  /** The span of a source's or a city's blocks for this generation, from its count (`sourceBlockRows`). */
+  #spanMs(key: string, count: () => { n: number } | undefined): number {
+    let span = this.#spans.get(key);
     if (span === undefined) {
-      const events =
-        db.prepare<{ events: number }>("SELECT events FROM snapshot_sources WHERE source = $source").get({ source })
-          ?.events ?? 0;
+      const rows = count()?.n ?? 0;
       const rangeDays = Math.max(1, (this.#lastStartMs - this.#firstStartMs) / DAY_MS);
       let days = 1;
-      while (days < MAX_SOURCE_SPAN_DAYS && (events * 2 * days) / rangeDays <= this.sourceBlockRows) days *= 2;
+      while (days < MAX_SOURCE_SPAN_DAYS && (rows * 2 * days) / rangeDays <= this.sourceBlockRows) days *= 2;
       span = days * DAY_MS;
-      this.#sourceSpans.set(source, span);
+      this.#spans.set(key, span);
     }
     return span;
   }
@@ -186,7 +207,7 @@ export class SnapshotBlocks {
   #forGeneration(db: Db, stats: SnapshotStats): void {
     if (stats.generation === this.#generation) return;
     this.#blocks.clear();
-    this.#sourceSpans.clear();
+    this.#spans.clear();
     this.#generation = stats.generation;
     const row = db
       .prepare<{ first: number | null; last: number | null }>(
@@ -213,7 +234,7 @@ export class SnapshotBlocks {
 
   clear(): void {
     this.#blocks.clear();
-    this.#sourceSpans.clear();
+    this.#spans.clear();
     this.#generation = -1;
   }
 }

@@ -44,11 +44,13 @@ export const HOT_PATH = {
    */
   longEventRows: 500_000,
   /**
-   * Bytes of the snapshot's short rows kept in blocks of time for pages of a state or of sources,
-   * and unfiltered ones (db/short-blocks.ts), 25 a row: the demo's 880,000 short rows would take
-   * 22 MB for each of the three.
+   * Bytes of the snapshot's short rows kept in blocks of time for pages of a state (or a city in
+   * it) or of sources, and unfiltered ones (db/short-blocks.ts), 25 a row: the demo's 880,000
+   * short rows would take 22 MB for each of the four. `npm run bench:stores` (3,000 new pages a
+   * class) held 35.5 MB; at 32 MiB city blocks pushed out source blocks (source pages 1.44x
+   * plain SQLite against 1.54x at 48 MiB).
    */
-  shortBlockBytes: 32 * 1024 * 1024,
+  shortBlockBytes: 48 * 1024 * 1024,
   /**
    * Rows a source's block is sized for (db/short-blocks.ts): in the demo's million events the
    * largest sources (38,000 rows over 451 days) get blocks of 16 days, most sources (under 100

@@ -5,10 +5,11 @@
  * (server/list/service.ts), each stage timed on its own, one request at a time. The `walk` class
  * pages through new state queries 40 pages each, every page following the last one's cursor.
  *
- *   bun test/bench/list-stages.ts [--requests N] [--classes state,walk,…] [--db PATH] [--json]
+ *   bun test/bench/list-stages.ts [--requests N] [--classes state,walk,…] [--db PATH] [--json] [--medians]
  *
  * Needs the bench replica (`npm run bench` builds it into .bench/). Prints one row per class of
- * request: the mean microseconds of each stage and of the whole request, and the median.
+ * request: the mean microseconds of each stage (with --medians, each stage's median) and of the
+ * whole request, and the median.
  */
 import { mkdirSync, readFileSync } from "node:fs";
 import { parseArgs } from "node:util";
@@ -35,6 +36,8 @@ export interface StageRow {
   cls: string;
   requests: number;
   meanUs: Record<Stage, number>;
+  /** The median of each stage on its own (less moved by a busy host than the mean). */
+  medianUs: Record<Stage, number>;
   totalMeanUs: number;
   totalMedianUs: number;
 }
@@ -138,6 +141,7 @@ export async function measureStages(
     for (const [cls, paths] of classes.filter(([cls]) => only.includes(cls))) {
       // The first 200 warm the code paths (not the caches: every path is new).
       const sums = Object.fromEntries(STAGES.map((s) => [s, 0])) as Record<Stage, number>;
+      const each = Object.fromEntries(STAGES.map((s) => [s, [] as number[]])) as Record<Stage, number[]>;
       const totals: number[] = [];
       let i = 0;
       for (const path of paths()) {
@@ -145,7 +149,10 @@ export async function measureStages(
         const { t, nextCursor } = run(path);
         cursor = nextCursor;
         if (i++ < 200) continue;
-        for (const [k, s] of STAGES.entries()) sums[s] += (t[k + 1] - t[k]) * 1000;
+        for (const [k, s] of STAGES.entries()) {
+          sums[s] += (t[k + 1] - t[k]) * 1000;
+          each[s].push((t[k + 1] - t[k]) * 1000);
+        }
         totals.push((t[t.length - 1] - t[0]) * 1000);
       }
       const n = totals.length;
@@ -154,6 +161,9 @@ export async function measureStages(
         cls,
         requests: n,
         meanUs: Object.fromEntries(STAGES.map((s) => [s, sums[s] / n])) as Record<Stage, number>,
+        medianUs: Object.fromEntries(
+          STAGES.map((s) => [s, each[s].sort((a, b) => a - b)[Math.floor(n / 2)]]),
+        ) as Record<Stage, number>,
         totalMeanUs: totals.reduce((a, b) => a + b, 0) / n,
         totalMedianUs: totals[Math.floor(n / 2)],
       });
@@ -164,12 +174,13 @@ export async function measureStages(
   }
 }
 
-export function renderStages(rows: StageRow[]): string {
+/** `--medians`: each stage's median instead of its mean. */
+export function renderStages(rows: StageRow[], medians = false): string {
   const head = `| class (new requests) | ${STAGES.join(" | ")} | total mean | total median |`;
   const line = `|---|${STAGES.map(() => "--:").join("|")}|--:|--:|`;
   const body = rows.map(
     (r) =>
-      `| ${r.cls} (${r.requests}) | ${STAGES.map((s) => r.meanUs[s].toFixed(0)).join(" | ")} | ${r.totalMeanUs.toFixed(0)} | ${r.totalMedianUs.toFixed(0)} |`,
+      `| ${r.cls} (${r.requests}) | ${STAGES.map((s) => (medians ? r.medianUs : r.meanUs)[s].toFixed(0)).join(" | ")} | ${r.totalMeanUs.toFixed(0)} | ${r.totalMedianUs.toFixed(0)} |`,
   );
   return [head, line, ...body].join("\n");
 }
@@ -181,6 +192,7 @@ if (import.meta.main) {
       classes: { type: "string" },
       db: { type: "string" },
       json: { type: "boolean" },
+      medians: { type: "boolean" },
     },
   });
   const classes = values.classes?.split(",");
@@ -190,5 +202,5 @@ if (import.meta.main) {
     process.exit(2);
   }
   const rows = await measureStages(values.db ?? REPLICA_DB, Number(values.requests ?? 2000), classes);
-  console.log(values.json ? JSON.stringify(rows) : renderStages(rows));
+  console.log(values.json ? JSON.stringify(rows) : renderStages(rows, values.medians));
 }

@@ -3,6 +3,7 @@
  * `npm run bench`: Marquee against its ceiling and its peers, in one run on this machine.
  *
  *   bun test/bench/run.ts [--rebuild] [--only bun,ceiling,redis,node,prism,observability] [--skip-sync] [--skip-cold-start]
+ *   bun test/bench/run.ts --only-unique
  *
  * Order: build the cached 1M-event replica if needed → Marquee on Bun (resolve inputs, capture
  * one real response per scenario) → Marquee on Bun, the ceiling replaying the captured bytes, and
@@ -12,7 +13,9 @@
  * `/metrics` (test/bench/observability.ts) → cold starts of dist/marquee and start-up against the
  * runtime's own (test/bench/startup.ts, also `npm run bench:startup` alone) → sync throughput → the
  * default page under load while a 50,000-change sync runs. Prints the tables; a full run (no
- * --only or --skip-* flag) also writes them into test/bench/RESULTS.md.
+ * --only or --skip-* flag) also writes them into test/bench/RESULTS.md. `--only-unique` measures
+ * only the unique-traffic section (Marquee on Bun, the ceiling and the peer) and its stage profile:
+ * the scenarios are still captured, for the ceiling's bytes, but not loaded.
  */
 import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
@@ -61,8 +64,14 @@ const { values: flags } = parseArgs({
     "skip-cold-start": { type: "boolean" },
     "skip-unique": { type: "boolean" },
     "skip-postgres": { type: "boolean" },
+    "only-unique": { type: "boolean" },
   },
 });
+const onlyUnique = Boolean(flags["only-unique"]);
+if (onlyUnique) {
+  flags.only = "bun,ceiling";
+  for (const skip of ["skip-sync", "skip-cold-start", "skip-postgres"] as const) flags[skip] = true;
+}
 const only = new Set((flags.only ?? "bun,ceiling,redis,node,prism,observability").split(","));
 const started = performance.now();
 const log = (s: string) => console.error(`[${((performance.now() - started) / 1000).toFixed(0).padStart(4)} s] ${s}`);
@@ -74,7 +83,7 @@ async function main(): Promise<number> {
     return 1;
   }
   const machine = describeMachine();
-  const replicaInfo = await ensureReplica(Boolean(flags.rebuild), log);
+  const replicaInfo = await ensureReplica(Boolean(flags.rebuild), log, !flags["skip-sync"]);
   log(`replica: ${replicaInfo.events.toLocaleString("en-US")} events${replicaInfo.reused ? " (cached)" : ""}`);
   resetLedger();
   cleanRunDir();
@@ -205,7 +214,8 @@ async function main(): Promise<number> {
           cpu: cpuOf(s, redis.server.pid),
         });
     }
-    if (sides.length > 0) {
+    if (sides.length > 0 && onlyUnique) for (const side of sides) await side.server.stop();
+    else if (sides.length > 0) {
       log(
         `${sides.map((x) => targets.TARGET_TITLES[x.target]).join(", ")}${sides.length > 1 ? ", interleaved slice by slice" : ""}:`,
       );

@@ -44,13 +44,26 @@ export interface ReplicaInfo {
 
 const marquee = (...args: string[]) => runOk(BUN, ["server/main.ts", ...args]);
 
-/** Builds the demo NDJSON and the replica unless a complete build is cached (or `rebuild`). */
-export async function ensureReplica(rebuild: boolean, log: (s: string) => void): Promise<ReplicaInfo> {
+/**
+ * Builds the demo NDJSON and the replica unless a complete build is cached (or `rebuild`). A run
+ * that syncs nothing (`needsStream` false) takes a cached replica without its NDJSON.
+ */
+export async function ensureReplica(
+  rebuild: boolean,
+  log: (s: string) => void,
+  needsStream = true,
+): Promise<ReplicaInfo> {
   mkdirSync(CACHE, { recursive: true });
   const today = new Date().toISOString().slice(0, 10);
   const marker = existsSync(MARKER) ? (JSON.parse(readFileSync(MARKER, "utf8")) as { anchor?: string }) : undefined;
   const anchorAgeDays = marker?.anchor ? (Date.parse(today) - Date.parse(marker.anchor)) / DAY_MS : Infinity;
-  if (!rebuild && marker && existsSync(REPLICA_DB) && existsSync(DEMO_NDJSON) && anchorAgeDays <= MAX_ANCHOR_AGE_DAYS) {
+  if (
+    !rebuild &&
+    marker &&
+    existsSync(REPLICA_DB) &&
+    (!needsStream || existsSync(DEMO_NDJSON)) &&
+    anchorAgeDays <= MAX_ANCHOR_AGE_DAYS
+  ) {
     // A replica from before a change of page size would measure the old layout: build it again.
     const pageBytes = await replicaPageBytes();
     if (pageBytes === REPLICA_PAGE_BYTES) {
