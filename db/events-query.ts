@@ -101,7 +101,10 @@ export function buildHalfQuery(
   const part = plan === "source_each" ? "source = $part" : plan === "venue_states" ? "state = $part" : null;
   const sources = plan === "source_each" ? "none" : sourceList !== null ? { list: sourceList } : "glob";
   const { terms, params } = filterTerms(filter, col, { sources, venues: venuesInSql, window: windowInSql });
-  if (part !== null) terms.unshift(part), (params.part = "");
+  if (part !== null) {
+    terms.unshift(part);
+    params.part = "";
+  }
   const columns = venuesInSql ? "start_ms, id, end_ms" : "start_ms, id, end_ms, venue_id";
   const sql =
     `SELECT ${columns} FROM snapshot ${indexOf(PLAN_COLUMN[plan])} WHERE long = ${long}` +

@@ -102,15 +102,9 @@ export class LongRows {
       this.#source[i] = source;
       this.#flags[i] = (r.sold_out ? SOLD_OUT : 0) | (r.aggregator ? AGGREGATOR : 0);
       this.#all[i] = i;
-      let s = byState.get(state);
-      if (!s) byState.set(state, (s = []));
-      s.push(i);
-      let c = byCity.get(city);
-      if (!c) byCity.set(city, (c = []));
-      c.push(i);
-      let o = bySource.get(source);
-      if (!o) bySource.set(source, (o = []));
-      o.push(i);
+      listIn(byState, state).push(i);
+      listIn(byCity, city).push(i);
+      listIn(bySource, source).push(i);
     }
     for (const [k, v] of byState) this.#byState.set(k, Int32Array.from(v));
     for (const [k, v] of byCity) this.#byCity.set(k, Int32Array.from(v));
@@ -221,4 +215,14 @@ export class LongEvents {
   clear(): void {
     this.#kept = null;
   }
+}
+
+/** The list kept under `key`, made empty on first use. */
+function listIn<K>(lists: Map<K, number[]>, key: K): number[] {
+  let list = lists.get(key);
+  if (!list) {
+    list = [];
+    lists.set(key, list);
+  }
+  return list;
 }
