@@ -30,7 +30,7 @@ import { type PageBody, type PageOut, pageCacheKey } from "./page-cache.ts";
 import { assertDateRange, assertKeysetPagination, assertPolygonAllowed, parseListParams } from "./parse.ts";
 import { assertAnswerable } from "./replica-scope.ts";
 import { bodyParts, encodeHead, headOf, listHeaderFields, NO_MATCH, responseBody, withCursor } from "./response.ts";
-import { assertLookahead, type ListWindow, resolveWindow } from "./window.ts";
+import { assertLookahead, type ListWindow, pageFilterOf, resolveWindow } from "./window.ts";
 
 export interface ListDeps {
   replica: Db;
@@ -178,17 +178,7 @@ export class ListService {
     const { replica } = this.deps;
     const { geo: geoIndex, pages, estimates, scans, longs, blocks } = this.caches;
     const geo = q.geo ? geoIndex.find(q.geo, q.includeCentroids) : null;
-    const filter: PageFilter = {
-      ...window,
-      state: q.state,
-      city: q.city,
-      sources: q.sources,
-      venueIds: geo?.venueIds ?? null,
-      venueSet: geo?.venueSet ?? null,
-      venueStates: geo?.states ?? null,
-      excludeSoldOut: q.excludeSoldOut,
-      excludeAggregators: q.excludeAggregators,
-    };
+    const filter = pageFilterOf(q, window, geo);
     const mark = readReplicaState(replica);
     let selection = pages.get(key, mark, window);
     if (!selection) {

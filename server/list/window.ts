@@ -10,6 +10,8 @@
  * - A current cursor's pinned window is used as is: it never extends and never slides.
  */
 import { DAY_MS, LIST } from "../../db/contract.ts";
+import type { PageFilter } from "../../db/events-query.ts";
+import type { GeoCandidates } from "../../db/geo.ts";
 import { ApiError } from "../errors.ts";
 import type { ListQuery } from "./parse.ts";
 
@@ -44,4 +46,19 @@ export function resolveWindow(q: ListQuery, nowMs: number, horizonMs: number | n
   const defaultDays = geo ? LIST.defaultGeoWindowDays : LIST.defaultWindowDays;
   const horizonEnd = horizonMs === null ? Infinity : nowMs + horizonMs;
   return { afterMs, beforeMs: Math.min(afterMs + defaultDays * DAY_MS, horizonEnd) };
+}
+
+/** The page filter of a parsed query in its window, with its geo candidates when it has a geo filter. */
+export function pageFilterOf(q: ListQuery, window: ListWindow, geo: GeoCandidates | null): PageFilter {
+  return {
+    ...window,
+    state: q.state,
+    city: q.city,
+    sources: q.sources,
+    venueIds: geo?.venueIds ?? null,
+    venueSet: geo?.venueSet ?? null,
+    venueStates: geo?.states ?? null,
+    excludeSoldOut: q.excludeSoldOut,
+    excludeAggregators: q.excludeAggregators,
+  };
 }

@@ -19,7 +19,7 @@
 import { mkdirSync, readFileSync } from "node:fs";
 import { parseArgs } from "node:util";
 import type { Db } from "../../db/driver.ts";
-import { type PageFilter, type PagePosition, readConsistently, selectPage } from "../../db/events-query.ts";
+import { type PagePosition, readConsistently, selectPage } from "../../db/events-query.ts";
 import { GeoIndex, type LiveGeo } from "../../db/geo.ts";
 import { HydratedEvents, hydratePageJson, readReplicaState } from "../../db/hydrate.ts";
 import { KeptScans } from "../../db/kept-scans.ts";
@@ -29,7 +29,7 @@ import { SnapshotBlocks } from "../../db/short-blocks.ts";
 import { readSnapshotStats, SnapshotEstimates } from "../../db/snapshot-stats.ts";
 import { HOT_PATH } from "../../db/tuning.ts";
 import { parseListParams } from "../../server/list/parse.ts";
-import { resolveWindow } from "../../server/list/window.ts";
+import { pageFilterOf, resolveWindow } from "../../server/list/window.ts";
 import { REPLICA_DB, RUN_DIR } from "./lib/fixture.ts";
 import { type UniqueClass, writeUniqueLists } from "./lib/unique.ts";
 import { WALK_PAGES } from "./lib/unique-measure.ts";
@@ -116,17 +116,7 @@ function page(side: Side, search: string, from: PagePosition | null, cls = ""): 
   const q = parseListParams(new URLSearchParams(search), "bench-secret");
   const window = resolveWindow(q, Date.now(), null);
   const geo = q.geo ? side.geo.find(q.geo, q.includeCentroids) : null;
-  const filter: PageFilter = {
-    ...window,
-    state: q.state,
-    city: q.city,
-    sources: q.sources,
-    venueIds: geo?.venueIds ?? null,
-    venueSet: geo?.venueSet ?? null,
-    venueStates: geo?.states ?? null,
-    excludeSoldOut: q.excludeSoldOut,
-    excludeAggregators: q.excludeAggregators,
-  };
+  const filter = pageFilterOf(q, window, geo);
   const live: LiveGeo | null = geo?.live ?? null;
   return readConsistently(side.db, () => {
     const state = readReplicaState(side.db);
