@@ -70,12 +70,14 @@ describe("deploy/marquee.toml", () => {
     const file = parseConfigFile(read("marquee.toml"), "marquee.toml");
     expect(file.shared.get("db")?.value).toBe("/var/lib/marquee/marquee.db");
     const port = await freePort();
-    // Flags win over the file: a scratch replica and a free port, everything else from the example.
+    const adminPort = await freePort();
+    // Flags win over the file: a scratch replica and free ports, everything else from the example.
     const child = spawn(
       BUN,
       [
         join(ROOT, "server/main.ts"),
         ...["serve", "--config", join(DEPLOY, "marquee.toml"), "--db", join(dir, "kit.db"), "--port", String(port)],
+        ...["--admin-port", String(adminPort)],
       ],
       { cwd: ROOT, env: cleanEnv() },
     );
@@ -89,7 +91,11 @@ describe("deploy/marquee.toml", () => {
           () => false,
         ),
       );
-      expect(out).toContain("https://events.example.com"); // the example's base-url
+      // The example's base-url, on the start-up line (a pipe may deliver it after the first answer).
+      await waitFor("the start-up line", () => out.includes("https://events.example.com"));
+      expect(file.sections.get("serve")?.get("admin-port")?.value).toBe("9090");
+      const ready = await fetch(`http://127.0.0.1:${adminPort}/readyz`);
+      expect(ready.status).toBe(200);
     } finally {
       const exited = new Promise((resolve) => child.once("exit", resolve));
       child.kill("SIGTERM");
