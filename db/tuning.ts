@@ -27,7 +27,7 @@ export const HOT_PATH = {
    * The serving process collects its garbage in full once its private memory (`RssAnon`, which
    * leaves out the mapped replica) passes this, at most this often (server/background.ts).
    */
-  collectAboveRssBytes: 448 * 1024 * 1024,
+  collectAbovePrivateBytes: 448 * 1024 * 1024,
   collectEveryMs: 30_000,
   /** Geo searches kept for the current venue table (db/geo.ts GeoIndex), and their bytes. */
   geoResults: 256,

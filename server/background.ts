@@ -233,7 +233,7 @@ function privateBytes(): number {
 }
 
 /**
- * On Bun, a full collection when the process's private memory has passed HOT_PATH.collectAboveRssBytes,
+ * On Bun, a full collection when the private memory passes HOT_PATH.collectAbovePrivateBytes,
  * checked every second and done at most once every HOT_PATH.collectEveryMs. Under a stream of new
  * queries each request leaves short-lived rows, strings and body bytes behind, and kept events
  * are replaced faster than the engine collects its old generation on its own, so memory grows to
@@ -247,7 +247,7 @@ function startMemoryGuard(): Stop {
   let lastMs = -Infinity;
   const timer = setInterval(() => {
     const now = performance.now();
-    if (now - lastMs < HOT_PATH.collectEveryMs || privateBytes() <= HOT_PATH.collectAboveRssBytes) return;
+    if (now - lastMs < HOT_PATH.collectEveryMs || privateBytes() <= HOT_PATH.collectAbovePrivateBytes) return;
     lastMs = now;
     gc(false);
   }, 1000);
