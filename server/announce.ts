@@ -28,6 +28,17 @@ export function startupLine(config: Config): string {
   return `Marquee listening on http://${listeningHost(config.host, config.port)} (${notes.join(", ")})`;
 }
 
+/** The start-up line's fields in a JSON log: the address bound, the base URL, the replica. */
+export function startupFields(config: Config): Record<string, string | number | boolean> {
+  return {
+    url: `http://${listeningHost(config.host, config.port)}`,
+    baseUrl: config.baseUrl,
+    replica: config.dbPath,
+    testMode: config.testMode,
+    workers: config.workers,
+  };
+}
+
 /**
  * Writes `{"url", "pid"}` to `path` in one step: a temporary file beside it, then renamed over it,
  * so a reader never sees half of it. `pid` is the process to signal: the server, or the supervisor.

@@ -151,6 +151,19 @@ function textValue(value: string | number | boolean | null): string {
   return /^[\x21\x23-\x7e]*$/.test(s) && s !== "" ? s : JSON.stringify(s);
 }
 
+/**
+ * The start-up and stop lines (docs/operations.md, Logs and metrics): in the log's format, but on
+ * standard output at every level and written at once, because a process that starts the server
+ * reads its address there (with `--port 0`, the only place besides `--ready-file`), and
+ * `--log-level warn` or `--log-file` must not hide it.
+ */
+export function announce(format: LogFormat, msg: string, fields: LogFields = {}): void {
+  const time = new Date().toISOString();
+  syncSink(1).write(
+    format === "json" ? `${JSON.stringify({ time, level: "info", msg, ...fields })}\n` : `${time} INFO ${msg}\n`,
+  );
+}
+
 /** The log `marquee serve` writes, as configured (docs/operations.md, Configuration). */
 export function createLogger(options: LogOptions): Logger {
   const droppedLine = (count: number) =>

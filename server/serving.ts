@@ -19,13 +19,13 @@ import { ledgerPathFor } from "../db/ledger.ts";
 import { lockLedgerForServing } from "../db/serve-lock.ts";
 import { isPostgresUrl } from "../sync/postgres/schema.ts";
 import { type AdminListener, serverAnswers, startAdmin } from "./admin.ts";
-import { removeReadyFile, startupLine, writeReadyFile } from "./announce.ts";
+import { removeReadyFile, startupFields, startupLine, writeReadyFile } from "./announce.ts";
 import { createApp, createRouteTable } from "./app.ts";
 import { startBackgroundWork } from "./background.ts";
 import { type Config, DEFAULTS, withBoundPort } from "./config.ts";
 import { type AppContext, createContext } from "./context.ts";
 import { type BoundListener, bind } from "./listen.ts";
-import { createLogger, type Logger } from "./log.ts";
+import { announce, createLogger, type Logger } from "./log.ts";
 import { reportListening, stopWhenStdinCloses, stopWithSupervisor } from "./ties.ts";
 import { answerScrapes, relayedUpstream, shareUpstream } from "./workers.ts";
 
@@ -70,7 +70,7 @@ export async function serve(asked: Config, options: { reread?: () => Config } = 
       lock?.close();
       if (announced && config.readyFile !== undefined && worker === undefined) removeReadyFile(config.readyFile);
       log.flush();
-      console.log(stoppedLine(reason, cut, ctx));
+      announce(config.logFormat, stoppedLine(reason, cut, ctx));
       process.exit(code);
     })());
 
@@ -125,7 +125,7 @@ export async function serve(asked: Config, options: { reread?: () => Config } = 
     answerSupervisor(ctx);
     reportListening(config.port);
   } else {
-    console.log(startupLine(config));
+    announce(config.logFormat, startupLine(config), startupFields(config));
     if (config.readyFile !== undefined) {
       try {
         writeReadyFile(config.readyFile, config);

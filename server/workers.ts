@@ -26,9 +26,10 @@
 import { type ChildProcess, spawn } from "node:child_process";
 import { BUN_SERVE_ARGS } from "../bin/find-bun.js";
 import { onBun } from "../db/runtime.ts";
-import { removeReadyFile, startupLine, writeReadyFile } from "./announce.ts";
+import { removeReadyFile, startupFields, startupLine, writeReadyFile } from "./announce.ts";
 import { type Config, DEFAULTS, PARENT_PID_ENV, WORKER_INDEX_ENV, withBoundPort } from "./config.ts";
 import type { Readiness, UpstreamReport } from "./health.ts";
+import { announce } from "./log.ts";
 import type { MetricFamily } from "./metrics.ts";
 import { type WorkerMessage as ListeningMessage, stopWhenStdinCloses } from "./ties.ts";
 
@@ -280,7 +281,7 @@ export function superviseWorkers(options: {
       if (phase !== "starting") return;
       phase = "running";
       const bound = withBoundPort(config, port);
-      console.log(startupLine(bound));
+      announce(config.logFormat, startupLine(bound), startupFields(bound));
       if (config.readyFile !== undefined) {
         try {
           writeReadyFile(config.readyFile, bound);
@@ -301,7 +302,7 @@ export function superviseWorkers(options: {
     process.off("SIGHUP", onHangUp);
     if (announced && config.readyFile !== undefined) removeReadyFile(config.readyFile);
     // After a failure the lines above say what happened; a requested stop gets its own line.
-    if (exitCode === 0) console.log(`Marquee stopped: ${count} worker${count === 1 ? "" : "s"} stopped`);
+    if (exitCode === 0) announce(config.logFormat, `Marquee stopped: ${count} worker${count === 1 ? "" : "s"} stopped`);
   });
 }
 

@@ -358,3 +358,19 @@ export function describeMatrix(name: string, suite: (use: () => Client, kind: Ta
     });
   }
 }
+
+/** Standard output as a person reads it: each JSON log line replaced by its `msg`. */
+export function messagesOf(stdout: string): string {
+  return stdout
+    .split("\n")
+    .map((line) => {
+      if (!line.startsWith("{")) return line;
+      try {
+        const msg = (JSON.parse(line) as { msg?: unknown }).msg;
+        return typeof msg === "string" ? msg : line;
+      } catch {
+        return line;
+      }
+    })
+    .join("\n");
+}

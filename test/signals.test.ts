@@ -14,7 +14,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { BUN_SERVE_ARGS } from "../bin/find-bun.js";
-import { BUN, ROOT } from "./harness.ts";
+import { BUN, messagesOf, ROOT } from "./harness.ts";
 import { eventRecord, venueRecord } from "./records.ts";
 import { type RedisServer, startRedisServer } from "./redis-server.ts";
 
@@ -169,7 +169,11 @@ afterEach(() => {
 describe("--port 0, the start-up line and --ready-file", () => {
   it("binds a free port, names it and the base URL apart, and serves there", async () => {
     const run = serve(["--test-mode", "--port", "0", "--host", "127.0.0.1"], { via: "bun" });
-    const line = await until("the start-up line", run, () => /Marquee listening on .*/.exec(run.stdout())?.[0]);
+    const line = await until(
+      "the start-up line",
+      run,
+      () => /Marquee listening on .*/.exec(messagesOf(run.stdout()))?.[0],
+    );
     const [, port] = /^Marquee listening on http:\/\/127\.0\.0\.1:(\d+) \(base URL http:\/\/localhost:(\d+), /.exec(
       line,
     )!;
@@ -177,6 +181,15 @@ describe("--port 0, the start-up line and --ready-file", () => {
     expect(line).toBe(
       `Marquee listening on http://127.0.0.1:${port} (base URL http://localhost:${port}, replica ${join(run.dir, "marquee.db")}, test mode)`,
     );
+    // Standard output is a pipe, so the log is JSON: the start-up line is one of its lines.
+    const json = run
+      .stdout()
+      .split("\n")
+      .filter((l) => l.startsWith("{"))
+      .map((l) => JSON.parse(l) as Record<string, unknown>)
+      .find((o) => o.msg === line);
+    expect(json).toMatchObject({ level: "info", url: `http://127.0.0.1:${port}`, baseUrl: `http://localhost:${port}` });
+    expect(Date.parse(String(json?.time))).not.toBeNaN();
     expect((await fetch(`http://127.0.0.1:${port}/healthz`)).status).toBe(200);
     // The base URL made from the real port is the one the server publishes.
     const openapi = await (await fetch(`http://127.0.0.1:${port}/v1/openapi.json`)).json();
@@ -191,7 +204,7 @@ describe("--port 0, the start-up line and --ready-file", () => {
     expect(Object.keys(content).sort()).toEqual(["pid", "url"]);
     expect(pid).toBe(run.child.pid);
     expect(url).toMatch(/^http:\/\/127\.0\.0\.1:\d+$/);
-    expect(run.stdout()).toContain(
+    expect(messagesOf(run.stdout())).toContain(
       `Marquee listening on http://0.0.0.0:${portOf(url)} (base URL http://localhost:${portOf(url)},`,
     );
     expect((await fetch(`${url}/healthz`)).status).toBe(200);
@@ -208,7 +221,7 @@ describe("--port 0, the start-up line and --ready-file", () => {
     expect((await fetch(`${url}/healthz`)).status).toBe(200);
     run.child.stdin!.end();
     expect(await run.exited).toBe(0);
-    expect(run.stdout()).toMatch(
+    expect(messagesOf(run.stdout())).toMatch(
       /Marquee stopped \(standard input closed\): requests in flight answered; closed the ledger and the replica\n$/,
     );
     expect(await refused(portOf(url))).toBe(true);
@@ -251,7 +264,7 @@ describe("signals to `npx marquee serve`", () => {
     expect(JSON.parse(answer.body)).toMatchObject({ applied: 2 });
     expect(await run.exited).toBe(0);
     expect(isRunning(pid)).toBe(false);
-    expect(run.stdout()).toMatch(
+    expect(messagesOf(run.stdout())).toMatch(
       /\nMarquee stopped \(SIGTERM\): requests in flight answered; closed the ledger and the replica\n$/,
     );
   });
@@ -267,7 +280,7 @@ describe("signals to `npx marquee serve`", () => {
     expect([isRunning(run.child.pid!), isRunning(pid)]).toEqual([true, true]);
     run.child.kill("SIGINT");
     expect(await run.exited).toBe(0);
-    expect(run.stdout()).toMatch(/Marquee stopped \(SIGINT\)/);
+    expect(messagesOf(run.stdout())).toMatch(/Marquee stopped \(SIGINT\)/);
   });
 
   it("SIGKILL of the wrapper: the server stops by itself and frees the port", async () => {
@@ -330,7 +343,9 @@ describe("signals to `npx marquee serve --workers 2`", () => {
     const { supervisor, workers } = family(run.child.pid!);
     expect(pid).toBe(supervisor);
     expect(workers).toHaveLength(2);
-    expect(run.stdout()).toContain(`Marquee listening on ${url} (base URL http://localhost:${portOf(url)},`);
+    expect(messagesOf(run.stdout())).toContain(
+      `Marquee listening on ${url} (base URL http://localhost:${portOf(url)},`,
+    );
     // Both workers answer on that port (each says which it is).
     const answered = new Set<number>();
     await until("both workers answering", run, async () => {
@@ -350,7 +365,7 @@ describe("signals to `npx marquee serve --workers 2`", () => {
     expect(answer.status).toBe(200);
     expect(await run.exited).toBe(0);
     expect([supervisor, ...workers].filter(isRunning)).toEqual([]);
-    expect(run.stdout()).toMatch(/\nMarquee stopped: 2 workers stopped\n$/);
+    expect(messagesOf(run.stdout())).toMatch(/\nMarquee stopped: 2 workers stopped\n$/);
     expect(existsSync(readyFile(run))).toBe(false);
   });
 

@@ -13,7 +13,7 @@ import pg from "pg";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type Db, openDb } from "../db/driver.ts";
 import { openReplica, readUpstreamState, readWatermark } from "../db/replica.ts";
-import { BUN, Client, ROOT, startBunServer } from "./harness.ts";
+import { BUN, Client, messagesOf, ROOT, startBunServer } from "./harness.ts";
 import { liveRows, servedPages } from "./pg-served.ts";
 import { type PgServer, startPgServer } from "./pg-server.ts";
 
@@ -398,7 +398,7 @@ describe("serve --sync-from postgres://", () => {
       run.child.kill("SIGTERM");
       const { code, stdout } = await run.done;
       expect(code).toBe(0);
-      expect(stdout).toMatch(
+      expect(messagesOf(stdout)).toMatch(
         /\nMarquee stopped \(SIGTERM\): requests in flight answered; closed the upstream stream, the ledger and the replica\n$/,
       );
       expect(server.psql("SELECT count(*) FROM pg_replication_slots WHERE active", name)).toBe("0");

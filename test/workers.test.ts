@@ -13,7 +13,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { BUN_SERVE_ARGS } from "../bin/find-bun.js";
-import { BUN, freePort, ROOT } from "./harness.ts";
+import { BUN, freePort, messagesOf, ROOT } from "./harness.ts";
 import { eventRecord, venueRecord } from "./records.ts";
 import { type RedisServer, startRedisServer } from "./redis-server.ts";
 
@@ -234,8 +234,7 @@ describe("serve --workers 2 on a Redis ledger", () => {
   });
 
   it("prints one listening line once both workers listen, and both answer on the one port", async () => {
-    const lines = run
-      .stdout()
+    const lines = messagesOf(run.stdout())
       .split("\n")
       .filter((l) => l.includes("listening"));
     expect(lines).toEqual([
