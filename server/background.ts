@@ -5,7 +5,6 @@
  * What only one of them needs (the demo generator, the sync pipeline, the PostgreSQL client) is
  * loaded when that one starts (docs/operations.md, Start-up).
  */
-import { readFileSync } from "node:fs";
 import type { AccountFields } from "../db/accounts.ts";
 import type { KeyKind } from "../db/contract.ts";
 import { DEMO } from "../db/contract.ts";
@@ -16,6 +15,7 @@ import { refreshSnapshotIfStale } from "../sync/serving-snapshot.ts";
 import type { SourcePosition } from "../sync/source.ts";
 import type { AppContext } from "./context.ts";
 import { issueKey } from "./keys.ts";
+import { procStatusKiB } from "./proc-status.ts";
 
 /** The demo accounts `serve --demo` creates: one per kind of access a user may want to try. */
 const DEMO_ACCOUNTS: Array<{ label: string; kind: KeyKind; fields: Partial<AccountFields>; note: string }> = [
@@ -223,13 +223,8 @@ async function startApiFollowing(ctx: AppContext, url: string): Promise<Stop> {
  * replica's pages count in RSS but are the OS's file cache, which no collection frees.
  */
 function privateBytes(): number {
-  try {
-    const kib = /^RssAnon:\s+(\d+) kB/m.exec(readFileSync("/proc/self/status", "utf8"))?.[1];
-    if (kib !== undefined) return Number(kib) * 1024;
-  } catch {
-    // Not Linux: RSS it is.
-  }
-  return process.memoryUsage.rss();
+  const kib = procStatusKiB("self")?.get("RssAnon");
+  return kib === undefined ? process.memoryUsage.rss() : kib * 1024;
 }
 
 /**

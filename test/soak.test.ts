@@ -6,8 +6,8 @@
  * entries and bytes (docs/architecture.md, Caches), so memory levels off instead of growing with
  * the number of distinct queries.
  */
-import { readFileSync } from "node:fs";
 import { afterAll, beforeAll, expect, it } from "vitest";
+import { procStatusKiB } from "../server/proc-status.ts";
 import { Client, startBunServer } from "./harness.ts";
 
 /**
@@ -34,9 +34,8 @@ const CENTRES: Array<[number, number]> = [
 ];
 
 function privateOf(pid: number): number {
-  const status = readFileSync(`/proc/${pid}/status`, "utf8");
-  const kib = (field: string) => Number(new RegExp(`^${field}:\\s+(\\d+) kB`, "m").exec(status)?.[1] ?? 0);
-  return (kib("RssAnon") + kib("VmSwap")) * 1024;
+  const fields = procStatusKiB(pid)!;
+  return ((fields.get("RssAnon") ?? 0) + (fields.get("VmSwap") ?? 0)) * 1024;
 }
 
 /** The n-th query: every one differs in its window, its point or its tokens, so no cache has seen it. */

@@ -41,7 +41,7 @@ import {
 import { describeMachine } from "./lib/machine.ts";
 import { measureSides, type Side } from "./lib/measure.ts";
 import { captureScenarios, request, resolveInputs } from "./lib/prepare.ts";
-import { freePort, readRss, type Server, stopAllServers, watchMemory } from "./lib/proc.ts";
+import { freePort, readMemory, type Server, stopAllServers, watchMemory } from "./lib/proc.ts";
 import { type BenchRedis, redisVersion, startBenchRedis } from "./lib/redis.ts";
 import { type RunReport, renderMarkdown, writeResults } from "./lib/report.ts";
 import { buildScenarios, type Scenario } from "./lib/scenarios.ts";
@@ -173,7 +173,7 @@ async function main(): Promise<number> {
     log(`${targets.TARGET_TITLES[target]}:`);
     recordAll(await measureSides([{ target, server: s, progress: { warmed: false, listRps: 0 } }], served, ctx));
     if (target === "bun" || target === "node") {
-      const rss = readRss(s.child.pid!);
+      const rss = readMemory(s.child.pid!);
       if (rss) report.rss[target] = rss;
     }
     await s.stop();
@@ -220,7 +220,7 @@ async function main(): Promise<number> {
         `${sides.map((x) => targets.TARGET_TITLES[x.target]).join(", ")}${sides.length > 1 ? ", interleaved slice by slice" : ""}:`,
       );
       recordAll(await measureSides(sides, served, ctx));
-      const rss = only.has("bun") ? readRss(server.child.pid!) : null;
+      const rss = only.has("bun") ? readMemory(server.child.pid!) : null;
       if (rss) report.rss.bun = rss;
       for (const side of sides) await side.server.stop();
     }

@@ -3,7 +3,7 @@
  * an HTTP probe answers 200, and their resident memory read from /proc.
  */
 import { type ChildProcess, spawn } from "node:child_process";
-import { readFileSync } from "node:fs";
+import { procStatusKiB } from "../../../server/proc-status.ts";
 import { freePort } from "../../net.ts";
 import { ROOT } from "./config.ts";
 
@@ -164,15 +164,12 @@ export interface MemoryReading {
   privatePeakMb: number;
 }
 
-export function readRss(pid: number): MemoryReading | null {
-  try {
-    const status = readFileSync(`/proc/${pid}/status`, "utf8");
-    const kb = (field: string) => Number(new RegExp(`^${field}:\\s+(\\d+) kB`, "m").exec(status)?.[1] ?? 0);
-    const privateMb = (kb("RssAnon") + kb("VmSwap")) / 1024;
-    return { privateMb, rssMb: kb("VmRSS") / 1024, peakMb: kb("VmHWM") / 1024, privatePeakMb: privateMb };
-  } catch {
-    return null;
-  }
+export function readMemory(pid: number): MemoryReading | null {
+  const fields = procStatusKiB(pid);
+  if (!fields) return null;
+  const mb = (field: string) => (fields.get(field) ?? 0) / 1024;
+  const privateMb = mb("RssAnon") + mb("VmSwap");
+  return { privateMb, rssMb: mb("VmRSS"), peakMb: mb("VmHWM"), privatePeakMb: privateMb };
 }
 
 /**
@@ -182,7 +179,7 @@ export function readRss(pid: number): MemoryReading | null {
 export function watchMemory(pid: number, everyMs = 250): { stop(): MemoryReading | null } {
   let peak = 0;
   const sample = () => {
-    const m = readRss(pid);
+    const m = readMemory(pid);
     if (m) peak = Math.max(peak, m.privateMb);
     return m;
   };
