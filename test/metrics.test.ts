@@ -7,7 +7,6 @@
  */
 import { type ChildProcess, spawn } from "node:child_process";
 import { mkdtempSync, rmSync } from "node:fs";
-import { request } from "node:http";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import parsePrometheusTextFormat, { type ParsedFamily } from "parse-prometheus-text-format";
@@ -18,7 +17,7 @@ import { listenAdmin, serverAnswers } from "../server/admin.ts";
 import { createApp } from "../server/app.ts";
 import { resolveConfig } from "../server/config.ts";
 import { createContext } from "../server/context.ts";
-import { BUN, Client, freePort, ROOT, startBunServer, type Target } from "./harness.ts";
+import { BUN, Client, fetchFresh, freePort, ROOT, startBunServer, type Target } from "./harness.ts";
 import { eventRecord, venueRecord } from "./records.ts";
 import { type RedisServer, startRedisServer } from "./redis-server.ts";
 
@@ -151,20 +150,6 @@ describe("/metrics", () => {
     }
   }, 60_000);
 });
-
-/** One request on a connection of its own, so the kernel picks the worker anew each time. */
-function fetchFresh(port: number, path: string): Promise<{ status: number; body: string }> {
-  return new Promise((resolve, reject) => {
-    const req = request({ host: "127.0.0.1", port, path, agent: false }, (res) => {
-      let body = "";
-      res.setEncoding("utf8");
-      res.on("data", (d) => (body += d));
-      res.on("end", () => resolve({ status: res.statusCode!, body }));
-    });
-    req.on("error", reject);
-    req.end();
-  });
-}
 
 describe("/metrics of serve --workers 2", () => {
   let redis: RedisServer;

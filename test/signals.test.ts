@@ -14,7 +14,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { BUN_SERVE_ARGS } from "../bin/find-bun.js";
-import { BUN, messagesOf, ROOT } from "./harness.ts";
+import { BUN, isRunning, messagesOf, ROOT } from "./harness.ts";
 import { eventRecord, venueRecord } from "./records.ts";
 import { type RedisServer, startRedisServer } from "./redis-server.ts";
 
@@ -87,15 +87,6 @@ async function ready(run: Run): Promise<{ url: string; pid: number }> {
   seen.add(ready.pid);
   return ready;
 }
-
-const isRunning = (pid: number) => {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch {
-    return false;
-  }
-};
 
 /** Whether a new connection to the port is refused (nothing listens there). */
 function refused(port: number): Promise<boolean> {

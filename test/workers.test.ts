@@ -7,13 +7,12 @@
  */
 import { type ChildProcess, execFileSync, spawn } from "node:child_process";
 import { appendFileSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
-import { request } from "node:http";
 import { createServer, type Server } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { BUN_SERVE_ARGS } from "../bin/find-bun.js";
-import { BUN, freePort, messagesOf, ROOT } from "./harness.ts";
+import { BUN, fetchFresh, freePort, isRunning, messagesOf, ROOT } from "./harness.ts";
 import { eventRecord, venueRecord } from "./records.ts";
 import { type RedisServer, startRedisServer } from "./redis-server.ts";
 
@@ -68,24 +67,6 @@ async function until<T>(what: string, run: Run, probe: () => T | undefined | Pro
   }
 }
 
-/** One request on a connection of its own, so the kernel picks the worker anew each time. */
-function fetchFresh(
-  port: number,
-  path: string,
-  headers: Record<string, string> = {},
-): Promise<{ status: number; body: string }> {
-  return new Promise((resolve, reject) => {
-    const req = request({ host: "127.0.0.1", port, path, headers, agent: false }, (res) => {
-      let body = "";
-      res.setEncoding("utf8");
-      res.on("data", (d) => (body += d));
-      res.on("end", () => resolve({ status: res.statusCode!, body }));
-    });
-    req.on("error", reject);
-    req.end();
-  });
-}
-
 interface Health {
   watermark: number;
   snapshotEvents: number;
@@ -117,15 +98,6 @@ function workerPids(supervisor: number): Map<number, number> {
   }
   return out;
 }
-
-const isRunning = (pid: number) => {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch {
-    return false;
-  }
-};
 
 /** /healthz over fresh connections until every worker answered; the first answer of each. */
 async function fromEveryWorker(run: Run, count: number): Promise<Map<number, Health>> {
