@@ -158,10 +158,9 @@ function textValue(value: string | number | boolean | null): string {
  * `--log-level warn` or `--log-file` must not hide it.
  */
 export function announce(format: LogFormat, msg: string, fields: LogFields = {}): void {
-  const time = new Date().toISOString();
-  syncSink(1).write(
-    format === "json" ? `${JSON.stringify({ time, level: "info", msg, ...fields })}\n` : `${time} INFO ${msg}\n`,
-  );
+  const stdout = syncSink(1);
+  // A text line is read by a person: its message already names what the fields hold.
+  new Logger({ format, level: "info" }, stdout, stdout).info(msg, format === "json" ? fields : {});
 }
 
 /** The log `marquee serve` writes, as configured (docs/operations.md, Configuration). */
