@@ -1,16 +1,8 @@
 /**
- * Row allowances (docs/api.md, Plans and access): the trial's 1,000 rows in total and a plan's
- * rolling 24-hour row budget, judged from the counters' numbers (server/limits/counters.ts):
- * their headers and their refusals. Both follow one protocol:
- *
- *   check   (stage 3, with the request rate) refuse when nothing is left to reserve;
- *   reserve (ListAccess.open, after validation) clamp the page to the unreserved remainder and
- *           hold those rows for ACCESS.reservationTtlMs; the trial starts here;
- *   settle  (ListAccess.settle) release the hold and count what was delivered.
- *
- * Concurrency therefore never lets delivered rows exceed the allowance: every request reserves
- * before it selects rows, in one atomic step. Reservations expire, so a request that never
- * settles frees its rows after 30 seconds. Empty pages cost nothing; repeated rows count again.
+ * Row allowances, the trial's rows and a plan's rolling row budget (docs/api.md, Trials and Row
+ * budgets), judged from the counters' numbers: their headers and refusals. Every request reserves
+ * before it selects rows (ListAccess.open) and settles after, so concurrency never lets delivered
+ * rows exceed the allowance.
  */
 import { ACCESS, TRIAL } from "../../db/contract.ts";
 import { trialExpiresMs } from "../../db/trials.ts";
@@ -26,17 +18,11 @@ export function allowanceHeaders(allowance: MeteredSpec, s: AllowanceState, spen
 }
 
 /** The refusal when nothing is left to reserve, else null; `headers` as the state describes it. */
-export function allowanceRefusal(
-  allowance: MeteredSpec,
-  s: AllowanceState,
-  headers: Record<string, string>,
-): ApiError | null {
+export function allowanceRefusal(allowance: MeteredSpec, s: AllowanceState, headers: Record<string, string>) {
   if (allowance.kind === "trial") {
     const used = s.trial?.rowsUsed ?? 0;
     if (TRIAL.rows - used - s.reserved > 0) return null;
-    return s.reserved > 0 && used < TRIAL.rows
-      ? trialCapacityReserved(headers)
-      : trialEnded("exhausted", { ...headers });
+    return s.reserved > 0 && used < TRIAL.rows ? trialCapacityReserved(headers) : trialEnded("exhausted", headers);
   }
   if (allowance.limit - s.used - s.reserved > 0) return null;
   // Spent: Retry-After is when enough delivered rows age out. Held by requests in flight: soon.
@@ -62,12 +48,13 @@ export function budgetExhausted(budgetHeaders: Record<string, string>, retryAfte
   );
 }
 
+const TRIAL_ENDED = {
+  expired: "The 7-day trial has ended. Subscribe to continue with the same key.",
+  exhausted: "The 1,000 trial rows are used. Subscribe to continue with the same key.",
+};
+
 /** 402 for a trial that has ended; like every 402 it reports the published rate limit. */
 export function trialEnded(state: "expired" | "exhausted", trialHeaders: Record<string, string>): ApiError {
   const headers = { ...PUBLISHED_RATE_LIMIT, ...trialHeaders };
-  return state === "expired"
-    ? new ApiError("trial_expired", "The 7-day trial has ended. Subscribe to continue with the same key.", { headers })
-    : new ApiError("trial_exhausted", "The 1,000 trial rows are used. Subscribe to continue with the same key.", {
-        headers,
-      });
+  return new ApiError(`trial_${state}`, TRIAL_ENDED[state], { headers });
 }

@@ -1,14 +1,6 @@
 /**
- * Per-process caches of keys (by digest) and accounts (by id), so the common request does no
- * ledger lookup for them. "No such key" is cached too. Freshness:
- * - SQLite: the ledger's access epoch, which triggers bump on every change to `accounts` or
- *   `api_keys` from any connection or process (db/ledger-access.ts), is read when this process
- *   changed accounts or keys (test-mode accounts: the very next request sees it) and otherwise
- *   at most every `HOT_PATH.foreignCommitLagMs`;
- * - Redis: the ledger's access notices (`Ledger.onAccessChange`, server/ledger/redis-access.ts)
- *   clear it within a second, from any process.
- * A key revoked or a plan changed by the CLI while the server runs takes effect well inside the
- * one second docs/api.md allows.
+ * Per-process caches of keys (by digest, "no such key" too) and accounts (by id), dropped when the
+ * source says they changed (docs/architecture.md, Caches): well inside the second docs/api.md allows.
  */
 import { LRUCache } from "lru-cache";
 import { type Account, connectionChanges, findKeyByDigest, type KeyRow, readAccount } from "../../db/accounts.ts";
@@ -27,21 +19,9 @@ export interface AccessSource {
 }
 
 /** LRU values cannot be undefined; a box also caches "no such key" answers. */
-interface Box<T> {
-  value: T | undefined;
-}
+type Box<T> = { value: T | undefined };
 
-export interface AccessCache {
-  /** Drops everything when the source says it changed. Call once per request. */
-  refresh(): void;
-  key(digest: string): Maybe<KeyRow | undefined>;
-  /** The key when it is cached as known, without a lookup; undefined otherwise. */
-  knownKey(digest: string): KeyRow | undefined;
-  account(id: number): Maybe<Account | undefined>;
-  clear(): void;
-}
-
-export function createAccessCache(source: AccessSource): AccessCache {
+export function createAccessCache(source: AccessSource) {
   const keys = new LRUCache<string, Box<KeyRow>>({ max: ACCESS.cacheEntries });
   const accounts = new LRUCache<number, Box<Account>>({ max: ACCESS.cacheEntries });
   // Moves on every clear, so a lookup that started before a change is not cached after it.
@@ -66,12 +46,14 @@ export function createAccessCache(source: AccessSource): AccessCache {
     accounts.clear();
   };
   return {
+    /** Drops everything when the source says it changed. Call once per request. */
     refresh() {
       if (source.changed?.()) clear();
     },
-    key: (digest) => read(keys, digest, (d) => source.findKey(d)),
-    knownKey: (digest) => keys.get(digest)?.value,
-    account: (id) => read(accounts, id, (i) => source.readAccount(i)),
+    key: (digest: string) => read(keys, digest, (d) => source.findKey(d)),
+    /** The key when it is cached as known, without a lookup; undefined otherwise. */
+    knownKey: (digest: string) => keys.get(digest)?.value,
+    account: (id: number) => read(accounts, id, (i) => source.readAccount(i)),
     clear,
   };
 }

@@ -1,14 +1,9 @@
 /**
- * The request path's counters (docs/architecture.md, "The ledger and the meter"): token buckets, the
- * trial's rows, rolling 24-hour row budgets and the reservations of requests in flight, as the
- * few atomic steps the access stages (server/access.ts) take. Two implementations: the process's
- * meter (server/limits/meter.ts: in memory, answers at once) and Redis
- * (server/ledger/redis-counters.ts: a Lua script a step, shared by every serving process);
- * test/access-counters.test.ts runs one suite against both.
- *
- * The counters report numbers; what they mean (headers, refusals) is decided once, by the
- * stages. A step decides only what must be decided in the same atomic step as its writes: whether
- * the take is admitted, whether a trial account takes at all (`gated`), how many rows are held.
+ * The request path's counters (docs/architecture.md, The ledger and the meter): token buckets, trial
+ * rows, rolling row budgets and the holds of requests in flight, as the few atomic steps the access
+ * stages (server/access.ts) take. They report numbers; the stages decide what those mean. Two
+ * implementations, server/limits/meter.ts and server/ledger/redis-counters.ts, pass one suite
+ * (test/access-counters.test.ts).
  */
 import type { BucketSpec, BucketVerdict } from "../../db/rate-buckets.ts";
 import type { Trial } from "../../db/trials.ts";
@@ -56,11 +51,9 @@ export interface Counters {
   /** True when stage 3 should be handed the page (`admit`'s `reserve`, `known`): a round trip fewer. */
   readonly prepares: boolean;
   /**
-   * Stage 3: the bucket take and the allowance's state in one step; a trial account whose trial
-   * ended, or that is unverified before it started, takes nothing (`gated`). With `reserve` rows
-   * asked for and the take admitted, the rows are held as `reserve` holds them; or, when the page
-   * is `known` (its row count) and what is left holds the whole `reserve` (a trial: and a page),
-   * its rows are counted at once as `settle` counts them.
+   * Stage 3: the bucket take and the allowance's state in one step (`gated` as above). When admitted
+   * with `reserve` rows asked for, they are held as `reserve` holds them, or, when the page is
+   * `known` and what is left holds all of `reserve` (a trial: and a page), counted as `settle` would.
    */
   admit(
     accountId: number,
@@ -72,10 +65,7 @@ export interface Counters {
     reserve?: number,
     known?: number | null,
   ): Maybe<Admission>;
-  /**
-   * The trial starts if due; at most `requested` rows of those left (a trial: and a page) are
-   * held for ACCESS.reservationTtlMs. Rows 0 when the trial expired or nothing is left.
-   */
+  /** Starts the trial if due; holds at most `requested` of the rows left (a trial: and a page), 0 once it expired. */
   reserve(accountId: number, allowance: MeteredSpec, requested: number, nowMs: number): Maybe<Reserved>;
   /** Ends the hold and counts min(delivered, held): a trial's only while the hold was live, a budget's always. */
   settle(accountId: number, allowance: MeteredSpec, hold: Reserved, delivered: number, nowMs: number): Maybe<Settled>;

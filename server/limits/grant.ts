@@ -1,20 +1,7 @@
 /**
- * Stage 2 of the list pipeline (docs/api.md, Listing events): what an authenticated account may do, decided
- * from its plan, policy, verification and trial. Pure: the caller reads the account and the
- * trial, this decides.
- *
- * Precedence where docs/api.md leaves it open (docs/api.md, Plans and access):
- * - an active plan checks the policy first: missing, stale or foreign → 403 account_not_provisioned
- *   (docs/api.md, Plans and access; permanent). Verification does not matter to a paid plan.
- * - no plan and a prior subscription → 402 subscription_required, verified or not (a
- *   previous subscription is not extended by a new trial).
- * - no plan, a trial that started → its state: active, or 402 trial_expired / trial_exhausted,
- *   whichever end came first.
- * - no plan, no trial yet, unverified → 403 email_verification_required; verified → the trial,
- *   which starts only when a request passes validation (ListAccess.open).
- * - a replacement subscription is Basic unless upgraded: plan `legacy` on an account that had a
- *   subscription before (hadSubscription) serves as Basic, since Legacy features are kept only
- *   while the original subscription stays active.
+ * Stage 2 (docs/api.md, Plans and access, in that section's order of precedence): what an
+ * authenticated account may do, from its plan, policy, verification and trial. Pure: the caller
+ * reads the account and the trial. A replacement subscription serves Legacy as Basic.
  */
 import type { Account } from "../../db/accounts.ts";
 import { DAY_MS, type KeyKind, type Plan, TIERS, TRIAL } from "../../db/contract.ts";
@@ -36,6 +23,14 @@ export interface Grant {
 }
 
 const horizon = (days: number | null) => (days === null ? null : days * DAY_MS);
+
+/** What a trial serves, known before its state is read. */
+export const TRIAL_GRANT: Grant = Object.freeze({
+  tier: "trial",
+  horizonMs: horizon(TRIAL.horizonDays),
+  polygons: TRIAL.polygons,
+  rowBudget: null,
+});
 
 export const accountNotProvisioned = () =>
   new ApiError(
@@ -74,12 +69,7 @@ export function resolveGrant(account: Account, trial: Trial | undefined, nowMs: 
     if (account.policy !== "ok") throw accountNotProvisioned();
     const tier = effectiveTier(account);
     const t = TIERS[tier];
-    return {
-      tier,
-      horizonMs: horizon(t.horizonDays),
-      polygons: t.polygons,
-      rowBudget: rowBudgetOf(account),
-    };
+    return { tier, horizonMs: horizon(t.horizonDays), polygons: t.polygons, rowBudget: rowBudgetOf(account) };
   }
   if (account.hadSubscription) throw subscriptionRequired();
   if (trial) {
@@ -88,14 +78,12 @@ export function resolveGrant(account: Account, trial: Trial | undefined, nowMs: 
   } else if (!account.verified) {
     throw emailVerificationRequired();
   }
-  return { tier: "trial", horizonMs: horizon(TRIAL.horizonDays), polygons: TRIAL.polygons, rowBudget: null };
+  return TRIAL_GRANT;
 }
 
 /**
- * Which keys create ticket handoffs (docs/api.md, Ticket handoffs): "a site-issued free Builder
- * key or a paid live key". A `builder` key of any account; a `live` key whose account holds an
- * active paid plan with a usable policy. Not a `legacy` key, nor the `live` key of a trial,
- * unpaid, unverified or unprovisioned account: those get 401 `invalid_api_key`.
+ * Which keys create ticket handoffs (docs/api.md, Ticket handoffs): a `builder` key, or the `live` key
+ * of a paid plan with a usable policy; any other gets 401 `invalid_api_key`.
  */
 export function createsHandoffs(kind: KeyKind, account: Pick<Account, "plan" | "policy"> | undefined): boolean {
   if (kind === "builder") return true;

@@ -1,7 +1,4 @@
-/**
- * Response headers of the access pipeline (docs/api.md), named
- * once so the route, the tests and the OpenAPI document agree on spelling.
- */
+/** Response headers of the access stages (docs/api.md, Headers), named once for every writer and reader. */
 import { RATE, TRIAL } from "../../db/contract.ts";
 import { isoUtc } from "../../db/instant.ts";
 

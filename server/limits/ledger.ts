@@ -1,8 +1,6 @@
 /**
- * Ledger work on the request path. A real failure (a write lock held past the busy timeout, a
- * broken file, a Redis error) answers with the stage's 503 code (`ledgerFailure`; docs/api.md:
- * Retry-After, never rows) instead of hanging or leaking a 500 with a stack; per-request records
- * commit through `withoutFsync`.
+ * Ledger work on the request path: a real failure (a lock held past the busy timeout, a broken
+ * file, a Redis error) answers the stage's 503 with Retry-After (docs/api.md, Errors), never a hang or a 500.
  */
 import { UNAVAILABLE_RETRY_AFTER_S } from "../../db/contract.ts";
 import type { Db } from "../../db/driver.ts";
@@ -25,24 +23,17 @@ export function unavailable(code: UnavailableCode): ApiError {
 /** The meter's changes have waited too long for the ledger (server/limits/meter.ts): the stage's 503, nothing logged. */
 export class LedgerStale extends Error {}
 
-/**
- * A step's failure as the stage answers it: an ApiError as it is; anything else is logged (the
- * ledger's message only: never the request, which may carry a key) and becomes the 503 `code`.
- */
+/** A step's failure as the stage answers it: an ApiError as it is, anything else logged (never the request) as the 503. */
 export function ledgerFailure(code: UnavailableCode, err: unknown): ApiError {
   if (isApiError(err)) return err;
-  if (err instanceof LedgerStale) return unavailable(code);
-  console.error(`ledger unavailable (${code}): ${(err as Error)?.message ?? err}`);
+  if (!(err instanceof LedgerStale)) console.error(`ledger unavailable (${code}): ${(err as Error)?.message ?? err}`);
   return unavailable(code);
 }
 
 /**
- * Runs `work` (which commits on its own) with synchronous=NORMAL, then restores the setting:
- * its commits are atomic and survive a crash of the process, but a power loss may roll back the
- * last moments. For per-request records (the meter's groups of rate buckets, delivered rows and
- * trial progress, server/limits/meter.ts; handoff attempts and handoffs), where an fsync per
- * request would cost milliseconds (test/bench/access.ts); accounts, keys and the once-only
- * Continue stay fully synchronous.
+ * Runs `work` (which commits on its own) with synchronous=NORMAL: atomic and safe from a process
+ * crash, but a power loss may roll back the last moments. For per-request records, where an fsync
+ * a request costs milliseconds (test/bench/access.ts); accounts and keys stay fully synchronous.
  */
 export function withoutFsync<T>(db: Db, work: () => T): T {
   const configured = Number(db.pragma("synchronous"));
@@ -55,11 +46,7 @@ export function withoutFsync<T>(db: Db, work: () => T): T {
   }
 }
 
-/**
- * Runs `work` with the connection's busy timeout set to `ms`, then restores it. The meter's
- * groups wait only briefly for a lock held elsewhere (they retry later) on the same connection
- * where request-path writes wait up to ACCESS.ledgerBusyTimeoutMs.
- */
+/** Runs `work` with the connection's busy timeout at `ms`: the meter's groups wait briefly (they retry later). */
 export function withBusyTimeout<T>(db: Db, ms: number, work: () => T): T {
   const before = Number(db.pragma("busy_timeout"));
   if (before === ms) return work();

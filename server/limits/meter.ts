@@ -1,19 +1,7 @@
 /**
- * The counters (server/limits/counters.ts) in the serving process's memory, written to the SQLite
- * ledger behind the requests (two ledger commits per request were half of a page's cost).
- *
- * - Decisions are made in memory, so they are exact within the process: one `marquee serve` per
- *   ledger (docs/api.md, Plans and access).
- * - Changes are committed in groups, at most `HOT_PATH.meterFlushMs` after the first change, with
- *   synchronous=NORMAL like every per-request record. A crash of the process forgets at most the
- *   last group (counted in the client's favour); an OS crash or power loss may lose the last
- *   moments before it. Pages do not wait for their group: waiting for a commit in a later
- *   macrotask cost Bun four fifths of its throughput.
- * - Reservations are never written: they describe requests in flight in this process.
- * - When the ledger refuses a group (a lock held elsewhere, a broken file), the changes stay in
- *   memory and the flush retries; once the oldest unwritten change is older than
- *   `ACCESS.ledgerBusyTimeoutMs`, steps answer 503 (`assertWritable`) until a flush succeeds.
- * - Usage reaches the ledger delivery by delivery, so a restarted process resumes the exact window.
+ * The counters (server/limits/counters.ts) in the serving process's memory, exact within it, and
+ * written to the SQLite ledger behind the requests in groups; reservations are never written
+ * (docs/architecture.md, The ledger and the meter).
  */
 import { ACCESS, TRIAL } from "../../db/contract.ts";
 import type { Db } from "../../db/driver.ts";
@@ -50,18 +38,9 @@ import type {
 } from "./counters.ts";
 import { LedgerStale, unavailable, withBusyTimeout, withoutFsync } from "./ledger.ts";
 
-interface Usage {
-  total: number;
-  /** The rolling window's deliveries; loaded only for accounts that are row-metered. */
-  log: UsageEntry[] | null;
-}
-
-interface Reservation {
-  accountId: number;
-  allowance: Allowance;
-  rows: number;
-  expiresMs: number;
-}
+/** `log`: the rolling window's deliveries, loaded only for accounts that are row-metered. */
+type Usage = { total: number; log: UsageEntry[] | null };
+type Reservation = { accountId: number; allowance: Allowance; rows: number; expiresMs: number };
 
 /** The counters (server/limits/counters.ts) in this process, and what the SQLite ledger and tests read of them. */
 export type Meter = ReturnType<typeof createMeter>;
@@ -79,6 +58,8 @@ export function createMeter(ledger: Db, wallClock: () => number = Date.now) {
   const dirtyUsage = new Map<number, UsageEntry[]>();
   const dirtyTrials = new Set<number>();
   const prunedAt = new Map<number, number>();
+  const dirty = [dirtyBuckets, dirtyUsage, dirtyTrials];
+  const idle = [buckets, usage, trials, prunedAt];
   let pendingSinceMs: number | null = null;
   let timer: ReturnType<typeof setTimeout> | null = null;
   let failureLogged = false;
@@ -106,10 +87,7 @@ export function createMeter(ledger: Db, wallClock: () => number = Date.now) {
     if (pendingSinceMs === null) return;
     const write = () =>
       ledger.transaction(() => {
-        writeBuckets(
-          ledger,
-          [...dirtyBuckets].map((name) => [name, buckets.get(name)!] as const),
-        );
+        writeBuckets(ledger, [...dirtyBuckets].map(bucketRow));
         appendUsage(ledger, [...dirtyUsage]);
         for (const [accountId, entries] of dirtyUsage) {
           // Rows older than the window change no answer: forget them about once a minute.
@@ -119,25 +97,17 @@ export function createMeter(ledger: Db, wallClock: () => number = Date.now) {
             prunedAt.set(accountId, at);
           }
         }
-        writeTrials(
-          ledger,
-          [...dirtyTrials].map((accountId) => trials.get(accountId)!),
-        );
+        writeTrials(ledger, [...dirtyTrials].map(trialRow));
       });
     withoutFsync(ledger, () => withBusyTimeout(ledger, HOT_PATH.meterBusyTimeoutMs, write));
-    dirtyBuckets.clear();
-    dirtyUsage.clear();
-    dirtyTrials.clear();
+    clearAll(dirty);
     pendingSinceMs = null;
     failureLogged = false;
     // Idle entries are reloaded on demand; live reservations are never dropped.
-    if (buckets.size + usage.size + trials.size + prunedAt.size > HOT_PATH.meterEntries) {
-      buckets.clear();
-      usage.clear();
-      trials.clear();
-      prunedAt.clear();
-    }
+    if (buckets.size + usage.size + trials.size + prunedAt.size > HOT_PATH.meterEntries) clearAll(idle);
   }
+  const bucketRow = (name: string) => [name, buckets.get(name)!] as const;
+  const trialRow = (accountId: number) => trials.get(accountId)!;
 
   function usageOf(accountId: number, withLog: boolean): Usage {
     let u = usage.get(accountId);
@@ -167,6 +137,13 @@ export function createMeter(ledger: Db, wallClock: () => number = Date.now) {
     trials.set(trial.accountId, trial);
     dirtyTrials.add(trial.accountId);
     changed();
+  }
+
+  /** False when the account has no trial. */
+  function addTrialRows(accountId: number, rows: number, nowMs: number): boolean {
+    const trial = trialOf(accountId);
+    if (trial) setTrial(withRowsAdded(trial, rows, nowMs));
+    return trial !== undefined;
   }
 
   function takeTokens(spec: BucketSpec, cost: number, nowMs: number): BucketVerdict {
@@ -199,11 +176,8 @@ export function createMeter(ledger: Db, wallClock: () => number = Date.now) {
     if (u.total === 0 && !prunedAt.has(accountId)) prunedAt.set(accountId, nowMs);
     u.total += rows;
     if (u.log) logDelivery(u.log, rows, WINDOW, nowMs);
-    let pending = dirtyUsage.get(accountId);
-    if (!pending) {
-      pending = [];
-      dirtyUsage.set(accountId, pending);
-    }
+    const pending = dirtyUsage.get(accountId) ?? [];
+    if (!pending.length) dirtyUsage.set(accountId, pending);
     const last = pending.at(-1);
     // Deliveries in the same millisecond are one entry: nothing can tell them apart.
     if (last?.atMs === nowMs) last.totalRows = u.total;
@@ -257,24 +231,15 @@ export function createMeter(ledger: Db, wallClock: () => number = Date.now) {
     if (rows <= 0) return a;
     a.rows = rows;
     a.hold = nextReservation++;
-    reservations.set(a.hold, {
-      accountId,
-      allowance: allowance.kind,
-      rows,
-      expiresMs: nowMs + ACCESS.reservationTtlMs,
-    });
+    const expiresMs = nowMs + ACCESS.reservationTtlMs;
+    reservations.set(a.hold, { accountId, allowance: allowance.kind, rows, expiresMs });
     return a;
   }
 
   /** Counts delivered rows against the allowance (a trial's rows are the account's deliveries too). */
   function count(accountId: number, allowance: MeteredSpec, rows: number, nowMs: number): void {
-    if (rows <= 0) return;
-    if (allowance.kind === "trial") {
-      const trial = trialOf(accountId);
-      if (!trial) return;
-      setTrial(withRowsAdded(trial, rows, nowMs));
-    }
-    recordDelivery(accountId, rows, nowMs);
+    if (rows > 0 && (allowance.kind === "budget" || addTrialRows(accountId, rows, nowMs)))
+      recordDelivery(accountId, rows, nowMs);
   }
 
   /** Throws the caller's 503 while the ledger has refused changes for too long. */
@@ -334,10 +299,7 @@ export function createMeter(ledger: Db, wallClock: () => number = Date.now) {
     },
     readTrial: trialOf,
     startTrial,
-    addTrialRows(accountId: number, rows: number, nowMs: number): void {
-      const trial = trialOf(accountId);
-      if (trial) setTrial(withRowsAdded(trial, rows, nowMs));
-    },
+    addTrialRows,
     /** Rows delivered to the account in the window (nowMs - windowMs, nowMs]. */
     rowsDelivered: (accountId: number, windowMs: number, nowMs: number) =>
       rowsDelivered(usageOf(accountId, true).log!, windowMs, nowMs),
@@ -347,14 +309,7 @@ export function createMeter(ledger: Db, wallClock: () => number = Date.now) {
     flush,
     /** Forgets everything, pending changes included (`/_test/reset` emptied the ledger). */
     clear(): void {
-      buckets.clear();
-      usage.clear();
-      trials.clear();
-      reservations.clear();
-      dirtyBuckets.clear();
-      dirtyUsage.clear();
-      dirtyTrials.clear();
-      prunedAt.clear();
+      clearAll([...dirty, ...idle, reservations]);
       pendingSinceMs = null;
     },
     close(): void {
@@ -383,6 +338,10 @@ const left = (allowance: MeteredSpec, s: AllowanceState) =>
     : TRIAL.rows - (s.trial?.rowsUsed ?? 0) - s.reserved;
 const NOT_TAKEN: BucketVerdict = { admitted: false, tokens: 0, retryAfterMs: 0, fullAtMs: 0 };
 const rateLimitUnavailable = () => unavailable("rate_limit_unavailable");
+
+const clearAll = (maps: { clear(): void }[]) => {
+  for (const m of maps) m.clear();
+};
 
 function unref<T>(t: T): T {
   (t as { unref?: () => void }).unref?.();

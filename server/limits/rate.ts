@@ -1,12 +1,6 @@
 /**
- * Request rate (docs/api.md, Plans and access, docs/api.md): which token bucket a request draws from, what it
- * costs, and the headers and 429 it produces.
- *
- * - a bucket per key: 60 units, refilled 1 a second;
- * - trial accounts: one bucket per account (docs/api.md: 60 units a minute shared by keys);
- * - negotiated accounts (rateSustained and rateBurst set): one bucket per account, `rateBurst`
- *   units, refilled `rateSustained` a minute; extra keys add nothing.
- * Geo requests cost 5, decided by the caller from raw parameter presence before validation.
+ * Request rate (docs/api.md, Rate limits): the token bucket a request draws from, what it costs
+ * (geo requests 5, decided by the caller from raw parameter presence), and its headers and 429.
  */
 import type { Account } from "../../db/accounts.ts";
 import { RATE } from "../../db/contract.ts";
@@ -15,14 +9,11 @@ import { ApiError } from "../errors.ts";
 import { H, seconds } from "./headers.ts";
 
 export function bucketFor(account: Account, keyId: number, trial: boolean): BucketSpec {
-  if (account.rateSustained !== null && account.rateBurst !== null) {
-    return {
-      bucket: `account:${account.id}`,
-      capacity: account.rateBurst,
-      refillPerSecond: account.rateSustained / 60,
-    };
-  }
-  const bucket = trial ? `account:${account.id}` : `key:${keyId}`;
+  const { id, rateSustained, rateBurst } = account;
+  // A negotiated rate: one bucket per account, `rateBurst` units refilled `rateSustained` a minute.
+  if (rateSustained !== null && rateBurst !== null)
+    return { bucket: `account:${id}`, capacity: rateBurst, refillPerSecond: rateSustained / 60 };
+  const bucket = trial ? `account:${id}` : `key:${keyId}`;
   return { bucket, capacity: RATE.capacity, refillPerSecond: RATE.refillPerSecond };
 }
 
@@ -39,7 +30,6 @@ export function rateLimited(spec: BucketSpec, verdict: BucketVerdict): ApiError 
   const headers: Record<string, string> = { [H.rateLimit]: String(spec.capacity) };
   setRateCounters(headers, verdict);
   headers[H.retryAfter] = String(seconds(verdict.retryAfterMs));
-  return new ApiError("rate_limited", "Too many requests for this key. Retry after the delay in Retry-After.", {
-    headers,
-  });
+  const message = "Too many requests for this key. Retry after the delay in Retry-After.";
+  return new ApiError("rate_limited", message, { headers });
 }
