@@ -35,15 +35,10 @@ import { bucketFor, rateLimited, requestCost, setRateCounters } from "./limits/r
 export type ListTerms = Pick<Grant, "horizonMs" | "polygons">;
 
 /** What stages 4–8 hand to stage 3 (`prepare`): the page size asked for, and its rows when already known. */
-export interface PreparedPage {
-  limit: number;
-  rows: number | null;
-}
+export type PreparedPage = { limit: number; rows: number | null };
 
-/** A list request admitted by stages 1–3; `tier` is `trial` or the effective paid tier. */
-export interface ListAccess extends Pick<Grant, "tier" | "horizonMs" | "polygons"> {
-  accountId: number;
-  keyId: number;
+/** A list request admitted by stages 1–3. */
+export interface ListAccess extends ListTerms {
   /** After validation: starts the trial if due, reserves rows, returns the effective page size. */
   open(requestedLimit: number): Maybe<number>;
   /** Once after open(): counts the delivered rows; settle(0) after a failure never throws, so it cannot mask it. */
@@ -58,11 +53,7 @@ export interface ImmediateListAccess extends ListAccess {
   settle(delivered: number): void;
 }
 
-export interface KeyIdentity {
-  keyId: number;
-  accountId: number;
-  kind: KeyKind;
-}
+export type KeyIdentity = { keyId: number; accountId: number; kind: KeyKind };
 
 /** The stages as routes use them: `authenticate` is stage 1, `account` stage 2's cached read. */
 export type AccessControl = Pick<AccessStages, "prepares" | "authenticate" | "account" | "authorizeList" | "clear">;
@@ -211,12 +202,12 @@ export class AccessStages implements AccessControl {
     } catch (err) {
       return fail(err);
     }
-    if (a instanceof Promise) return a.then((x) => this.decide(scope, key, terms, x, invalid, now), fail);
-    return this.decide(scope, key, terms, a, invalid, now);
+    if (a instanceof Promise) return a.then((x) => this.decide(scope, terms, x, invalid, now), fail);
+    return this.decide(scope, terms, a, invalid, now);
   }
 
   /** Stage 3's verdict from the counters' numbers: the request rate first, then the allowance. */
-  private decide(scope: RequestScope, key: KeyRow, terms: KeyTerms, a: Admission, invalid: unknown, now: number) {
+  private decide(scope: RequestScope, terms: KeyTerms, a: Admission, invalid: unknown, now: number) {
     const { account, allowance } = terms;
     // A trial account: its 402, or the 403 for an unverified account (the counters took nothing then).
     const grant = terms.grant ?? resolveGrant(account, a.trial, now);
@@ -228,7 +219,7 @@ export class AccessStages implements AccessControl {
     if (!a.verdict.admitted) throw rateLimited(terms.bucket, a.verdict);
     if (refusal) throw refusal;
     if (invalid !== VALID) throw invalid;
-    return new AdmittedList(this, scope, account.id, key.id, grant, allowance, headers, a);
+    return new AdmittedList(this, scope, account.id, allowance, headers, a, grant.horizonMs, grant.polygons);
   }
 }
 
@@ -263,9 +254,6 @@ const ignore = () => {};
 
 /** An admitted list request between stage 3 and its response (a class: one object per request). */
 class AdmittedList implements ListAccess {
-  readonly horizonMs: number | null;
-  readonly polygons: boolean;
-  readonly tier: Grant["tier"];
   #hold: Reserved | null;
   #opened = false;
   #settled = false;
@@ -273,17 +261,14 @@ class AdmittedList implements ListAccess {
   constructor(
     private readonly stages: AccessStages,
     private readonly scope: RequestScope,
-    readonly accountId: number,
-    readonly keyId: number,
-    grant: Grant,
+    private readonly accountId: number,
     private readonly allowance: RowAllowanceSpec,
     /** The allowance's headers after the last step (stage 3's check, then open and settle). */
     private headers: Record<string, string> | null,
     private readonly admission: Admission,
+    readonly horizonMs: number | null,
+    readonly polygons: boolean,
   ) {
-    this.horizonMs = grant.horizonMs;
-    this.polygons = grant.polygons;
-    this.tier = grant.tier;
     this.#hold = admission.reservation;
   }
 

@@ -10,21 +10,26 @@ import { ApiError } from "../errors.ts";
 import type { AllowanceState, MeteredSpec } from "./counters.ts";
 import { budgetHeaders, H, PUBLISHED_RATE_LIMIT, seconds, trialHeaders } from "./headers.ts";
 
+/** The rows of the allowance neither delivered nor held. */
+export const rowsLeft = (allowance: MeteredSpec, s: AllowanceState) =>
+  allowance.kind === "budget"
+    ? allowance.limit - s.used - s.reserved
+    : TRIAL.rows - (s.trial?.rowsUsed ?? 0) - s.reserved;
+
 /** The allowance's headers with `spent` more rows than the state counts (this request's own). */
 export function allowanceHeaders(allowance: MeteredSpec, s: AllowanceState, spent = 0): Record<string, string> {
-  if (allowance.kind === "budget") return budgetHeaders(allowance.limit, allowance.limit - s.used - s.reserved - spent);
-  const trial = s.trial;
-  return trialHeaders(TRIAL.rows - (trial?.rowsUsed ?? 0) - s.reserved - spent, trial ? trialExpiresMs(trial) : null);
+  const remaining = rowsLeft(allowance, s) - spent;
+  if (allowance.kind === "budget") return budgetHeaders(allowance.limit, remaining);
+  return trialHeaders(remaining, s.trial ? trialExpiresMs(s.trial) : null);
 }
 
 /** The refusal when nothing is left to reserve, else null; `headers` as the state describes it. */
 export function allowanceRefusal(allowance: MeteredSpec, s: AllowanceState, headers: Record<string, string>) {
+  if (rowsLeft(allowance, s) > 0) return null;
   if (allowance.kind === "trial") {
     const used = s.trial?.rowsUsed ?? 0;
-    if (TRIAL.rows - used - s.reserved > 0) return null;
     return s.reserved > 0 && used < TRIAL.rows ? trialCapacityReserved(headers) : trialEnded("exhausted", headers);
   }
-  if (allowance.limit - s.used - s.reserved > 0) return null;
   // Spent: Retry-After is when enough delivered rows age out. Held by requests in flight: soon.
   const retryAfterS = s.used >= allowance.limit ? seconds(s.msUntilBelow) : ACCESS.budgetHeldRetryAfterS;
   return budgetExhausted(headers, retryAfterS);

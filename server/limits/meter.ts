@@ -27,15 +27,8 @@ import {
 } from "../../db/row-usage.ts";
 import { newTrial, readTrial, type Trial, trialState, withRowsAdded, writeTrials } from "../../db/trials.ts";
 import { HOT_PATH } from "../../db/tuning.ts";
-import type {
-  Admission,
-  AllowanceState,
-  Counters,
-  MeteredSpec,
-  Reserved,
-  RowAllowanceSpec,
-  Settled,
-} from "./counters.ts";
+import { rowsLeft } from "./allowances.ts";
+import type { Admission, Counters, MeteredSpec, Reserved, RowAllowanceSpec, Settled } from "./counters.ts";
 import { LedgerStale, unavailable, withBusyTimeout, withoutFsync } from "./ledger.ts";
 
 /** `log`: the rolling window's deliveries, loaded only for accounts that are row-metered. */
@@ -80,8 +73,6 @@ export function createMeter(ledger: Db, wallClock: () => number = Date.now) {
       if (!timer) timer = unref(setTimeout(tick, HOT_PATH.meterRetryMs));
     }
   }
-
-  const stale = () => pendingSinceMs !== null && wallClock() - pendingSinceMs > ACCESS.ledgerBusyTimeoutMs;
 
   function flush(): void {
     if (pendingSinceMs === null) return;
@@ -133,10 +124,11 @@ export function createMeter(ledger: Db, wallClock: () => number = Date.now) {
     return t ?? undefined;
   }
 
-  function setTrial(trial: Trial): void {
+  function setTrial(trial: Trial): Trial {
     trials.set(trial.accountId, trial);
     dirtyTrials.add(trial.accountId);
     changed();
+    return trial;
   }
 
   /** False when the account has no trial. */
@@ -161,13 +153,7 @@ export function createMeter(ledger: Db, wallClock: () => number = Date.now) {
     return verdict;
   }
 
-  function startTrial(accountId: number, nowMs: number): Trial {
-    const existing = trialOf(accountId);
-    if (existing) return existing;
-    const trial = newTrial(accountId, nowMs);
-    setTrial(trial);
-    return trial;
-  }
+  const startTrial = (accountId: number, nowMs: number) => trialOf(accountId) ?? setTrial(newTrial(accountId, nowMs));
 
   function recordDelivery(accountId: number, rows: number, nowMs: number): void {
     if (rows <= 0) return;
@@ -227,7 +213,8 @@ export function createMeter(ledger: Db, wallClock: () => number = Date.now) {
     const trial = allowance.kind === "trial" ? startTrial(accountId, nowMs) : undefined;
     const a = answer(accountId, allowance, trial, nowMs);
     const page = trial ? TRIAL.maxRowsPerPage : requested;
-    const rows = trial && trialState(trial, nowMs) === "expired" ? 0 : Math.min(requested, page, left(allowance, a));
+    const rows =
+      trial && trialState(trial, nowMs) === "expired" ? 0 : Math.min(requested, page, rowsLeft(allowance, a));
     if (rows <= 0) return a;
     a.rows = rows;
     a.hold = nextReservation++;
@@ -244,7 +231,7 @@ export function createMeter(ledger: Db, wallClock: () => number = Date.now) {
 
   /** Throws the caller's 503 while the ledger has refused changes for too long. */
   function assertWritable(fail: () => Error): void {
-    if (!stale()) return;
+    if (pendingSinceMs === null || wallClock() - pendingSinceMs <= ACCESS.ledgerBusyTimeoutMs) return;
     // One attempt now, so the first request after the lock is gone is served.
     try {
       flush();
@@ -266,7 +253,7 @@ export function createMeter(ledger: Db, wallClock: () => number = Date.now) {
       }
       const a = answer(accountId, allowance, trial, nowMs);
       a.verdict = takeTokens(spec, cost, nowMs);
-      const rows = allowance ? left(allowance, a) : 0;
+      const rows = allowance ? rowsLeft(allowance, a) : 0;
       if (!allowance || !a.verdict.admitted || reserve <= 0 || rows <= 0) return a;
       // As server/ledger/redis-counters.ts ADMIT: the trial reported is the one this step started.
       if (allowance.kind === "trial") a.trial = startTrial(accountId, nowMs);
@@ -331,11 +318,6 @@ type Answer = Omit<Admission, "reservation" | "counted"> &
   Reserved &
   Settled & { reservation: Reserved | null; counted: number | null };
 
-/** The rows of the allowance neither delivered nor held. */
-const left = (allowance: MeteredSpec, s: AllowanceState) =>
-  allowance.kind === "budget"
-    ? allowance.limit - s.used - s.reserved
-    : TRIAL.rows - (s.trial?.rowsUsed ?? 0) - s.reserved;
 const NOT_TAKEN: BucketVerdict = { admitted: false, tokens: 0, retryAfterMs: 0, fullAtMs: 0 };
 const rateLimitUnavailable = () => unavailable("rate_limit_unavailable");
 
