@@ -67,7 +67,6 @@ type ListRequest = { geo: boolean; prepare?: (terms: ListTerms) => PreparedPage 
 
 const invalidKey = () => new ApiError("invalid_api_key");
 const notProvisioned = () => new ApiError("account_not_provisioned", "This key's account has no usable access policy.");
-const identity = (r: KeyRow): KeyIdentity => ({ keyId: r.id, accountId: r.accountId, kind: r.kind });
 const TRIAL_SPEC: MeteredSpec = Object.freeze({ kind: "trial" });
 /** `prepare` threw nothing. */
 const VALID = Symbol("valid");
@@ -105,9 +104,9 @@ export class AccessStages implements AccessControl {
   }
 
   /** Stage 1: the bearer key's identity, else 401 `invalid_api_key` (503 `policy_unavailable`). */
-  authenticate(req: Request): Maybe<KeyIdentity> {
-    const row = this.authenticatedKey(req.headers.get("authorization"));
-    return row instanceof Promise ? row.then(identity) : identity(row);
+  async authenticate(req: Request): Promise<KeyIdentity> {
+    const r = await this.authenticatedKey(req.headers.get("authorization"));
+    return { keyId: r.id, accountId: r.accountId, kind: r.kind };
   }
 
   /** A well-formed, known, unrevoked key; a malformed one is refused without a lookup. */
@@ -142,8 +141,8 @@ export class AccessStages implements AccessControl {
     if (terms?.account === account) return terms;
     // Accounts without a plan are trial accounts or refused below; either way one bucket per account.
     const bucket = bucketFor(account, key.id, account.plan === "none");
-    terms = { account, bucket, limitHeader: String(bucket.capacity), grant: null, allowance: null };
-    if (account.plan === "none") terms.allowance = TRIAL_SPEC;
+    const allowance = account.plan === "none" ? TRIAL_SPEC : null;
+    terms = { account, bucket, limitHeader: String(bucket.capacity), grant: null, allowance };
     this.#terms.set(key, terms);
     return terms;
   }

@@ -3,7 +3,7 @@
  * Redis): keys and accounts cached per process until the ledger reports an access change, every
  * counter one script of server/ledger/redis-counters.ts.
  */
-import { AccessStages, type KeyIdentity } from "../access.ts";
+import { AccessStages } from "../access.ts";
 import type { Clock } from "../clock.ts";
 import type { Ledger } from "./ledger.ts";
 import type { RedisCounters } from "./redis-counters.ts";
@@ -15,10 +15,5 @@ export class RedisAccess extends AccessStages {
   constructor({ ledger, counters, clock }: { ledger: Ledger; counters: RedisCounters; clock: Clock }) {
     super({ findKey: (d) => ledger.findKeyByDigest(d), readAccount: (id) => ledger.readAccount(id) }, counters, clock);
     this.close = ledger.onAccessChange(() => this.clear());
-  }
-
-  /** Always a promise, as every step of this ledger may be. */
-  override async authenticate(req: Request): Promise<KeyIdentity> {
-    return super.authenticate(req);
   }
 }

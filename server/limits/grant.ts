@@ -11,10 +11,9 @@ import { trialEnded } from "./allowances.ts";
 import { PUBLISHED_RATE_LIMIT, trialHeaders } from "./headers.ts";
 
 export type PaidTier = Exclude<Plan, "none">;
-export type AccessTier = PaidTier | "trial";
 
 export interface Grant {
-  tier: AccessTier;
+  tier: PaidTier | "trial";
   /** Lookahead from now in ms; null = no tier cap. */
   horizonMs: number | null;
   polygons: boolean;
