@@ -1,9 +1,7 @@
 /**
  * Stages 1–3 of every route that takes a key, and a list request's open and settle, once for both
- * ledgers (docs/architecture.md, The ledger and the meter; their order: The list path). Headers
- * every later response carries go on `scope.headers` once known; those only a 200 carries
- * (X-RateLimit-Remaining and -Reset, X-RowBudget-*) are added by `settle`, since a refused request
- * tells nothing of what it spent. A ledger failure is the stage's 503 (server/limits/ledger.ts).
+ * ledgers (docs/architecture.md, The ledger and the meter). Headers a refusal carries too go on
+ * `scope.headers` once known; those only a 200 carries are added by `settle`.
  */
 import type { Account, KeyRow } from "../db/accounts.ts";
 import type { KeyKind } from "../db/contract.ts";
@@ -48,10 +46,10 @@ export interface ListAccess extends ListTerms {
 }
 
 /** The SQLite ledger's ListAccess: open and settle answer at once. */
-export interface ImmediateListAccess extends ListAccess {
-  open(requestedLimit: number): number;
-  settle(delivered: number): void;
-}
+export type ImmediateListAccess = Omit<ListAccess, "open" | "settle"> & {
+  open(n: number): number;
+  settle(n: number): void;
+};
 
 export type KeyIdentity = { keyId: number; accountId: number; kind: KeyKind };
 
@@ -59,9 +57,8 @@ export type KeyIdentity = { keyId: number; accountId: number; kind: KeyKind };
 export type AccessControl = Pick<AccessStages, "prepares" | "authenticate" | "account" | "authorizeList" | "clear">;
 
 /**
- * `prepare` (taken when `prepares`): stages 4–8, run before stage 3's counter step so the page goes
- * with it (docs/redis-ledger.md, The request path on Redis); their error is thrown only when stages
- * 1–3 pass. Without it the caller runs them after authorizeList.
+ * `prepare` (taken when `prepares`): stages 4–8 before stage 3's counter step, which takes the page
+ * (docs/redis-ledger.md, The request path on Redis); their error waits for stages 1–3 to pass.
  */
 type ListRequest = { geo: boolean; prepare?: (terms: ListTerms) => PreparedPage };
 

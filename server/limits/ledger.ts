@@ -23,10 +23,12 @@ export function unavailable(code: UnavailableCode): ApiError {
 /** The meter's changes have waited too long for the ledger (server/limits/meter.ts): the stage's 503, nothing logged. */
 export class LedgerStale extends Error {}
 
+export const messageOf = (err: unknown) => (err as Error)?.message ?? err;
+
 /** A step's failure as the stage answers it: an ApiError as it is, anything else logged (never the request) as the 503. */
 export function ledgerFailure(code: UnavailableCode, err: unknown): ApiError {
   if (isApiError(err)) return err;
-  if (!(err instanceof LedgerStale)) console.error(`ledger unavailable (${code}): ${(err as Error)?.message ?? err}`);
+  if (!(err instanceof LedgerStale)) console.error(`ledger unavailable (${code}): ${messageOf(err)}`);
   return unavailable(code);
 }
 

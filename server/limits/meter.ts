@@ -5,16 +5,10 @@
  */
 import { ACCESS, TRIAL } from "../../db/contract.ts";
 import type { Db } from "../../db/driver.ts";
+import type { BucketSpec, BucketState, BucketVerdict } from "../../db/rate-buckets.ts";
+import { readBucket, spendTokens, writeBuckets } from "../../db/rate-buckets.ts";
+import type { Allowance, UsageEntry } from "../../db/row-usage.ts";
 import {
-  type BucketSpec,
-  type BucketState,
-  type BucketVerdict,
-  readBucket,
-  spendTokens,
-  writeBuckets,
-} from "../../db/rate-buckets.ts";
-import {
-  type Allowance,
   appendUsage,
   latestTotal,
   logDelivery,
@@ -23,13 +17,12 @@ import {
   readLatestTotal,
   readUsageLog,
   rowsDelivered,
-  type UsageEntry,
 } from "../../db/row-usage.ts";
 import { newTrial, readTrial, type Trial, trialState, withRowsAdded, writeTrials } from "../../db/trials.ts";
 import { HOT_PATH } from "../../db/tuning.ts";
 import { rowsLeft } from "./allowances.ts";
 import type { Admission, Counters, MeteredSpec, Reserved, RowAllowanceSpec, Settled } from "./counters.ts";
-import { LedgerStale, unavailable, withBusyTimeout, withoutFsync } from "./ledger.ts";
+import { LedgerStale, messageOf, unavailable, withBusyTimeout, withoutFsync } from "./ledger.ts";
 
 /** `log`: the rolling window's deliveries, loaded only for accounts that are row-metered. */
 type Usage = { total: number; log: UsageEntry[] | null };
@@ -67,8 +60,7 @@ export function createMeter(ledger: Db, wallClock: () => number = Date.now) {
     try {
       flush();
     } catch (err) {
-      if (!failureLogged)
-        console.error(`ledger unavailable (usage not yet written): ${(err as Error)?.message ?? err}`);
+      if (!failureLogged) console.error(`ledger unavailable (usage not yet written): ${messageOf(err)}`);
       failureLogged = true;
       if (!timer) timer = unref(setTimeout(tick, HOT_PATH.meterRetryMs));
     }
@@ -84,7 +76,7 @@ export function createMeter(ledger: Db, wallClock: () => number = Date.now) {
           // Rows older than the window change no answer: forget them about once a minute.
           const at = entries[entries.length - 1].atMs;
           if (!(at - (prunedAt.get(accountId) ?? -Infinity) < HOT_PATH.meterPruneMs)) {
-            pruneUsage(ledger, accountId, ACCESS.rowBudgetWindowMs, at);
+            pruneUsage(ledger, accountId, WINDOW, at);
             prunedAt.set(accountId, at);
           }
         }
@@ -103,25 +95,17 @@ export function createMeter(ledger: Db, wallClock: () => number = Date.now) {
   function usageOf(accountId: number, withLog: boolean): Usage {
     let u = usage.get(accountId);
     if (u && (u.log || !withLog)) return u;
-    if (withLog) {
-      // The ledger's log must include what this process delivered: write it first.
-      if (dirtyUsage.has(accountId)) flush();
-      const log = readUsageLog(ledger, accountId);
-      u = { total: latestTotal(log), log };
-    } else {
-      u = { total: readLatestTotal(ledger, accountId), log: null };
-    }
+    // The ledger's log must include what this process delivered: write it first.
+    if (withLog && dirtyUsage.has(accountId)) flush();
+    const log = withLog ? readUsageLog(ledger, accountId) : null;
+    u = { total: log ? latestTotal(log) : readLatestTotal(ledger, accountId), log };
     usage.set(accountId, u);
     return u;
   }
 
   function trialOf(accountId: number): Trial | undefined {
-    let t = trials.get(accountId);
-    if (t === undefined) {
-      t = readTrial(ledger, accountId) ?? null;
-      trials.set(accountId, t);
-    }
-    return t ?? undefined;
+    if (!trials.has(accountId)) trials.set(accountId, readTrial(ledger, accountId) ?? null);
+    return trials.get(accountId) ?? undefined;
   }
 
   function setTrial(trial: Trial): Trial {
@@ -180,10 +164,7 @@ export function createMeter(ledger: Db, wallClock: () => number = Date.now) {
     return rows;
   }
 
-  /**
-   * A step's answer: the allowance's numbers now (`trial` as given), in the one shape of every
-   * answer (Admission, Reserved and Settled at once), so a step allocates one object.
-   */
+  /** A step's answer, the allowance's numbers now (`trial` as given), in one object of every answer's shape. */
   function answer(accountId: number, allowance: RowAllowanceSpec, trial: Trial | undefined, nowMs: number): Answer {
     let used = 0;
     let msUntilBelow = 0;
@@ -305,18 +286,14 @@ export function createMeter(ledger: Db, wallClock: () => number = Date.now) {
       try {
         flush();
       } catch (err) {
-        console.error(
-          `ledger unavailable at shutdown; the last usage was not written: ${(err as Error)?.message ?? err}`,
-        );
+        console.error(`ledger unavailable at shutdown; the last usage was not written: ${messageOf(err)}`);
       }
     },
   });
 }
 
 /** Every step's answer: Admission, Reserved and Settled at once. */
-type Answer = Omit<Admission, "reservation" | "counted"> &
-  Reserved &
-  Settled & { reservation: Reserved | null; counted: number | null };
+type Answer = Admission & Reserved & Settled;
 
 const NOT_TAKEN: BucketVerdict = { admitted: false, tokens: 0, retryAfterMs: 0, fullAtMs: 0 };
 const rateLimitUnavailable = () => unavailable("rate_limit_unavailable");
