@@ -68,15 +68,12 @@ const TRIAL_SPEC: MeteredSpec = Object.freeze({ kind: "trial" });
 /** `prepare` threw nothing. */
 const VALID = Symbol("valid");
 
-/** Stage 2's derivations from a key and its account, kept while the cache hands out the same account object. */
-interface KeyTerms {
-  account: Account;
-  bucket: BucketSpec;
-  limitHeader: string;
-  /** Paid plans only, once resolved: it depends on neither the time nor a trial. */
-  grant: Grant | null;
-  allowance: RowAllowanceSpec;
-}
+/**
+ * Stage 2's derivations from a key and its account, kept while the cache hands out the same account
+ * object: the bucket, its X-RateLimit-Limit, and a paid plan's grant, once resolved (it depends on
+ * neither the time nor a trial).
+ */
+type KeyTerms = { account: Account; bucket: BucketSpec; limit: string; grant?: Grant; allowance: RowAllowanceSpec };
 
 /** Keys, accounts and admission for every route that takes a key, over one cache and one set of counters. */
 export class AccessStages implements AccessControl {
@@ -139,7 +136,7 @@ export class AccessStages implements AccessControl {
     // Accounts without a plan are trial accounts or refused below; either way one bucket per account.
     const bucket = bucketFor(account, key.id, account.plan === "none");
     const allowance = account.plan === "none" ? TRIAL_SPEC : null;
-    terms = { account, bucket, limitHeader: String(bucket.capacity), grant: null, allowance };
+    terms = { account, bucket, limit: String(bucket.capacity), grant: undefined, allowance };
     this.#terms.set(key, terms);
     return terms;
   }
@@ -166,7 +163,7 @@ export class AccessStages implements AccessControl {
   private admit(scope: RequestScope, request: ListRequest, key: KeyRow, account: Account | undefined) {
     if (!account) throw notProvisioned();
     const terms = this.termsOf(key, account);
-    scope.headers[H.rateLimit] = terms.limitHeader;
+    scope.headers[H.rateLimit] = terms.limit;
     const trialAccount = account.plan === "none";
     // A paid plan's refusals (resolveGrant throws them) are never kept: they are re-decided each time.
     // A trial account with a past subscription: 402 whatever the trial, before anything is taken.

@@ -1,8 +1,6 @@
 /**
- * Row allowances, the trial's rows and a plan's rolling row budget (docs/api.md, Trials and Row
- * budgets), judged from the counters' numbers: their headers and refusals. Every request reserves
- * before it selects rows (ListAccess.open) and settles after, so concurrency never lets delivered
- * rows exceed the allowance.
+ * The trial's rows and a plan's rolling row budget (docs/api.md, Trials), judged from the counters'
+ * numbers: their headers and refusals.
  */
 import { ACCESS, TRIAL } from "../../db/contract.ts";
 import { trialExpiresMs } from "../../db/trials.ts";

@@ -1,7 +1,4 @@
-/**
- * Per-process caches of keys (by digest, "no such key" too) and accounts (by id), dropped when the
- * source says they changed (docs/architecture.md, Caches): well inside the second docs/api.md allows.
- */
+/** Per-process caches of keys (by digest, "no such key" too) and accounts, kept fresh as docs/architecture.md, Caches says. */
 import { LRUCache } from "lru-cache";
 import { type Account, connectionChanges, findKeyByDigest, type KeyRow, readAccount } from "../../db/accounts.ts";
 import { ACCESS } from "../../db/contract.ts";
@@ -30,15 +27,12 @@ export function createAccessCache(source: AccessSource) {
     const box = lru.get(k);
     if (box) return box.value;
     const value = load(k);
-    if (!(value instanceof Promise)) {
-      lru.set(k, { value });
-      return value;
-    }
     const at = generation;
-    return value.then((v) => {
+    const keep = (v: V | undefined) => {
       if (at === generation) lru.set(k, { value: v });
       return v;
-    });
+    };
+    return value instanceof Promise ? value.then(keep) : keep(value);
   }
   const clear = () => {
     generation++;
@@ -74,9 +68,9 @@ export function sqliteAccessSource(ledger: Db): AccessSource {
       checkedChanges = changes;
       checkedAt = at;
       const now = readAccessEpoch(ledger);
-      if (now === epoch) return false;
+      const moved = now !== epoch;
       epoch = now;
-      return true;
+      return moved;
     },
   };
 }

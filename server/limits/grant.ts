@@ -1,8 +1,4 @@
-/**
- * Stage 2 (docs/api.md, Plans and access, in that section's order of precedence): what an
- * authenticated account may do, from its plan, policy, verification and trial. Pure: the caller
- * reads the account and the trial. A replacement subscription serves Legacy as Basic.
- */
+/** Stage 2, pure: what an account may do, in the order of docs/api.md, Plans and access. */
 import type { Account } from "../../db/accounts.ts";
 import { DAY_MS, type KeyKind, type Plan, TIERS, TRIAL } from "../../db/contract.ts";
 import { type Trial, trialExpiresMs, trialState } from "../../db/trials.ts";
@@ -57,7 +53,7 @@ export function rowBudgetOf(account: Pick<Account, "plan" | "hadSubscription" | 
   return tier === "enterprise" ? account.rowBudget : TIERS[tier].rowBudget24h;
 }
 
-/** The tier an account on a paid plan is served with. */
+/** The tier a paid plan is served with: a replacement subscription serves Legacy as Basic. */
 export function effectiveTier(account: Pick<Account, "plan" | "hadSubscription">): PaidTier {
   const plan = account.plan as PaidTier;
   return plan === "legacy" && account.hadSubscription ? "basic" : plan;

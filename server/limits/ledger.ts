@@ -1,7 +1,4 @@
-/**
- * Ledger work on the request path: a real failure (a lock held past the busy timeout, a broken
- * file, a Redis error) answers the stage's 503 with Retry-After (docs/api.md, Errors), never a hang or a 500.
- */
+/** Ledger work on the request path: a failure answers the stage's 503 with Retry-After, never a hang or a 500. */
 import { UNAVAILABLE_RETRY_AFTER_S } from "../../db/contract.ts";
 import type { Db } from "../../db/driver.ts";
 import { ApiError, isApiError } from "../errors.ts";

@@ -1,6 +1,5 @@
 /**
- * The counters (server/limits/counters.ts) in the serving process's memory, exact within it, and
- * written to the SQLite ledger behind the requests in groups; reservations are never written
+ * The counters in the serving process's memory, written to the SQLite ledger behind the requests
  * (docs/architecture.md, The ledger and the meter).
  */
 import { ACCESS, TRIAL } from "../../db/contract.ts";
@@ -28,7 +27,7 @@ import { LedgerStale, messageOf, unavailable, withBusyTimeout, withoutFsync } fr
 type Usage = { total: number; log: UsageEntry[] | null };
 type Reservation = { accountId: number; allowance: Allowance; rows: number; expiresMs: number };
 
-/** The counters (server/limits/counters.ts) in this process, and what the SQLite ledger and tests read of them. */
+/** The counters in this process, and what the SQLite ledger and tests read of them. */
 export type Meter = ReturnType<typeof createMeter>;
 
 const WINDOW = ACCESS.rowBudgetWindowMs;
