@@ -69,9 +69,8 @@ const TRIAL_SPEC: MeteredSpec = Object.freeze({ kind: "trial" });
 const VALID = Symbol("valid");
 
 /**
- * Stage 2's derivations from a key and its account, kept while the cache hands out the same account
- * object: the bucket, its X-RateLimit-Limit, and a paid plan's grant, once resolved (it depends on
- * neither the time nor a trial).
+ * Stage 2's bucket, X-RateLimit-Limit and a paid plan's grant (time- and trial-free), kept while the
+ * cache hands out the same account object.
  */
 type KeyTerms = { account: Account; bucket: BucketSpec; limit: string; grant?: Grant; allowance: RowAllowanceSpec };
 
@@ -93,9 +92,7 @@ export class AccessStages implements AccessControl {
   }
 
   /** Forgets every key and account read (after the ledger was emptied or changed in place). */
-  clear(): void {
-    this.#cache.clear();
-  }
+  readonly clear = () => this.#cache.clear();
 
   /** Stage 1: the bearer key's identity, else 401 `invalid_api_key` (503 `policy_unavailable`). */
   async authenticate(req: Request): Promise<KeyIdentity> {
@@ -167,9 +164,8 @@ export class AccessStages implements AccessControl {
     const trialAccount = account.plan === "none";
     // A paid plan's refusals (resolveGrant throws them) are never kept: they are re-decided each time.
     // A trial account with a past subscription: 402 whatever the trial, before anything is taken.
-    if (trialAccount) {
-      if (account.hadSubscription) resolveGrant(account, undefined, this.clock.now());
-    } else if (!terms.grant) {
+    if (trialAccount && account.hadSubscription) resolveGrant(account, undefined, this.clock.now());
+    if (!trialAccount && !terms.grant) {
       const grant = resolveGrant(account, undefined, 0);
       terms.allowance = grant.rowBudget === null ? null : { kind: "budget", limit: grant.rowBudget };
       terms.grant = grant;
