@@ -1,55 +1,54 @@
 /**
  * Venue scans for page selection (db/events-query.ts): rows of an ordered index range whose venue
- * is among a geo filter's candidates, checked in JavaScript. Straight from SQLite in growing
- * chunks (`scanVenues`), or over ranges read once and shared by the pages that scan them
- * (`scanKept`; docs/architecture.md, "Caches").
- *
- * A geo page with no other filter scans its candidates' states in the state index, in
- * (start_ms, id) order from the window's opening (plan `venue_states`). Every such page in a
- * state reads the same rows from about the same place, whatever its point or polygon, so the rows
- * read are kept: by state, half (short or long events) and the two row flags a filter can add, as
- * parallel arrays growing from the first place read. A later page finds its place by binary
- * search and checks its window and venues in JavaScript; only rows past the kept end are read
- * from SQLite, and kept in turn.
- *
- * Exact for one state of the replica: `forState` drops everything when the state moves (the
- * same state string as the page and event caches, read in the page's transaction). A kept range
- * holds every row of the index after its start, without gaps, so a scan over it sees exactly the
- * rows SQLite would return (tested against the uncached path).
+ * is among a geo filter's candidates, checked in JavaScript, straight from SQLite in growing
+ * chunks (`scanVenues`) or over ranges kept and shared by the pages that scan them (`scanKept`).
+ * Every geo page in a state scans its state's index from about the window's opening, whatever
+ * its shape, so the rows read are kept per state, half and row flags, growing from the first
+ * place read. A kept range holds every row of the index from its start, so a scan over it sees
+ * what SQLite would return; it is dropped when the replica state moves (docs/architecture.md, "Caches").
  */
 import { LRUCache } from "lru-cache";
 import type { Db, SqlValue, Statement } from "./driver.ts";
+import { indexAfter, type LongRow } from "./long-events.ts";
 import { inWindow, type PageFilter, type PagePosition, type VenueSet } from "./page-filter.ts";
 
-/** The first of `count` rows, in (start_ms, id) order in parallel arrays, that comes after `p`. */
-export function indexAfter(start: Float64Array, id: Float64Array, count: number, p: PagePosition): number {
-  let lo = 0;
-  let hi = count;
-  while (lo < hi) {
-    const mid = (lo + hi) >>> 1;
-    const s = start[mid];
-    if (s < p.startMs || (s === p.startMs && id[mid] <= p.id)) lo = mid + 1;
-    else hi = mid;
+/**
+ * Entries measured in bytes, kept for one key of the replica (its state, or the snapshot
+ * generation) and dropped when the key moves. Owned by server/list/caches.ts.
+ */
+export class ByteBoundedStore<K, V extends { bytes: number }> {
+  protected readonly entries: LRUCache<string, V>;
+  #key: K | null = null;
+
+  constructor(maxBytes: number) {
+    this.entries = new LRUCache<string, V>({ maxSize: maxBytes, sizeCalculation: (v) => v.bytes });
   }
-  return lo;
+
+  /** Drops everything when `key` is not the one the entries were kept for; whether it did. */
+  protected follow(key: K): boolean {
+    if (key === this.#key) return false;
+    this.clear();
+    this.#key = key;
+    return true;
+  }
+
+  /** Bytes held now. */
+  get bytes(): number {
+    return this.entries.calculatedSize;
+  }
+
+  clear(): void {
+    this.entries.clear();
+    this.#key = null;
+  }
 }
 
 /** One row of the state index, as page selection reads it. */
-export interface ScannedRow {
-  start_ms: number;
-  id: number;
-  end_ms: number;
+export interface ScannedRow extends LongRow {
   venue_id: number;
 }
 
-/** A copy of `a` in twice the room. */
-function twice(a: Float64Array): Float64Array<ArrayBuffer> {
-  const b = new Float64Array(a.length * 2);
-  b.set(a);
-  return b;
-}
-
-/** The rows of one range after `from`, in index order. */
+/** The rows of one range after `from`, in index order, in arrays that double as it grows. */
 class KeptRange {
   count = 0;
   /** No rows of the range follow the last one kept. */
@@ -66,8 +65,13 @@ class KeptRange {
   }
 
   push(r: ScannedRow): void {
-    if (this.count === this.start.length)
-      [this.start, this.id, this.end, this.venue] = [this.start, this.id, this.end, this.venue].map(twice);
+    if (this.count === this.start.length) {
+      [this.start, this.id, this.end, this.venue] = [this.start, this.id, this.end, this.venue].map((a) => {
+        const b = new Float64Array(a.length * 2);
+        b.set(a);
+        return b;
+      });
+    }
     this.start[this.count] = r.start_ms;
     this.id[this.count] = r.id;
     this.end[this.count] = r.end_ms;
@@ -84,16 +88,13 @@ class KeptRange {
 const before = (a: PagePosition, b: PagePosition) => a.startMs < b.startMs || (a.startMs === b.startMs && a.id < b.id);
 
 /** The kept ranges of one state of the replica, bounded by bytes. */
-export class KeptScans {
-  readonly #ranges: LRUCache<string, KeptRange>;
-  #state = "";
-
+export class KeptScans extends ByteBoundedStore<string, KeptRange> {
   constructor(
     maxBytes: number,
     /** Rows one range may keep; a scan past them reads on from SQLite without keeping. */
     readonly maxRows: number,
   ) {
-    this.#ranges = new LRUCache<string, KeptRange>({ maxSize: maxBytes, sizeCalculation: (r) => r.bytes });
+    super(maxBytes);
   }
 
   /** A geo filter alone: a range's query tests its row flags, a scan its window and venues. */
@@ -103,49 +104,30 @@ export class KeptScans {
 
   /** The ranges kept for `state`; everything is dropped first when the state moved. */
   forState(state: string): LRUCache<string, KeptRange> {
-    if (state !== this.#state) {
-      this.#ranges.clear();
-      this.#state = state;
-    }
-    return this.#ranges;
-  }
-
-  /** Bytes held now. */
-  get bytes(): number {
-    return this.#ranges.calculatedSize;
-  }
-
-  clear(): void {
-    this.#ranges.clear();
-    this.#state = "";
+    this.follow(state);
+    return this.entries;
   }
 }
 
-/** What a venue scan is asked for: its query's parameters, the page's window and venues. */
+/** What a venue scan is asked for: its query's parameters (bound with `ls`, `lid`, `lim`), the page's window and venues. */
 export interface VenueScan {
-  /** Bound besides `ls`, `lid` (exclusive lower bound) and `lim`. */
   params: Record<string, SqlValue>;
   filter: PageFilter;
   venues: VenueSet;
 }
 
-/** A venue scan over a range that is kept. */
+/** A venue scan over a kept range: the page's replica state's ranges, the range's name and query (without the window). */
 export interface RangeScan extends VenueScan {
-  /** Ranges of the page's replica state (`KeptScans.forState`). */
   ranges: LRUCache<string, KeptRange>;
-  /** Names the range: index, filter value, half and row flags. */
   key: string;
-  /** The range's query, without the window. */
   sql: string;
 }
 
 /**
- * Up to `want` rows after `from`, in index order, that start by the window's close, end at or
- * after its opening and are at one of the venues: what `SELECT … AND start_ms <= before AND
- * end_ms >= after ORDER BY start_ms, id` filtered by venue returns, read from the kept range
- * where it covers them and kept as the range grows (by at least `firstChunk` rows a read). A
- * range is started afresh when the scan begins before it or when more than half of it lies
- * behind the scan's start; a scan beginning past its end reads without keeping.
+ * Up to `want` rows after `from` in the window and at the venues, in index order, from the kept
+ * range where it covers them, growing it by at least `firstChunk` rows a read. A range restarts
+ * when the scan begins before it or more than half of it lies behind; a scan past its end reads
+ * without keeping.
  */
 export function scanKept(
   db: Db,
@@ -187,8 +169,7 @@ export function scanKept(
 
 /**
  * Up to `want` rows after `from` (counting those already in `out`, which it returns) straight
- * from SQLite, nothing kept: in growing chunks from `firstChunk`, the window and the venues
- * tested here (the query may test the window too).
+ * from SQLite in chunks growing from `firstChunk`, nothing kept; the window and venues tested here.
  */
 export function scanVenues(
   stmt: Statement<ScannedRow>,
