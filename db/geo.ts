@@ -1,11 +1,8 @@
 /**
- * Geo candidate search (docs/api.md, Listing events): the venues of the serving snapshot
- * (`snapshot_venues`) inside a circle or ring that the precision rule admits, the 2,000 nearest
- * kept (to the circle's centre or the ring's box's centre; ties by venue id), chosen from the
- * snapshot as every page's rows are (docs/architecture.md, "The serving snapshot"). An in-memory
- * grid narrows by box, then membership is exact: miles as @turf/distance computes them (to the
- * bit, tested), settled by a chord test away from the rim, and @turf/boolean-point-in-polygon.
- * Performance is measured by test/bench/geo.ts.
+ * Geo candidates (docs/api.md, Listing events) from the serving snapshot's venues, as a page's rows
+ * are (docs/architecture.md, "The serving snapshot" and "The list path"): a grid narrows by box,
+ * then membership is exact, in miles as @turf/distance computes them (to the bit, tested) and by
+ * @turf/boolean-point-in-polygon. Measured by test/bench/geo.ts.
  */
 import { booleanPointInPolygon } from "@turf/boolean-point-in-polygon";
 import { lengthToRadians, radiansToDegrees } from "@turf/helpers";
@@ -32,10 +29,7 @@ export interface GeoCandidates {
   live: LiveGeo;
 }
 
-/**
- * The filter re-checked against a venue's LIVE row at hydration (db/hydrate.ts), so a page never
- * contradicts its filters (docs/architecture.md, "The serving snapshot"); the cap is not re-checked.
- */
+/** The filter re-checked against a venue's live row at hydration (db/hydrate.ts); the cap is not. */
 export interface LiveGeo {
   /** Whether `venueId` is a candidate and its live coordinate and precision still pass the filter. */
   admits(venueId: number, lat: number | null, lng: number | null, precision: string | null): boolean;
@@ -58,10 +52,7 @@ export function greatCircleMiles(aLat: number, aLng: number, bLat: number, bLng:
   return haversineMiles(aLat, aLng, Math.cos(radians(aLat)), bLat, bLng, Math.cos(radians(bLat)));
 }
 
-/**
- * @turf/distance's haversine operation for operation (so results agree to the bit), with each
- * point's `cos(radians(lat))` given, so a search computes a venue's once.
- */
+/** @turf/distance's haversine operation for operation (to the bit), each point's `cos(radians(lat))` given. */
 function haversineMiles(aLat: number, aLng: number, aCos: number, bLat: number, bLng: number, bCos: number): number {
   const dLat = radians(bLat - aLat);
   const dLon = radians(bLng - aLng);
@@ -70,9 +61,8 @@ function haversineMiles(aLat: number, aLng: number, aCos: number, bLat: number, 
 }
 
 /**
- * docs/api.md, Geo search: the ring's bounding-box diagonal. A box whose longitudes span more
- * than 180° reaches the long way round (rings are read in plain longitude order), which the
- * corners' great-circle distance would not measure, so it counts as infinitely wide.
+ * docs/api.md, Geo search: the ring's bounding-box diagonal; a box spanning over 180° of longitude
+ * reaches the long way round (rings are read in plain order), so it counts as infinitely wide.
  */
 export function ringDiagonalMiles(ring: ReadonlyArray<readonly [number, number]>): number {
   const b = ringBox(ring);
@@ -101,19 +91,10 @@ export function circleBoxes(lat: number, lng: number, radiusMiles: number): Box[
   const dLng = radiansToDegrees(Math.asin(Math.sin(delta) / Math.cos((lat * Math.PI) / 180))) + BOX_MARGIN_DEG;
   const west = lng - dLng;
   const east = lng + dLng;
-  if (west < -180) {
-    return [
-      { minLat, maxLat, minLng: -180, maxLng: east },
-      { minLat, maxLat, minLng: west + 360, maxLng: 180 },
-    ];
-  }
-  if (east > 180) {
-    return [
-      { minLat, maxLat, minLng: west, maxLng: 180 },
-      { minLat, maxLat, minLng: -180, maxLng: east - 360 },
-    ];
-  }
-  return [{ minLat, maxLat, minLng: west, maxLng: east }];
+  const boxes = [{ minLat, maxLat, minLng: Math.max(west, -180), maxLng: Math.min(east, 180) }];
+  if (west < -180) boxes.push({ minLat, maxLat, minLng: west + 360, maxLng: 180 });
+  if (east > 180) boxes.push({ minLat, maxLat, minLng: -180, maxLng: east - 360 });
+  return boxes;
 }
 
 const ADMIT_CENTROIDS = 1; // admitted with include_centroids (every precision incl. null)
@@ -129,11 +110,7 @@ const gridCell = (row: number, col: number) => row * 2000 + col;
 
 type VenueTable = ReturnType<typeof readVenueTable>;
 
-/**
- * Every venue of the serving snapshot in memory, stored cell by cell of the grid (a search reads
- * each cell in one run of memory and nothing from the database: reading `venues` or the R-tree
- * cost more than the rest of a search), with what the tests below need per venue.
- */
+/** The snapshot's venues in memory, cell by cell of the grid (reading `venues` or an R-tree cost more than the rest of a search). */
 function readVenueTable(replica: Db, generation: number) {
   const rows = replica
     .prepare<{ id: number; lat: number; lng: number; precision: string | null; state: string }>(
@@ -209,10 +186,7 @@ function admittedIn(table: VenueTable, boxes: Box[], includeCentroids: boolean):
   return found;
 }
 
-/**
- * The `cap` entries of `idx` nearest by (distance, id), in no particular order: the cut is the
- * cap-th smallest distance, found by selection; only the entries tied at it are sorted, by id.
- */
+/** The `cap` entries of `idx` nearest by (distance, id), unordered: no sort but of the ties at the cut. */
 function nearest(idx: number[], dist: Float64Array, ids: number[], cap: number): number[] {
   if (idx.length <= cap) return idx;
   const values = new Float64Array(idx.length);
@@ -261,10 +235,8 @@ export function unitPoint(lat: number, lng: number): [x: number, y: number, z: n
 const CHORD_MIN_RADIUS_MILES = 0.01;
 
 /**
- * "Within the radius" as `greatCircleMiles(centre, point) <= radiusMiles` decides it, mostly by
- * the chord through the sphere, which grows with the arc: only a point within a ten-millionth of
- * the rim (far wider than either rounding), or any point of a circle under
- * CHORD_MIN_RADIUS_MILES, needs the great-circle distance.
+ * `greatCircleMiles(centre, point) <= radiusMiles`, mostly by the chord, which grows with the arc:
+ * only within a ten-millionth of the rim (far above either rounding) does the distance decide.
  */
 export class CircleTest {
   readonly #cos: number;
@@ -303,11 +275,7 @@ export class CircleTest {
 const milesTo = (table: VenueTable, circle: CircleTest, slot: number) =>
   circle.miles(table.lat[slot], table.lng[slot], table.cosLat[slot]);
 
-/**
- * One search's candidates: membership by binary search over their sorted ids (nothing to build
- * per search), a circle's distances, and the live re-check, in which a candidate still at its
- * snapshot coordinate (nearly every one) passed the shape at selection.
- */
+/** One search's candidates: membership by binary search of their sorted ids, a circle's distances, the live re-check. */
 class Candidates implements VenueSet, LiveGeo {
   constructor(
     readonly ids: Float64Array,
@@ -338,6 +306,7 @@ class Candidates implements VenueSet, LiveGeo {
     if (lat === null || lng === null || !this.has(venueId)) return false;
     if (!this.includeCentroids && !isPrecise(precision)) return false;
     const slot = this.table.slotOf.get(venueId)!;
+    // At its snapshot coordinate (nearly every one), it passed the shape at selection.
     return (this.table.lat[slot] === lat && this.table.lng[slot] === lng) || this.inside(lat, lng);
   }
 
@@ -405,8 +374,7 @@ function searchPolygon(table: VenueTable, f: Extract<GeoFilter, { kind: "polygon
   const coordinates = f.ring.map(([lat, lng]) => [lng, lat]);
   coordinates.push(coordinates[0]);
   const polygon: Polygon = { type: "Polygon", coordinates: [coordinates] };
-  // Membership is the costly test, so it runs outwards from the centre in widening bands and
-  // stops once the cap is full: the nearest `cap` inside (ties included) are all among those found.
+  // The costly membership test runs outwards in widening bands until the cap is full (ties included).
   const cap = LIST.geoCandidateVenues;
   const sorted = toCentre.slice().sort();
   const tested = new Uint8Array(n);
@@ -428,10 +396,8 @@ function searchPolygon(table: VenueTable, f: Extract<GeoFilter, { kind: "polygon
 }
 
 /**
- * Geo search over one replica: the venue table of the serving snapshot, rebuilt when its
- * generation moves, and recent searches' results (a traversal's pages repeat their filter).
- * Owned by server/list/caches.ts; called in the page's read transaction, so the table is the
- * snapshot its rows come from (docs/architecture.md, "Caches").
+ * The snapshot's venue table, rebuilt when its generation moves (read in the page's transaction),
+ * and recent searches. Owned by server/list/caches.ts (docs/architecture.md, "Caches").
  */
 export class GeoIndex {
   #table: VenueTable | null = null;
@@ -442,7 +408,7 @@ export class GeoIndex {
     maxResults: number,
     maxBytes = 1 << 30,
   ) {
-    // About 100 bytes a candidate (conservatively): its id in the array and in the sorted ids.
+    // About 100 bytes a candidate (conservatively), in the array and the sorted ids.
     this.#results = new LRUCache({
       max: maxResults,
       maxSize: maxBytes,

@@ -1,21 +1,15 @@
 /**
- * Venue scans for page selection (db/events-query.ts): rows of an ordered index range whose venue
- * is among a geo filter's candidates, checked in JavaScript, straight from SQLite in growing
- * chunks (`scanVenues`) or over ranges kept and shared by the pages that scan them (`scanKept`).
- * Every geo page in a state scans its state's index from about the window's opening, whatever
- * its shape, so the rows read are kept per state, half and row flags, growing from the first
- * place read. A kept range holds every row of the index from its start, so a scan over it sees
- * what SQLite would return; it is dropped when the replica state moves (docs/architecture.md, "Caches").
+ * Venue scans for page selection (db/events-query.ts): an ordered index range's rows at a geo
+ * filter's venues, tested in JavaScript, from SQLite in growing chunks (`scanVenues`) or from ranges
+ * kept per state, half and row flags and shared by every geo page of a state (`scanKept`): each
+ * holds every row of the index from its start (docs/architecture.md, "Caches" and "The list path").
  */
 import { LRUCache } from "lru-cache";
 import type { Db, SqlValue, Statement } from "./driver.ts";
 import { indexAfter, type LongRow } from "./long-events.ts";
 import { inWindow, type PageFilter, type PagePosition, type VenueSet } from "./page-filter.ts";
 
-/**
- * Entries measured in bytes, kept for one key of the replica (its state, or the snapshot
- * generation) and dropped when the key moves. Owned by server/list/caches.ts.
- */
+/** Entries bounded in bytes, kept for one key (the replica state, or the snapshot generation) until it moves. */
 export class ByteBoundedStore<K, V extends { bytes: number }> {
   protected readonly entries: LRUCache<string, V>;
   #key: K | null = null;
@@ -24,7 +18,7 @@ export class ByteBoundedStore<K, V extends { bytes: number }> {
     this.entries = new LRUCache<string, V>({ maxSize: maxBytes, sizeCalculation: (v) => v.bytes });
   }
 
-  /** Drops everything when `key` is not the one the entries were kept for; whether it did. */
+  /** Drops everything when `key` moved; whether it did. */
   protected follow(key: K): boolean {
     if (key === this.#key) return false;
     this.clear();
@@ -125,9 +119,8 @@ export interface RangeScan extends VenueScan {
 
 /**
  * Up to `want` rows after `from` in the window and at the venues, in index order, from the kept
- * range where it covers them, growing it by at least `firstChunk` rows a read. A range restarts
- * when the scan begins before it or more than half of it lies behind; a scan past its end reads
- * without keeping.
+ * range, grown by at least `firstChunk` rows a read. A range restarts when the scan begins before
+ * it or more than half of it lies behind; a scan past its end reads without keeping.
  */
 export function scanKept(
   db: Db,
@@ -167,10 +160,7 @@ export function scanKept(
   }
 }
 
-/**
- * Up to `want` rows after `from` (counting those already in `out`, which it returns) straight
- * from SQLite in chunks growing from `firstChunk`, nothing kept; the window and venues tested here.
- */
+/** Up to `want` rows after `from` (counting those in `out`, which it returns) from SQLite in growing chunks. */
 export function scanVenues(
   stmt: Statement<ScannedRow>,
   s: VenueScan,

@@ -1,9 +1,7 @@
 /**
- * The long half of a page in memory (db/events-query.ts; docs/architecture.md, "Caches"). Long
- * events are few (about 2 % of the demo snapshot), yet an index range scan of their half reads
- * some 250 rows that ended before the window opened; kept as parallel arrays in (start_ms, id)
- * order with each state's, city's and source's positions, it is a binary search and a short loop.
- * Exact for one snapshot generation, read in the page's read transaction.
+ * The long half of a page in memory (db/events-query.ts; docs/architecture.md, "Caches"): long
+ * events are few, yet their index range reads some 250 rows that ended before the window opened.
+ * Kept in (start_ms, id) order with each state's, city's and source's positions, for one generation.
  */
 import type { Db } from "./driver.ts";
 import { inWindow, type PageFilter, type PagePosition } from "./page-filter.ts";
@@ -53,19 +51,11 @@ export class KeptRows {
   readonly flags: Uint8Array;
 
   constructor(rows: readonly FlaggedRow[]) {
-    const n = rows.length;
-    this.count = n;
-    this.start = new Float64Array(n);
-    this.id = new Float64Array(n);
-    this.end = new Float64Array(n);
-    this.flags = new Uint8Array(n);
-    for (let i = 0; i < n; i++) {
-      const r = rows[i];
-      this.start[i] = r.start_ms;
-      this.id[i] = r.id;
-      this.end[i] = r.end_ms;
-      this.flags[i] = (r.sold_out ? SOLD_OUT : 0) | (r.aggregator ? AGGREGATOR : 0);
-    }
+    this.count = rows.length;
+    this.start = Float64Array.from(rows, (r) => r.start_ms);
+    this.id = Float64Array.from(rows, (r) => r.id);
+    this.end = Float64Array.from(rows, (r) => r.end_ms);
+    this.flags = Uint8Array.from(rows, (r) => (r.sold_out ? SOLD_OUT : 0) | (r.aggregator ? AGGREGATOR : 0));
   }
 
   /** Whether row `i` lies in the filter's window and has none of the flags it excludes (`skip`, from `skipOf`). */
@@ -81,10 +71,7 @@ export class KeptRows {
 /** The flags whose rows the filter excludes. */
 export const skipOf = (f: PageFilter) => (f.excludeSoldOut ? SOLD_OUT : 0) | (f.excludeAggregators ? AGGREGATOR : 0);
 
-/**
- * A source filter of at most this many sources with long rows walks their lists merged; one of
- * more walks every row (a rare source's rows lie far apart in the whole list).
- */
+/** A source filter of more sources walks every row, not their lists merged (a rare source's rows lie far apart). */
 const MERGED_SOURCES = 8;
 
 /** Each distinct value of one column as a small integer, and the positions of its rows. */
@@ -126,9 +113,8 @@ export class LongRows extends KeptRows {
   }
 
   /**
-   * What the long half's index range scan returns (db/events-query.ts `buildHalfQuery`): the rows
-   * after `from` the filter admits, in order, at most `want`; sources as the snapshot sources its
-   * tokens match. db/page-filter.ts `rowMatcher`'s test, to which test/long-events.test.ts holds it.
+   * What the long half's index range scan returns (db/events-query.ts `buildHalfQuery`), sources as
+   * the snapshot sources the tokens match: `rowMatcher`'s test (test/long-events.test.ts).
    */
   scan(filter: PageFilter, sources: readonly string[] | null, from: PagePosition, want: number): LongRow[] {
     const out: LongRow[] = [];
@@ -174,10 +160,7 @@ export class LongRows extends KeptRows {
   }
 }
 
-/**
- * The long rows of the current snapshot generation, read when a page first needs them; a snapshot
- * with more than `maxRows` keeps none (its pages read SQLite). Owned by server/list/caches.ts.
- */
+/** The long rows of the current generation; a snapshot of more than `maxRows` keeps none. Owned by server/list/caches.ts. */
 export class LongEvents {
   readonly #rows = new PerGeneration((db) => {
     // The span index counts long rows without reading them.

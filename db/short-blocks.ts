@@ -1,12 +1,8 @@
 /**
- * The short half of a page from blocks of the snapshot kept in memory (db/events-query.ts): a page
- * of a state, of a city in a state, of sources read one by one, or with no column filter reads an
- * index from a day before its window opens, and new windows read the same rows again and again.
- * So they are kept in blocks of time (a state's short rows starting within one week, all within one
- * day, a source's or a city's within a span sized to its count); a page finds its place in the
- * first block by binary search and reads on block by block, a missing block read whole with one
- * index range scan. Exact for one snapshot generation as the long rows are (db/long-events.ts): a
- * block holds every short row of its part starting within its span (docs/architecture.md, "Caches").
+ * The short half of a page (db/events-query.ts) from blocks of time kept in memory: new windows of
+ * a state, a city in a state, a source or no column filter read the same index rows again and
+ * again. A block holds every short row of its part starting within its span, read whole, for one
+ * snapshot generation (docs/architecture.md, "Caches"); a page binary-searches its first block.
  */
 import { DAY_MS } from "./contract.ts";
 import type { Db } from "./driver.ts";
@@ -27,10 +23,7 @@ class Block extends KeptRows {
   }
 }
 
-/**
- * One block's rows: a state's (`state`), a city's in a state (`city`, the state a residual
- * test: db/events-query.ts), a source's (`source`) or all (NOT INDEXED: the table's key).
- */
+/** One block's rows: a state's, a city's in a state (the state a residual test), a source's, or all (`""`). */
 const blockSql = (index: string) => `
 SELECT start_ms, id, end_ms, sold_out, aggregator FROM snapshot ${index === "" ? "NOT INDEXED" : `INDEXED BY snapshot_${index}`}
 WHERE ${index === "" ? "" : `${index} = $${index} AND `}${index === "city" ? "+state = $state AND " : ""}long = 0 AND start_ms >= $lo AND start_ms < $hi ORDER BY start_ms, id`;
@@ -49,11 +42,7 @@ export class SnapshotBlocks extends ByteBoundedStore<number, Block> {
   /** The block span of each source, and of each city in a state, read in the generation (`#spanMs`). */
   readonly #spans = new Map<string, number>();
 
-  /**
-   * @param sourceBlockRows A source's (or a city's) span is the longest of a day, two, four …
-   * 512 days expected to hold at most this many of its rows, its count spread evenly over the
-   * snapshot's range.
-   */
+  /** @param sourceBlockRows The most rows a source's (or city's) span of 1, 2, 4 … 512 days is expected to hold. */
   constructor(
     maxBytes: number,
     private readonly sourceBlockRows: number,
@@ -61,10 +50,7 @@ export class SnapshotBlocks extends ByteBoundedStore<number, Block> {
     super(maxBytes);
   }
 
-  /**
-   * No geo filter, a city only in a state, sources only alone: a block holds one part's rows, and
-   * a scan tests the window and row flags, then all the rest of the filter (`rowMatcher`).
-   */
+  /** No geo filter, a city only in a state, sources only alone: a scan tests the rest (window, row flags). */
   static supports(f: PageFilter): boolean {
     return (
       f.venueIds === null &&
@@ -74,10 +60,8 @@ export class SnapshotBlocks extends ByteBoundedStore<number, Block> {
   }
 
   /**
-   * What the short half's index range scan returns (db/events-query.ts `buildHalfQuery`): the short
-   * rows of the filter's state (and city), of all, or of each of `sources` (the snapshot sources
-   * its tokens match) after `from` the filter admits, in order, at most `want` (of each source:
-   * the caller merges them).
+   * What the short half's index range scan returns (db/events-query.ts `buildHalfQuery`); with
+   * sources, at most `want` of each snapshot source the tokens match (the caller merges them).
    */
   scan(
     db: Db,

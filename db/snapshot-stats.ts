@@ -43,16 +43,13 @@ export class PerGeneration<T> {
 /** Sources a kept token's list holds on average at most (the bound on all lists kept, in sources). */
 const MATCHED_SOURCES_PER_TOKEN = 64;
 
-/** `source GLOB` a token over snapshot_sources, its literal prefix as a range (`sourceGlob`). */
-const SOURCES_SQL = "FROM snapshot_sources WHERE source >= $lo AND source < $hi AND source GLOB $glob";
-
 /**
  * Counts and the long-event bound of one serving snapshot, kept until its generation moves.
  * Owned by server/list/caches.ts.
  */
 export class SnapshotEstimates {
-  readonly #sourceRows: LRUCache<string, number>;
-  readonly #matching: LRUCache<string, readonly string[]>;
+  /** By generation and token: the snapshot sources it matches and their rows. */
+  readonly #tokens: LRUCache<string, { sources: readonly string[]; rows: number }>;
   readonly #venueRows = new PerGeneration((db) => {
     const rows = db.prepare<{ venue_id: number; events: number }>("SELECT venue_id, events FROM snapshot_venue_events");
     return new Map(rows.all().map((r) => [r.venue_id, r.events]));
@@ -68,55 +65,46 @@ export class SnapshotEstimates {
         .get()?.span ?? null,
   );
 
-  constructor(maxSources: number) {
-    this.#sourceRows = new LRUCache({ max: maxSources });
+  constructor(maxTokens: number) {
     // Bounded by the sources listed too: a short prefix may match thousands.
-    this.#matching = new LRUCache({
-      max: maxSources,
-      maxSize: maxSources * MATCHED_SOURCES_PER_TOKEN,
-      sizeCalculation: (list) => list.length + 1,
+    this.#tokens = new LRUCache({
+      max: maxTokens,
+      maxSize: maxTokens * MATCHED_SOURCES_PER_TOKEN,
+      sizeCalculation: (t) => t.sources.length + 1,
     });
   }
 
   /**
-   * The snapshot sources matching any token, each token's list kept for the generation:
-   * snapshot_sources changes only in the refresh that moves it, so this decides rows exactly.
+   * The snapshot sources matching any token. They decide a page's rows, exactly: snapshot_sources
+   * changes only in the refresh that moves the generation.
    */
   matchingSources(db: Db, stats: SnapshotStats, tokens: readonly string[]): readonly string[] {
-    if (tokens.length === 1) return this.#matchingOne(db, stats, tokens[0]);
+    if (tokens.length === 1) return this.#token(db, stats, tokens[0]).sources;
     const out = new Set<string>();
-    for (const token of tokens) for (const source of this.#matchingOne(db, stats, token)) out.add(source);
+    for (const token of tokens) for (const source of this.#token(db, stats, token).sources) out.add(source);
     return [...out];
-  }
-
-  #matchingOne(db: Db, stats: SnapshotStats, token: string): readonly string[] {
-    const key = `${stats.generation}\n${token}`;
-    let list = this.#matching.get(key);
-    if (list === undefined) {
-      list = db
-        .prepare<{ source: string }>(`SELECT source ${SOURCES_SQL}`)
-        .all(sourceGlob(token))
-        .map((row) => row.source);
-      this.#matching.set(key, list);
-    }
-    return list;
   }
 
   /** Snapshot rows whose source matches any token (overlapping tokens count twice: an estimate). */
   sourceRows(db: Db, stats: SnapshotStats, tokens: readonly string[]): number {
     let total = 0;
-    for (const token of tokens) {
-      const key = `${stats.generation}\n${token}`;
-      let n = this.#sourceRows.get(key);
-      if (n === undefined) {
-        n = Number(
-          db.prepare<{ n: number | null }>(`SELECT sum(events) AS n ${SOURCES_SQL}`).get(sourceGlob(token))?.n ?? 0,
-        );
-        this.#sourceRows.set(key, n);
-      }
-      total += n;
-    }
+    for (const token of tokens) total += this.#token(db, stats, token).rows;
     return total;
+  }
+
+  #token(db: Db, stats: SnapshotStats, token: string): { sources: readonly string[]; rows: number } {
+    const key = `${stats.generation}\n${token}`;
+    let t = this.#tokens.get(key);
+    if (t === undefined) {
+      const found = db
+        .prepare<{ source: string; events: number }>(
+          "SELECT source, events FROM snapshot_sources WHERE source >= $lo AND source < $hi AND source GLOB $glob",
+        )
+        .all(sourceGlob(token));
+      t = { sources: found.map((r) => r.source), rows: found.reduce((n, r) => n + Number(r.events), 0) };
+      this.#tokens.set(key, t);
+    }
+    return t;
   }
 
   /** Snapshot rows at the given venues. */
@@ -148,8 +136,7 @@ export class SnapshotEstimates {
   }
 
   clear(): void {
-    this.#sourceRows.clear();
-    this.#matching.clear();
+    this.#tokens.clear();
     this.#venueRows.clear();
     this.#stateRows.clear();
     this.#longest.clear();
