@@ -9,7 +9,7 @@
 import { LONG_EVENT_MS } from "./contract.ts";
 import type { Db } from "./driver.ts";
 import { KeptScans, type ScannedRow, scanKept, scanVenues } from "./kept-scans.ts";
-import { LongEvents } from "./long-events.ts";
+import { LongEvents, type LongRow } from "./long-events.ts";
 import { filterTerms, type PageFilter, type PagePosition, venueSetOf } from "./page-filter.ts";
 import { SnapshotBlocks } from "./short-blocks.ts";
 import type { SnapshotEstimates, SnapshotStats } from "./snapshot-stats.ts";
@@ -114,9 +114,7 @@ function lowerBound(position: PagePosition, floorMs: number): PagePosition {
   return later ? position : floor;
 }
 
-type SnapshotRow = { start_ms: number; id: number; end_ms: number };
-
-const byKey = (a: SnapshotRow, b: SnapshotRow) => a.start_ms - b.start_ms || a.id - b.id;
+const byKey = (a: LongRow, b: LongRow) => a.start_ms - b.start_ms || a.id - b.id;
 
 /** Before every row: (start, id) > (MIN, 0) holds for all rows. */
 const FIRST_POSITION: PagePosition = { startMs: Number.MIN_SAFE_INTEGER, id: 0 };
@@ -178,7 +176,7 @@ export function selectPage(
     view.blocks && SnapshotBlocks.supports(filter) && (filter.sources === null || plan === "source_each")
       ? view.blocks
       : null;
-  const rows: SnapshotRow[] = [];
+  const rows: LongRow[] = [];
   for (const long of [0, 1] as const) {
     if (long === 0 && blocks) rows.push(...blocks.scan(db, stats, filter, sourceList, bounds[0], want));
     else if (long === 1 && longRows) rows.push(...longRows.scan(filter, sourceList, bounds[1], want));
@@ -188,14 +186,15 @@ export function selectPage(
       for (const part of parts) {
         const params = part === null ? q.params : { ...q.params, part };
         if (!venueSet) {
-          rows.push(...db.prepare<SnapshotRow>(q.sql).all({ ...params, ls: b.startMs, lid: b.id, lim: want }));
+          rows.push(...db.prepare<LongRow>(q.sql).all({ ...params, ls: b.startMs, lid: b.id, lim: want }));
           continue;
         }
         const scan = { params, filter, venues: venueSet };
         if (!ranges) rows.push(...scanVenues(db.prepare<ScannedRow>(q.sql), scan, b, want, firstChunk, []));
         else {
           const key = `${part}\n${long}\n${filter.excludeSoldOut ? 1 : 0}${filter.excludeAggregators ? 1 : 0}`;
-          rows.push(...scanKept(db, { ...scan, ranges, key, sql: q.sql }, b, want, firstChunk, kept!.kept.maxRows));
+          const range = { ...scan, ranges, key, sql: q.sql, maxRows: kept!.kept.maxRows };
+          rows.push(...scanKept(db, range, b, want, firstChunk));
         }
       }
     }

@@ -97,9 +97,6 @@ export function circleBoxes(lat: number, lng: number, radiusMiles: number): Box[
   return boxes;
 }
 
-const ADMIT_CENTROIDS = 1; // admitted with include_centroids (every precision incl. null)
-const ADMIT_PRECISE = 2; // `street` or `unknown`: admitted without it
-
 const isPrecise = (precision: string | null) => (PRECISE_GEOCODES as readonly (string | null)[]).includes(precision);
 
 /** Grid cells of a quarter degree: a 25-mile circle's box covers about a dozen. */
@@ -125,8 +122,8 @@ function readVenueTable(replica: Db, generation: number) {
     ids: column(),
     lat: column(),
     lng: column(),
-    /** ADMIT_* bits. */
-    admit: new Uint8Array(rows.length),
+    /** 1: `street` or `unknown`, admitted without include_centroids. */
+    precise: new Uint8Array(rows.length),
     /** `cos(radians(lat))`, as the distance computes it for its second point. */
     cosLat: column(),
     /** The point on the unit sphere, for `CircleTest`. */
@@ -151,7 +148,7 @@ function readVenueTable(replica: Db, generation: number) {
     [table.x[slot], table.y[slot], table.z[slot]] = unitPoint(row.lat, row.lng);
     table.slotOf.set(row.id, slot);
     table.stateCode[slot] = codes.get(row.state)!;
-    table.admit[slot] = ADMIT_CENTROIDS | (isPrecise(row.precision) ? ADMIT_PRECISE : 0);
+    table.precise[slot] = isPrecise(row.precision) ? 1 : 0;
     const range = table.grid.get(cells[i]);
     if (range) range[1] = slot + 1;
     else table.grid.set(cells[i], [slot, slot + 1]);
@@ -159,14 +156,11 @@ function readVenueTable(replica: Db, generation: number) {
   return table;
 }
 
-/** Candidates found in boxes: parallel arrays of venue id and table slot. */
-type Found = { ids: number[]; slots: number[] };
-
-/** Admitted venues inside the boxes (edges included). */
-function admittedIn(table: VenueTable, boxes: Box[], includeCentroids: boolean): Found {
-  const found: Found = { ids: [], slots: [] };
-  const bit = includeCentroids ? ADMIT_CENTROIDS : ADMIT_PRECISE;
-  const { lat, lng, admit, ids, grid } = table;
+/** The slots of the admitted venues inside the boxes (edges included). */
+function admittedIn(table: VenueTable, boxes: Box[], includeCentroids: boolean): number[] {
+  const found: number[] = [];
+  const need = includeCentroids ? 0 : 1; // `precise` needed
+  const { lat, lng, precise, grid } = table;
   for (const box of boxes) {
     for (let row = cellRow(box.minLat), lastRow = cellRow(box.maxLat); row <= lastRow; row++) {
       for (let col = cellCol(box.minLng), lastCol = cellCol(box.maxLng); col <= lastCol; col++) {
@@ -175,9 +169,8 @@ function admittedIn(table: VenueTable, boxes: Box[], includeCentroids: boolean):
         for (let slot = range[0]; slot < range[1]; slot++) {
           const y = lat[slot];
           const x = lng[slot];
-          if (y >= box.minLat && y <= box.maxLat && x >= box.minLng && x <= box.maxLng && admit[slot] & bit) {
-            found.ids.push(ids[slot]);
-            found.slots.push(slot);
+          if (y >= box.minLat && y <= box.maxLat && x >= box.minLng && x <= box.maxLng && precise[slot] >= need) {
+            found.push(slot);
           }
         }
       }
@@ -187,13 +180,13 @@ function admittedIn(table: VenueTable, boxes: Box[], includeCentroids: boolean):
 }
 
 /** The `cap` entries of `idx` nearest by (distance, id), unordered: no sort but of the ties at the cut. */
-function nearest(idx: number[], dist: Float64Array, ids: number[], cap: number): number[] {
+function nearest(idx: number[], dist: Float64Array, table: VenueTable, found: number[], cap: number): number[] {
   if (idx.length <= cap) return idx;
   const values = new Float64Array(idx.length);
   for (let k = 0; k < idx.length; k++) values[k] = dist[idx[k]];
   const cut = kthSmallest(values, cap - 1);
   const kept = idx.filter((i) => dist[i] < cut);
-  const tied = idx.filter((i) => dist[i] === cut).sort((a, b) => ids[a] - ids[b]);
+  const tied = idx.filter((i) => dist[i] === cut).sort((a, b) => table.ids[found[a]] - table.ids[found[b]]);
   for (let t = 0; kept.length < cap; t++) kept.push(tied[t]);
   return kept;
 }
@@ -318,17 +311,17 @@ class Candidates implements VenueSet, LiveGeo {
 /** The kept entries of `found` as a search's result, their ids ascending so results are deterministic. */
 function candidatesOf(
   table: VenueTable,
-  found: Found,
+  found: number[],
   kept: number[],
   includeCentroids: boolean,
   inside: (lat: number, lng: number) => boolean,
   circle: CircleTest | null,
 ): GeoCandidates {
   const ids = new Float64Array(kept.length);
-  for (let k = 0; k < kept.length; k++) ids[k] = found.ids[kept[k]];
+  for (let k = 0; k < kept.length; k++) ids[k] = table.ids[found[kept[k]]];
   ids.sort();
   const seen = new Uint8Array(table.states.length);
-  for (const i of kept) seen[table.stateCode[found.slots[i]]] = 1;
+  for (const i of kept) seen[table.stateCode[found[i]]] = 1;
   const candidates = new Candidates(ids, table, includeCentroids, inside, circle);
   return {
     venueIds: Array.from(ids),
@@ -345,14 +338,14 @@ function searchCircle(table: VenueTable, f: Extract<GeoFilter, { kind: "circle" 
   const circle = new CircleTest(f.lat, f.lng, f.radiusMiles);
   const { x, y, z, lat, lng, cosLat } = table;
   let kept: number[] = [];
-  for (let i = 0; i < found.ids.length; i++) {
-    const slot = found.slots[i];
+  for (let i = 0; i < found.length; i++) {
+    const slot = found[i];
     if (circle.contains(x[slot], y[slot], z[slot], lat[slot], lng[slot], cosLat[slot])) kept.push(i);
   }
   if (kept.length > LIST.geoCandidateVenues) {
-    const dist = new Float64Array(found.ids.length);
-    for (const i of kept) dist[i] = milesTo(table, circle, found.slots[i]);
-    kept = nearest(kept, dist, found.ids, LIST.geoCandidateVenues);
+    const dist = new Float64Array(found.length);
+    for (const i of kept) dist[i] = milesTo(table, circle, found[i]);
+    kept = nearest(kept, dist, table, found, LIST.geoCandidateVenues);
   }
   const inside = (lat: number, lng: number) => circle.miles(lat, lng, Math.cos(radians(lat))) <= f.radiusMiles;
   return candidatesOf(table, found, kept, centroids, inside, circle);
@@ -364,10 +357,10 @@ function searchPolygon(table: VenueTable, f: Extract<GeoFilter, { kind: "polygon
   const centreLng = (box.minLng + box.maxLng) / 2;
   const centreCos = Math.cos(radians(centreLat));
   const found = admittedIn(table, [box], centroids);
-  const n = found.ids.length;
+  const n = found.length;
   const toCentre = new Float64Array(n);
   for (let i = 0; i < n; i++) {
-    const s = found.slots[i];
+    const s = found[i];
     toCentre[i] = haversineMiles(centreLat, centreLng, centreCos, table.lat[s], table.lng[s], table.cosLat[s]);
   }
   // GeoJSON order is [lng, lat] and rings are closed explicitly.
@@ -385,14 +378,14 @@ function searchPolygon(table: VenueTable, f: Extract<GeoFilter, { kind: "polygon
     for (let i = 0; i < n; i++) {
       if (tested[i] || toCentre[i] > edge) continue;
       tested[i] = 1;
-      point[0] = table.lng[found.slots[i]];
-      point[1] = table.lat[found.slots[i]];
+      point[0] = table.lng[found[i]];
+      point[1] = table.lat[found[i]];
       if (booleanPointInPolygon(point, polygon)) inside.push(i);
     }
     if (inside.length >= cap || k === n) break;
   }
   const contains = (lat: number, lng: number) => booleanPointInPolygon([lng, lat], polygon);
-  return candidatesOf(table, found, nearest(inside, toCentre, found.ids, cap), centroids, contains, null);
+  return candidatesOf(table, found, nearest(inside, toCentre, table, found, cap), centroids, contains, null);
 }
 
 /**

@@ -115,6 +115,8 @@ export interface RangeScan extends VenueScan {
   ranges: LRUCache<string, KeptRange>;
   key: string;
   sql: string;
+  /** Rows a range may keep (`KeptScans.maxRows`). */
+  maxRows: number;
 }
 
 /**
@@ -122,14 +124,7 @@ export interface RangeScan extends VenueScan {
  * range, grown by at least `firstChunk` rows a read. A range restarts when the scan begins before
  * it or more than half of it lies behind; a scan past its end reads without keeping.
  */
-export function scanKept(
-  db: Db,
-  s: RangeScan,
-  from: PagePosition,
-  want: number,
-  firstChunk: number,
-  maxRows: number,
-): ScannedRow[] {
+export function scanKept(db: Db, s: RangeScan, from: PagePosition, want: number, firstChunk: number): ScannedRow[] {
   const stmt = db.prepare<ScannedRow>(s.sql);
   const out: ScannedRow[] = [];
   let range = s.ranges.get(s.key);
@@ -151,7 +146,7 @@ export function scanKept(
       }
     }
     if (range.complete) return out;
-    if (range.count >= maxRows) return scanVenues(stmt, s, range.last, want, chunk, out); // long enough: read on without keeping
+    if (range.count >= s.maxRows) return scanVenues(stmt, s, range.last, want, chunk, out); // long enough: read on without keeping
     const last = range.last;
     const rows = stmt.all({ ...s.params, ls: last.startMs, lid: last.id, lim: chunk });
     for (const r of rows) range.push(r);

@@ -28,6 +28,9 @@ const blockSql = (index: string) => `
 SELECT start_ms, id, end_ms, sold_out, aggregator FROM snapshot ${index === "" ? "NOT INDEXED" : `INDEXED BY snapshot_${index}`}
 WHERE ${index === "" ? "" : `${index} = $${index} AND `}${index === "city" ? "+state = $state AND " : ""}long = 0 AND start_ms >= $lo AND start_ms < $hi ORDER BY start_ms, id`;
 
+type Index = "" | "state" | "city" | "source";
+type Where = Record<string, string | null>;
+
 /** A source's or a city's (in a state) short rows, for its blocks' span. */
 const COUNT_SQL = {
   source: "SELECT events AS n FROM snapshot_sources WHERE source = $source",
@@ -82,15 +85,7 @@ export class SnapshotBlocks extends ByteBoundedStore<number, Block> {
   }
 
   /** The rows of one part (`index` names it, `where` binds it), block by block. */
-  #scan(
-    db: Db,
-    filter: PageFilter,
-    from: PagePosition,
-    want: number,
-    part: string,
-    index: "" | "state" | "city" | "source",
-    where: Record<string, string | null>,
-  ): LongRow[] {
+  #scan(db: Db, filter: PageFilter, from: PagePosition, want: number, part: string, index: Index, where: Where) {
     const span =
       index === "" ? SPAN_MS.all : index === "state" ? SPAN_MS.state : this.#spanMs(part, db, COUNT_SQL[index], where);
     const out: LongRow[] = [];
@@ -103,11 +98,8 @@ export class SnapshotBlocks extends ByteBoundedStore<number, Block> {
         block = new Block(db.prepare<FlaggedRow>(blockSql(index)).all({ ...where, lo: n * span, hi: (n + 1) * span }));
         this.entries.set(key, block);
       }
-      for (
-        let i = n * span <= from.startMs ? indexAfter(block.start, block.id, block.count, from) : 0;
-        i < block.count;
-        i++
-      ) {
+      let i = n * span <= from.startMs ? indexAfter(block.start, block.id, block.count, from) : 0;
+      for (; i < block.count; i++) {
         if (block.start[i] > filter.beforeMs) return out;
         if (!block.admits(i, filter, skip)) continue;
         if (out.push(block.row(i)) === want) return out;
@@ -117,7 +109,7 @@ export class SnapshotBlocks extends ByteBoundedStore<number, Block> {
   }
 
   /** The span of a source's or a city's blocks for this generation, from its count (`sourceBlockRows`). */
-  #spanMs(part: string, db: Db, countSql: string, where: Record<string, string | null>): number {
+  #spanMs(part: string, db: Db, countSql: string, where: Where): number {
     let span = this.#spans.get(part);
     if (span === undefined) {
       const rows = db.prepare<{ n: number }>(countSql).get(where)?.n ?? 0;
