@@ -114,46 +114,37 @@ function readVenueTable(replica: Db, generation: number) {
       "SELECT id, latitude AS lat, longitude AS lng, geocode_precision AS precision, state FROM snapshot_venues",
     )
     .all();
-  const states = [...new Set(rows.map((row) => row.state))].sort();
-  const codes = new Map(states.map((state, code) => [state, code]));
-  const column = () => new Float64Array(rows.length);
-  const table = {
-    generation,
-    ids: column(),
-    lat: column(),
-    lng: column(),
-    /** 1: `street` or `unknown`, admitted without include_centroids. */
-    precise: new Uint8Array(rows.length),
-    /** `cos(radians(lat))`, as the distance computes it for its second point. */
-    cosLat: column(),
-    /** The point on the unit sphere, for `CircleTest`. */
-    x: column(),
-    y: column(),
-    z: column(),
-    slotOf: new Map<number, number>(),
-    /** Index into `states`. */
-    stateCode: new Uint16Array(rows.length),
-    states,
-    /** Grid cell → its venues' slots, `[first, end)`. */
-    grid: new Map<number, [first: number, end: number]>(),
-  };
   const cells = rows.map((row) => gridCell(cellRow(row.lat), cellCol(row.lng)));
   const order = rows.map((_, i) => i).sort((a, b) => cells[a] - cells[b] || rows[a].id - rows[b].id);
+  const grid = new Map<number, [first: number, end: number]>(); // cell → its venues' slots
   order.forEach((i, slot) => {
-    const row = rows[i];
-    table.ids[slot] = row.id;
-    table.lat[slot] = row.lat;
-    table.lng[slot] = row.lng;
-    table.cosLat[slot] = Math.cos(radians(row.lat));
-    [table.x[slot], table.y[slot], table.z[slot]] = unitPoint(row.lat, row.lng);
-    table.slotOf.set(row.id, slot);
-    table.stateCode[slot] = codes.get(row.state)!;
-    table.precise[slot] = isPrecise(row.precision) ? 1 : 0;
-    const range = table.grid.get(cells[i]);
+    const range = grid.get(cells[i]);
     if (range) range[1] = slot + 1;
-    else table.grid.set(cells[i], [slot, slot + 1]);
+    else grid.set(cells[i], [slot, slot + 1]);
   });
-  return table;
+  const venues = order.map((i) => rows[i]);
+  const points = venues.map((v) => unitPoint(v.lat, v.lng));
+  const states = [...new Set(rows.map((row) => row.state))].sort();
+  const codes = new Map(states.map((state, code) => [state, code]));
+  return {
+    generation,
+    grid,
+    ids: Float64Array.from(venues, (v) => v.id),
+    lat: Float64Array.from(venues, (v) => v.lat),
+    lng: Float64Array.from(venues, (v) => v.lng),
+    /** 1: `street` or `unknown`, admitted without include_centroids. */
+    precise: Uint8Array.from(venues, (v) => (isPrecise(v.precision) ? 1 : 0)),
+    /** `cos(radians(lat))`, as the distance computes it for its second point. */
+    cosLat: Float64Array.from(venues, (v) => Math.cos(radians(v.lat))),
+    /** The point on the unit sphere, for `CircleTest`. */
+    x: Float64Array.from(points, (p) => p[0]),
+    y: Float64Array.from(points, (p) => p[1]),
+    z: Float64Array.from(points, (p) => p[2]),
+    slotOf: new Map(venues.map((v, slot) => [v.id, slot])),
+    /** Index into `states`. */
+    stateCode: Uint16Array.from(venues, (v) => codes.get(v.state)!),
+    states,
+  };
 }
 
 /** The slots of the admitted venues inside the boxes (edges included). */
@@ -268,18 +259,38 @@ export class CircleTest {
 const milesTo = (table: VenueTable, circle: CircleTest, slot: number) =>
   circle.miles(table.lat[slot], table.lng[slot], table.cosLat[slot]);
 
-/** One search's candidates: membership by binary search of their sorted ids, a circle's distances, the live re-check. */
-class Candidates implements VenueSet, LiveGeo {
+/**
+ * One search's result, serving every role: membership by binary search of the sorted ids, a
+ * circle's distances, the live re-check. `kept` indexes `found`; ids ascend so results are deterministic.
+ */
+class Candidates implements GeoCandidates, VenueSet, LiveGeo {
+  readonly venueIds: number[];
+  readonly states: string[];
+  readonly venueSet = this;
+  readonly live = this;
+  readonly distanceMiles: this | null;
+  readonly #ids: Float64Array;
+
   constructor(
-    readonly ids: Float64Array,
     private readonly table: VenueTable,
+    found: number[],
+    kept: number[],
     private readonly includeCentroids: boolean,
     private readonly inside: (lat: number, lng: number) => boolean,
     private readonly circle: CircleTest | null,
-  ) {}
+  ) {
+    const ids = new Float64Array(kept.length);
+    for (let k = 0; k < kept.length; k++) ids[k] = table.ids[found[kept[k]]];
+    this.#ids = ids.sort();
+    this.venueIds = Array.from(ids);
+    const seen = new Uint8Array(table.states.length);
+    for (const i of kept) seen[table.stateCode[found[i]]] = 1;
+    this.states = table.states.filter((_, code) => seen[code] === 1);
+    this.distanceMiles = circle && this;
+  }
 
   has(venueId: number): boolean {
-    const { ids } = this;
+    const ids = this.#ids;
     let lo = 0;
     let hi = ids.length;
     while (lo < hi) {
@@ -308,30 +319,6 @@ class Candidates implements VenueSet, LiveGeo {
   }
 }
 
-/** The kept entries of `found` as a search's result, their ids ascending so results are deterministic. */
-function candidatesOf(
-  table: VenueTable,
-  found: number[],
-  kept: number[],
-  includeCentroids: boolean,
-  inside: (lat: number, lng: number) => boolean,
-  circle: CircleTest | null,
-): GeoCandidates {
-  const ids = new Float64Array(kept.length);
-  for (let k = 0; k < kept.length; k++) ids[k] = table.ids[found[kept[k]]];
-  ids.sort();
-  const seen = new Uint8Array(table.states.length);
-  for (const i of kept) seen[table.stateCode[found[i]]] = 1;
-  const candidates = new Candidates(ids, table, includeCentroids, inside, circle);
-  return {
-    venueIds: Array.from(ids),
-    venueSet: candidates,
-    states: table.states.filter((_, code) => seen[code] === 1),
-    distanceMiles: circle && candidates,
-    live: candidates,
-  };
-}
-
 /** Distances are computed only near the rim, and for all inside when more than the cap are. */
 function searchCircle(table: VenueTable, f: Extract<GeoFilter, { kind: "circle" }>, centroids: boolean) {
   const found = admittedIn(table, circleBoxes(f.lat, f.lng, f.radiusMiles), centroids);
@@ -348,7 +335,7 @@ function searchCircle(table: VenueTable, f: Extract<GeoFilter, { kind: "circle" 
     kept = nearest(kept, dist, table, found, LIST.geoCandidateVenues);
   }
   const inside = (lat: number, lng: number) => circle.miles(lat, lng, Math.cos(radians(lat))) <= f.radiusMiles;
-  return candidatesOf(table, found, kept, centroids, inside, circle);
+  return new Candidates(table, found, kept, centroids, inside, circle);
 }
 
 function searchPolygon(table: VenueTable, f: Extract<GeoFilter, { kind: "polygon" }>, centroids: boolean) {
@@ -385,7 +372,7 @@ function searchPolygon(table: VenueTable, f: Extract<GeoFilter, { kind: "polygon
     if (inside.length >= cap || k === n) break;
   }
   const contains = (lat: number, lng: number) => booleanPointInPolygon([lng, lat], polygon);
-  return candidatesOf(table, found, nearest(inside, toCentre, table, found, cap), centroids, contains, null);
+  return new Candidates(table, found, nearest(inside, toCentre, table, found, cap), centroids, contains, null);
 }
 
 /**
