@@ -10,7 +10,7 @@ import { LONG_EVENT_MS } from "./contract.ts";
 import type { Db } from "./driver.ts";
 import { KeptScans, type ScannedRow, scanKept, scanVenues } from "./kept-scans.ts";
 import { LongEvents, type LongRow } from "./long-events.ts";
-import { filterTerms, type PageFilter, type PagePosition, venueSetOf } from "./page-filter.ts";
+import { before, filterTerms, type PageFilter, type PagePosition, venueSetOf } from "./page-filter.ts";
 import { SnapshotBlocks } from "./short-blocks.ts";
 import type { SnapshotEstimates, SnapshotStats } from "./snapshot-stats.ts";
 
@@ -71,14 +71,13 @@ export function buildHalfQuery(
   return { sql, params };
 }
 
+/** Rows at the sources, the venues and the venues' states; `threshold` is sqrt((limit + 1) · snapshot rows). */
 export interface PlanEstimates {
   sourceRows: number | null;
   /** How many snapshot sources the source filter matches, when it was read. */
   sourceCount?: number | null;
   venueRows: number | null;
-  /** Snapshot rows in the geo candidates' states, when they are known. */
   venueStateRows?: number | null;
-  /** sqrt((limit + 1) · rows of the snapshot). */
   threshold: number;
   want?: number;
   /** Rows a kept state range may hold, when the caller keeps them (db/kept-scans.ts). */
@@ -110,8 +109,7 @@ function fitsKeptScan(filter: PageFilter, est: PlanEstimates): boolean {
 /** Lexicographic max of the cursor position and "start_ms >= floorMs". */
 function lowerBound(position: PagePosition, floorMs: number): PagePosition {
   const floor = { startMs: floorMs - 1, id: Number.MAX_SAFE_INTEGER };
-  const later = position.startMs > floor.startMs || (position.startMs === floor.startMs && position.id >= floor.id);
-  return later ? position : floor;
+  return before(position, floor) ? floor : position;
 }
 
 const byKey = (a: LongRow, b: LongRow) => a.start_ms - b.start_ms || a.id - b.id;
@@ -206,10 +204,7 @@ export function selectPage(
   return { keys, hasMore: rows.length > limit, plan, earliestEndMs };
 }
 
-/**
- * Runs `fn` in one read transaction (a savepoint, nesting if one is open; prepared, so cached),
- * so selection and hydration see one state of the replica while another process commits.
- */
+/** Runs `fn` in one read transaction (a savepoint, prepared so cached): one replica state for selection and hydration. */
 export function readConsistently<T>(db: Db, fn: () => T): T {
   db.prepare("SAVEPOINT page_read").run();
   try {

@@ -7,7 +7,7 @@
 import { LRUCache } from "lru-cache";
 import type { Db, SqlValue, Statement } from "./driver.ts";
 import { indexAfter, type LongRow } from "./long-events.ts";
-import { inWindow, type PageFilter, type PagePosition, type VenueSet } from "./page-filter.ts";
+import { before, inWindow, type PageFilter, type PagePosition, type VenueSet } from "./page-filter.ts";
 
 /** Entries bounded in bytes, kept for one key (the replica state, or the snapshot generation) until it moves. */
 export class ByteBoundedStore<K, V extends { bytes: number }> {
@@ -38,9 +38,7 @@ export class ByteBoundedStore<K, V extends { bytes: number }> {
 }
 
 /** One row of the state index, as page selection reads it. */
-export interface ScannedRow extends LongRow {
-  venue_id: number;
-}
+export type ScannedRow = LongRow & { venue_id: number };
 
 /** The rows of one range after `from`, in index order, in arrays that double as it grows. */
 class KeptRange {
@@ -79,8 +77,6 @@ class KeptRange {
   }
 }
 
-const before = (a: PagePosition, b: PagePosition) => a.startMs < b.startMs || (a.startMs === b.startMs && a.id < b.id);
-
 /** The kept ranges of one state of the replica, bounded by bytes. */
 export class KeptScans extends ByteBoundedStore<string, KeptRange> {
   constructor(
@@ -103,21 +99,11 @@ export class KeptScans extends ByteBoundedStore<string, KeptRange> {
   }
 }
 
-/** What a venue scan is asked for: its query's parameters (bound with `ls`, `lid`, `lim`), the page's window and venues. */
-export interface VenueScan {
-  params: Record<string, SqlValue>;
-  filter: PageFilter;
-  venues: VenueSet;
-}
+/** A venue scan: its query's parameters (bound with `ls`, `lid`, `lim`), the page's window and venues. */
+type VenueScan = { params: Record<string, SqlValue>; filter: PageFilter; venues: VenueSet };
 
-/** A venue scan over a kept range: the page's replica state's ranges, the range's name and query (without the window). */
-export interface RangeScan extends VenueScan {
-  ranges: LRUCache<string, KeptRange>;
-  key: string;
-  sql: string;
-  /** Rows a range may keep (`KeptScans.maxRows`). */
-  maxRows: number;
-}
+/** Over a kept range: the replica state's ranges, the range's name, query (without the window) and row bound. */
+type RangeScan = VenueScan & { ranges: LRUCache<string, KeptRange>; key: string; sql: string; maxRows: number };
 
 /**
  * Up to `want` rows after `from` in the window and at the venues, in index order, from the kept

@@ -8,23 +8,12 @@ import { inWindow, type PageFilter, type PagePosition } from "./page-filter.ts";
 import { PerGeneration, type SnapshotStats } from "./snapshot-stats.ts";
 
 /** One snapshot row as page selection reads it. */
-export interface LongRow {
-  start_ms: number;
-  id: number;
-  end_ms: number;
-}
+export type LongRow = { start_ms: number; id: number; end_ms: number };
 
 /** A snapshot row with the two flags a filter may exclude, as the stores read it. */
-export interface FlaggedRow extends LongRow {
-  sold_out: number;
-  aggregator: number;
-}
+export type FlaggedRow = LongRow & { sold_out: number; aggregator: number };
 
-interface Loaded extends FlaggedRow {
-  state: string;
-  city: string;
-  source: string;
-}
+type Loaded = FlaggedRow & { state: string; city: string; source: string };
 
 /** The first of `count` rows (or of the rows `list` names), in (start_ms, id) order in parallel arrays, after `p`. */
 export function indexAfter(start: Float64Array, id: Float64Array, count: number, p: PagePosition, list?: Int32Array) {

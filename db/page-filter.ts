@@ -7,15 +7,14 @@ import { AGGREGATOR_VENDOR_VALUES } from "./contract.ts";
 import type { SqlValue } from "./driver.ts";
 
 /** Candidate venues as the venue tests ask of them (db/geo.ts keeps one with each search). */
-export interface VenueSet {
-  has(venueId: number): boolean;
-}
+export type VenueSet = { has(venueId: number): boolean };
 
 /** A place in (start_ms, id) order: a page's keyset position. */
-export interface PagePosition {
-  startMs: number;
-  id: number;
-}
+export type PagePosition = { startMs: number; id: number };
+
+/** Whether `a` comes before `b` in (start_ms, id) order. */
+export const before = (a: PagePosition, b: PagePosition) =>
+  a.startMs < b.startMs || (a.startMs === b.startMs && a.id < b.id);
 
 export interface PageFilter {
   afterMs: number;

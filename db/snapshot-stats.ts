@@ -8,19 +8,12 @@ import { LRUCache } from "lru-cache";
 import type { Db } from "./driver.ts";
 import { sourceGlob } from "./page-filter.ts";
 
-export interface SnapshotStats {
-  /** Bumped by every refresh; keys the caches below. */
-  generation: number;
-  events: number;
-}
+/** `generation` is bumped by every refresh and keys the caches below. */
+export type SnapshotStats = { generation: number; events: number };
 
 export function readSnapshotStats(db: Db): SnapshotStats {
-  return (
-    db.prepare<SnapshotStats>("SELECT generation, events FROM snapshot_stats WHERE id = 1").get() ?? {
-      generation: -1,
-      events: 0,
-    }
-  );
+  const stats = db.prepare<SnapshotStats>("SELECT generation, events FROM snapshot_stats WHERE id = 1").get();
+  return stats ?? { generation: -1, events: 0 };
 }
 
 /** A value read once per snapshot generation (read in the caller's read transaction). */
@@ -43,10 +36,7 @@ export class PerGeneration<T> {
 /** Sources a kept token's list holds on average at most (the bound on all lists kept, in sources). */
 const MATCHED_SOURCES_PER_TOKEN = 64;
 
-/**
- * Counts and the long-event bound of one serving snapshot, kept until its generation moves.
- * Owned by server/list/caches.ts.
- */
+/** Counts and the long-event bound of one serving snapshot, kept until its generation moves. Owned by server/list/caches.ts. */
 export class SnapshotEstimates {
   /** By generation and token: the snapshot sources it matches and their rows. */
   readonly #tokens: LRUCache<string, { sources: readonly string[]; rows: number }>;
@@ -56,14 +46,10 @@ export class SnapshotEstimates {
   });
   readonly #stateRows = new PerGeneration(() => new Map<string, number>());
   /** The longest long event (end - start) in the snapshot, from the partial span index. */
-  readonly #longest = new PerGeneration(
-    (db) =>
-      db
-        .prepare<{ span: number | null }>(
-          "SELECT max(end_ms - start_ms) AS span FROM snapshot INDEXED BY snapshot_span WHERE long = 1",
-        )
-        .get()?.span ?? null,
-  );
+  readonly #longest = new PerGeneration((db) => {
+    const sql = "SELECT max(end_ms - start_ms) AS span FROM snapshot INDEXED BY snapshot_span WHERE long = 1";
+    return db.prepare<{ span: number | null }>(sql).get()?.span ?? null;
+  });
 
   constructor(maxTokens: number) {
     // Bounded by the sources listed too: a short prefix may match thousands.
