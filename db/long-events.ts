@@ -67,22 +67,14 @@ const MERGED_SOURCES = 8;
 class Column {
   readonly ids = new Map<string, number>();
   readonly of: Int32Array;
-  readonly rowsOf: Int32Array[] = [];
+  readonly rowsOf: Int32Array[];
 
   constructor(values: readonly string[]) {
-    this.of = new Int32Array(values.length);
-    const lists: number[][] = [];
-    values.forEach((value, i) => {
-      let id = this.ids.get(value);
-      if (id === undefined) {
-        id = this.ids.size;
-        this.ids.set(value, id);
-        lists.push([]);
-      }
-      this.of[i] = id;
-      lists[id].push(i);
-    });
-    for (const list of lists) this.rowsOf.push(Int32Array.from(list));
+    for (const value of values) if (!this.ids.has(value)) this.ids.set(value, this.ids.size);
+    this.of = Int32Array.from(values, (value) => this.ids.get(value)!);
+    const lists = Array.from(this.ids, (): number[] => []);
+    for (let i = 0; i < values.length; i++) lists[this.of[i]].push(i);
+    this.rowsOf = lists.map((list) => Int32Array.from(list));
   }
 }
 

@@ -53,11 +53,8 @@ export class SnapshotEstimates {
 
   constructor(maxTokens: number) {
     // Bounded by the sources listed too: a short prefix may match thousands.
-    this.#tokens = new LRUCache({
-      max: maxTokens,
-      maxSize: maxTokens * MATCHED_SOURCES_PER_TOKEN,
-      sizeCalculation: (t) => t.sources.length + 1,
-    });
+    const maxSize = maxTokens * MATCHED_SOURCES_PER_TOKEN;
+    this.#tokens = new LRUCache({ max: maxTokens, maxSize, sizeCalculation: (t) => t.sources.length + 1 });
   }
 
   /**
