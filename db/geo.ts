@@ -215,7 +215,7 @@ export function unitPoint(lat: number, lng: number): [x: number, y: number, z: n
   return [Math.cos(phi) * Math.cos(lambda), Math.cos(phi) * Math.sin(lambda), Math.sin(phi)];
 }
 
-/** Below this radius a chord's rounding (about 1e-15 of the sphere's radius) could reach `CircleTest`'s band. */
+/** Below this radius the distance decides every point: a chord's rounding (~1e-15 of the radius) could reach the band. */
 const CHORD_MIN_RADIUS_MILES = 0.01;
 
 /**
