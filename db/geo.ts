@@ -114,37 +114,33 @@ function readVenueTable(replica: Db, generation: number) {
       "SELECT id, latitude AS lat, longitude AS lng, geocode_precision AS precision, state FROM snapshot_venues",
     )
     .all();
+  const n = rows.length;
   const cells = rows.map((row) => gridCell(cellRow(row.lat), cellCol(row.lng)));
   const order = rows.map((_, i) => i).sort((a, b) => cells[a] - cells[b] || rows[a].id - rows[b].id);
+  const states = [...new Set(rows.map((row) => row.state))].sort();
+  const codes = new Map(states.map((state, code) => [state, code]));
+  const column = () => new Float64Array(n);
+  // `cosLat` as the distance computes it for its second point; x, y, z the point on the unit sphere.
+  const [ids, lat, lng, cosLat, x, y, z] = [column(), column(), column(), column(), column(), column(), column()];
+  const precise = new Uint8Array(n); // 1: `street` or `unknown`, admitted without include_centroids
+  const stateCode = new Uint16Array(n); // index into `states`
+  const slotOf = new Map<number, number>();
   const grid = new Map<number, [first: number, end: number]>(); // cell → its venues' slots
   order.forEach((i, slot) => {
+    const v = rows[i];
+    ids[slot] = v.id;
+    lat[slot] = v.lat;
+    lng[slot] = v.lng;
+    cosLat[slot] = Math.cos(radians(v.lat));
+    [x[slot], y[slot], z[slot]] = unitPoint(v.lat, v.lng);
+    precise[slot] = isPrecise(v.precision) ? 1 : 0;
+    stateCode[slot] = codes.get(v.state)!;
+    slotOf.set(v.id, slot);
     const range = grid.get(cells[i]);
     if (range) range[1] = slot + 1;
     else grid.set(cells[i], [slot, slot + 1]);
   });
-  const venues = order.map((i) => rows[i]);
-  const points = venues.map((v) => unitPoint(v.lat, v.lng));
-  const states = [...new Set(rows.map((row) => row.state))].sort();
-  const codes = new Map(states.map((state, code) => [state, code]));
-  return {
-    generation,
-    grid,
-    ids: Float64Array.from(venues, (v) => v.id),
-    lat: Float64Array.from(venues, (v) => v.lat),
-    lng: Float64Array.from(venues, (v) => v.lng),
-    /** 1: `street` or `unknown`, admitted without include_centroids. */
-    precise: Uint8Array.from(venues, (v) => (isPrecise(v.precision) ? 1 : 0)),
-    /** `cos(radians(lat))`, as the distance computes it for its second point. */
-    cosLat: Float64Array.from(venues, (v) => Math.cos(radians(v.lat))),
-    /** The point on the unit sphere, for `CircleTest`. */
-    x: Float64Array.from(points, (p) => p[0]),
-    y: Float64Array.from(points, (p) => p[1]),
-    z: Float64Array.from(points, (p) => p[2]),
-    slotOf: new Map(venues.map((v, slot) => [v.id, slot])),
-    /** Index into `states`. */
-    stateCode: Uint16Array.from(venues, (v) => codes.get(v.state)!),
-    states,
-  };
+  return { generation, grid, states, ids, lat, lng, precise, cosLat, x, y, z, slotOf, stateCode };
 }
 
 /** The slots of the admitted venues inside the boxes (edges included). */

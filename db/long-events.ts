@@ -40,20 +40,19 @@ export class KeptRows {
   readonly flags: Uint8Array;
 
   constructor(rows: readonly FlaggedRow[]) {
-    this.count = rows.length;
-    this.start = Float64Array.from(rows, (r) => r.start_ms);
-    this.id = Float64Array.from(rows, (r) => r.id);
-    this.end = Float64Array.from(rows, (r) => r.end_ms);
-    this.flags = Uint8Array.from(rows, (r) => (r.sold_out ? SOLD_OUT : 0) | (r.aggregator ? AGGREGATOR : 0));
-  }
-
-  /** Whether row `i` lies in the filter's window and has none of the flags it excludes (`skip`, from `skipOf`). */
-  admits(i: number, filter: PageFilter, skip: number): boolean {
-    return inWindow(filter, this.start[i], this.end[i]) && (this.flags[i] & skip) === 0;
-  }
-
-  row(i: number): LongRow {
-    return { start_ms: this.start[i], id: this.id[i], end_ms: this.end[i] };
+    const n = rows.length;
+    this.count = n;
+    this.start = new Float64Array(n);
+    this.id = new Float64Array(n);
+    this.end = new Float64Array(n);
+    this.flags = new Uint8Array(n);
+    for (let i = 0; i < n; i++) {
+      const r = rows[i];
+      this.start[i] = r.start_ms;
+      this.id[i] = r.id;
+      this.end[i] = r.end_ms;
+      this.flags[i] = (r.sold_out ? SOLD_OUT : 0) | (r.aggregator ? AGGREGATOR : 0);
+    }
   }
 }
 
@@ -70,10 +69,13 @@ class Column {
   readonly rowsOf: Int32Array[];
 
   constructor(values: readonly string[]) {
-    for (const value of values) if (!this.ids.has(value)) this.ids.set(value, this.ids.size);
-    this.of = Int32Array.from(values, (value) => this.ids.get(value)!);
-    const lists = Array.from(this.ids, (): number[] => []);
-    for (let i = 0; i < values.length; i++) lists[this.of[i]].push(i);
+    this.of = new Int32Array(values.length);
+    const lists: number[][] = [];
+    values.forEach((value, i) => {
+      if (!this.ids.has(value)) this.ids.set(value, lists.push([]) - 1);
+      this.of[i] = this.ids.get(value)!;
+      lists[this.of[i]].push(i);
+    });
     this.rowsOf = lists.map((list) => Int32Array.from(list));
   }
 }
@@ -90,7 +92,8 @@ export class LongRows extends KeptRows {
     this.#state = new Column(rows.map((r) => r.state));
     this.#city = new Column(rows.map((r) => r.city));
     this.#source = new Column(rows.map((r) => r.source));
-    this.#all = Int32Array.from(rows, (_, i) => i);
+    this.#all = new Int32Array(rows.length);
+    for (let i = 0; i < rows.length; i++) this.#all[i] = i;
   }
 
   /**
@@ -131,11 +134,12 @@ export class LongRows extends KeptRows {
         if (at[j] < lists[j].length && (next < 0 || lists[j][at[j]] < lists[next][at[next]])) next = j;
       if (next < 0) break;
       const i = lists[next][at[next]++];
-      if (this.start[i] > filter.beforeMs) break;
-      if (!this.admits(i, filter, skip)) continue;
+      const start = this.start[i];
+      if (start > filter.beforeMs) break;
+      if (!inWindow(filter, start, this.end[i]) || (this.flags[i] & skip) !== 0) continue;
       if ((state >= 0 && this.#state.of[i] !== state) || (city >= 0 && this.#city.of[i] !== city)) continue;
       if (sourceOk !== null && sourceOk[this.#source.of[i]] !== 1) continue;
-      out.push(this.row(i));
+      out.push({ start_ms: start, id: this.id[i], end_ms: this.end[i] });
     }
     return out;
   }

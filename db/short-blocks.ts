@@ -8,7 +8,7 @@ import { DAY_MS } from "./contract.ts";
 import type { Db } from "./driver.ts";
 import { ByteBoundedStore } from "./kept-scans.ts";
 import { type FlaggedRow, indexAfter, KeptRows, type LongRow, skipOf } from "./long-events.ts";
-import type { PageFilter, PagePosition } from "./page-filter.ts";
+import { inWindow, type PageFilter, type PagePosition } from "./page-filter.ts";
 import type { SnapshotStats } from "./snapshot-stats.ts";
 
 /** A state's block spans a week, a block of every state a day: at most 13,055 and 38,551 rows of the demo's million events. */
@@ -98,11 +98,11 @@ export class SnapshotBlocks extends ByteBoundedStore<number, Block> {
         block = new Block(db.prepare<FlaggedRow>(blockSql(index)).all({ ...where, lo: n * span, hi: (n + 1) * span }));
         this.entries.set(key, block);
       }
-      let i = n * span <= from.startMs ? indexAfter(block.start, block.id, block.count, from) : 0;
-      for (; i < block.count; i++) {
-        if (block.start[i] > filter.beforeMs) return out;
-        if (!block.admits(i, filter, skip)) continue;
-        if (out.push(block.row(i)) === want) return out;
+      const { start, id, end, flags, count } = block;
+      for (let i = n * span <= from.startMs ? indexAfter(start, id, count, from) : 0; i < count; i++) {
+        if (start[i] > filter.beforeMs) return out;
+        if (!inWindow(filter, start[i], end[i]) || (flags[i] & skip) !== 0) continue;
+        if (out.push({ start_ms: start[i], id: id[i], end_ms: end[i] }) === want) return out;
       }
     }
     return out;
