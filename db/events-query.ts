@@ -24,7 +24,7 @@ export interface PageSelection {
   hasMore: boolean;
   /** The index used; null when the filters could match nothing. */
   plan: PagePlan | null;
-  /** The earliest end (ms) among the `limit + 1` rows read (Infinity: none): until then no row leaves a sliding window (server/list/page-cache.ts). */
+  /** Earliest end (ms) of the `limit + 1` rows read (Infinity: none), for server/list/page-cache.ts's windows. */
   earliestEndMs: number;
 }
 
@@ -117,7 +117,7 @@ const byKey = (a: LongRow, b: LongRow) => a.start_ms - b.start_ms || a.id - b.id
 /** Before every row: (start, id) > (MIN, 0) holds for all rows. */
 const FIRST_POSITION: PagePosition = { startMs: Number.MIN_SAFE_INTEGER, id: 0 };
 
-/** The snapshot's stats and estimates, and the stores the caller keeps (kept scans for the read transaction's replica state). */
+/** Stats, estimates and the stores the caller keeps (kept scans for the read transaction's replica state). */
 interface SnapshotView {
   stats: SnapshotStats;
   estimates: SnapshotEstimates;
@@ -204,7 +204,7 @@ export function selectPage(
   return { keys, hasMore: rows.length > limit, plan, earliestEndMs };
 }
 
-/** Runs `fn` in one read transaction (a savepoint, prepared so cached): one replica state for selection and hydration. */
+/** `fn` in one read transaction (a nesting savepoint, prepared so cached): selection and hydration see one state. */
 export function readConsistently<T>(db: Db, fn: () => T): T {
   db.prepare("SAVEPOINT page_read").run();
   try {

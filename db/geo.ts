@@ -107,7 +107,7 @@ const gridCell = (row: number, col: number) => row * 2000 + col;
 
 type VenueTable = ReturnType<typeof readVenueTable>;
 
-/** The snapshot's venues in memory, cell by cell of the grid (reading `venues` or an R-tree cost more than the rest of a search). */
+/** The snapshot's venues in memory by grid cell: reading `venues` or an R-tree cost more than the rest of a search. */
 function readVenueTable(replica: Db, generation: number) {
   const rows = replica
     .prepare<{ id: number; lat: number; lng: number; precision: string | null; state: string }>(
@@ -211,7 +211,7 @@ export function unitPoint(lat: number, lng: number): [x: number, y: number, z: n
   return [Math.cos(phi) * Math.cos(lambda), Math.cos(phi) * Math.sin(lambda), Math.sin(phi)];
 }
 
-/** Below this radius the distance decides every point: a chord's rounding (~1e-15 of the radius) could reach the band. */
+/** Under this radius the distance decides every point: a chord's rounding (~1e-15) could reach the band. */
 const CHORD_MIN_RADIUS_MILES = 0.01;
 
 /**
@@ -389,7 +389,7 @@ export class GeoIndex {
     this.#results = new LRUCache({ max: maxResults, maxSize: maxBytes, sizeCalculation });
   }
 
-  /** Candidates for one filter, shared with other requests: callers must not change them (freezing cost a fifth of a search). */
+  /** One filter's candidates, shared: callers must not change them (freezing cost a fifth of a search). */
   find(filter: GeoFilter, includeCentroids: boolean): GeoCandidates {
     const { generation } = readSnapshotStats(this.replica);
     if (this.#table?.generation !== generation) {

@@ -145,7 +145,7 @@ export class LongRows extends KeptRows {
   }
 }
 
-/** The long rows of the current generation; a snapshot of more than `maxRows` keeps none. Owned by server/list/caches.ts. */
+/** The long rows of the current generation, none beyond `maxRows`. Owned by server/list/caches.ts. */
 export class LongEvents {
   readonly #rows = new PerGeneration((db) => {
     // The span index counts long rows without reading them.

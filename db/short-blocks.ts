@@ -11,7 +11,7 @@ import { type FlaggedRow, indexAfter, KeptRows, type LongRow, skipOf } from "./l
 import { inWindow, type PageFilter, type PagePosition } from "./page-filter.ts";
 import type { SnapshotStats } from "./snapshot-stats.ts";
 
-/** A state's block spans a week, a block of every state a day: at most 13,055 and 38,551 rows of the demo's million events. */
+/** A state's block spans a week, every state's a day: at most 13,055 and 38,551 rows of the demo's million events. */
 const SPAN_MS = { state: 7 * DAY_MS, all: DAY_MS } as const;
 
 /** The longest span of a source's (or a city's) block: past the whole range of the demo's snapshot (451 days). */

@@ -36,7 +36,7 @@ export class PerGeneration<T> {
 /** Sources a kept token's list holds on average at most (the bound on all lists kept, in sources). */
 const MATCHED_SOURCES_PER_TOKEN = 64;
 
-/** Counts and the long-event bound of one serving snapshot, kept until its generation moves. Owned by server/list/caches.ts. */
+/** Counts and the long-event bound of one snapshot, until its generation moves. Owned by server/list/caches.ts. */
 export class SnapshotEstimates {
   /** By generation and token: the snapshot sources it matches and their rows. */
   readonly #tokens: LRUCache<string, { sources: readonly string[]; rows: number }>;
