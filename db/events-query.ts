@@ -1,45 +1,20 @@
 /**
  * Page selection for `GET /v1/events` over the serving snapshot (docs/api.md, Serving snapshot
- * and Pagination). Keyset over (start_ms, id): a page is every snapshot row after the position, inside
- * the window and the filters, in that order, `limit + 1` of them so the extra row says hasMore.
- *
- * The snapshot splits short and long events (db/replica.ts). A page reads two ordered index
- * range scans and merges them:
- *   long = 0: start_ms >= after - LONG_EVENT_MS (a short event still running started then)
- *   long = 1: start_ms >= after - the longest long event (db/snapshot-stats.ts)
- * each from the cursor position on, so no query depends on how many pages came before. The
- * filter and its SQL terms are db/page-filter.ts's. A half may come from a store the caller keeps
- * (long rows: db/long-events.ts; blocks of short rows: db/short-blocks.ts; state ranges geo pages
- * scan: db/kept-scans.ts) only when the store's `supports(filter)` admits the filter.
- *
- * Index per filter combination (chosen here, forced with INDEXED BY so plans cannot drift):
- *   few rows at the sources    → snapshot_source, rows sorted (bounded by the count)
- *   few rows at the geo venues → snapshot_venue, rows sorted (bounded by the count)
- *   city (+ state)             → snapshot_city, time-ordered (state is a residual filter: a city
- *                                name in several states costs a few extra index rows, cheaper
- *                                than a sixth snapshot index to build on every full refresh)
- *   state                      → snapshot_state, time-ordered
- *   otherwise                  → the primary key, time-ordered
- * Everything else is a residual filter on the chosen scan. "Few" means cheaper to sort than to
- * skip: k of N rows match (f = k/N); sorting costs about f·R for R rows in the window, an ordered
- * scan about (n+1)/f, so sorting wins when k <= sqrt((n+1)·N) (taking R <= N leans towards the
- * scan). Geo venues on an ordered scan are checked in JS (db/kept-scans.ts), scanning in growing
- * chunks: cheaper than building a 2,000-entry SQL list for each half of every page. When the
- * caller keeps state ranges in memory, a geo filter alone scans its states whenever the scan is
- * expected to fit in half a kept range (want × state rows / venue rows), sorting only beyond.
+ * and Pagination): keyset over (start_ms, id), `limit + 1` rows so the extra one says hasMore.
+ * Short and long events are two ordered index range scans, merged (docs/architecture.md, "The
+ * serving snapshot", has the bounds and how the index is chosen); each half is SQLite's, or a
+ * kept store's (db/long-events.ts, db/short-blocks.ts, db/kept-scans.ts) when its `supports`
+ * admits the filter. The filter and its SQL terms are db/page-filter.ts's.
  */
 import { LONG_EVENT_MS } from "./contract.ts";
-import type { Db, SqlValue } from "./driver.ts";
+import type { Db } from "./driver.ts";
 import { KeptScans, type ScannedRow, scanKept, scanVenues } from "./kept-scans.ts";
-import { LongEvents } from "./long-events.ts";
-import { filterTerms, type PageFilter, type PagePosition, venueSetOf } from "./page-filter.ts";
+import { LongEvents, type LongRow } from "./long-events.ts";
+import { before, filterTerms, type PageFilter, type PagePosition, venueSetOf } from "./page-filter.ts";
 import { SnapshotBlocks } from "./short-blocks.ts";
 import type { SnapshotEstimates, SnapshotStats } from "./snapshot-stats.ts";
 
 export type { PageFilter, PagePosition };
-
-/** Before every row: (start, id) > (MIN, 0) holds for all rows. */
-export const FIRST_POSITION: PagePosition = { startMs: Number.MIN_SAFE_INTEGER, id: 0 };
 
 export type PagePlan = "source" | "source_each" | "venue" | "venue_states" | "state_city" | "city" | "state" | "time";
 
@@ -49,18 +24,11 @@ export interface PageSelection {
   hasMore: boolean;
   /** The index used; null when the filters could match nothing. */
   plan: PagePlan | null;
-  /**
-   * The earliest end (ms) among the rows read for the page, the `limit + 1`-th included;
-   * Infinity when there are none. Until then the page cannot lose a row to a sliding window
-   * (server/list/page-cache.ts).
-   */
+  /** Earliest end (ms) of the `limit + 1` rows read (Infinity: none), for server/list/page-cache.ts's windows. */
   earliestEndMs: number;
 }
 
-/**
- * The column each plan's index leads with (`long` follows it, then start_ms, id: replica v7);
- * none: the table itself, WITHOUT ROWID, i.e. the (long, start_ms, id) key.
- */
+/** The column each plan's index leads with (then `long`, start_ms, id: replica v7); null: the table's own key. */
 const PLAN_COLUMN: Record<PagePlan, string | null> = {
   source: "source",
   source_each: "source",
@@ -72,19 +40,10 @@ const PLAN_COLUMN: Record<PagePlan, string | null> = {
   time: null,
 };
 
-const indexOf = (column: string | null) =>
-  column === null ? "NOT INDEXED" : `INDEXED BY snapshot_${column === "venue_id" ? "venue" : column}`;
-
-export interface HalfQuery {
-  sql: string;
-  /** Bind with `ls`, `lid` (exclusive lower bound) and `lim` added. */
-  params: Record<string, SqlValue>;
-}
-
 /**
- * One half (short or long events) of a page query. With `venuesInSql` false the venue filter is
- * left to the caller and `venue_id` is selected; with `windowInSql` false so is the window (a
- * range kept across pages, db/kept-scans.ts). Exported for the query-plan test.
+ * One half (short or long events) of a page query, its parameters to bind with `ls`, `lid`
+ * (exclusive lower bound) and `lim`. With `venuesInSql` false the venue filter is left to the
+ * caller and `venue_id` is selected; with `windowInSql` false so is the window (db/kept-scans.ts).
  */
 export function buildHalfQuery(
   plan: PagePlan,
@@ -93,50 +52,42 @@ export function buildHalfQuery(
   sourceList: readonly string[] | null,
   venuesInSql = true,
   windowInSql = true,
-): HalfQuery {
-  // Columns outside the plan's index get a unary plus, so the planner cannot pick another
-  // index for them (NOT INDEXED alone does not stop it on a WITHOUT ROWID table).
-  const col = (name: string) => (PLAN_COLUMN[plan] === name ? name : `+${name}`);
-  // One source, or one state, of several read in turn: the caller binds `part` (selectPage).
-  const part = plan === "source_each" ? "source = $part" : plan === "venue_states" ? "state = $part" : null;
+) {
+  const column = PLAN_COLUMN[plan];
+  // A unary plus keeps other columns off other indexes (NOT INDEXED alone does not on a WITHOUT ROWID table).
+  const col = (name: string) => (column === name ? name : `+${name}`);
   const sources = plan === "source_each" ? "none" : sourceList !== null ? { list: sourceList } : "glob";
   const { terms, params } = filterTerms(filter, col, { sources, venues: venuesInSql, window: windowInSql });
-  if (part !== null) {
-    terms.unshift(part);
+  // One source, or one state, of several read in turn: the caller binds `part`.
+  if (plan === "source_each" || plan === "venue_states") {
+    terms.unshift(`${column} = $part`);
     params.part = "";
   }
-  const columns = venuesInSql ? "start_ms, id, end_ms" : "start_ms, id, end_ms, venue_id";
+  const index = column === null ? "NOT INDEXED" : `INDEXED BY snapshot_${column === "venue_id" ? "venue" : column}`;
   const sql =
-    `SELECT ${columns} FROM snapshot ${indexOf(PLAN_COLUMN[plan])} WHERE long = ${long}` +
+    `SELECT start_ms, id, end_ms${venuesInSql ? "" : ", venue_id"} FROM snapshot ${index} WHERE long = ${long}` +
     terms.map((t) => ` AND ${t}`).join("") +
     " AND (start_ms, id) > ($ls, $lid) ORDER BY start_ms, id LIMIT $lim";
   return { sql, params };
 }
 
-/** Sources read one by one, each in index order, when a filter matches at most this many. */
-export const MAX_SOURCES_EACH = 32;
-
+/** Rows at the sources, the venues and the venues' states; `threshold` is sqrt((limit + 1) · snapshot rows). */
 export interface PlanEstimates {
   sourceRows: number | null;
   /** How many snapshot sources the source filter matches, when it was read. */
   sourceCount?: number | null;
   venueRows: number | null;
-  /** Snapshot rows in the geo candidates' states, when they are known. */
   venueStateRows?: number | null;
-  /** sqrt((limit + 1) · rows of the snapshot): see the file comment. */
   threshold: number;
   want?: number;
-  /**
-   * Rows a kept state range may hold (db/kept-scans.ts), when the caller keeps them: a geo
-   * filter alone then scans its states in memory when the scan is expected to fit in half that.
-   */
+  /** Rows a kept state range may hold, when the caller keeps them (db/kept-scans.ts). */
   keptScanRows?: number;
 }
 
-/** Picks the index for a filter combination (see the file comment). */
+/** Picks the index for a filter combination (docs/architecture.md, "The serving snapshot"). */
 export function choosePlan(filter: PageFilter, est: PlanEstimates): PagePlan {
   const alone = filter.state === null && filter.city === null && filter.venueIds === null;
-  if (est.sourceCount != null && est.sourceCount <= MAX_SOURCES_EACH && alone) return "source_each";
+  if (est.sourceCount != null && est.sourceCount <= 32 && alone) return "source_each";
   if (est.sourceRows !== null && est.sourceRows <= est.threshold) return "source";
   // Sorting a venue set's rows against scanning its states' rows in order.
   const venueThreshold =
@@ -158,19 +109,16 @@ function fitsKeptScan(filter: PageFilter, est: PlanEstimates): boolean {
 /** Lexicographic max of the cursor position and "start_ms >= floorMs". */
 function lowerBound(position: PagePosition, floorMs: number): PagePosition {
   const floor = { startMs: floorMs - 1, id: Number.MAX_SAFE_INTEGER };
-  const later = position.startMs > floor.startMs || (position.startMs === floor.startMs && position.id >= floor.id);
-  return later ? position : floor;
+  return before(position, floor) ? floor : position;
 }
 
-type SnapshotRow = { start_ms: number; id: number; end_ms: number; venue_id?: number };
+const byKey = (a: LongRow, b: LongRow) => a.start_ms - b.start_ms || a.id - b.id;
 
-const byKey = (a: SnapshotRow, b: SnapshotRow) => a.start_ms - b.start_ms || a.id - b.id;
+/** Before every row: (start, id) > (MIN, 0) holds for all rows. */
+const FIRST_POSITION: PagePosition = { startMs: Number.MIN_SAFE_INTEGER, id: 0 };
 
-/**
- * What a selection reads about the snapshot besides its rows: its stats and cached estimates,
- * and the stores the caller keeps (the state ranges for the read transaction's replica state).
- */
-export interface SnapshotView {
+/** Stats, estimates and the stores the caller keeps (kept scans for the read transaction's replica state). */
+interface SnapshotView {
   stats: SnapshotStats;
   estimates: SnapshotEstimates;
   scans?: { kept: KeptScans; state: string } | null;
@@ -178,10 +126,7 @@ export interface SnapshotView {
   blocks?: SnapshotBlocks | null;
 }
 
-/**
- * Selects one page. Call inside `readConsistently` so the counts, the long-event bound and the
- * rows all come from one snapshot (`view.stats` read in the same transaction).
- */
+/** Selects one page, inside `readConsistently` so the stats (`view.stats`), bounds and rows are one snapshot's. */
 export function selectPage(
   db: Db,
   view: SnapshotView,
@@ -193,20 +138,18 @@ export function selectPage(
   if (filter.venueIds?.length === 0) return empty;
   const { stats, estimates } = view;
   const want = limit + 1;
-  const threshold = Math.sqrt(want * Math.max(stats.events, 1));
   // The sources a filter matches: this list decides the result (kept per generation, like the stats).
   const sourceList = filter.sources ? estimates.matchingSources(db, stats, filter.sources) : null;
   if (sourceList?.length === 0) return empty;
-  const sourceRows = filter.sources ? estimates.sourceRows(db, stats, filter.sources) : null;
   const venueRows = filter.venueIds ? estimates.venueRows(db, stats, filter.venueIds) : null;
   const venueStateRows =
     filter.venueIds && filter.venueStates ? estimates.stateRows(db, stats, filter.venueStates) : null;
   const plan = choosePlan(filter, {
-    sourceRows,
+    sourceRows: filter.sources ? estimates.sourceRows(db, stats, filter.sources) : null,
     sourceCount: sourceList?.length ?? null,
     venueRows,
     venueStateRows,
-    threshold,
+    threshold: Math.sqrt(want * Math.max(stats.events, 1)),
     want,
     keptScanRows: view.scans?.kept.maxRows,
   });
@@ -216,7 +159,6 @@ export function selectPage(
   const bounds = [lowerBound(from, filter.afterMs - LONG_EVENT_MS), lowerBound(from, filter.afterMs - longest)];
   const venuesInSql = filter.venueIds === null || plan === "venue";
   const venueSet = venuesInSql ? null : venueSetOf(filter);
-  // Each store serves only the filters its `supports` admits; every other half reads SQLite.
   // A geo page with no other column filter scans ranges every such page in its states shares.
   const kept = plan === "venue_states" && KeptScans.supports(filter) ? (view.scans ?? null) : null;
   const ranges = kept ? kept.kept.forState(kept.state) : null;
@@ -232,28 +174,27 @@ export function selectPage(
     view.blocks && SnapshotBlocks.supports(filter) && (filter.sources === null || plan === "source_each")
       ? view.blocks
       : null;
-  const rows: SnapshotRow[] = [];
+  const rows: LongRow[] = [];
   for (const long of [0, 1] as const) {
-    if (long === 0 && blocks) {
-      rows.push(...blocks.scan(db, stats, filter, sourceList, bounds[0], want));
-      continue;
-    }
-    if (long === 1 && longRows) {
-      rows.push(...longRows.scan(filter, sourceList, bounds[1], want));
-      continue;
-    }
-    const q = buildHalfQuery(plan, long, filter, plan === "source" ? sourceList : null, venuesInSql, !ranges);
-    const b = bounds[long];
-    for (const part of parts) {
-      const params = part === null ? q.params : { ...q.params, part };
-      if (venueSet) {
+    if (long === 0 && blocks) rows.push(...blocks.scan(db, stats, filter, sourceList, bounds[0], want));
+    else if (long === 1 && longRows) rows.push(...longRows.scan(filter, sourceList, bounds[1], want));
+    else {
+      const q = buildHalfQuery(plan, long, filter, plan === "source" ? sourceList : null, venuesInSql, !ranges);
+      const b = bounds[long];
+      for (const part of parts) {
+        const params = part === null ? q.params : { ...q.params, part };
+        if (!venueSet) {
+          rows.push(...db.prepare<LongRow>(q.sql).all({ ...params, ls: b.startMs, lid: b.id, lim: want }));
+          continue;
+        }
         const scan = { params, filter, venues: venueSet };
-        if (ranges) {
-          const flags = `${filter.excludeSoldOut ? 1 : 0}${filter.excludeAggregators ? 1 : 0}`;
-          const range = { ...scan, ranges, key: `${part}\n${long}\n${flags}`, sql: q.sql };
-          rows.push(...scanKept(db, range, b, want, firstChunk, kept!.kept.maxRows));
-        } else rows.push(...scanVenues(db.prepare<ScannedRow>(q.sql), scan, b, want, firstChunk, []));
-      } else rows.push(...db.prepare<SnapshotRow>(q.sql).all({ ...params, ls: b.startMs, lid: b.id, lim: want }));
+        if (!ranges) rows.push(...scanVenues(db.prepare<ScannedRow>(q.sql), scan, b, want, firstChunk, []));
+        else {
+          const key = `${part}\n${long}\n${filter.excludeSoldOut ? 1 : 0}${filter.excludeAggregators ? 1 : 0}`;
+          const range = { ...scan, ranges, key, sql: q.sql, maxRows: kept!.kept.maxRows };
+          rows.push(...scanKept(db, range, b, want, firstChunk));
+        }
+      }
     }
   }
   rows.sort(byKey);
@@ -263,13 +204,8 @@ export function selectPage(
   return { keys, hasMore: rows.length > limit, plan, earliestEndMs };
 }
 
-/**
- * Runs `fn` in one read transaction, so page selection and hydration see one state of the
- * replica even while another process commits a sync (WAL readers keep their snapshot).
- */
+/** `fn` in one read transaction (a nesting savepoint, prepared so cached): selection and hydration see one state. */
 export function readConsistently<T>(db: Db, fn: () => T): T {
-  // A savepoint opens a (deferred) transaction, and nests if one is somehow already open.
-  // Prepared (and cached by the driver) rather than exec'd: this runs on every page.
   db.prepare("SAVEPOINT page_read").run();
   try {
     return fn();

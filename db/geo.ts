@@ -1,27 +1,8 @@
 /**
- * Geo candidate search over the venue R-tree (docs/api.md geo parameters and
- * "Limits", docs/api.md, Listing events).
- *
- * A candidate is a VISIBLE venue with both coordinates, inside the circle or ring, that passes
- * the precision rule (without `include_centroids` only `street` and `unknown`; with it every
- * precision incl. null). Of those, the 2,000 nearest are kept — to the circle's centre, or to
- * the centre of the ring's bounding box — ties broken by venue id. Venues count toward the
- * 2,000 whether or not they currently have events: docs/api.md, Listing events defines candidates by place and
- * precision alone, which also keeps the set independent of dates and other filters.
- *
- * Candidates are chosen from the serving snapshot's venues (`snapshot_venues`, written by every
- * refresh: db/snapshot.ts), as every page's rows are chosen from the snapshot (docs/api.md,
- * Serving snapshot): a venue hidden, moved or re-geocoded since the last refresh keeps its place
- * among the candidates, and the 2,000 cap, until the next one. Hydration then re-checks each
- * candidate against its live row (`LiveGeo`), as it re-checks a city.
- *
- * Steps: an in-memory grid over the venues' true coordinates narrows by a bounding box (see
- * VenueTable), then membership is exact (great-circle miles computed as @turf/distance computes
- * them, settled by a cheaper chord test away from the rim: CircleTest; point-in-polygon with
- * @turf/boolean-point-in-polygon). The box contains every point of the shape, so the narrowing
- * never misses a venue. A circle's distances are computed near its rim, for all inside when more
- * than 2,000 are (to keep the nearest), and for the venues a page shows.
- * Performance is measured by test/bench/geo.ts, not asserted in tests.
+ * Geo candidates (docs/api.md, Listing events) from the serving snapshot's venues, as a page's rows
+ * are (docs/architecture.md, "The serving snapshot" and "The list path"): a grid narrows by box,
+ * then membership is exact, in miles as @turf/distance computes them (to the bit, tested) and by
+ * @turf/boolean-point-in-polygon. Measured by test/bench/geo.ts.
  */
 import { booleanPointInPolygon } from "@turf/boolean-point-in-polygon";
 import { lengthToRadians, radiansToDegrees } from "@turf/helpers";
@@ -37,48 +18,27 @@ export type GeoFilter =
   | { kind: "polygon"; ring: Array<[lat: number, lng: number]> };
 
 export interface GeoCandidates {
-  /** Venue ids admitted by the filter and the precision rule in the snapshot, at most 2,000, ascending. */
+  /** The snapshot's admitted venue ids, at most 2,000, ascending. */
   venueIds: number[];
   /** Membership of those ids, for the page query's and the live re-check's venue tests. */
   venueSet: VenueSet;
-  /** The distinct states of those venues in the snapshot, sorted: page selection scans each state's index. */
+  /** Their distinct states, sorted: page selection scans each state's index. */
   states: string[];
-  /**
-   * Circle only: great-circle miles (unrounded) from the centre to each candidate venue's snapshot
-   * coordinate, as the cap ranks them. A page serves `live.miles` instead.
-   */
-  distanceMiles: VenueDistances | null;
-  /** The filter as hydration re-checks a candidate's live row. */
+  /** Circle only: unrounded miles from the centre to a candidate's snapshot coordinate (a page serves `live.miles`). */
+  distanceMiles: { get(venueId: number): number | undefined } | null;
   live: LiveGeo;
 }
 
-/**
- * A geo filter re-checked against a venue's LIVE row when a page is hydrated (db/hydrate.ts).
- * Served venue fields are live, and docs/api.md, Serving snapshot says a page never contradicts its
- * own filters: so a candidate whose live coordinate has left the shape, or whose live precision
- * the precision rule no longer admits, is dropped like an event whose venue moved to another
- * city, and `distanceMiles` is measured to the live coordinate the page serves. It is never
- * more than the radius. The 2,000 cap is not re-checked: it ranks the snapshot's venues.
- */
+/** The filter re-checked against a venue's live row at hydration (db/hydrate.ts); the cap is not. */
 export interface LiveGeo {
   /** Whether `venueId` is a candidate and its live coordinate and precision still pass the filter. */
   admits(venueId: number, lat: number | null, lng: number | null, precision: string | null): boolean;
-  /** Circle: great-circle miles (unrounded) from the centre to a live coordinate; polygon: undefined. */
+  /** Circle: unrounded miles from the centre to a live coordinate; polygon: undefined. */
   miles(lat: number, lng: number): number | undefined;
 }
 
-/** Distances by venue id: undefined for a venue that is not a candidate. */
-export interface VenueDistances {
-  get(venueId: number): number | undefined;
-}
-
 /** A latitude/longitude box; `minLng > maxLng` never occurs (boxes are split at ±180). */
-export interface Box {
-  minLat: number;
-  maxLat: number;
-  minLng: number;
-  maxLng: number;
-}
+type Box = Record<"minLat" | "maxLat" | "minLng" | "maxLng", number>;
 
 /** Widens circle boxes a hair beyond float rounding of the trigonometry; the exact test decides. */
 const BOX_MARGIN_DEG = 1e-7;
@@ -92,11 +52,7 @@ export function greatCircleMiles(aLat: number, aLng: number, bLat: number, bLng:
   return haversineMiles(aLat, aLng, Math.cos(radians(aLat)), bLat, bLng, Math.cos(radians(bLat)));
 }
 
-/**
- * `greatCircleMiles` with each point's `cos(radians(lat))` given, so a search computes a venue's
- * once. @turf/distance's haversine, operation for operation, so results agree to the bit (tested),
- * without the two coordinate arrays and the unit lookup it costs per call.
- */
+/** @turf/distance's haversine operation for operation (to the bit), each point's `cos(radians(lat))` given. */
 function haversineMiles(aLat: number, aLng: number, aCos: number, bLat: number, bLng: number, bCos: number): number {
   const dLat = radians(bLat - aLat);
   const dLon = radians(bLng - aLng);
@@ -105,11 +61,8 @@ function haversineMiles(aLat: number, aLng: number, aCos: number, bLat: number, 
 }
 
 /**
- * docs/api.md, Geo search: the polygon's bounding-box diagonal, measured like every other distance.
- * Rings are read in plain longitude order, as GeoJSON and the membership test read them, so a
- * ring whose longitudes span more than 180° has a box reaching the long way round the globe.
- * The great-circle distance between its corners would measure the short way instead, so such a
- * box counts as infinitely wide (a ring crossing ±180° is refused).
+ * docs/api.md, Geo search: the ring's bounding-box diagonal; a box spanning over 180° of longitude
+ * reaches the long way round (rings are read in plain order), so it counts as infinitely wide.
  */
 export function ringDiagonalMiles(ring: ReadonlyArray<readonly [number, number]>): number {
   const b = ringBox(ring);
@@ -117,24 +70,15 @@ export function ringDiagonalMiles(ring: ReadonlyArray<readonly [number, number]>
   return greatCircleMiles(b.minLat, b.minLng, b.maxLat, b.maxLng);
 }
 
-export function ringBox(ring: ReadonlyArray<readonly [number, number]>): Box {
-  let minLat = Infinity,
-    maxLat = -Infinity,
-    minLng = Infinity,
-    maxLng = -Infinity;
-  for (const [lat, lng] of ring) {
-    if (lat < minLat) minLat = lat;
-    if (lat > maxLat) maxLat = lat;
-    if (lng < minLng) minLng = lng;
-    if (lng > maxLng) maxLng = lng;
-  }
-  return { minLat, maxLat, minLng, maxLng };
+function ringBox(ring: ReadonlyArray<readonly [number, number]>): Box {
+  const lats = ring.map(([lat]) => lat);
+  const lngs = ring.map(([, lng]) => lng);
+  return { minLat: Math.min(...lats), maxLat: Math.max(...lats), minLng: Math.min(...lngs), maxLng: Math.max(...lngs) };
 }
 
 /**
- * The boxes covering a circle on the sphere. The longitude span grows with latitude
- * (asin(sin δ / cos φ), exact for a spherical cap); a circle reaching a pole spans every
- * longitude, and one crossing ±180° (the western Aleutians) becomes two boxes.
+ * The boxes covering a circle on the sphere: the longitude span is asin(sin δ / cos φ) (exact for
+ * a spherical cap); one reaching a pole spans every longitude, one crossing ±180° is two boxes.
  */
 export function circleBoxes(lat: number, lng: number, radiusMiles: number): Box[] {
   const delta = lengthToRadians(radiusMiles, "miles");
@@ -147,57 +91,11 @@ export function circleBoxes(lat: number, lng: number, radiusMiles: number): Box[
   const dLng = radiansToDegrees(Math.asin(Math.sin(delta) / Math.cos((lat * Math.PI) / 180))) + BOX_MARGIN_DEG;
   const west = lng - dLng;
   const east = lng + dLng;
-  if (west < -180) {
-    return [
-      { minLat, maxLat, minLng: -180, maxLng: east },
-      { minLat, maxLat, minLng: west + 360, maxLng: 180 },
-    ];
-  }
-  if (east > 180) {
-    return [
-      { minLat, maxLat, minLng: west, maxLng: 180 },
-      { minLat, maxLat, minLng: -180, maxLng: east - 360 },
-    ];
-  }
-  return [{ minLat, maxLat, minLng: west, maxLng: east }];
+  const boxes = [{ minLat, maxLat, minLng: Math.max(west, -180), maxLng: Math.min(east, 180) }];
+  if (west < -180) boxes.push({ minLat, maxLat, minLng: west + 360, maxLng: 180 });
+  if (east > 180) boxes.push({ minLat, maxLat, minLng: -180, maxLng: east - 360 });
+  return boxes;
 }
-
-/**
- * The coordinates, precision and state of every venue of the serving snapshot (`snapshot_venues`:
- * visible, with both coordinates), held in memory with a grid over them, so a search reads nothing
- * from the database: looking candidates up in `venues` (thousands of random page reads in a dense
- * metro) cost more than the rest of the search, and so did reading ids from the R-tree. Rebuilt
- * when the snapshot generation moves, which every refresh does in the transaction that rewrites
- * `snapshot_venues` (db/replica.ts v2, v10), also when another process refreshes.
- */
-interface VenueTable {
-  generation: number;
-  ids: Float64Array;
-  lat: Float64Array;
-  lng: Float64Array;
-  /** ADMIT_* bits. */
-  admit: Uint8Array;
-  /** `cos` of the latitude in radians, as the distance computes it for its second point. */
-  cosLat: Float64Array;
-  /** The venue's point on the unit sphere, for the quick test of a circle (`CircleTest`). */
-  x: Float64Array;
-  y: Float64Array;
-  z: Float64Array;
-  /** Venue id → slot. */
-  slotOf: Map<number, number>;
-  /** Index into `states` of each venue's state. */
-  stateCode: Uint16Array;
-  /** The distinct states, sorted. */
-  states: string[];
-  /**
-   * Grid cell (gridCell) → the slots of the venues in it, `[first, end)`: venues are stored cell
-   * by cell, so a search reads each cell's coordinates in one run of memory.
-   */
-  grid: Map<number, [first: number, end: number]>;
-}
-
-const ADMIT_CENTROIDS = 1; // admitted with include_centroids (every precision incl. null)
-const ADMIT_PRECISE = 2; // `street` or `unknown`: admitted without it
 
 const isPrecise = (precision: string | null) => (PRECISE_GEOCODES as readonly (string | null)[]).includes(precision);
 
@@ -207,94 +105,75 @@ const cellRow = (lat: number) => Math.floor((lat + 90) / CELL_DEG);
 const cellCol = (lng: number) => Math.floor((lng + 180) / CELL_DEG);
 const gridCell = (row: number, col: number) => row * 2000 + col;
 
-function readVenueTable(replica: Db, generation: number): VenueTable {
+type VenueTable = ReturnType<typeof readVenueTable>;
+
+/** The snapshot's venues in memory by grid cell: reading `venues` or an R-tree cost more than the rest of a search. */
+function readVenueTable(replica: Db, generation: number) {
   const rows = replica
     .prepare<{ id: number; lat: number; lng: number; precision: string | null; state: string }>(
       "SELECT id, latitude AS lat, longitude AS lng, geocode_precision AS precision, state FROM snapshot_venues",
     )
     .all();
+  const n = rows.length;
+  const cells = rows.map((row) => gridCell(cellRow(row.lat), cellCol(row.lng)));
+  const order = rows.map((_, i) => i).sort((a, b) => cells[a] - cells[b] || rows[a].id - rows[b].id);
   const states = [...new Set(rows.map((row) => row.state))].sort();
   const codes = new Map(states.map((state, code) => [state, code]));
-  const table: VenueTable = {
-    generation,
-    ids: new Float64Array(rows.length),
-    lat: new Float64Array(rows.length),
-    lng: new Float64Array(rows.length),
-    admit: new Uint8Array(rows.length),
-    cosLat: new Float64Array(rows.length),
-    x: new Float64Array(rows.length),
-    y: new Float64Array(rows.length),
-    z: new Float64Array(rows.length),
-    slotOf: new Map(),
-    stateCode: new Uint16Array(rows.length),
-    states,
-    grid: new Map(),
-  };
-  const cellOf = (row: { lat: number; lng: number }) => gridCell(cellRow(row.lat), cellCol(row.lng));
-  const cells = rows.map(cellOf);
-  const order = rows.map((_, i) => i).sort((a, b) => cells[a] - cells[b] || rows[a].id - rows[b].id);
+  const column = () => new Float64Array(n);
+  // `cosLat` as the distance computes it for its second point; x, y, z the point on the unit sphere.
+  const [ids, lat, lng, cosLat, x, y, z] = [column(), column(), column(), column(), column(), column(), column()];
+  const precise = new Uint8Array(n); // 1: `street` or `unknown`, admitted without include_centroids
+  const stateCode = new Uint16Array(n); // index into `states`
+  const slotOf = new Map<number, number>();
+  const grid = new Map<number, [first: number, end: number]>(); // cell → its venues' slots
   order.forEach((i, slot) => {
-    const row = rows[i];
-    table.ids[slot] = row.id;
-    table.lat[slot] = row.lat;
-    table.lng[slot] = row.lng;
-    table.cosLat[slot] = Math.cos(radians(row.lat));
-    [table.x[slot], table.y[slot], table.z[slot]] = unitPoint(row.lat, row.lng);
-    table.slotOf.set(row.id, slot);
-    table.stateCode[slot] = codes.get(row.state)!;
-    table.admit[slot] = ADMIT_CENTROIDS | (isPrecise(row.precision) ? ADMIT_PRECISE : 0);
-    const range = table.grid.get(cells[i]);
+    const v = rows[i];
+    ids[slot] = v.id;
+    lat[slot] = v.lat;
+    lng[slot] = v.lng;
+    cosLat[slot] = Math.cos(radians(v.lat));
+    [x[slot], y[slot], z[slot]] = unitPoint(v.lat, v.lng);
+    precise[slot] = isPrecise(v.precision) ? 1 : 0;
+    stateCode[slot] = codes.get(v.state)!;
+    slotOf.set(v.id, slot);
+    const range = grid.get(cells[i]);
     if (range) range[1] = slot + 1;
-    else table.grid.set(cells[i], [slot, slot + 1]);
+    else grid.set(cells[i], [slot, slot + 1]);
   });
-  return table;
+  return { generation, grid, states, ids, lat, lng, precise, cosLat, x, y, z, slotOf, stateCode };
 }
 
-/** Candidates found in a box: parallel arrays of venue id and table slot. */
-interface Found {
-  ids: number[];
-  slots: number[];
-}
-
-/** Admitted venues inside `box` (edges included). */
-function admittedInBox(table: VenueTable, box: Box, includeCentroids: boolean, into: Found): void {
-  const bit = includeCentroids ? ADMIT_CENTROIDS : ADMIT_PRECISE;
-  const { lat, lng, admit, ids, grid } = table;
-  for (let row = cellRow(box.minLat), lastRow = cellRow(box.maxLat); row <= lastRow; row++) {
-    for (let col = cellCol(box.minLng), lastCol = cellCol(box.maxLng); col <= lastCol; col++) {
-      const range = grid.get(gridCell(row, col));
-      if (!range) continue;
-      for (let slot = range[0]; slot < range[1]; slot++) {
-        const y = lat[slot];
-        const x = lng[slot];
-        if (y >= box.minLat && y <= box.maxLat && x >= box.minLng && x <= box.maxLng && admit[slot] & bit) {
-          into.ids.push(ids[slot]);
-          into.slots.push(slot);
+/** The slots of the admitted venues inside the boxes (edges included). */
+function admittedIn(table: VenueTable, boxes: Box[], includeCentroids: boolean): number[] {
+  const found: number[] = [];
+  const need = includeCentroids ? 0 : 1; // `precise` needed
+  const { lat, lng, precise, grid } = table;
+  for (const box of boxes) {
+    for (let row = cellRow(box.minLat), lastRow = cellRow(box.maxLat); row <= lastRow; row++) {
+      for (let col = cellCol(box.minLng), lastCol = cellCol(box.maxLng); col <= lastCol; col++) {
+        const range = grid.get(gridCell(row, col));
+        if (!range) continue;
+        for (let slot = range[0]; slot < range[1]; slot++) {
+          const y = lat[slot];
+          const x = lng[slot];
+          if (y >= box.minLat && y <= box.maxLat && x >= box.minLng && x <= box.maxLng && precise[slot] >= need) {
+            found.push(slot);
+          }
         }
       }
     }
   }
+  return found;
 }
 
-/** The distinct states of the kept venues, sorted. */
-function statesOf(table: VenueTable, kept: number[], found: Found): string[] {
-  const seen = new Uint8Array(table.states.length);
-  for (const i of kept) seen[table.stateCode[found.slots[i]]] = 1;
-  return table.states.filter((_, code) => seen[code] === 1);
-}
-
-/**
- * The `cap` entries of `idx` nearest by (distance, id), the API's "nearest" with ties broken
- * by venue id, in no particular order. The cut distance is the cap-th smallest, found by
- * selection (no sort of all of them); only the entries tied at the cut are sorted, by id.
- */
-function nearest(idx: number[], dist: Float64Array, ids: number[], cap: number): number[] {
+/** The `cap` entries of `idx` nearest by (distance, id), unordered: no sort but of the ties at the cut. */
+function nearest(idx: number[], dist: Float64Array, table: VenueTable, found: number[], cap: number): number[] {
   if (idx.length <= cap) return idx;
   const values = new Float64Array(idx.length);
   for (let k = 0; k < idx.length; k++) values[k] = dist[idx[k]];
   const cut = kthSmallest(values, cap - 1);
   const kept = idx.filter((i) => dist[i] < cut);
-  const tied = idx.filter((i) => dist[i] === cut).sort((a, b) => ids[a] - ids[b]);
+  const tied = idx.filter((i) => dist[i] === cut).sort((a, b) => table.ids[found[a]] - table.ids[found[b]]);
   for (let t = 0; kept.length < cap; t++) kept.push(tied[t]);
   return kept;
 }
@@ -325,30 +204,6 @@ export function kthSmallest(a: Float64Array, k: number): number {
   return a[k];
 }
 
-/** Venue ids of the kept entries in ascending order, so results are deterministic. */
-function ascendingIds(kept: number[], ids: number[]): Float64Array {
-  const sorted = new Float64Array(kept.length);
-  for (let k = 0; k < kept.length; k++) sorted[k] = ids[kept[k]];
-  return sorted.sort();
-}
-
-/** Membership in ascending venue ids, by binary search: nothing to build per search. */
-class SortedVenues implements VenueSet {
-  constructor(readonly ids: Float64Array) {}
-
-  has(venueId: number): boolean {
-    const { ids } = this;
-    let lo = 0;
-    let hi = ids.length;
-    while (lo < hi) {
-      const mid = (lo + hi) >>> 1;
-      if (ids[mid] < venueId) lo = mid + 1;
-      else hi = mid;
-    }
-    return lo < ids.length && ids[lo] === venueId;
-  }
-}
-
 /** A point's position on the unit sphere. */
 export function unitPoint(lat: number, lng: number): [x: number, y: number, z: number] {
   const phi = radians(lat);
@@ -356,54 +211,35 @@ export function unitPoint(lat: number, lng: number): [x: number, y: number, z: n
   return [Math.cos(phi) * Math.cos(lambda), Math.cos(phi) * Math.sin(lambda), Math.sin(phi)];
 }
 
-/** `greatCircleMiles` from one point, its cosine computed once. */
-class MilesFrom {
-  readonly #cos: number;
-
-  constructor(
-    readonly lat: number,
-    readonly lng: number,
-  ) {
-    this.#cos = Math.cos(radians(lat));
-  }
-
-  /** To a point, given its `cos(radians(lat))`. */
-  miles(lat: number, lng: number, cosLat: number): number {
-    return haversineMiles(this.lat, this.lng, this.#cos, lat, lng, cosLat);
-  }
-}
-
-/**
- * Below this radius the rounding of a chord (about 1e-15 of the sphere's radius) could reach the
- * band of `CircleTest`, so the distance decides every point; at it, the rounding is a thousandth
- * of the band.
- */
+/** Under this radius the distance decides every point: a chord's rounding (~1e-15) could reach the band. */
 const CHORD_MIN_RADIUS_MILES = 0.01;
 
 /**
- * "Within the radius" for one circle, as `greatCircleMiles(centre, point) <= radiusMiles` decides
- * it, mostly without that distance: the straight line through the sphere (the chord) grows with
- * the arc, so a point whose squared chord is well below the radius's is inside and one well above
- * is outside. Between the two limits (a band of a ten-millionth of the radius, far wider than the
- * rounding of either computation) the great-circle distance decides, as it does for every point
- * of a circle under CHORD_MIN_RADIUS_MILES.
+ * `greatCircleMiles(centre, point) <= radiusMiles`, mostly by the chord, which grows with the arc:
+ * only within a ten-millionth of the rim (far above either rounding) does the distance decide.
  */
-export class CircleTest extends MilesFrom {
+export class CircleTest {
+  readonly #cos: number;
   readonly #centre: [number, number, number];
   readonly #inside: number;
   readonly #outside: number;
 
   constructor(
-    lat: number,
-    lng: number,
+    readonly lat: number,
+    readonly lng: number,
     readonly radiusMiles: number,
   ) {
-    super(lat, lng);
+    this.#cos = Math.cos(radians(lat));
     this.#centre = unitPoint(lat, lng);
     const chord = 2 * Math.sin(radiusMiles / MILES_PER_RADIAN / 2);
     const exactOnly = radiusMiles < CHORD_MIN_RADIUS_MILES;
     this.#inside = exactOnly ? -1 : chord * chord * (1 - 1e-7);
     this.#outside = exactOnly ? Infinity : chord * chord * (1 + 1e-7);
+  }
+
+  /** `greatCircleMiles` from the centre to a point, given its `cos(radians(lat))`. */
+  miles(lat: number, lng: number, cosLat: number): number {
+    return haversineMiles(this.lat, this.lng, this.#cos, lat, lng, cosLat);
   }
 
   /** The point (its unit-sphere position, coordinates and `cos(radians(lat))`) is within the radius. */
@@ -415,39 +251,62 @@ export class CircleTest extends MilesFrom {
   }
 }
 
-/** A circle's candidates: membership by their sorted ids, each one's distance when asked for. */
-class CircleCandidates extends SortedVenues implements VenueDistances {
-  constructor(
-    ids: Float64Array,
-    private readonly table: VenueTable,
-    private readonly circle: CircleTest,
-  ) {
-    super(ids);
-  }
-
-  get(venueId: number): number | undefined {
-    if (!this.has(venueId)) return undefined;
-    return milesTo(this.table, this.circle, this.table.slotOf.get(venueId)!);
-  }
-}
+/** Miles from the circle's centre to the venue in `slot`. */
+const milesTo = (table: VenueTable, circle: CircleTest, slot: number) =>
+  circle.miles(table.lat[slot], table.lng[slot], table.cosLat[slot]);
 
 /**
- * `LiveGeo` over one search's candidates. A candidate whose live coordinate is the snapshot's
- * (nearly every one) passed the shape at selection; only a moved one is tested again.
+ * One search's result, serving every role: membership by binary search of the sorted ids, a
+ * circle's distances, the live re-check. `kept` indexes `found`; ids ascend so results are deterministic.
  */
-class LiveCheck implements LiveGeo {
+class Candidates implements GeoCandidates, VenueSet, LiveGeo {
+  readonly venueIds: number[];
+  readonly states: string[];
+  readonly venueSet = this;
+  readonly live = this;
+  readonly distanceMiles: this | null;
+  readonly #ids: Float64Array;
+
   constructor(
-    private readonly candidates: VenueSet,
     private readonly table: VenueTable,
+    found: number[],
+    kept: number[],
     private readonly includeCentroids: boolean,
     private readonly inside: (lat: number, lng: number) => boolean,
     private readonly circle: CircleTest | null,
-  ) {}
+  ) {
+    const ids = new Float64Array(kept.length);
+    for (let k = 0; k < kept.length; k++) ids[k] = table.ids[found[kept[k]]];
+    this.#ids = ids.sort();
+    this.venueIds = Array.from(ids);
+    const seen = new Uint8Array(table.states.length);
+    for (const i of kept) seen[table.stateCode[found[i]]] = 1;
+    this.states = table.states.filter((_, code) => seen[code] === 1);
+    this.distanceMiles = circle && this;
+  }
+
+  has(venueId: number): boolean {
+    const ids = this.#ids;
+    let lo = 0;
+    let hi = ids.length;
+    while (lo < hi) {
+      const mid = (lo + hi) >>> 1;
+      if (ids[mid] < venueId) lo = mid + 1;
+      else hi = mid;
+    }
+    return lo < ids.length && ids[lo] === venueId;
+  }
+
+  get(venueId: number): number | undefined {
+    if (this.circle === null || !this.has(venueId)) return undefined;
+    return milesTo(this.table, this.circle, this.table.slotOf.get(venueId)!);
+  }
 
   admits(venueId: number, lat: number | null, lng: number | null, precision: string | null): boolean {
-    if (lat === null || lng === null || !this.candidates.has(venueId)) return false;
+    if (lat === null || lng === null || !this.has(venueId)) return false;
     if (!this.includeCentroids && !isPrecise(precision)) return false;
     const slot = this.table.slotOf.get(venueId)!;
+    // At its snapshot coordinate (nearly every one), it passed the shape at selection.
     return (this.table.lat[slot] === lat && this.table.lng[slot] === lng) || this.inside(lat, lng);
   }
 
@@ -456,64 +315,42 @@ class LiveCheck implements LiveGeo {
   }
 }
 
-/** Miles from `from` to the venue in `slot`. */
-const milesTo = (table: VenueTable, from: MilesFrom, slot: number) =>
-  from.miles(table.lat[slot], table.lng[slot], table.cosLat[slot]);
-
-function searchCircle(
-  table: VenueTable,
-  f: Extract<GeoFilter, { kind: "circle" }>,
-  includeCentroids: boolean,
-): GeoCandidates {
-  const found: Found = { ids: [], slots: [] };
-  for (const box of circleBoxes(f.lat, f.lng, f.radiusMiles)) admittedInBox(table, box, includeCentroids, found);
+/** Distances are computed only near the rim, and for all inside when more than the cap are. */
+function searchCircle(table: VenueTable, f: Extract<GeoFilter, { kind: "circle" }>, centroids: boolean) {
+  const found = admittedIn(table, circleBoxes(f.lat, f.lng, f.radiusMiles), centroids);
   const circle = new CircleTest(f.lat, f.lng, f.radiusMiles);
   const { x, y, z, lat, lng, cosLat } = table;
-  const within: number[] = [];
-  for (let i = 0; i < found.ids.length; i++) {
-    const slot = found.slots[i];
-    if (circle.contains(x[slot], y[slot], z[slot], lat[slot], lng[slot], cosLat[slot])) within.push(i);
+  let kept: number[] = [];
+  for (let i = 0; i < found.length; i++) {
+    const slot = found[i];
+    if (circle.contains(x[slot], y[slot], z[slot], lat[slot], lng[slot], cosLat[slot])) kept.push(i);
   }
-  let kept = within;
-  if (within.length > LIST.geoCandidateVenues) {
-    // More than the cap: the nearest are kept, by distance.
-    const dist = new Float64Array(found.ids.length);
-    for (const i of within) dist[i] = milesTo(table, circle, found.slots[i]);
-    kept = nearest(within, dist, found.ids, LIST.geoCandidateVenues);
+  if (kept.length > LIST.geoCandidateVenues) {
+    const dist = new Float64Array(found.length);
+    for (const i of kept) dist[i] = milesTo(table, circle, found[i]);
+    kept = nearest(kept, dist, table, found, LIST.geoCandidateVenues);
   }
-  const sorted = ascendingIds(kept, found.ids);
-  const candidates = new CircleCandidates(sorted, table, circle);
   const inside = (lat: number, lng: number) => circle.miles(lat, lng, Math.cos(radians(lat))) <= f.radiusMiles;
-  return {
-    venueIds: Array.from(sorted),
-    venueSet: candidates,
-    states: statesOf(table, kept, found),
-    distanceMiles: candidates,
-    live: new LiveCheck(candidates, table, includeCentroids, inside, circle),
-  };
+  return new Candidates(table, found, kept, centroids, inside, circle);
 }
 
-function searchPolygon(
-  table: VenueTable,
-  f: Extract<GeoFilter, { kind: "polygon" }>,
-  includeCentroids: boolean,
-): GeoCandidates {
+function searchPolygon(table: VenueTable, f: Extract<GeoFilter, { kind: "polygon" }>, centroids: boolean) {
   const box = ringBox(f.ring);
   const centreLat = (box.minLat + box.maxLat) / 2;
   const centreLng = (box.minLng + box.maxLng) / 2;
-  const found: Found = { ids: [], slots: [] };
-  admittedInBox(table, box, includeCentroids, found);
-  const n = found.ids.length;
-  const centre = new MilesFrom(centreLat, centreLng);
+  const centreCos = Math.cos(radians(centreLat));
+  const found = admittedIn(table, [box], centroids);
+  const n = found.length;
   const toCentre = new Float64Array(n);
-  for (let i = 0; i < n; i++) toCentre[i] = milesTo(table, centre, found.slots[i]);
+  for (let i = 0; i < n; i++) {
+    const s = found[i];
+    toCentre[i] = haversineMiles(centreLat, centreLng, centreCos, table.lat[s], table.lng[s], table.cosLat[s]);
+  }
   // GeoJSON order is [lng, lat] and rings are closed explicitly.
   const coordinates = f.ring.map(([lat, lng]) => [lng, lat]);
   coordinates.push(coordinates[0]);
   const polygon: Polygon = { type: "Polygon", coordinates: [coordinates] };
-  // Membership is the costly test, so it runs outwards from the centre in widening bands and
-  // stops once the cap is full: every venue up to the band's edge is tested, so the nearest
-  // `cap` inside (ties included) are all among those found.
+  // The costly membership test runs outwards in widening bands until the cap is full (ties included).
   const cap = LIST.geoCandidateVenues;
   const sorted = toCentre.slice().sort();
   const tested = new Uint8Array(n);
@@ -524,36 +361,19 @@ function searchPolygon(
     for (let i = 0; i < n; i++) {
       if (tested[i] || toCentre[i] > edge) continue;
       tested[i] = 1;
-      point[0] = table.lng[found.slots[i]];
-      point[1] = table.lat[found.slots[i]];
+      point[0] = table.lng[found[i]];
+      point[1] = table.lat[found[i]];
       if (booleanPointInPolygon(point, polygon)) inside.push(i);
     }
     if (inside.length >= cap || k === n) break;
   }
-  const kept = nearest(inside, toCentre, found.ids, cap);
-  const ids = ascendingIds(kept, found.ids);
-  const venueSet = new SortedVenues(ids);
   const contains = (lat: number, lng: number) => booleanPointInPolygon([lng, lat], polygon);
-  return {
-    venueIds: Array.from(ids),
-    venueSet,
-    states: statesOf(table, kept, found),
-    distanceMiles: null,
-    live: new LiveCheck(venueSet, table, includeCentroids, contains, null),
-  };
-}
-
-function cacheKey(f: GeoFilter, includeCentroids: boolean): string {
-  const shape = f.kind === "circle" ? `c${f.lat},${f.lng},${f.radiusMiles}` : `p${f.ring.join(";")}`;
-  return `${includeCentroids ? 1 : 0}${shape}`;
+  return new Candidates(table, found, nearest(inside, toCentre, table, found, cap), centroids, contains, null);
 }
 
 /**
- * Geo candidate search over one replica: the in-memory venue table of the serving snapshot,
- * rebuilt when the snapshot generation moves (not the sync watermark: a sync commits live rows the
- * snapshot does not hold yet), and the results of recent searches for that table (every page of
- * one traversal repeats its filter). Owned by the list path's caches (server/list/caches.ts).
- * Called inside the page's read transaction, so the table is the snapshot its rows come from.
+ * The snapshot's venue table, rebuilt when its generation moves (read in the page's transaction),
+ * and recent searches. Owned by server/list/caches.ts (docs/architecture.md, "Caches").
  */
 export class GeoIndex {
   #table: VenueTable | null = null;
@@ -564,35 +384,29 @@ export class GeoIndex {
     maxResults: number,
     maxBytes = 1 << 30,
   ) {
-    // About 100 bytes a candidate (conservatively): its id in the array and in the sorted ids.
-    this.#results = new LRUCache({
-      max: maxResults,
-      maxSize: maxBytes,
-      sizeCalculation: (r) => 256 + 100 * r.venueIds.length,
-    });
+    // About 100 bytes a candidate (conservatively), in the array and the sorted ids.
+    const sizeCalculation = (r: GeoCandidates) => 256 + 100 * r.venueIds.length;
+    this.#results = new LRUCache({ max: maxResults, maxSize: maxBytes, sizeCalculation });
   }
 
-  /**
-   * Candidates for one geo filter. `venueIds` are in ascending id order. The result is shared
-   * with other requests of the same replica state, so callers must not change it (not frozen:
-   * freezing a 2,000-element array cost a fifth of a search).
-   */
+  /** One filter's candidates, shared: callers must not change them (freezing cost a fifth of a search). */
   find(filter: GeoFilter, includeCentroids: boolean): GeoCandidates {
     const { generation } = readSnapshotStats(this.replica);
     if (this.#table?.generation !== generation) {
       this.#table = readVenueTable(this.replica, generation);
       this.#results.clear();
     }
+    const shape =
+      filter.kind === "circle" ? `c${filter.lat},${filter.lng},${filter.radiusMiles}` : `p${filter.ring.join(";")}`;
+    const key = `${includeCentroids ? 1 : 0}${shape}`;
+    const kept = this.#results.get(key);
+    if (kept) return kept;
     const table = this.#table;
-    const key = cacheKey(filter, includeCentroids);
-    let result = this.#results.get(key);
-    if (!result) {
-      result =
-        filter.kind === "circle"
-          ? searchCircle(table, filter, includeCentroids)
-          : searchPolygon(table, filter, includeCentroids);
-      this.#results.set(key, result);
-    }
+    const result =
+      filter.kind === "circle"
+        ? searchCircle(table, filter, includeCentroids)
+        : searchPolygon(table, filter, includeCentroids);
+    this.#results.set(key, result);
     return result;
   }
 

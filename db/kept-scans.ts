@@ -1,55 +1,46 @@
 /**
- * Venue scans for page selection (db/events-query.ts): rows of an ordered index range whose venue
- * is among a geo filter's candidates, checked in JavaScript. Straight from SQLite in growing
- * chunks (`scanVenues`), or over ranges read once and shared by the pages that scan them
- * (`scanKept`; docs/architecture.md, "Caches").
- *
- * A geo page with no other filter scans its candidates' states in the state index, in
- * (start_ms, id) order from the window's opening (plan `venue_states`). Every such page in a
- * state reads the same rows from about the same place, whatever its point or polygon, so the rows
- * read are kept: by state, half (short or long events) and the two row flags a filter can add, as
- * parallel arrays growing from the first place read. A later page finds its place by binary
- * search and checks its window and venues in JavaScript; only rows past the kept end are read
- * from SQLite, and kept in turn.
- *
- * Exact for one state of the replica: `forState` drops everything when the state moves (the
- * same state string as the page and event caches, read in the page's transaction). A kept range
- * holds every row of the index after its start, without gaps, so a scan over it sees exactly the
- * rows SQLite would return (tested against the uncached path).
+ * Venue scans for page selection (db/events-query.ts): an ordered index range's rows at a geo
+ * filter's venues, tested in JavaScript, from SQLite in growing chunks (`scanVenues`) or from ranges
+ * kept per state, half and row flags and shared by every geo page of a state (`scanKept`): each
+ * holds every row of the index from its start (docs/architecture.md, "Caches" and "The list path").
  */
 import { LRUCache } from "lru-cache";
 import type { Db, SqlValue, Statement } from "./driver.ts";
-import { inWindow, type PageFilter, type PagePosition, type VenueSet } from "./page-filter.ts";
+import { indexAfter, type LongRow } from "./long-events.ts";
+import { before, inWindow, type PageFilter, type PagePosition, type VenueSet } from "./page-filter.ts";
 
-/** The first of `count` rows, in (start_ms, id) order in parallel arrays, that comes after `p`. */
-export function indexAfter(start: Float64Array, id: Float64Array, count: number, p: PagePosition): number {
-  let lo = 0;
-  let hi = count;
-  while (lo < hi) {
-    const mid = (lo + hi) >>> 1;
-    const s = start[mid];
-    if (s < p.startMs || (s === p.startMs && id[mid] <= p.id)) lo = mid + 1;
-    else hi = mid;
+/** Entries bounded in bytes, kept for one key (the replica state, or the snapshot generation) until it moves. */
+export class ByteBoundedStore<K, V extends { bytes: number }> {
+  protected readonly entries: LRUCache<string, V>;
+  #key: K | null = null;
+
+  constructor(maxBytes: number) {
+    this.entries = new LRUCache<string, V>({ maxSize: maxBytes, sizeCalculation: (v) => v.bytes });
   }
-  return lo;
+
+  /** Drops everything when `key` moved; whether it did. */
+  protected follow(key: K): boolean {
+    if (key === this.#key) return false;
+    this.clear();
+    this.#key = key;
+    return true;
+  }
+
+  /** Bytes held now. */
+  get bytes(): number {
+    return this.entries.calculatedSize;
+  }
+
+  clear(): void {
+    this.entries.clear();
+    this.#key = null;
+  }
 }
 
 /** One row of the state index, as page selection reads it. */
-export interface ScannedRow {
-  start_ms: number;
-  id: number;
-  end_ms: number;
-  venue_id: number;
-}
+export type ScannedRow = LongRow & { venue_id: number };
 
-/** A copy of `a` in twice the room. */
-function twice(a: Float64Array): Float64Array<ArrayBuffer> {
-  const b = new Float64Array(a.length * 2);
-  b.set(a);
-  return b;
-}
-
-/** The rows of one range after `from`, in index order. */
+/** The rows of one range after `from`, in index order, in arrays that double as it grows. */
 class KeptRange {
   count = 0;
   /** No rows of the range follow the last one kept. */
@@ -66,8 +57,13 @@ class KeptRange {
   }
 
   push(r: ScannedRow): void {
-    if (this.count === this.start.length)
-      [this.start, this.id, this.end, this.venue] = [this.start, this.id, this.end, this.venue].map(twice);
+    if (this.count === this.start.length) {
+      [this.start, this.id, this.end, this.venue] = [this.start, this.id, this.end, this.venue].map((a) => {
+        const b = new Float64Array(a.length * 2);
+        b.set(a);
+        return b;
+      });
+    }
     this.start[this.count] = r.start_ms;
     this.id[this.count] = r.id;
     this.end[this.count] = r.end_ms;
@@ -81,19 +77,14 @@ class KeptRange {
   }
 }
 
-const before = (a: PagePosition, b: PagePosition) => a.startMs < b.startMs || (a.startMs === b.startMs && a.id < b.id);
-
 /** The kept ranges of one state of the replica, bounded by bytes. */
-export class KeptScans {
-  readonly #ranges: LRUCache<string, KeptRange>;
-  #state = "";
-
+export class KeptScans extends ByteBoundedStore<string, KeptRange> {
   constructor(
     maxBytes: number,
     /** Rows one range may keep; a scan past them reads on from SQLite without keeping. */
     readonly maxRows: number,
   ) {
-    this.#ranges = new LRUCache<string, KeptRange>({ maxSize: maxBytes, sizeCalculation: (r) => r.bytes });
+    super(maxBytes);
   }
 
   /** A geo filter alone: a range's query tests its row flags, a scan its window and venues. */
@@ -103,58 +94,23 @@ export class KeptScans {
 
   /** The ranges kept for `state`; everything is dropped first when the state moved. */
   forState(state: string): LRUCache<string, KeptRange> {
-    if (state !== this.#state) {
-      this.#ranges.clear();
-      this.#state = state;
-    }
-    return this.#ranges;
-  }
-
-  /** Bytes held now. */
-  get bytes(): number {
-    return this.#ranges.calculatedSize;
-  }
-
-  clear(): void {
-    this.#ranges.clear();
-    this.#state = "";
+    this.follow(state);
+    return this.entries;
   }
 }
 
-/** What a venue scan is asked for: its query's parameters, the page's window and venues. */
-export interface VenueScan {
-  /** Bound besides `ls`, `lid` (exclusive lower bound) and `lim`. */
-  params: Record<string, SqlValue>;
-  filter: PageFilter;
-  venues: VenueSet;
-}
+/** A venue scan: its query's parameters (bound with `ls`, `lid`, `lim`), the page's window and venues. */
+type VenueScan = { params: Record<string, SqlValue>; filter: PageFilter; venues: VenueSet };
 
-/** A venue scan over a range that is kept. */
-export interface RangeScan extends VenueScan {
-  /** Ranges of the page's replica state (`KeptScans.forState`). */
-  ranges: LRUCache<string, KeptRange>;
-  /** Names the range: index, filter value, half and row flags. */
-  key: string;
-  /** The range's query, without the window. */
-  sql: string;
-}
+/** Over a kept range: the replica state's ranges, the range's name, query (without the window) and row bound. */
+type RangeScan = VenueScan & { ranges: LRUCache<string, KeptRange>; key: string; sql: string; maxRows: number };
 
 /**
- * Up to `want` rows after `from`, in index order, that start by the window's close, end at or
- * after its opening and are at one of the venues: what `SELECT … AND start_ms <= before AND
- * end_ms >= after ORDER BY start_ms, id` filtered by venue returns, read from the kept range
- * where it covers them and kept as the range grows (by at least `firstChunk` rows a read). A
- * range is started afresh when the scan begins before it or when more than half of it lies
- * behind the scan's start; a scan beginning past its end reads without keeping.
+ * Up to `want` rows after `from` in the window and at the venues, in index order, from the kept
+ * range, grown by at least `firstChunk` rows a read. A range restarts when the scan begins before
+ * it or more than half of it lies behind; a scan past its end reads without keeping.
  */
-export function scanKept(
-  db: Db,
-  s: RangeScan,
-  from: PagePosition,
-  want: number,
-  firstChunk: number,
-  maxRows: number,
-): ScannedRow[] {
+export function scanKept(db: Db, s: RangeScan, from: PagePosition, want: number, firstChunk: number): ScannedRow[] {
   const stmt = db.prepare<ScannedRow>(s.sql);
   const out: ScannedRow[] = [];
   let range = s.ranges.get(s.key);
@@ -176,7 +132,7 @@ export function scanKept(
       }
     }
     if (range.complete) return out;
-    if (range.count >= maxRows) return scanVenues(stmt, s, range.last, want, chunk, out); // long enough: read on without keeping
+    if (range.count >= s.maxRows) return scanVenues(stmt, s, range.last, want, chunk, out); // long enough: read on without keeping
     const last = range.last;
     const rows = stmt.all({ ...s.params, ls: last.startMs, lid: last.id, lim: chunk });
     for (const r of rows) range.push(r);
@@ -185,11 +141,7 @@ export function scanKept(
   }
 }
 
-/**
- * Up to `want` rows after `from` (counting those already in `out`, which it returns) straight
- * from SQLite, nothing kept: in growing chunks from `firstChunk`, the window and the venues
- * tested here (the query may test the window too).
- */
+/** Up to `want` rows after `from` (counting those in `out`, which it returns) from SQLite in growing chunks. */
 export function scanVenues(
   stmt: Statement<ScannedRow>,
   s: VenueScan,

@@ -1,23 +1,20 @@
 /**
  * What a list request asks of its rows (docs/api.md, Listing events), written once: the filter,
- * its SQL terms (db/events-query.ts), and the one row test every other reader applies, whether
- * it reads a snapshot row kept in memory (db/kept-scans.ts) or a live row at hydration
- * (db/hydrate.ts). A source token matches a source that starts with it, `_` standing for any one
- * character; SQL reads it as a GLOB (`_` → `?`, then `*`), JavaScript compares it character by
- * character, and snapshot_sources is searched with the same GLOB (db/snapshot-stats.ts).
+ * its SQL terms, and the one row test every other reader applies (kept stores, hydration). A
+ * source token matches a source starting with it, `_` any one character: a GLOB in SQL.
  */
 import { AGGREGATOR_VENDOR_VALUES } from "./contract.ts";
 import type { SqlValue } from "./driver.ts";
 
-/** What the venue tests ask of a set of candidate venues (db/geo.ts keeps one with each search). */
-export interface VenueSet {
-  has(venueId: number): boolean;
-}
+/** Candidate venues as the venue tests ask of them (db/geo.ts keeps one with each search). */
+export type VenueSet = { has(venueId: number): boolean };
+
 /** A place in (start_ms, id) order: a page's keyset position. */
-export interface PagePosition {
-  startMs: number;
-  id: number;
-}
+export type PagePosition = { startMs: number; id: number };
+
+/** Whether `a` comes before `b` in (start_ms, id) order. */
+export const before = (a: PagePosition, b: PagePosition) =>
+  a.startMs < b.startMs || (a.startMs === b.startMs && a.id < b.id);
 
 export interface PageFilter {
   afterMs: number;
@@ -65,7 +62,7 @@ export function sourceGlob(token: string): { glob: string; lo: string; hi: strin
   return { glob: `${token.replaceAll("_", "?")}*`, lo, hi: `${lo}{` };
 }
 
-/** Whether `source` starts with one of the tokens, `_` matching any one character: the GLOB of `sourceGlob`. */
+/** Whether `source` starts with one of the tokens, `_` matching any one character: `sourceGlob`'s GLOB. */
 export const sourceMatches = (tokens: readonly string[], source: string): boolean =>
   tokens.some((t) => source.length >= t.length && [...t].every((c, i) => c === "_" || c === source[i]));
 
@@ -93,9 +90,9 @@ export function rowMatcher(f: PageFilter): (row: FilterRow) => boolean {
 }
 
 /**
- * The filter as WHERE terms over `snapshot` and their parameters: state, city, sources (by GLOB,
- * as the snapshot sources they match, or "none" when read one by one), venues and window (unless
- * false), row flags; each column named through `col` (the caller decides which may use an index).
+ * The filter as WHERE terms over `snapshot` and their parameters: sources by GLOB, as the list of
+ * snapshot sources they match, or not at all (read one by one); venues and window unless false;
+ * each column named through `col` (the caller decides which may use an index).
  */
 export function filterTerms(
   f: PageFilter,

@@ -1,127 +1,112 @@
 /**
- * What page selection needs to know about the current serving snapshot before it picks an
- * index (db/events-query.ts): its size, how many rows a source prefix or a set of venues
- * covers, and the longest long event. Counts come from tables the snapshot refresh maintains
- * (snapshot_stats, snapshot_sources, snapshot_venue_events; db/replica.ts migrations 2–3) and
- * are cached per snapshot generation, so a request pays for lookups, not for counting.
+ * What page selection knows about the serving snapshot before it picks an index
+ * (db/events-query.ts): its size, the rows a source prefix, a set of venues or states covers, and
+ * the longest long event. Counts come from tables every refresh maintains (snapshot_stats,
+ * snapshot_sources, snapshot_venue_events; db/replica.ts migrations 2–3), kept per generation.
  */
 import { LRUCache } from "lru-cache";
 import type { Db } from "./driver.ts";
 import { sourceGlob } from "./page-filter.ts";
 
-export interface SnapshotStats {
-  /** Bumped by every refresh; keys the caches below. */
-  generation: number;
-  events: number;
-}
+/** `generation` is bumped by every refresh and keys the caches below. */
+export type SnapshotStats = { generation: number; events: number };
 
 export function readSnapshotStats(db: Db): SnapshotStats {
-  return (
-    db.prepare<SnapshotStats>("SELECT generation, events FROM snapshot_stats WHERE id = 1").get() ?? {
-      generation: -1,
-      events: 0,
-    }
-  );
+  const stats = db.prepare<SnapshotStats>("SELECT generation, events FROM snapshot_stats WHERE id = 1").get();
+  return stats ?? { generation: -1, events: 0 };
+}
+
+/** A value read once per snapshot generation (read in the caller's read transaction). */
+export class PerGeneration<T> {
+  #kept: { generation: number; value: T } | null = null;
+
+  constructor(private readonly read: (db: Db) => T) {}
+
+  get(db: Db, stats: SnapshotStats): T {
+    if (this.#kept?.generation !== stats.generation)
+      this.#kept = { generation: stats.generation, value: this.read(db) };
+    return this.#kept.value;
+  }
+
+  clear(): void {
+    this.#kept = null;
+  }
 }
 
 /** Sources a kept token's list holds on average at most (the bound on all lists kept, in sources). */
 const MATCHED_SOURCES_PER_TOKEN = 64;
 
-/**
- * Counts and the long-event bound of one serving snapshot, kept until its generation moves
- * (every refresh bumps it). Owned by the list path's caches (server/list/caches.ts).
- */
+/** Counts and the long-event bound of one snapshot, until its generation moves. Owned by server/list/caches.ts. */
 export class SnapshotEstimates {
-  readonly #sourceRows: LRUCache<string, number>;
-  readonly #matching: LRUCache<string, readonly string[]>;
-  #venueRows: { generation: number; counts: Map<number, number> } | null = null;
-  #longest: { generation: number; ms: number | null } | null = null;
-  #stateRows: { generation: number; counts: Map<string, number> } | null = null;
+  /** By generation and token: the snapshot sources it matches and their rows. */
+  readonly #tokens: LRUCache<string, { sources: readonly string[]; rows: number }>;
+  readonly #venueRows = new PerGeneration((db) => {
+    const rows = db.prepare<{ venue_id: number; events: number }>("SELECT venue_id, events FROM snapshot_venue_events");
+    return new Map(rows.all().map((r) => [r.venue_id, r.events]));
+  });
+  readonly #stateRows = new PerGeneration(() => new Map<string, number>());
+  /** The longest long event (end - start) in the snapshot, from the partial span index. */
+  readonly #longest = new PerGeneration((db) => {
+    const sql = "SELECT max(end_ms - start_ms) AS span FROM snapshot INDEXED BY snapshot_span WHERE long = 1";
+    return db.prepare<{ span: number | null }>(sql).get()?.span ?? null;
+  });
 
-  constructor(maxSources: number) {
-    this.#sourceRows = new LRUCache({ max: maxSources });
+  constructor(maxTokens: number) {
     // Bounded by the sources listed too: a short prefix may match thousands.
-    this.#matching = new LRUCache({
-      max: maxSources,
-      maxSize: maxSources * MATCHED_SOURCES_PER_TOKEN,
-      sizeCalculation: (list) => list.length + 1,
-    });
+    const maxSize = maxTokens * MATCHED_SOURCES_PER_TOKEN;
+    this.#tokens = new LRUCache({ max: maxTokens, maxSize, sizeCalculation: (t) => t.sources.length + 1 });
   }
 
   /**
-   * The snapshot sources matching any token, each token's list (`readMatchingSources`) kept for
-   * the generation: snapshot_sources changes only in a refresh (db/snapshot.ts), in the
-   * transaction that moves the generation, so the list read in the caller's read transaction is
-   * the one kept for its generation.
+   * The snapshot sources matching any token. They decide a page's rows, exactly: snapshot_sources
+   * changes only in the refresh that moves the generation.
    */
   matchingSources(db: Db, stats: SnapshotStats, tokens: readonly string[]): readonly string[] {
-    if (tokens.length === 1) return this.#matchingOne(db, stats, tokens[0]);
+    if (tokens.length === 1) return this.#token(db, stats, tokens[0]).sources;
     const out = new Set<string>();
-    for (const token of tokens) for (const source of this.#matchingOne(db, stats, token)) out.add(source);
+    for (const token of tokens) for (const source of this.#token(db, stats, token).sources) out.add(source);
     return [...out];
-  }
-
-  #matchingOne(db: Db, stats: SnapshotStats, token: string): readonly string[] {
-    const key = `${stats.generation}\n${token}`;
-    let list = this.#matching.get(key);
-    if (list === undefined) {
-      list = readMatchingSources(db, token);
-      this.#matching.set(key, list);
-    }
-    return list;
   }
 
   /** Snapshot rows whose source matches any token (overlapping tokens count twice: an estimate). */
   sourceRows(db: Db, stats: SnapshotStats, tokens: readonly string[]): number {
     let total = 0;
-    for (const token of tokens) {
-      const key = `${stats.generation}\n${token}`;
-      let n = this.#sourceRows.get(key);
-      if (n === undefined) {
-        n = Number(
-          db
-            .prepare<{ n: number | null }>(
-              "SELECT sum(events) AS n FROM snapshot_sources WHERE source >= $lo AND source < $hi AND source GLOB $glob",
-            )
-            .get(sourceGlob(token))?.n ?? 0,
-        );
-        this.#sourceRows.set(key, n);
-      }
-      total += n;
-    }
+    for (const token of tokens) total += this.#token(db, stats, token).rows;
     return total;
+  }
+
+  #token(db: Db, stats: SnapshotStats, token: string): { sources: readonly string[]; rows: number } {
+    const key = `${stats.generation}\n${token}`;
+    let t = this.#tokens.get(key);
+    if (t === undefined) {
+      const found = db
+        .prepare<{ source: string; events: number }>(
+          "SELECT source, events FROM snapshot_sources WHERE source >= $lo AND source < $hi AND source GLOB $glob",
+        )
+        .all(sourceGlob(token));
+      t = { sources: found.map((r) => r.source), rows: found.reduce((n, r) => n + Number(r.events), 0) };
+      this.#tokens.set(key, t);
+    }
+    return t;
   }
 
   /** Snapshot rows at the given venues. */
   venueRows(db: Db, stats: SnapshotStats, venueIds: readonly number[]): number {
-    if (this.#venueRows?.generation !== stats.generation) {
-      const counts = new Map<number, number>();
-      for (const r of db
-        .prepare<{ venue_id: number; events: number }>("SELECT venue_id, events FROM snapshot_venue_events")
-        .all()) {
-        counts.set(r.venue_id, r.events);
-      }
-      this.#venueRows = { generation: stats.generation, counts };
-    }
+    const counts = this.#venueRows.get(db, stats);
     let total = 0;
-    for (const id of venueIds) total += this.#venueRows.counts.get(id) ?? 0;
+    for (const id of venueIds) total += counts.get(id) ?? 0;
     return total;
   }
 
   /** Snapshot rows in the given states (each counted once per generation). */
   stateRows(db: Db, stats: SnapshotStats, states: readonly string[]): number {
-    if (this.#stateRows?.generation !== stats.generation)
-      this.#stateRows = { generation: stats.generation, counts: new Map() };
-    const counts = this.#stateRows.counts;
+    const counts = this.#stateRows.get(db, stats);
     let total = 0;
     for (const state of states) {
       let n = counts.get(state);
       if (n === undefined) {
-        n = Number(
-          db
-            .prepare<{ n: number }>("SELECT count(*) AS n FROM snapshot INDEXED BY snapshot_state WHERE state = $state")
-            .get({ state })?.n ?? 0,
-        );
+        const sql = "SELECT count(*) AS n FROM snapshot INDEXED BY snapshot_state WHERE state = $state";
+        n = Number(db.prepare<{ n: number }>(sql).get({ state })?.n ?? 0);
         counts.set(state, n);
       }
       total += n;
@@ -129,38 +114,14 @@ export class SnapshotEstimates {
     return total;
   }
 
-  /** `readLongestLongEventMs`, read once per snapshot generation. */
   longestLongEventMs(db: Db, stats: SnapshotStats): number | null {
-    if (this.#longest?.generation !== stats.generation)
-      this.#longest = { generation: stats.generation, ms: readLongestLongEventMs(db) };
-    return this.#longest.ms;
+    return this.#longest.get(db, stats);
   }
 
   clear(): void {
-    this.#sourceRows.clear();
-    this.#matching.clear();
-    this.#venueRows = null;
-    this.#longest = null;
-    this.#stateRows = null;
+    this.#tokens.clear();
+    this.#venueRows.clear();
+    this.#stateRows.clear();
+    this.#longest.clear();
   }
-}
-
-/** The snapshot sources matching one token, read now (each source once: the table's key). */
-function readMatchingSources(db: Db, token: string): string[] {
-  return db
-    .prepare<{ source: string }>(
-      "SELECT source FROM snapshot_sources WHERE source >= $lo AND source < $hi AND source GLOB $glob",
-    )
-    .all(sourceGlob(token))
-    .map((row) => row.source);
-}
-
-/** The longest long event (end - start) in the snapshot, from the partial span index. */
-export function readLongestLongEventMs(db: Db): number | null {
-  const row = db
-    .prepare<{ span: number | null }>(
-      "SELECT max(end_ms - start_ms) AS span FROM snapshot INDEXED BY snapshot_span WHERE long = 1",
-    )
-    .get();
-  return row?.span ?? null;
 }
