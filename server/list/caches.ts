@@ -14,8 +14,7 @@ import { SnapshotBlocks } from "../../db/short-blocks.ts";
 import { readSnapshotStats, SnapshotEstimates } from "../../db/snapshot-stats.ts";
 import { HOT_PATH } from "../../db/tuning.ts";
 import { createPageCache } from "./page-cache.ts";
-import type { ListQuery } from "./parse.ts";
-import { ReplicaScope } from "./replica-scope.ts";
+import { type ListQuery, ReplicaScope } from "./parse.ts";
 import { ListHeaders } from "./response.ts";
 
 /**
@@ -55,7 +54,7 @@ export class ListCaches {
   readonly scans = keyed("replica", new KeptScans(HOT_PATH.keptScanBytes, HOT_PATH.keptScanRows));
   /** The mark read at most HOT_PATH.foreignCommitLagMs ago, for the page cache's hit path. */
   readonly replicaMark: Keyed<"replica", RecentReplicaState>;
-  /** What a replica of another deployment cannot answer (server/list/replica-scope.ts). */
+  /** What a replica of another deployment cannot answer (server/list/parse.ts). */
   readonly scope: Keyed<"replica", ReplicaScope>;
   readonly geo: Keyed<"snapshot", GeoIndex>;
   readonly estimates = keyed("snapshot", new SnapshotEstimates(HOT_PATH.sourceEstimates));

@@ -19,7 +19,7 @@ import { LRUCache } from "lru-cache";
 import type { PageSelection } from "../../db/events-query.ts";
 import type { LiveBounds } from "../../db/hydrate.ts";
 import { HOT_PATH } from "../../db/tuning.ts";
-import type { ListWindow } from "./window.ts";
+import type { ListWindow } from "./parse.ts";
 
 /** A page ready to send: its page object (for the row count) and the response body's UTF-8. */
 export interface PageOut {

@@ -1,12 +1,15 @@
 /**
- * Stages 4–6 of the list's stages (docs/api.md, Listing events): offset-style pagination, the polygon
- * plan gate, then every parameter in docs/api.md table's order, the first failure winning. The schemas are
- * server/params.ts; this module owns the rules that span values: empty values dropped, repeats,
- * comma-separated sources.
+ * Stages 4–8 of the list's stages (docs/api.md, "Order of checks"), the first failure winning, and the window a
+ * request reads (docs/api.md, "Date window"). The schemas are server/params.ts; this module owns the rules that span
+ * values: empty values dropped, repeats, comma-separated sources, and what a replica of another deployment refuses.
  */
 import * as v from "valibot";
-import { type ListErrorCode, UNSUPPORTED_PAGINATION_PARAMS } from "../../db/contract.ts";
-import type { GeoFilter } from "../../db/geo.ts";
+import { DAY_MS, LIST, type ListErrorCode, UNSUPPORTED_PAGINATION_PARAMS } from "../../db/contract.ts";
+import type { Db } from "../../db/driver.ts";
+import type { PageFilter } from "../../db/events-query.ts";
+import type { GeoCandidates, GeoFilter } from "../../db/geo.ts";
+import type { RecentReplicaState } from "../../db/hydrate.ts";
+import { parseRecordedScope, type RecordedScope } from "../../sync/api/scope.ts";
 import { type Cursor, decodeCursor } from "../cursor.ts";
 import { ApiError } from "../errors.ts";
 import {
@@ -22,7 +25,6 @@ import {
   StateParam,
 } from "../params.ts";
 import { parseGeoParams } from "../params-geo.ts";
-import type { ScopeCheck } from "./replica-scope.ts";
 
 export interface ListQuery {
   state: string | null;
@@ -40,6 +42,11 @@ export interface ListQuery {
   cursor: Cursor | null;
   geo: GeoFilter | null;
   includeCentroids: boolean;
+}
+
+export interface ListWindow {
+  afterMs: number;
+  beforeMs: number;
 }
 
 const MESSAGES: Partial<Record<ListErrorCode, string>> = {
@@ -112,9 +119,9 @@ function parseSources(query: URLSearchParams): string[] | null {
 }
 
 /**
- * Stage 6, in docs/api.md table's order; `assertDateRange` follows. A pure function of the query
- * string (and the secret that verifies cursors), so its result may be kept for the same string.
- * `scope`: what a replica of another deployment cannot answer, checked in its parameter's place.
+ * Stage 6, in docs/api.md table's order; `assertDateRange` follows. A pure function of the query string (and the
+ * secret that verifies cursors), so its result may be kept for the same string. `scope`: what a replica of another
+ * deployment cannot answer, checked in its parameter's place.
  */
 export function parseListParams(query: URLSearchParams, secret: string, scope: ScopeCheck | null = null): ListQuery {
   const rawState = single(query, "state", "invalid_state");
@@ -149,10 +156,126 @@ export function parseListParams(query: URLSearchParams, secret: string, scope: S
   };
 }
 
-/** Rule 4: measured against the window's opening — explicit, else pinned by a current cursor, else now. */
+/** Measured against the window's opening: explicit, else pinned by a current cursor, else now. */
 export function assertDateRange(q: ListQuery, nowMs: number): void {
   const opensAt = q.startsAfterMs ?? (q.cursor?.version === 2 ? q.cursor.afterMs : nowMs);
   if (q.startsBeforeMs !== null && q.startsBeforeMs <= opensAt) {
     throw new ApiError("invalid_date_range", "`starts_before` must be after `starts_after` (default: now).");
   }
+}
+
+/** Stage 7: explicit dates, or a current cursor's pinned close, past the horizon (null: no tier cap) from now. */
+export function assertLookahead(q: ListQuery, nowMs: number, horizonMs: number | null): void {
+  if (horizonMs === null) return;
+  const limit = nowMs + horizonMs;
+  const beyond =
+    (q.startsAfterMs ?? -Infinity) > limit ||
+    (q.startsBeforeMs ?? -Infinity) > limit ||
+    (q.cursor?.version === 2 && q.cursor.beforeMs > limit);
+  if (beyond) {
+    throw new ApiError(
+      "lookahead_not_in_plan",
+      "The requested dates reach beyond your plan's lookahead horizon. Start a new request within it, or upgrade.",
+    );
+  }
+}
+
+/** The window this request reads: pinned by a current cursor (never extended or slid), else computed from now. */
+export function resolveWindow(q: ListQuery, nowMs: number, horizonMs: number | null): ListWindow {
+  if (q.cursor?.version === 2) return { afterMs: q.cursor.afterMs, beforeMs: q.cursor.beforeMs };
+  const geo = q.geo !== null;
+  const afterMs = q.startsAfterMs ?? nowMs;
+  if (q.startsBeforeMs !== null) {
+    const maxDays = geo ? LIST.maxGeoWindowDays : LIST.maxWindowDays;
+    return { afterMs, beforeMs: Math.min(q.startsBeforeMs, afterMs + maxDays * DAY_MS) };
+  }
+  const defaultDays = geo ? LIST.defaultGeoWindowDays : LIST.defaultWindowDays;
+  const horizonEnd = horizonMs === null ? Infinity : nowMs + horizonMs;
+  return { afterMs, beforeMs: Math.min(afterMs + defaultDays * DAY_MS, horizonEnd) };
+}
+
+/** The page filter of a parsed query in its window, with its geo candidates when it has a geo filter. */
+export function pageFilterOf(q: ListQuery, window: ListWindow, geo: GeoCandidates | null): PageFilter {
+  return {
+    ...window,
+    state: q.state,
+    city: q.city,
+    sources: q.sources,
+    venueIds: geo?.venueIds ?? null,
+    venueSet: geo?.venueSet ?? null,
+    venueStates: geo?.states ?? null,
+    excludeSoldOut: q.excludeSoldOut,
+    excludeAggregators: q.excludeAggregators,
+  };
+}
+
+/**
+ * What a replica of another deployment refuses in stage 6 rather than answer with a plausible, wrong page
+ * (docs/api.md, "A replica of another deployment"): a `source` outside the tokens its URL named, and
+ * `exclude_aggregators=true` when no aggregator walk marked its events.
+ */
+export interface ScopeCheck {
+  sources(tokens: readonly string[]): void;
+  excludeAggregators(): void;
+}
+
+const SCOPE_SQL =
+  "SELECT (SELECT value FROM sync_state WHERE key = 'source_kind') AS kind, (SELECT value FROM sync_state WHERE key = 'source_scope') AS scope";
+
+/** The replica's `ScopeCheck`, null when it answers every filter; read again only when the replica mark moves. */
+export class ReplicaScope {
+  #kept: { mark: string; check: ScopeCheck | null } | null = null;
+
+  constructor(
+    private readonly db: Db,
+    private readonly mark: RecentReplicaState,
+  ) {}
+
+  check(): ScopeCheck | null {
+    const mark = this.mark.read();
+    if (this.#kept?.mark !== mark) {
+      const row = this.db.prepare<{ kind: string | null; scope: string | null }>(SCOPE_SQL).get();
+      this.#kept = { mark, check: row?.kind === "api" ? scopeCheck(parseRecordedScope(row.scope)) : null };
+    }
+    return this.#kept.check;
+  }
+
+  clear(): void {
+    this.#kept = null;
+  }
+}
+
+/** The same checks for a query parsed before (the list's caches keep parsed queries). */
+export function assertAnswerable(q: ListQuery, check: ScopeCheck): void {
+  if (q.sources) check.sources(q.sources);
+  if (q.excludeAggregators) check.excludeAggregators();
+}
+
+const named = (tokens: readonly string[]) => tokens.map((t) => `\`${t}\``).join(", ");
+
+/** The checks of a replica whose last complete pass recorded `scope` (null: none has completed). */
+function scopeCheck(scope: RecordedScope | null): ScopeCheck {
+  const recorded = scope?.sources ?? null;
+  return {
+    sources(tokens) {
+      const unknown = tokens.filter((t) => !recorded?.includes(t));
+      if (unknown.length === 0) return;
+      throw new ApiError(
+        "invalid_source",
+        recorded
+          ? `This server is a replica of another deployment and knows its events' sources only as ${named(recorded)}; ` +
+              `${named(unknown)} cannot be answered exactly here. Send one of those, or ask the upstream.`
+          : "This server is a replica of another deployment, whose events do not say their source; " +
+              "`source` cannot be answered exactly here. Ask the upstream.",
+      );
+    },
+    excludeAggregators() {
+      if (scope?.aggregators === "known" || scope?.aggregators === "excluded") return;
+      throw new ApiError(
+        "invalid_exclude_aggregators",
+        "This server is a replica of another deployment that does not know which of its events come from aggregators; " +
+          "`exclude_aggregators=true` cannot be answered exactly here (its operator can sync with --aggregators). Ask the upstream.",
+      );
+    },
+  };
 }

@@ -8,7 +8,7 @@ import { onBun } from "../../db/runtime.ts";
 import { encodeCursor } from "../cursor.ts";
 import type { RequestScope } from "../handle.ts";
 import type { PageBody, PageOut } from "./page-cache.ts";
-import type { ListWindow } from "./window.ts";
+import type { ListWindow } from "./parse.ts";
 
 const encoder = new TextEncoder();
 

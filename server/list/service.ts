@@ -1,23 +1,11 @@
 /**
- * `GET` and `HEAD /v1/events` as one stage list, whichever listener took the request (docs/api.md,
- * "Listing events"; docs/architecture.md, "The list path"), the first failure winning:
- *
- *   authorize  1 key → 2 access → 3 admission                       (server/access.ts)
- *   parse      4 unsupported_pagination → 5 the polygon gate → 6 parameters (server/list/parse.ts)
- *   window     invalid_date_range → 7 lookahead_not_in_plan → 8 the cursor's filters (window.ts)
- *   open       the trial starts, rows are reserved, the page size is clamped (ListAccess.open)
- *   select     geo candidates, the page's snapshot rows          (db/geo.ts, db/events-query.ts)
- *   hydrate    those rows read live and re-checked, as the body  (db/hydrate.ts)
- *   settle     the delivered rows are counted, the reservation released, headers set
- *   respond    the 200; HEAD describes the headers instead of open, select, hydrate and settle
- *
- * select and hydrate share one read transaction, and neither runs when the page cache holds an
- * equal body. On a ledger that `prepares` (Redis), parse and window run inside stage 3's step,
- * their error held until stage 3 passes, and a kept page's rows are counted there at once.
+ * `GET` and `HEAD /v1/events` as one stage list, whichever listener took the request, the first failure winning:
+ * authorize, parse, window, open, select, hydrate, settle, respond (docs/architecture.md, "The list path"). select and
+ * hydrate share one read transaction, and neither runs when the page cache holds an equal body. On a ledger that
+ * `prepares` (Redis), parse and window run inside stage 3's step (docs/redis-ledger.md, "The request path on Redis").
  */
 import type { Db } from "../../db/driver.ts";
-import { type PageFilter, type PageSelection, readConsistently, selectPage } from "../../db/events-query.ts";
-import type { GeoCandidates } from "../../db/geo.ts";
+import { readConsistently, selectPage } from "../../db/events-query.ts";
 import { hydratePageJson, readReplicaState } from "../../db/hydrate.ts";
 import { readSnapshotStats } from "../../db/snapshot-stats.ts";
 import type { AccessControl, ListTerms, PreparedPage } from "../access.ts";
@@ -27,10 +15,18 @@ import { type Reply, ReplyParts, type RequestScope } from "../handle.ts";
 import { isGeoRequest } from "../params-geo.ts";
 import { ListCaches, type ParsedQuery } from "./caches.ts";
 import { type PageBody, type PageOut, pageCacheKey } from "./page-cache.ts";
-import { assertDateRange, assertKeysetPagination, assertPolygonAllowed, parseListParams } from "./parse.ts";
-import { assertAnswerable } from "./replica-scope.ts";
+import {
+  assertAnswerable,
+  assertDateRange,
+  assertKeysetPagination,
+  assertLookahead,
+  assertPolygonAllowed,
+  type ListWindow,
+  pageFilterOf,
+  parseListParams,
+  resolveWindow,
+} from "./parse.ts";
 import { bodyParts, encodeHead, headOf, listHeaderFields, NO_MATCH, responseBody, withCursor } from "./response.ts";
-import { assertLookahead, type ListWindow, pageFilterOf, resolveWindow } from "./window.ts";
 
 export interface ListDeps {
   replica: Db;
@@ -42,12 +38,7 @@ export interface ListDeps {
 }
 
 /** What select hands to hydrate: the filter as SQL sees it, the page's snapshot rows and the replica mark they were read at. */
-export interface Selected {
-  filter: PageFilter;
-  geo: GeoCandidates | null;
-  selection: PageSelection;
-  mark: string;
-}
+type Selected = ReturnType<ListService["select"]>;
 
 /** A request as the stages learn it: its query string, then what parse and window made of it. */
 export class ListRequest {
@@ -174,7 +165,7 @@ export class ListService {
   }
 
   /** Geo candidates, then the page's snapshot rows (or a kept selection that provably equals them). Inside a read transaction. */
-  select(key: string, { q }: ParsedQuery, window: ListWindow, limit: number): Selected {
+  select(key: string, { q }: ParsedQuery, window: ListWindow, limit: number) {
     const { replica } = this.deps;
     const { geo: geoIndex, pages, estimates, scans, longs, blocks } = this.caches;
     const geo = q.geo ? geoIndex.find(q.geo, q.includeCentroids) : null;
