@@ -13,7 +13,7 @@ import { SnapshotBlocks } from "../../db/short-blocks.ts";
 import { readSnapshotStats, SnapshotEstimates } from "../../db/snapshot-stats.ts";
 import { HOT_PATH } from "../../db/tuning.ts";
 import { createPageCache } from "./page-cache.ts";
-import { type ListQuery, ReplicaScope } from "./parse.ts";
+import { type ParsedQuery, ReplicaScope } from "./parse.ts";
 import { ListHeaders } from "./response.ts";
 
 /** What makes a cache stale: nothing (`query`), every commit (`replica`), every snapshot refresh (`snapshot`). */
@@ -25,14 +25,6 @@ export type Keyed<F extends Freshness, C> = C & { readonly follows: F };
 /** Declares `cache` as following `follows`; only a `query` cache may lack `clear`. */
 const keyed = <F extends Freshness, C extends F extends "query" ? object : { clear(): void }>(follows: F, cache: C) =>
   Object.assign(cache, { follows }) as Keyed<F, C>;
-
-/** What a query string decides (stages 4 and 6 are pure functions of it), and the geo cost and polygon gate. */
-export interface ParsedQuery {
-  q: ListQuery;
-  fingerprint: string;
-  geo: boolean;
-  polygon: boolean;
-}
 
 export class ListCaches {
   readonly parsed = keyed("query", new LRUCache<string, ParsedQuery>({ max: HOT_PATH.parsedQueries }));

@@ -10,21 +10,10 @@ import type { PageFilter } from "../../db/events-query.ts";
 import type { GeoCandidates, GeoFilter } from "../../db/geo.ts";
 import type { RecentReplicaState } from "../../db/hydrate.ts";
 import { parseRecordedScope, type RecordedScope } from "../../sync/api/scope.ts";
-import { type Cursor, decodeCursor } from "../cursor.ts";
+import { assertCursorMatches, type Cursor, decodeCursor, filterFingerprint } from "../cursor.ts";
 import { ApiError } from "../errors.ts";
-import {
-  CursorParam,
-  LIST_DEFAULTS as DEFAULTS,
-  ExcludeAggregatorsParam,
-  ExcludeSoldOutParam,
-  IncludeCentroidsParam,
-  LimitParam,
-  SourceTokenParam,
-  StartsAfterParam,
-  StartsBeforeParam,
-  StateParam,
-} from "../params.ts";
-import { parseGeoParams } from "../params-geo.ts";
+import * as param from "../params.ts";
+import { isGeoRequest, parseGeoParams } from "../params-geo.ts";
 
 export interface ListQuery {
   state: string | null;
@@ -44,10 +33,20 @@ export interface ListQuery {
   includeCentroids: boolean;
 }
 
+/** What a query string decides (stages 4–6 are pure functions of it), with its geo cost and its polygon gate. */
+export interface ParsedQuery {
+  q: ListQuery;
+  fingerprint: string;
+  geo: boolean;
+  polygon: boolean;
+}
+
 export interface ListWindow {
   afterMs: number;
   beforeMs: number;
 }
+
+const DEFAULTS = param.LIST_DEFAULTS;
 
 const MESSAGES: Partial<Record<ListErrorCode, string>> = {
   invalid_state: "`state` must be a two-letter US state code (50 states plus DC).",
@@ -101,10 +100,27 @@ export function assertKeysetPagination(query: URLSearchParams): void {
 }
 
 /** Stage 5: the plan gate runs before the ring is parsed, so even an empty `polygon` is gated. */
-export function assertPolygonAllowed(polygonSent: boolean, polygons: boolean): void {
+function assertPolygonAllowed(polygonSent: boolean, polygons: boolean): void {
   if (polygonSent && !polygons) {
     throw new ApiError("feature_not_in_plan", "Custom polygons need Business or Enterprise access.");
   }
+}
+
+/** Stages 4–6 of a query string; `scope`: what a replica of another deployment cannot answer. */
+export function parseQuery(query: URLSearchParams, secret: string, polygons: boolean, scope: ScopeCheck | null) {
+  assertKeysetPagination(query);
+  const polygon = query.has("polygon");
+  assertPolygonAllowed(polygon, polygons);
+  const q = parseListParams(query, secret, scope);
+  return { q, fingerprint: filterFingerprint(query), geo: isGeoRequest(query), polygon } satisfies ParsedQuery;
+}
+
+/** Stages 5 and 6's checks that depend on the plan and the replica, for a query string parsed before. */
+export function recheck(parsed: ParsedQuery, polygons: boolean, scope: ScopeCheck | null): ParsedQuery {
+  assertPolygonAllowed(parsed.polygon, polygons);
+  if (scope && parsed.q.sources) scope.sources(parsed.q.sources);
+  if (scope && parsed.q.excludeAggregators) scope.excludeAggregators();
+  return parsed;
 }
 
 function parseSources(query: URLSearchParams): string[] | null {
@@ -112,7 +128,7 @@ function parseSources(query: URLSearchParams): string[] | null {
   for (const value of query.getAll("source")) {
     for (const part of value.split(",")) {
       const token = part.trim();
-      if (token !== "") tokens.add(parseWith(SourceTokenParam, token, "invalid_source"));
+      if (token !== "") tokens.add(parseWith(param.SourceTokenParam, token, "invalid_source"));
     }
   }
   return tokens.size === 0 ? null : [...tokens];
@@ -125,20 +141,25 @@ function parseSources(query: URLSearchParams): string[] | null {
  */
 export function parseListParams(query: URLSearchParams, secret: string, scope: ScopeCheck | null = null): ListQuery {
   const rawState = single(query, "state", "invalid_state");
-  const state = rawState?.trim() ? parseWith(StateParam, rawState, "invalid_state") : null;
+  const state = rawState?.trim() ? parseWith(param.StateParam, rawState, "invalid_state") : null;
   const cities = [...new Set(query.getAll("city").filter((c) => c !== ""))];
-  const startsAfterMs = one(query, "starts_after", StartsAfterParam, null, "invalid_date");
-  const startsBeforeMs = one(query, "starts_before", StartsBeforeParam, null, "invalid_date");
+  const startsAfterMs = one(query, "starts_after", param.StartsAfterParam, null, "invalid_date");
+  const startsBeforeMs = one(query, "starts_before", param.StartsBeforeParam, null, "invalid_date");
   const sources = parseSources(query);
   if (sources && scope) scope.sources(sources);
-  const excludeAggregators = one(query, "exclude_aggregators", ExcludeAggregatorsParam, DEFAULTS.excludeAggregators);
+  const excludeAggregators = one(
+    query,
+    "exclude_aggregators",
+    param.ExcludeAggregatorsParam,
+    DEFAULTS.excludeAggregators,
+  );
   if (excludeAggregators && scope) scope.excludeAggregators();
-  const excludeSoldOut = one(query, "exclude_sold_out", ExcludeSoldOutParam, DEFAULTS.excludeSoldOut);
-  const limit = one(query, "limit", LimitParam, DEFAULTS.limit);
-  const rawCursor = one(query, "cursor", CursorParam, null);
+  const excludeSoldOut = one(query, "exclude_sold_out", param.ExcludeSoldOutParam, DEFAULTS.excludeSoldOut);
+  const limit = one(query, "limit", param.LimitParam, DEFAULTS.limit);
+  const rawCursor = one(query, "cursor", param.CursorParam, null);
   const cursor = rawCursor === null ? null : decodeCursor(secret, rawCursor);
   const geo = parseGeoParams(query);
-  const includeCentroids = one(query, "include_centroids", IncludeCentroidsParam, DEFAULTS.includeCentroids);
+  const includeCentroids = one(query, "include_centroids", param.IncludeCentroidsParam, DEFAULTS.includeCentroids);
   const [city = null] = cities;
   return {
     state,
@@ -156,18 +177,17 @@ export function parseListParams(query: URLSearchParams, secret: string, scope: S
   };
 }
 
-/** Measured against the window's opening: explicit, else pinned by a current cursor, else now. */
-export function assertDateRange(q: ListQuery, nowMs: number): void {
+/**
+ * `invalid_date_range` (against the window's opening: explicit, else pinned by a current cursor, else now), stage 7
+ * (explicit dates or a current cursor's close past the horizon from now; null: no tier cap), stage 8 (the cursor's
+ * filters), then the window the request reads.
+ */
+export function windowOf({ q, fingerprint }: ParsedQuery, horizonMs: number | null, nowMs: number): ListWindow {
   const opensAt = q.startsAfterMs ?? (q.cursor?.version === 2 ? q.cursor.afterMs : nowMs);
   if (q.startsBeforeMs !== null && q.startsBeforeMs <= opensAt) {
     throw new ApiError("invalid_date_range", "`starts_before` must be after `starts_after` (default: now).");
   }
-}
-
-/** Stage 7: explicit dates, or a current cursor's pinned close, past the horizon (null: no tier cap) from now. */
-export function assertLookahead(q: ListQuery, nowMs: number, horizonMs: number | null): void {
-  if (horizonMs === null) return;
-  const limit = nowMs + horizonMs;
+  const limit = horizonMs === null ? Infinity : nowMs + horizonMs;
   const beyond =
     (q.startsAfterMs ?? -Infinity) > limit ||
     (q.startsBeforeMs ?? -Infinity) > limit ||
@@ -178,6 +198,8 @@ export function assertLookahead(q: ListQuery, nowMs: number, horizonMs: number |
       "The requested dates reach beyond your plan's lookahead horizon. Start a new request within it, or upgrade.",
     );
   }
+  assertCursorMatches(q.cursor, fingerprint);
+  return resolveWindow(q, nowMs, horizonMs);
 }
 
 /** The window this request reads: pinned by a current cursor (never extended or slid), else computed from now. */
@@ -243,12 +265,6 @@ export class ReplicaScope {
   clear(): void {
     this.#kept = null;
   }
-}
-
-/** The same checks for a query parsed before (the list's caches keep parsed queries). */
-export function assertAnswerable(q: ListQuery, check: ScopeCheck): void {
-  if (q.sources) check.sources(q.sources);
-  if (q.excludeAggregators) check.excludeAggregators();
 }
 
 const named = (tokens: readonly string[]) => tokens.map((t) => `\`${t}\``).join(", ");

@@ -10,22 +10,11 @@ import { hydratePageJson, readReplicaState } from "../../db/hydrate.ts";
 import { readSnapshotStats } from "../../db/snapshot-stats.ts";
 import type { AccessControl, ListTerms, PreparedPage } from "../access.ts";
 import type { Clock } from "../clock.ts";
-import { assertCursorMatches, filterFingerprint } from "../cursor.ts";
 import { type Reply, ReplyParts, type RequestScope } from "../handle.ts";
 import { isGeoRequest } from "../params-geo.ts";
-import { ListCaches, type ParsedQuery } from "./caches.ts";
+import { ListCaches } from "./caches.ts";
 import { type PageBody, type PageOut, pageCacheKey } from "./page-cache.ts";
-import {
-  assertAnswerable,
-  assertDateRange,
-  assertKeysetPagination,
-  assertLookahead,
-  assertPolygonAllowed,
-  type ListWindow,
-  pageFilterOf,
-  parseListParams,
-  resolveWindow,
-} from "./parse.ts";
+import { type ListWindow, type ParsedQuery, pageFilterOf, parseQuery, recheck, windowOf } from "./parse.ts";
 import { bodyParts, encodeHead, headOf, listHeaderFields, NO_MATCH, responseBody, withCursor } from "./response.ts";
 
 export interface ListDeps {
@@ -104,39 +93,17 @@ export class ListService {
   /** Stages 4–8: the parsed query (kept by the raw query string) and the window it reads. */
   validate(request: ListRequest, terms: ListTerms, nowMs: number): ListWindow {
     request.parsed = this.parse(request, terms);
-    request.window = this.window(request.parsed, terms, nowMs);
+    request.window = windowOf(request.parsed, terms.horizonMs, nowMs);
     return request.window;
   }
 
-  /** Stages 4–6; a replica of another deployment refuses the filters it cannot answer exactly. */
+  /** Stages 4–6, kept by the raw query string; a replica of another deployment refuses what it cannot answer exactly. */
   parse(request: ListRequest, terms: ListTerms): ParsedQuery {
     const scope = this.caches.scope.check();
-    const kept = request.parsed;
-    if (kept) {
-      assertPolygonAllowed(kept.polygon, terms.polygons);
-      if (scope) assertAnswerable(kept.q, scope);
-      return kept;
-    }
-    const params = request.params!;
-    assertKeysetPagination(params);
-    assertPolygonAllowed(params.has("polygon"), terms.polygons);
-    const q = parseListParams(params, this.deps.secret, scope);
-    const parsed = {
-      q,
-      fingerprint: filterFingerprint(params),
-      geo: isGeoRequest(params),
-      polygon: params.has("polygon"),
-    };
+    if (request.parsed) return recheck(request.parsed, terms.polygons, scope);
+    const parsed = parseQuery(request.params!, this.deps.secret, terms.polygons, scope);
     this.caches.parsed.set(request.search, parsed);
     return parsed;
-  }
-
-  /** The date range, stages 7–8, and the window this request reads. */
-  window({ q, fingerprint }: ParsedQuery, terms: ListTerms, nowMs: number): ListWindow {
-    assertDateRange(q, nowMs);
-    assertLookahead(q, nowMs, terms.horizonMs);
-    assertCursorMatches(q.cursor, fingerprint);
-    return resolveWindow(q, nowMs, terms.horizonMs);
   }
 
   /** The page of `limit` rows: kept, or selected and hydrated in one read transaction. */

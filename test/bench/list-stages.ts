@@ -21,6 +21,7 @@ import { createContext } from "../../server/context.ts";
 import { type RequestScope, WebScope } from "../../server/handle.ts";
 import { issueKey } from "../../server/keys.ts";
 import { pageCacheKey } from "../../server/list/page-cache.ts";
+import { windowOf } from "../../server/list/parse.ts";
 import { withCursor } from "../../server/list/response.ts";
 import { ListRequest } from "../../server/list/service.ts";
 import { isGeoRequest } from "../../server/params-geo.ts";
@@ -94,7 +95,7 @@ export async function measureStages(
       t.push(performance.now());
       const parsed = list.parse(request, access);
       t.push(performance.now());
-      const window = list.window(parsed, access, ctx.clock.now());
+      const window = windowOf(parsed, access.horizonMs, ctx.clock.now());
       t.push(performance.now());
       const limit = access.open(parsed.q.limit);
       t.push(performance.now());
