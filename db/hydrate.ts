@@ -61,8 +61,7 @@ interface VenueRow {
 /** HYDRATE_SQL's row: the event's columns, then its venue's. */
 type Row = EventRow & Omit<VenueRow, "id" | "name" | "visible"> & { venue_name: string };
 
-/** Read as columns and written as JSON in JavaScript: json_object() per row measured slower (test/bench/RESULTS.md,
- * "Unique traffic"). */
+// Columns, written as JSON in JavaScript: json_object() measured slower (test/bench/RESULTS.md, "Unique traffic").
 const EVENT_COLUMNS = `e.id, e.title, e.slug, e.start_date, e.start_ms, e.end_date, e.end_ms, e.cost, e.is_free,
   e.is_sold_out, e.is_low_tickets, e.age, e.ticket_destination, e.event_url, e.ticket_url, e.website,
   e.ticket_link_status, e.image_url, e.categories, e.source, e.vendor, e.venue_id`;
@@ -87,13 +86,10 @@ function distanceOf(geo: LiveGeo | null, lat: number | null, lng: number | null)
   return miles === undefined ? null : Math.round(miles * 100) / 100;
 }
 
+type EventShape<C, V> = Omit<Event, "categories" | "venue"> & { categories: C; venue: V };
+
 /** The Event's fields in its key order, `venue` last, for the shaped Event and the kept JSON (`eventPartOf`) alike. */
-function shapeEvent<C, V>(
-  r: EventRow,
-  baseUrl: string,
-  categories: C,
-  venue: V,
-): Omit<Event, "categories" | "venue"> & { categories: C; venue: V } {
+function shapeEvent<C, V>(r: EventRow, baseUrl: string, categories: C, venue: V): EventShape<C, V> {
   return {
     id: r.id,
     title: r.title,
@@ -116,14 +112,9 @@ function shapeEvent<C, V>(
 }
 
 /** The venue's fields in its key order, `distanceMiles` last, for the shaped Event and the kept JSON alike. */
-const shapeVenue = (
-  id: number,
-  name: string,
-  v: Omit<VenueRow, "id" | "name" | "visible">,
-  distanceMiles: number | null,
-): Venue => ({
-  id,
-  name,
+const shapeVenue = (v: Omit<VenueRow, "visible">, distanceMiles: number | null): Venue => ({
+  id: v.id,
+  name: v.name,
   city: v.city,
   state: v.state,
   timezone: v.timezone,
@@ -171,7 +162,7 @@ const venueBytes = (v: KeptVenue) => (v ? 2 * (v.json.length + v.city.length) + 
 const SEEN_BITS = 1 << 22;
 
 /**
- * Events and venues as served, each kept once, for one replica state (`forState` drops everything when it moves) and
+ * Events and venues as served, each kept once, for one replica state (`read` drops everything when it moves) and
  * one base URL, each bounded by its own bytes (docs/architecture.md, "Caches"). An event is kept from its second
  * reading (docs/perf-history.md, "Round 17"): a first is remembered as one bit by id modulo the table's size (two ids
  * sharing a bit only let the second be kept at once), and the table starts afresh once a quarter of its bits are set.
@@ -191,13 +182,39 @@ export class HydratedEvents {
     this.#venues = new LRUCache<number, KeptVenue>({ maxSize: budget.venueBytes, sizeCalculation: venueBytes });
   }
 
-  forState(state: string): { events: LRUCache<number, KeptEvent>; venues: LRUCache<number, KeptVenue> } {
+  /** The page's events and venues as kept for `state` (all dropped when it moved), reading the ones not kept. */
+  read(db: Db, state: string, keys: readonly PagePosition[]): Array<[KeptEvent, KeptVenue]> {
     if (state !== this.#state) {
       this.#events.clear();
       this.#venues.clear();
       this.#state = state;
     }
-    return { events: this.#events, venues: this.#venues };
+    const found: KeptEvent[] = keys.map((k) => this.#events.get(k.id) ?? (undefined as unknown as KeptEvent));
+    const missing = keys.filter((_, i) => found[i] === undefined).map((k) => k.id);
+    if (missing.length > 0) {
+      // Placing rows by id is cheaper than sorting in SQL.
+      const byId = new Map<number, EventRow>();
+      for (const r of db.prepare<EventRow>(EVENTS_SQL).all({ ids: JSON.stringify(missing) })) byId.set(r.id, r);
+      for (let i = 0; i < keys.length; i++) {
+        if (found[i] !== undefined) continue;
+        const r = byId.get(keys[i].id);
+        found[i] = r ? liveEvent(r, eventPartOf(r, this.baseUrl)) : false;
+        if (this.admit(keys[i].id)) this.#events.set(keys[i].id, found[i]);
+      }
+    }
+    const venueIds = new Set<number>();
+    for (const e of found) if (e && !this.#venues.has(e.venueId)) venueIds.add(e.venueId);
+    if (venueIds.size > 0) {
+      const rows = db.prepare<VenueRow>(VENUES_SQL).all({ ids: JSON.stringify([...venueIds]) });
+      for (const v of rows) this.#venues.set(v.id, keptVenue(v));
+      for (const id of venueIds) if (!this.#venues.has(id)) this.#venues.set(id, false);
+    }
+    return found.map((e) => [e, e ? (this.#venues.get(e.venueId) ?? false) : false]);
+  }
+
+  /** Whether event `id` is kept for `state` now (for the bench's share of kept events). */
+  has(state: string, id: number): boolean {
+    return state === this.#state && this.#events.has(id);
   }
 
   /** Whether to keep event `id`, read now and not kept: true when it was read before. */
@@ -293,7 +310,7 @@ export function hydratePage(db: Db, keys: readonly PagePosition[], filter: PageF
       matches({ ...liveEvent(r, ""), state: r.state, city: r.city }) &&
       (h.geo === null || h.geo.admits(r.venue_id, r.latitude, r.longitude, r.geocode_precision));
     if (!live) continue;
-    const venue = shapeVenue(r.venue_id, r.venue_name, r, distanceOf(h.geo, r.latitude, r.longitude));
+    const venue = shapeVenue({ ...r, id: r.venue_id, name: r.venue_name }, distanceOf(h.geo, r.latitude, r.longitude));
     out.push(shapeEvent(r, h.baseUrl, JSON.parse(r.categories) as Event["categories"], venue));
   }
   return out;
@@ -313,40 +330,9 @@ function eventPartOf(r: EventRow, baseUrl: string): string {
 const PLACEHOLDER_TAIL = '0,"venue":0}';
 
 function keptVenue(v: VenueRow): KeptVenue {
-  const json = JSON.stringify(shapeVenue(v.id, v.name, v, null));
+  const json = JSON.stringify(shapeVenue(v, null));
   const { state, city, latitude: lat, longitude: lng, geocode_precision: precision } = v;
   return { json, visible: v.visible === 1, state, city, lat, lng, precision };
-}
-
-/** The page's kept events and venues, reading the ones not kept: one query for events, one for venues. */
-function keptRows(
-  db: Db,
-  events: HydratedEvents,
-  state: string,
-  keys: readonly PagePosition[],
-): Array<[KeptEvent, KeptVenue]> {
-  const kept = events.forState(state);
-  const found: KeptEvent[] = keys.map((k) => kept.events.get(k.id) ?? (undefined as unknown as KeptEvent));
-  const missing = keys.filter((_, i) => found[i] === undefined).map((k) => k.id);
-  if (missing.length > 0) {
-    // Placing rows by id is cheaper than sorting in SQL.
-    const byId = new Map<number, EventRow>();
-    for (const r of db.prepare<EventRow>(EVENTS_SQL).all({ ids: JSON.stringify(missing) })) byId.set(r.id, r);
-    for (let i = 0; i < keys.length; i++) {
-      if (found[i] !== undefined) continue;
-      const r = byId.get(keys[i].id);
-      found[i] = r ? liveEvent(r, eventPartOf(r, events.baseUrl)) : false;
-      if (events.admit(keys[i].id)) kept.events.set(keys[i].id, found[i]);
-    }
-  }
-  const venueIds = new Set<number>();
-  for (const e of found) if (e && !kept.venues.has(e.venueId)) venueIds.add(e.venueId);
-  if (venueIds.size > 0) {
-    const rows = db.prepare<VenueRow>(VENUES_SQL).all({ ids: JSON.stringify([...venueIds]) });
-    for (const v of rows) kept.venues.set(v.id, keptVenue(v));
-    for (const id of venueIds) if (!kept.venues.has(id)) kept.venues.set(id, false);
-  }
-  return found.map((e) => [e, e ? (kept.venues.get(e.venueId) ?? false) : false]);
 }
 
 /**
@@ -366,7 +352,7 @@ export function hydratePageJson(
   if (keys.length === 0) return [];
   const matches = rowMatcher(filter);
   const out: string[] = [];
-  for (const [e, v] of keptRows(db, events, state, keys)) {
+  for (const [e, v] of events.read(db, state, keys)) {
     // An event whose venue is gone or hidden is not servable.
     const servable = e !== false && v !== false && v.visible;
     const live =

@@ -127,11 +127,10 @@ function page(side: Side, search: string, from: PagePosition | null, cls = ""): 
       longs: side.longs,
     };
     const selection = selectPage(side.db, view, filter, from, q.limit);
-    const kept = side.events.forState(state).events;
     const count = side.kept.get(cls) ?? { events: 0, kept: 0 };
     side.kept.set(cls, count);
     count.events += selection.keys.length;
-    for (const k of selection.keys) if (kept.has(k.id)) count.kept++;
+    for (const k of selection.keys) if (side.events.has(state, k.id)) count.kept++;
     hydratePageJson(side.db, side.events, state, selection.keys, filter, { baseUrl: "http://bench.local", geo: live });
     return selection.hasMore ? selection.keys[selection.keys.length - 1] : null;
   });
