@@ -1,9 +1,6 @@
 /**
- * Page selections kept between requests for one replica mark, each with the hydrated page once the page is asked for
- * again (docs/architecture.md, "Caches", has why a kept entry equals a fresh read; docs/perf-history.md, "Round 17",
- * why a body waits for the second request). An entry stored for window [a, b] serves [a', b'] (same query string and
- * limit) when a <= a' <= the earliest end among its rows, b' >= b, and b' = b or the selection was full: the default
- * window slides with the clock, and a pinned one (a cursor, explicit dates) matches itself.
+ * Page selections kept for one replica mark, each with its hydrated page from the page's second request, served for a
+ * window the selection provably still answers (docs/architecture.md, "Caches"; docs/perf-history.md, "Round 17").
  */
 import { LRUCache } from "lru-cache";
 import type { PageSelection } from "../../db/events-query.ts";
@@ -11,12 +8,10 @@ import type { LiveBounds } from "../../db/hydrate.ts";
 import { HOT_PATH } from "../../db/tuning.ts";
 import type { ListWindow } from "./parse.ts";
 
-/** A page ready to send: its page object (for the row count) and the body (server/list/response.ts). */
+/** A page ready to send (server/list/response.ts): new, its text; again from a kept body, the head's bytes and a tail. */
 export interface PageOut {
   page: { nextCursor: string | null; hasMore: boolean; count: number };
-  /** A page sent for the first time: its text (encoded once, as it is sent). */
   text: string | null;
-  /** A page sent again from a kept body: the body's encoded head and its tail. */
   chunks: readonly [Uint8Array<ArrayBuffer>, Uint8Array<ArrayBuffer>] | null;
   /** The chunks as one Blob (on Bun) or one array, each made when first asked. */
   blob?: Blob;
@@ -40,7 +35,7 @@ interface Entry {
   window: ListWindow;
   selection: PageSelection;
   body: PageBody | null;
-  /** Whether a request after the one that selected it was served this selection. */
+  /** A request after the one that selected it was served this selection. */
   reused: boolean;
 }
 

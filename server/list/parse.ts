@@ -7,31 +7,15 @@ import * as v from "valibot";
 import { DAY_MS, LIST, type ListErrorCode, UNSUPPORTED_PAGINATION_PARAMS } from "../../db/contract.ts";
 import type { Db } from "../../db/driver.ts";
 import type { PageFilter } from "../../db/events-query.ts";
-import type { GeoCandidates, GeoFilter } from "../../db/geo.ts";
+import type { GeoCandidates } from "../../db/geo.ts";
 import type { RecentReplicaState } from "../../db/hydrate.ts";
 import { parseRecordedScope, type RecordedScope } from "../../sync/api/scope.ts";
-import { assertCursorMatches, type Cursor, decodeCursor, filterFingerprint } from "../cursor.ts";
+import { assertCursorMatches, decodeCursor, filterFingerprint } from "../cursor.ts";
 import { ApiError } from "../errors.ts";
 import * as param from "../params.ts";
 import { isGeoRequest, parseGeoParams } from "../params-geo.ts";
 
-export interface ListQuery {
-  state: string | null;
-  city: string | null;
-  /** True when `city` was repeated with different values: no venue is in two cities at once. */
-  cityConflict: boolean;
-  /** Explicit dates (ms), null when absent. */
-  startsAfterMs: number | null;
-  startsBeforeMs: number | null;
-  /** Distinct source tokens, null when no token was sent. */
-  sources: string[] | null;
-  excludeAggregators: boolean;
-  excludeSoldOut: boolean;
-  limit: number;
-  cursor: Cursor | null;
-  geo: GeoFilter | null;
-  includeCentroids: boolean;
-}
+export type ListQuery = ReturnType<typeof parseListParams>;
 
 /** What a query string decides (stages 4–6 are pure functions of it), with its geo cost and its polygon gate. */
 export interface ParsedQuery {
@@ -69,20 +53,16 @@ function single(query: URLSearchParams, name: string, code: ListErrorCode): stri
   return all[0];
 }
 
-function parseWith<T>(schema: v.GenericSchema<string, T>, raw: string, code: ListErrorCode): T {
+type Schema<T> = v.GenericSchema<string, T>;
+
+function parseWith<T>(schema: Schema<T>, raw: string, code: ListErrorCode): T {
   const result = v.safeParse(schema, raw);
   if (!result.success) throw fail(code);
   return result.output;
 }
 
 /** A single-valued parameter's value, `absent` when it is not sent; its code is `invalid_<name>` unless given. */
-function one<T, A>(
-  query: URLSearchParams,
-  name: string,
-  schema: v.GenericSchema<string, T>,
-  absent: A,
-  code?: ListErrorCode,
-) {
+function one<T, A>(query: URLSearchParams, name: string, schema: Schema<T>, absent: A, code?: ListErrorCode) {
   const error = code ?? (`invalid_${name}` as ListErrorCode);
   const raw = single(query, name, error);
   return raw === undefined ? absent : parseWith(schema, raw, error);
@@ -100,10 +80,9 @@ export function assertKeysetPagination(query: URLSearchParams): void {
 }
 
 /** Stage 5: the plan gate runs before the ring is parsed, so even an empty `polygon` is gated. */
-function assertPolygonAllowed(polygonSent: boolean, polygons: boolean): void {
-  if (polygonSent && !polygons) {
+function assertPolygonAllowed(sent: boolean, polygons: boolean): void {
+  if (sent && !polygons)
     throw new ApiError("feature_not_in_plan", "Custom polygons need Business or Enterprise access.");
-  }
 }
 
 /** Stages 4–6 of a query string; `scope`: what a replica of another deployment cannot answer. */
@@ -135,11 +114,10 @@ function parseSources(query: URLSearchParams): string[] | null {
 }
 
 /**
- * Stage 6, in docs/api.md table's order; `assertDateRange` follows. A pure function of the query string (and the
- * secret that verifies cursors), so its result may be kept for the same string. `scope`: what a replica of another
- * deployment cannot answer, checked in its parameter's place.
+ * Stage 6, in docs/api.md table's order: a pure function of the query string (and the secret that verifies cursors).
+ * `scope`: what a replica of another deployment cannot answer, checked in its parameter's place.
  */
-export function parseListParams(query: URLSearchParams, secret: string, scope: ScopeCheck | null = null): ListQuery {
+export function parseListParams(query: URLSearchParams, secret: string, scope: ScopeCheck | null = null) {
   const rawState = single(query, "state", "invalid_state");
   const state = rawState?.trim() ? parseWith(param.StateParam, rawState, "invalid_state") : null;
   const cities = [...new Set(query.getAll("city").filter((c) => c !== ""))];
@@ -164,9 +142,12 @@ export function parseListParams(query: URLSearchParams, secret: string, scope: S
   return {
     state,
     city,
+    /** `city` repeated with different values: no venue is in two cities at once. */
     cityConflict: cities.length > 1,
+    /** Explicit dates, null when absent. */
     startsAfterMs,
     startsBeforeMs,
+    /** Distinct source tokens, null when no token was sent. */
     sources,
     excludeAggregators,
     excludeSoldOut,
