@@ -8,7 +8,7 @@ import type { LiveBounds } from "../../db/hydrate.ts";
 import { HOT_PATH } from "../../db/tuning.ts";
 import type { ListWindow } from "./parse.ts";
 
-/** A page ready to send (server/list/response.ts): new, its text; again from a kept body, the head's bytes and a tail. */
+/** A page ready to send (server/list/response.ts): new, its text; from a kept body, the head's bytes and a tail. */
 export interface PageOut {
   page: { nextCursor: string | null; hasMore: boolean; count: number };
   text: string | null;
@@ -81,7 +81,7 @@ export function createPageCache(max: number = HOT_PATH.cachedPages, maxBytes: nu
     set(key: string, mark: string, { afterMs, beforeMs }: ListWindow, selection: PageSelection): void {
       entries.set(key, { mark, window: { afterMs, beforeMs }, selection, body: null, reused: false });
     },
-    /** Keeps the body hydrated from `selection` if that is still the kept selection and a later request was served it. */
+    /** Keeps the body hydrated from `selection` if that is still kept and a later request was served it. */
     setBody(key: string, selection: PageSelection, body: PageBody): void {
       const e = entries.peek(key);
       // Set again so the entry's size counts the body.

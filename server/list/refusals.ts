@@ -1,9 +1,7 @@
 /**
- * What a refused `GET /v1/events` answers for test mode's faults (docs/api.md, "Faults"): the error each stage raises
- * for the code, built by the stages' own functions, with the headers the stages had put on the request's scope
- * (X-RateLimit-Limit; from stage 3 on, a trial's), which the renderer adds (server/handle.ts), and nothing spent. A
- * refusal that depends on counters answers as they would stand now: `rate_limited` as an empty bucket,
- * `row_budget_exhausted` as a budget spent now, the trial's exhaustion and reservation with no trial rows left.
+ * What a refused `GET /v1/events` answers for test mode's faults (docs/api.md, "Faults"): the error each stage raises,
+ * built by the stages' own functions, with the headers the stages had put on the request's scope (the renderer adds
+ * them, server/handle.ts), counters taken as they would stand at that refusal, and nothing spent.
  */
 import type { Account } from "../../db/accounts.ts";
 import { ACCESS, DAY_MS, type ListFaultCode, TRIAL } from "../../db/contract.ts";
@@ -23,18 +21,10 @@ import { unavailable } from "../limits/ledger.ts";
 import { bucketFor, rateLimited, requestCost } from "../limits/rate.ts";
 import { ListRequest, type ListService } from "./service.ts";
 
-/** Codes that arise only for an account on the trial path. */
-const TRIAL_CODES: ReadonlySet<ListFaultCode> = new Set([
-  "trial_expired",
-  "trial_exhausted",
-  "trial_capacity_reserved",
-  "trial_unavailable",
-]);
-
-/** The codes `account` can be refused with: a trial's only on the trial path, `row_budget_exhausted` only with a budget. */
+/** The codes `account` can be refused with: `trial_` ones only on the trial path, `row_budget_exhausted` with a budget. */
 export const refusableWith = (account: Account, codes: readonly ListFaultCode[]): ListFaultCode[] =>
   codes.filter((c) =>
-    TRIAL_CODES.has(c) ? onTrialPath(account) : c !== "row_budget_exhausted" || rowBudgetOf(account) !== null,
+    c.startsWith("trial_") ? onTrialPath(account) : c !== "row_budget_exhausted" || rowBudgetOf(account) !== null,
   );
 
 export interface RefusalFacts {

@@ -26,7 +26,7 @@ export interface ListDeps {
   baseUrl: string;
 }
 
-/** What select hands to hydrate: the filter as SQL sees it, the page's snapshot rows and the replica mark they were read at. */
+/** What select hands to hydrate: the filter as SQL sees it, the page's snapshot rows and the mark they were read at. */
 type Selected = ReturnType<ListService["select"]>;
 
 /** A request as the stages learn it: its query string, then what parse and window made of it. */
@@ -50,16 +50,12 @@ export class ListService {
     this.caches = new ListCaches(deps.replica, deps.baseUrl);
   }
 
-  /**
-   * The stage list, in order. `head`: HEAD's answer, GET's checks and headers without a page; it
-   * charges only the request-rate units: nothing opens, is read or settles.
-   */
+  /** The stage list, in order. `head`: GET's checks and headers without a page; nothing opens, is read or settles. */
   async answer(scope: RequestScope, head = false): Promise<Reply> {
     const { access: control, clock } = this.deps;
     const kept = this.caches.parsed.get(scope.search);
     const request = new ListRequest(scope.search, kept, kept ? null : scope.url.searchParams);
     const geo = kept?.geo ?? isGeoRequest(request.params!);
-    // authorize; on a ledger that prepares, parse and window run inside its ledger step.
     const prepare = control.prepares && !head ? (terms: ListTerms) => this.prepare(request, terms) : undefined;
     const access = await control.authorizeList(scope, { geo, prepare });
     // parse and window, unless authorize ran them.
@@ -97,7 +93,7 @@ export class ListService {
     return request.window;
   }
 
-  /** Stages 4–6, kept by the raw query string; a replica of another deployment refuses what it cannot answer exactly. */
+  /** Stages 4–6, kept by the raw query string; a replica of another deployment refuses what it cannot answer. */
   parse(request: ListRequest, terms: ListTerms): ParsedQuery {
     const scope = this.caches.scope.check();
     if (request.parsed) return recheck(request.parsed, terms.polygons, scope);
@@ -131,7 +127,7 @@ export class ListService {
     return withCursor(this.deps.secret, hit.selection, hit.body, q.cursor?.position ?? null, window, fingerprint);
   }
 
-  /** Geo candidates, then the page's snapshot rows (or a kept selection that provably equals them). Inside a read transaction. */
+  /** Geo candidates, then the page's snapshot rows (or a kept selection that provably equals them), in a transaction. */
   select(key: string, { q }: ParsedQuery, window: ListWindow, limit: number) {
     const { replica } = this.deps;
     const { geo: geoIndex, pages, estimates, scans, longs, blocks } = this.caches;
