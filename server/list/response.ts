@@ -2,12 +2,12 @@
  * The bytes and headers of a list page: byte for byte the UTF-8 of `JSON.stringify({data, page})`, the events' kept
  * JSON (db/hydrate.ts `hydratePageJson`) joined up to `"page":` (`headOf`), then the per-request page object.
  */
-import type { PagePosition, PageSelection } from "../../db/events-query.ts";
+import type { PageSelection } from "../../db/events-query.ts";
 import { onBun } from "../../db/runtime.ts";
 import { encodeCursor } from "../cursor.ts";
 import type { RequestScope } from "../handle.ts";
 import type { PageBody, PageOut } from "./page-cache.ts";
-import type { ListWindow } from "./parse.ts";
+import type { ListWindow, ParsedQuery } from "./parse.ts";
 
 const encoder = new TextEncoder();
 
@@ -54,12 +54,11 @@ export function withCursor(
   secret: string,
   selection: PageSelection,
   body: PageBody,
-  from: PagePosition | null,
+  { q, fingerprint }: ParsedQuery,
   window: ListWindow,
-  fingerprint: string,
 ): PageOut {
   // Continue from the last SNAPSHOT row of the page, not the last delivered one (docs/api.md, Pagination).
-  const last = selection.keys.at(-1) ?? from;
+  const last = selection.keys.at(-1) ?? q.cursor?.position ?? null;
   const next = selection.hasMore && last !== null;
   const kept = body.lastPage;
   if (

@@ -108,23 +108,21 @@ export class ListService {
     const key = pageCacheKey(request.search, limit, window);
     const kept = this.keptPage(key, parsed, window);
     if (kept) return kept;
-    const from = parsed.q.cursor?.position ?? null;
     return readConsistently(this.deps.replica, () => {
       const selected = this.select(key, parsed, window, limit);
-      const body = this.hydrate(key, selected, window);
-      return withCursor(this.deps.secret, selected.selection, body, from, window, parsed.fingerprint);
+      return withCursor(this.deps.secret, selected.selection, this.hydrate(key, selected, window), parsed, window);
     });
   }
 
   /** The page when it needs no read of the replica (the page cache holds it, or nothing can match), else null. */
-  keptPage(key: string, { q, fingerprint }: ParsedQuery, window: ListWindow): PageOut | null {
+  keptPage(key: string, parsed: ParsedQuery, window: ListWindow): PageOut | null {
     // A city sent twice with different values: no venue is in both (docs/api.md, Listing events).
-    if (q.cityConflict) return NO_MATCH;
+    if (parsed.q.cityConflict) return NO_MATCH;
     // Outside a transaction: the latest commit's mark (another process's seen at most a few ms late).
     const hit = this.caches.pages.getBody(key, this.caches.replicaMark.read(), window);
     if (!hit) return null;
     encodeHead(hit.body);
-    return withCursor(this.deps.secret, hit.selection, hit.body, q.cursor?.position ?? null, window, fingerprint);
+    return withCursor(this.deps.secret, hit.selection, hit.body, parsed, window);
   }
 
   /** Geo candidates, then the page's snapshot rows (or a kept selection that provably equals them), in a transaction. */

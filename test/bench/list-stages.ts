@@ -104,13 +104,12 @@ export async function measureStages(
       t.push(performance.now());
       // The same steps as ListService.page on a miss, with a clock between select and hydrate.
       const pageKey = pageCacheKey(request.search, limit, window);
-      const from = parsed.q.cursor?.position ?? null;
       let selectedAt = 0;
       const out = readConsistently(ctx.replica, () => {
         const selected = list.select(pageKey, parsed, window, limit);
         selectedAt = performance.now();
         const body = list.hydrate(pageKey, selected, window);
-        return withCursor(ctx.secret, selected.selection, body, from, window, parsed.fingerprint);
+        return withCursor(ctx.secret, selected.selection, body, parsed, window);
       });
       t.push(selectedAt);
       t.push(performance.now());
