@@ -20,43 +20,18 @@ import {
 } from "./page-filter.ts";
 import { EVENT_SERVABLE_SQL, SERVABLE_SQL } from "./snapshot.ts";
 
-interface EventRow {
-  id: number;
-  title: string;
-  slug: string;
-  start_date: string;
-  start_ms: number;
-  end_date: string | null;
-  end_ms: number | null;
-  cost: string | null;
-  is_free: number | null;
-  is_sold_out: number;
-  is_low_tickets: number;
-  age: string | null;
-  ticket_destination: string | null;
-  /** Set for an event of another deployment: its upstream's URLs, served as they are. */
-  event_url: string | null;
-  ticket_url: string | null;
-  website: string | null;
-  ticket_link_status: Event["ticketLinkStatus"];
-  image_url: string | null;
-  categories: string;
-  source: string;
-  vendor: string;
-  venue_id: number;
-}
+/** EVENTS_SQL's columns by type; `event_url` is set for an event of another deployment: its upstream's, served as is. */
+type EventRow = Record<"id" | "start_ms" | "is_sold_out" | "is_low_tickets" | "venue_id", number> &
+  Record<"title" | "slug" | "start_date" | "categories" | "source" | "vendor", string> &
+  Record<"end_date" | "cost" | "age" | "ticket_destination", string | null> &
+  Record<"event_url" | "ticket_url" | "website" | "image_url", string | null> &
+  Record<"end_ms" | "is_free", number | null> & { ticket_link_status: Event["ticketLinkStatus"] };
 
-interface VenueRow {
-  id: number;
-  name: string;
-  city: string;
-  state: string;
-  timezone: string | null;
-  latitude: number | null;
-  longitude: number | null;
-  geocode_precision: Venue["geocodePrecision"];
-  visible: number;
-}
+/** VENUES_SQL's columns by type. */
+type VenueRow = Record<"id" | "visible", number> &
+  Record<"name" | "city" | "state", string> &
+  Record<"timezone", string | null> &
+  Record<"latitude" | "longitude", number | null> & { geocode_precision: Venue["geocodePrecision"] };
 
 /** HYDRATE_SQL's row: the event's columns, then its venue's. */
 type Row = EventRow & Omit<VenueRow, "id" | "name" | "visible"> & { venue_name: string };
