@@ -42,6 +42,10 @@ const MESSAGES: Partial<Record<ListErrorCode, string>> = {
   invalid_exclude_sold_out: "`exclude_sold_out` must be `true` or `false`.",
   invalid_include_centroids: "`include_centroids` must be `true` or `false`.",
   invalid_limit: "`limit` must be an integer from 1 to 100.",
+  invalid_date_range: "`starts_before` must be after `starts_after` (default: now).",
+  lookahead_not_in_plan:
+    "The requested dates reach beyond your plan's lookahead horizon. Start a new request within it, or upgrade.",
+  feature_not_in_plan: "Custom polygons need Business or Enterprise access.",
 };
 
 const fail = (code: ListErrorCode, message = MESSAGES[code]) => new ApiError(code, message);
@@ -81,8 +85,7 @@ export function assertKeysetPagination(query: URLSearchParams): void {
 
 /** Stage 5: the plan gate runs before the ring is parsed, so even an empty `polygon` is gated. */
 function assertPolygonAllowed(sent: boolean, polygons: boolean): void {
-  if (sent && !polygons)
-    throw new ApiError("feature_not_in_plan", "Custom polygons need Business or Enterprise access.");
+  if (sent && !polygons) throw fail("feature_not_in_plan");
 }
 
 /** Stages 4–6 of a query string; `scope`: what a replica of another deployment cannot answer. */
@@ -165,20 +168,13 @@ export function parseListParams(query: URLSearchParams, secret: string, scope: S
  */
 export function windowOf({ q, fingerprint }: ParsedQuery, horizonMs: number | null, nowMs: number): ListWindow {
   const opensAt = q.startsAfterMs ?? (q.cursor?.version === 2 ? q.cursor.afterMs : nowMs);
-  if (q.startsBeforeMs !== null && q.startsBeforeMs <= opensAt) {
-    throw new ApiError("invalid_date_range", "`starts_before` must be after `starts_after` (default: now).");
-  }
+  if (q.startsBeforeMs !== null && q.startsBeforeMs <= opensAt) throw fail("invalid_date_range");
   const limit = horizonMs === null ? Infinity : nowMs + horizonMs;
   const beyond =
     (q.startsAfterMs ?? -Infinity) > limit ||
     (q.startsBeforeMs ?? -Infinity) > limit ||
     (q.cursor?.version === 2 && q.cursor.beforeMs > limit);
-  if (beyond) {
-    throw new ApiError(
-      "lookahead_not_in_plan",
-      "The requested dates reach beyond your plan's lookahead horizon. Start a new request within it, or upgrade.",
-    );
-  }
+  if (beyond) throw fail("lookahead_not_in_plan");
   assertCursorMatches(q.cursor, fingerprint);
   return resolveWindow(q, nowMs, horizonMs);
 }
@@ -212,15 +208,7 @@ export function pageFilterOf(q: ListQuery, window: ListWindow, geo: GeoCandidate
   };
 }
 
-/**
- * What a replica of another deployment refuses in stage 6 rather than answer with a plausible, wrong page
- * (docs/api.md, "A replica of another deployment"): a `source` outside the tokens its URL named, and
- * `exclude_aggregators=true` when no aggregator walk marked its events.
- */
-export interface ScopeCheck {
-  sources(tokens: readonly string[]): void;
-  excludeAggregators(): void;
-}
+export type ScopeCheck = ReturnType<typeof scopeCheck>;
 
 const SCOPE_SQL =
   "SELECT (SELECT value FROM sync_state WHERE key = 'source_kind') AS kind, (SELECT value FROM sync_state WHERE key = 'source_scope') AS scope";
@@ -250,11 +238,15 @@ export class ReplicaScope {
 
 const named = (tokens: readonly string[]) => tokens.map((t) => `\`${t}\``).join(", ");
 
-/** The checks of a replica whose last complete pass recorded `scope` (null: none has completed). */
-function scopeCheck(scope: RecordedScope | null): ScopeCheck {
+/**
+ * What a replica of another deployment refuses in stage 6 rather than answer with a plausible, wrong page
+ * (docs/api.md, "A replica of another deployment"): a `source` outside the tokens its URL named, and
+ * `exclude_aggregators=true` when no aggregator walk marked its events. `scope`: its last complete pass's, or null.
+ */
+function scopeCheck(scope: RecordedScope | null) {
   const recorded = scope?.sources ?? null;
   return {
-    sources(tokens) {
+    sources(tokens: readonly string[]): void {
       const unknown = tokens.filter((t) => !recorded?.includes(t));
       if (unknown.length === 0) return;
       throw new ApiError(
@@ -266,7 +258,7 @@ function scopeCheck(scope: RecordedScope | null): ScopeCheck {
               "`source` cannot be answered exactly here. Ask the upstream.",
       );
     },
-    excludeAggregators() {
+    excludeAggregators(): void {
       if (scope?.aggregators === "known" || scope?.aggregators === "excluded") return;
       throw new ApiError(
         "invalid_exclude_aggregators",
