@@ -115,18 +115,16 @@ const liveEvent = (r: EventRow, part: string): LiveEvent => ({
 /** A kept event; `false`: not servable now (cancelled, spam, a duplicate, deleted). */
 type KeptEvent = LiveEvent | false;
 
+/** What the live re-check reads of a venue: the filter's state and city, a geo filter's coordinate and precision. */
+type LiveVenue = Pick<VenueRow, "state" | "city" | "latitude" | "longitude" | "geocode_precision">;
+
 /** A kept venue: its JSON with `distanceMiles` null, and what servability and the re-check read. `false`: gone. */
-type KeptVenue =
-  | {
-      json: string;
-      visible: boolean;
-      state: string;
-      city: string;
-      lat: number | null;
-      lng: number | null;
-      precision: string | null;
-    }
-  | false;
+type KeptVenue = (LiveVenue & { json: string; visible: boolean }) | false;
+
+/** Whether a servable event at its venue still matches the request: the filter, and a geo filter's live re-check. */
+const stillMatches = (matches: (row: FilterRow) => boolean, geo: LiveGeo | null, e: LiveEvent, v: LiveVenue) =>
+  matches({ ...e, state: v.state, city: v.city }) &&
+  (geo === null || geo.admits(e.venueId, v.latitude, v.longitude, v.geocode_precision));
 
 /** Bytes kept, conservatively (JSON text may take two bytes a character), measured against RSS (test/bench/RESULTS.md,
  * "Unique traffic"). */
@@ -280,11 +278,7 @@ export function hydratePage(db: Db, keys: readonly PagePosition[], filter: PageF
   const out: Event[] = [];
   for (const k of keys) {
     const r = byId.get(k.id);
-    const live =
-      r &&
-      matches({ ...liveEvent(r, ""), state: r.state, city: r.city }) &&
-      (h.geo === null || h.geo.admits(r.venue_id, r.latitude, r.longitude, r.geocode_precision));
-    if (!live) continue;
+    if (!r || !stillMatches(matches, h.geo, liveEvent(r, ""), r)) continue;
     const venue = shapeVenue({ ...r, id: r.venue_id, name: r.venue_name }, distanceOf(h.geo, r.latitude, r.longitude));
     out.push(shapeEvent(r, h.baseUrl, JSON.parse(r.categories) as Event["categories"], venue));
   }
@@ -306,8 +300,8 @@ const PLACEHOLDER_TAIL = '0,"venue":0}';
 
 function keptVenue(v: VenueRow): KeptVenue {
   const json = JSON.stringify(shapeVenue(v, null));
-  const { state, city, latitude: lat, longitude: lng, geocode_precision: precision } = v;
-  return { json, visible: v.visible === 1, state, city, lat, lng, precision };
+  const { state, city, latitude, longitude, geocode_precision } = v;
+  return { json, visible: v.visible === 1, state, city, latitude, longitude, geocode_precision };
 }
 
 /**
@@ -330,13 +324,9 @@ export function hydratePageJson(
   for (const [e, v] of events.read(db, state, keys)) {
     // An event whose venue is gone or hidden is not servable.
     const servable = e !== false && v !== false && v.visible;
-    const live =
-      servable &&
-      matches({ ...e, state: v.state, city: v.city }) &&
-      (h.geo === null || h.geo.admits(e.venueId, v.lat, v.lng, v.precision));
-    if (live) {
+    if (servable && stillMatches(matches, h.geo, e, v)) {
       if (bounds) bounds.latestAfterMs = Math.min(bounds.latestAfterMs, e.endMs);
-      const distance = distanceOf(h.geo, v.lat, v.lng);
+      const distance = distanceOf(h.geo, v.latitude, v.longitude);
       out.push(
         distance === null
           ? `${e.part}${v.json}}`

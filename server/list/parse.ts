@@ -128,13 +128,8 @@ export function parseListParams(query: URLSearchParams, secret: string, scope: S
   const startsBeforeMs = one(query, "starts_before", param.StartsBeforeParam, null, "invalid_date");
   const sources = parseSources(query);
   if (sources && scope) scope.sources(sources);
-  const excludeAggregators = one(
-    query,
-    "exclude_aggregators",
-    param.ExcludeAggregatorsParam,
-    DEFAULTS.excludeAggregators,
-  );
-  if (excludeAggregators && scope) scope.excludeAggregators();
+  const noAggregators = one(query, "exclude_aggregators", param.ExcludeAggregatorsParam, DEFAULTS.excludeAggregators);
+  if (noAggregators && scope) scope.excludeAggregators();
   const excludeSoldOut = one(query, "exclude_sold_out", param.ExcludeSoldOutParam, DEFAULTS.excludeSoldOut);
   const limit = one(query, "limit", param.LimitParam, DEFAULTS.limit);
   const rawCursor = one(query, "cursor", param.CursorParam, null);
@@ -152,7 +147,7 @@ export function parseListParams(query: URLSearchParams, secret: string, scope: S
     startsBeforeMs,
     /** Distinct source tokens, null when no token was sent. */
     sources,
-    excludeAggregators,
+    excludeAggregators: noAggregators,
     excludeSoldOut,
     limit,
     cursor,
