@@ -58,7 +58,7 @@ const STAGE_QUERIES: Partial<Record<ListFaultCode, string | ((nowMs: number) => 
 };
 
 /** The error stages 4–8 raise for `code`, from the representative request run through them. */
-export function stageRefusal(list: ListService, code: ListFaultCode, nowMs: number): ApiError {
+function stageRefusal(list: ListService, code: ListFaultCode, nowMs: number): ApiError {
   const query = STAGE_QUERIES[code];
   if (query === undefined) throw new Error(`${code} is not raised by stages 4–8`);
   const search = typeof query === "string" ? query : query(nowMs);
