@@ -1,23 +1,9 @@
 /**
- * Hydration of a selected page (docs/api.md, Serving snapshot): the page's ids are read from the LIVE `events` and
- * `venues` rows in one query, and rows that are no longer servable — cancelled, deleted, spam,
- * demoted to a duplicate, venue hidden or gone — are dropped. A row whose live fields no longer
- * satisfy the request (rescheduled out of the window, now sold out under exclude_sold_out, …)
- * is dropped too, so a page never contradicts its own filters. Survivors keep snapshot order.
- * A geo filter is re-checked the same way against the venue's live coordinate and precision
- * (db/geo.ts `LiveGeo`), and a circle's `distanceMiles` is measured to the live coordinate served.
- *
- * Served fields were derived at apply time (sync/derive.ts); this module only shapes them into
- * the API's Event (every key present, optional ones null, `venue` always an object).
- *
- * Hot path: live rows and their serialized Event are kept by event id (`HydratedEvents`, owned by
- * the list path's caches) for exactly one state of the replica. The state is `PRAGMA
- * data_version` (moves when ANOTHER connection commits: `marquee sync`, a snapshot refresh
- * elsewhere) plus `total_changes()` (moves when THIS connection writes: test-mode records,
- * in-process sync); either moving drops every kept row. Read inside `readConsistently`, after the
- * page selection has taken the read snapshot, the pair names the state the kept rows were read
- * from. A page over kept events (each read before, by any query: see `HydratedEvents`) is then a
- * concatenation of their JSON.
+ * Hydration of a selected page (docs/architecture.md, "From record to response bytes"): the page's ids are read from
+ * the LIVE `events` and `venues` rows, and a row no longer servable (cancelled, deleted, spam, a duplicate, venue
+ * hidden or gone) or no longer matching the request (db/page-filter.ts `rowMatcher`; a geo filter against the venue's
+ * live coordinate, db/geo.ts `LiveGeo`) is dropped, so a page never contradicts its own filters. Survivors keep
+ * snapshot order, shaped into the API's Event from the fields apply derived (sync/derive.ts).
  */
 import { LRUCache } from "lru-cache";
 import { eventUrlFor, servedTicketUrl } from "./contract.ts";
@@ -34,62 +20,34 @@ import {
 } from "./page-filter.ts";
 import { EVENT_SERVABLE_SQL, SERVABLE_SQL } from "./snapshot.ts";
 
-export type { Event, Venue } from "./event.ts";
+/** EVENTS_SQL's columns by type; `event_url` is set for an event of another deployment: its upstream's, served as is. */
+type EventRow = Record<"id" | "start_ms" | "is_sold_out" | "is_low_tickets" | "venue_id", number> &
+  Record<"title" | "slug" | "start_date" | "categories" | "source" | "vendor", string> &
+  Record<"end_date" | "cost" | "age" | "ticket_destination", string | null> &
+  Record<"event_url" | "ticket_url" | "website" | "image_url", string | null> &
+  Record<"end_ms" | "is_free", number | null> & { ticket_link_status: Event["ticketLinkStatus"] };
 
-interface Row {
-  id: number;
-  title: string;
-  slug: string;
-  start_date: string;
-  start_ms: number;
-  end_date: string | null;
-  end_ms: number | null;
-  cost: string | null;
-  is_free: number | null;
-  is_sold_out: number;
-  is_low_tickets: number;
-  age: string | null;
-  ticket_destination: string | null;
-  /** Set for an event of another deployment: its upstream's URLs, served as they are. */
-  event_url: string | null;
-  ticket_url: string | null;
-  website: string | null;
-  ticket_link_status: Event["ticketLinkStatus"];
-  image_url: string | null;
-  categories: string;
-  source: string;
-  vendor: string;
-  venue_id: number;
-  venue_name: string;
-  city: string;
-  state: string;
-  timezone: string | null;
-  latitude: number | null;
-  longitude: number | null;
-  geocode_precision: Venue["geocodePrecision"];
-}
+/** VENUES_SQL's columns by type. */
+type VenueRow = Record<"id" | "visible", number> &
+  Record<"name" | "city" | "state", string> &
+  Record<"timezone", string | null> &
+  Record<"latitude" | "longitude", number | null> & { geocode_precision: Venue["geocodePrecision"] };
 
-const HYDRATE_SQL = `
-SELECT e.id, e.title, e.slug, e.start_date, e.start_ms, e.end_date, e.end_ms, e.cost, e.is_free, e.is_sold_out,
-       e.is_low_tickets, e.age, e.ticket_destination, e.event_url, e.ticket_url, e.website, e.ticket_link_status,
-       e.image_url, e.categories, e.source, e.vendor, v.id AS venue_id, v.name AS venue_name, v.city, v.state,
-       v.timezone, v.latitude, v.longitude, v.geocode_precision
-FROM json_each($ids) j
-JOIN events e ON e.id = j.value
-JOIN venues v ON v.id = e.venue_id
-WHERE ${SERVABLE_SQL}`;
+/** HYDRATE_SQL's row: the event's columns, then its venue's. */
+type Row = EventRow & Omit<VenueRow, "id" | "name" | "visible"> & { venue_name: string };
 
-/** A live row as the request's filter reads it (db/page-filter.ts). */
-const filterRowOf = (r: Row): FilterRow => ({
-  startMs: r.start_ms,
-  endMs: servedEndMs(r.start_ms, r.end_ms),
-  state: r.state,
-  city: r.city,
-  source: r.source,
-  venueId: r.venue_id,
-  soldOut: r.is_sold_out === 1,
-  aggregator: isAggregator(r.vendor),
-});
+// Columns, written as JSON in JavaScript: json_object() measured slower (test/bench/RESULTS.md, "Unique traffic").
+const EVENT_COLUMNS = `e.id, e.title, e.slug, e.start_date, e.start_ms, e.end_date, e.end_ms, e.cost, e.is_free,
+  e.is_sold_out, e.is_low_tickets, e.age, e.ticket_destination, e.event_url, e.ticket_url, e.website,
+  e.ticket_link_status, e.image_url, e.categories, e.source, e.vendor, e.venue_id`;
+const VENUE_COLUMNS = "v.city, v.state, v.timezone, v.latitude, v.longitude, v.geocode_precision";
+
+const HYDRATE_SQL = `SELECT ${EVENT_COLUMNS}, v.name AS venue_name, ${VENUE_COLUMNS}
+FROM json_each($ids) j JOIN events e ON e.id = j.value JOIN venues v ON v.id = e.venue_id WHERE ${SERVABLE_SQL}`;
+const EVENTS_SQL = `SELECT ${EVENT_COLUMNS}
+FROM json_each($ids) j JOIN events e ON e.id = j.value WHERE ${EVENT_SERVABLE_SQL}`;
+const VENUES_SQL = `SELECT v.id, v.name, ${VENUE_COLUMNS}, v.visible
+FROM json_each($ids) j JOIN venues v ON v.id = j.value`;
 
 export interface Hydration {
   baseUrl: string;
@@ -103,16 +61,10 @@ function distanceOf(geo: LiveGeo | null, lat: number | null, lng: number | null)
   return miles === undefined ? null : Math.round(miles * 100) / 100;
 }
 
-/**
- * The Event's fields in its key order, `venue` last: the one place that order is written, for the
- * shaped Event (`toEvent`) and the kept JSON before its venue (`eventPartOf`) alike.
- */
-function shapeEvent<C, V>(
-  r: EventRow,
-  baseUrl: string,
-  categories: C,
-  venue: V,
-): Omit<Event, "categories" | "venue"> & { categories: C; venue: V } {
+type EventShape<C, V> = Omit<Event, "categories" | "venue"> & { categories: C; venue: V };
+
+/** The Event's fields in its key order, `venue` last, for the shaped Event and the kept JSON (`eventPartOf`) alike. */
+function shapeEvent<C, V>(r: EventRow, baseUrl: string, categories: C, venue: V): EventShape<C, V> {
   return {
     id: r.id,
     title: r.title,
@@ -134,44 +86,48 @@ function shapeEvent<C, V>(
   };
 }
 
-function toEvent(r: Row, h: Hydration): Event {
-  return shapeEvent(r, h.baseUrl, JSON.parse(r.categories) as Event["categories"], {
-    id: r.venue_id,
-    name: r.venue_name,
-    city: r.city,
-    state: r.state,
-    timezone: r.timezone,
-    latitude: r.latitude,
-    longitude: r.longitude,
-    geocodePrecision: r.geocode_precision,
-    distanceMiles: distanceOf(h.geo, r.latitude, r.longitude),
-  });
-}
+/** The venue's fields in its key order, `distanceMiles` last, for the shaped Event and the kept JSON alike. */
+const shapeVenue = (v: Omit<VenueRow, "visible">, distanceMiles: number | null): Venue => ({
+  id: v.id,
+  name: v.name,
+  city: v.city,
+  state: v.state,
+  timezone: v.timezone,
+  latitude: v.latitude,
+  longitude: v.longitude,
+  geocodePrecision: v.geocode_precision,
+  distanceMiles,
+});
 
-/**
- * A kept event: its JSON up to and including `"venue":`, and what the live re-check reads.
- * `false`: not servable now (cancelled, spam, a duplicate, deleted).
- */
-type KeptEvent = (Omit<FilterRow, "state" | "city"> & { part: string }) | false;
+/** An event's JSON up to and including `"venue":`, and what the live re-check reads of it. */
+type LiveEvent = Omit<FilterRow, "state" | "city"> & { part: string };
+
+const liveEvent = (r: EventRow, part: string): LiveEvent => ({
+  part,
+  startMs: r.start_ms,
+  endMs: servedEndMs(r.start_ms, r.end_ms),
+  soldOut: r.is_sold_out === 1,
+  aggregator: isAggregator(r.vendor),
+  source: r.source,
+  venueId: r.venue_id,
+});
+
+/** A kept event; `false`: not servable now (cancelled, spam, a duplicate, deleted). */
+type KeptEvent = LiveEvent | false;
+
+/** What the live re-check reads of a venue: the filter's state and city, a geo filter's coordinate and precision. */
+type LiveVenue = Pick<VenueRow, "state" | "city" | "latitude" | "longitude" | "geocode_precision">;
 
 /** A kept venue: its JSON with `distanceMiles` null, and what servability and the re-check read. `false`: gone. */
-type KeptVenue =
-  | {
-      json: string;
-      visible: boolean;
-      state: string;
-      city: string;
-      lat: number | null;
-      lng: number | null;
-      precision: string | null;
-    }
-  | false;
+type KeptVenue = (LiveVenue & { json: string; visible: boolean }) | false;
 
-/**
- * Bytes kept, conservatively: JSON text may be stored two bytes a character, and the object and
- * its short strings around it. Measured against the process's RSS under new traffic
- * (test/bench/RESULTS.md, "Unique traffic").
- */
+/** Whether a servable event at its venue still matches the request: the filter, and a geo filter's live re-check. */
+const stillMatches = (matches: (row: FilterRow) => boolean, geo: LiveGeo | null, e: LiveEvent, v: LiveVenue) =>
+  matches({ ...e, state: v.state, city: v.city }) &&
+  (geo === null || geo.admits(e.venueId, v.latitude, v.longitude, v.geocode_precision));
+
+/** Bytes kept, conservatively (JSON text may take two bytes a character), measured against RSS (test/bench/RESULTS.md,
+ * "Unique traffic"). */
 const eventBytes = (e: KeptEvent) => (e ? 2 * (e.part.length + e.source.length) + 240 : 32);
 const venueBytes = (v: KeptVenue) => (v ? 2 * (v.json.length + v.city.length) + 184 : 32);
 
@@ -179,15 +135,10 @@ const venueBytes = (v: KeptVenue) => (v ? 2 * (v.json.length + v.city.length) + 
 const SEEN_BITS = 1 << 22;
 
 /**
- * Events and venues as served, each kept once, for one state of the replica and one base URL,
- * each bounded by its own bytes (a venue's JSON is shared by all its events). `forState` hands
- * out what was kept for the state it is given, and drops everything when the state moves.
- *
- * An event is kept from the second time it is read, not the first: most events of new traffic
- * (a cursor walk's pages, a new window) are read once, and keeping each of them pushed out one
- * kept before, churning the heap that every request allocates from (docs/perf-history.md, "Round 17"). Events read once are remembered as one bit each, by id modulo the table's size; two ids
- * sharing a bit only let the second be kept at once. The table starts afresh once a quarter of
- * its bits are set, so it remembers about the last million events read.
+ * Events and venues as served, each kept once, for one replica state (`read` drops everything when it moves) and
+ * one base URL, each bounded by its own bytes (docs/architecture.md, "Caches"). An event is kept from its second
+ * reading (docs/perf-history.md, "Round 17"): a first is remembered as one bit by id modulo the table's size (two ids
+ * sharing a bit only let the second be kept at once), and the table starts afresh once a quarter of its bits are set.
  */
 export class HydratedEvents {
   readonly #events: LRUCache<number, KeptEvent>;
@@ -204,13 +155,39 @@ export class HydratedEvents {
     this.#venues = new LRUCache<number, KeptVenue>({ maxSize: budget.venueBytes, sizeCalculation: venueBytes });
   }
 
-  forState(state: string): { events: LRUCache<number, KeptEvent>; venues: LRUCache<number, KeptVenue> } {
+  /** The page's events and venues as kept for `state` (all dropped when it moved), reading the ones not kept. */
+  read(db: Db, state: string, keys: readonly PagePosition[]): Array<[KeptEvent, KeptVenue]> {
     if (state !== this.#state) {
       this.#events.clear();
       this.#venues.clear();
       this.#state = state;
     }
-    return { events: this.#events, venues: this.#venues };
+    const found: KeptEvent[] = keys.map((k) => this.#events.get(k.id) ?? (undefined as unknown as KeptEvent));
+    const missing = keys.filter((_, i) => found[i] === undefined).map((k) => k.id);
+    if (missing.length > 0) {
+      // Placing rows by id is cheaper than sorting in SQL.
+      const byId = new Map<number, EventRow>();
+      for (const r of db.prepare<EventRow>(EVENTS_SQL).all({ ids: JSON.stringify(missing) })) byId.set(r.id, r);
+      for (let i = 0; i < keys.length; i++) {
+        if (found[i] !== undefined) continue;
+        const r = byId.get(keys[i].id);
+        found[i] = r ? liveEvent(r, eventPartOf(r, this.baseUrl)) : false;
+        if (this.admit(keys[i].id)) this.#events.set(keys[i].id, found[i]);
+      }
+    }
+    const venueIds = new Set<number>();
+    for (const e of found) if (e && !this.#venues.has(e.venueId)) venueIds.add(e.venueId);
+    if (venueIds.size > 0) {
+      const rows = db.prepare<VenueRow>(VENUES_SQL).all({ ids: JSON.stringify([...venueIds]) });
+      for (const v of rows) this.#venues.set(v.id, keptVenue(v));
+      for (const id of venueIds) if (!this.#venues.has(id)) this.#venues.set(id, false);
+    }
+    return found.map((e) => [e, e ? (this.#venues.get(e.venueId) ?? false) : false]);
+  }
+
+  /** Whether event `id` is kept for `state` now (for the bench's share of kept events). */
+  has(state: string, id: number): boolean {
+    return state === this.#state && this.#events.has(id);
   }
 
   /** Whether to keep event `id`, read now and not kept: true when it was read before. */
@@ -250,8 +227,8 @@ export class HydratedEvents {
 const STATE_SQL = "SELECT (SELECT data_version FROM pragma_data_version) AS dv, total_changes() AS tc";
 
 /**
- * The replica's state as this connection sees it: equal strings, equal data. Inside a read
- * transaction it is the transaction's state (the pragma takes the read lock like any read).
+ * The replica's state as this connection sees it, equal strings for equal data: `data_version` moves when another
+ * connection commits, `total_changes()` when this one writes. Inside a read transaction, the transaction's state.
  */
 export function readReplicaState(db: Db): string {
   const v = db.prepare<{ dv: number; tc: number }>(STATE_SQL).get()!;
@@ -259,11 +236,8 @@ export function readReplicaState(db: Db): string {
 }
 
 /**
- * `readReplicaState` as read at most `maxLagMs` ago, outside a transaction: another
- * connection's commit is seen that late at most, and this process's own writes at once, since
- * every writer of the serving process clears the list path's caches, this included
- * (server/list/caches.ts `ReplicaWrites`). For the page cache's hit path, which then reads
- * nothing from the database.
+ * `readReplicaState` read at most `maxLagMs` ago, outside a transaction, for the page cache's hit path: this
+ * process's own writes clear it at once (server/list/caches.ts `ReplicaWrites`), another's are seen that late at most.
  */
 export class RecentReplicaState {
   #recent: { state: string; atMs: number } | null = null;
@@ -286,11 +260,9 @@ export class RecentReplicaState {
 }
 
 /**
- * How far the page's window may move before the live re-check could decide differently
- * (server/list/page-cache.ts): every survivor still ends at or after a window opening no later
- * than `latestAfterMs`; a row dropped for starting after the window's close could come back
- * only if the close moves (`droppedAfterClose`). Rows dropped for anything else stay dropped
- * while the replica's state is the same, as do rows that ended before the window opened.
+ * How far the page's window may move before the live re-check could decide differently (server/list/page-cache.ts):
+ * every survivor ends at or after a window opening up to `latestAfterMs`; a row dropped for starting after the close
+ * can come back only if the close moves. Rows dropped for anything else stay dropped while the replica state stands.
  */
 export interface LiveBounds {
   latestAfterMs: number;
@@ -306,57 +278,17 @@ export function hydratePage(db: Db, keys: readonly PagePosition[], filter: PageF
   const out: Event[] = [];
   for (const k of keys) {
     const r = byId.get(k.id);
-    const live =
-      r &&
-      matches(filterRowOf(r)) &&
-      (h.geo === null || h.geo.admits(r.venue_id, r.latitude, r.longitude, r.geocode_precision));
-    if (live) out.push(toEvent(r, h));
+    if (!r || !stillMatches(matches, h.geo, liveEvent(r, ""), r)) continue;
+    const venue = shapeVenue({ ...r, id: r.venue_id, name: r.venue_name }, distanceOf(h.geo, r.latitude, r.longitude));
+    out.push(shapeEvent(r, h.baseUrl, JSON.parse(r.categories) as Event["categories"], venue));
   }
   return out;
 }
 
 /**
- * The fields of the events not kept yet. Read as columns and written as JSON in JavaScript: an
- * SQLite json_object() per row, returning one string, measured slower (test/bench/RESULTS.md,
- * "Unique traffic").
- */
-const EVENTS_SQL = `
-SELECT e.id, e.title, e.slug, e.start_date, e.start_ms, e.end_date, e.end_ms, e.cost, e.is_free, e.is_sold_out,
-       e.is_low_tickets, e.age, e.ticket_destination, e.event_url, e.ticket_url, e.website, e.ticket_link_status,
-       e.image_url, e.categories, e.source, e.vendor, e.venue_id
-FROM json_each($ids) j
-JOIN events e ON e.id = j.value
-WHERE ${EVENT_SERVABLE_SQL}`;
-
-const VENUES_SQL = `
-SELECT v.id, v.name, v.city, v.state, v.timezone, v.latitude, v.longitude, v.geocode_precision, v.visible
-FROM json_each($ids) j
-JOIN venues v ON v.id = j.value`;
-
-type EventRow = Omit<
-  Row,
-  "venue_name" | "city" | "state" | "timezone" | "latitude" | "longitude" | "geocode_precision"
->;
-
-interface VenueRow {
-  id: number;
-  name: string;
-  city: string;
-  state: string;
-  timezone: string | null;
-  latitude: number | null;
-  longitude: number | null;
-  geocode_precision: string | null;
-  visible: number;
-}
-
-/**
- * What JSON.stringify writes of the Event before its last key, `venue`: the Event's fields
- * (`shapeEvent`) stringified with placeholders for the last two, cut off, then the categories
- * as stored: apply wrote them with JSON.stringify (sync/rows.ts), so they are what it would
- * write of them again (tested byte for byte against JSON.stringify of `toEvent`). One native
- * pass writes one flat string, measured faster than quoting each field in JavaScript and
- * joining the pieces (docs/perf-history.md, "Round 19").
+ * What JSON.stringify writes of the Event before its venue: `shapeEvent` stringified with placeholders for the last
+ * two keys, cut off, then the categories as apply stored them with JSON.stringify (sync/rows.ts). One native pass,
+ * measured faster than quoting each field (docs/perf-history.md, "Round 19").
  */
 function eventPartOf(r: EventRow, baseUrl: string): string {
   const json = JSON.stringify(shapeEvent(r, baseUrl, 0, 0));
@@ -367,74 +299,15 @@ function eventPartOf(r: EventRow, baseUrl: string): string {
 const PLACEHOLDER_TAIL = '0,"venue":0}';
 
 function keptVenue(v: VenueRow): KeptVenue {
-  const json = JSON.stringify({
-    id: v.id,
-    name: v.name,
-    city: v.city,
-    state: v.state,
-    timezone: v.timezone,
-    latitude: v.latitude,
-    longitude: v.longitude,
-    geocodePrecision: v.geocode_precision,
-    distanceMiles: null,
-  });
-  return {
-    json,
-    visible: v.visible === 1,
-    state: v.state,
-    city: v.city,
-    lat: v.latitude,
-    lng: v.longitude,
-    precision: v.geocode_precision,
-  };
-}
-
-/** The page's kept events and venues, reading the ones not kept: one query for events, one for venues. */
-function keptRows(
-  db: Db,
-  events: HydratedEvents,
-  state: string,
-  keys: readonly PagePosition[],
-): Array<[KeptEvent, KeptVenue]> {
-  const kept = events.forState(state);
-  const found: KeptEvent[] = keys.map((k) => kept.events.get(k.id) ?? (undefined as unknown as KeptEvent));
-  const missing = keys.filter((_, i) => found[i] === undefined).map((k) => k.id);
-  if (missing.length > 0) {
-    // Placing rows by id is cheaper than sorting in SQL.
-    const byId = new Map<number, EventRow>();
-    for (const r of db.prepare<EventRow>(EVENTS_SQL).all({ ids: JSON.stringify(missing) })) byId.set(r.id, r);
-    for (let i = 0; i < keys.length; i++) {
-      if (found[i] !== undefined) continue;
-      const r = byId.get(keys[i].id);
-      found[i] = r
-        ? {
-            part: eventPartOf(r, events.baseUrl),
-            startMs: r.start_ms,
-            endMs: servedEndMs(r.start_ms, r.end_ms),
-            soldOut: r.is_sold_out === 1,
-            aggregator: isAggregator(r.vendor),
-            source: r.source,
-            venueId: r.venue_id,
-          }
-        : false;
-      if (events.admit(keys[i].id)) kept.events.set(keys[i].id, found[i]);
-    }
-  }
-  const venueIds = new Set<number>();
-  for (const e of found) if (e && !kept.venues.has(e.venueId)) venueIds.add(e.venueId);
-  if (venueIds.size > 0) {
-    const rows = db.prepare<VenueRow>(VENUES_SQL).all({ ids: JSON.stringify([...venueIds]) });
-    for (const v of rows) kept.venues.set(v.id, keptVenue(v));
-    for (const id of venueIds) if (!kept.venues.has(id)) kept.venues.set(id, false);
-  }
-  return found.map((e) => [e, e ? (kept.venues.get(e.venueId) ?? false) : false]);
+  const json = JSON.stringify(shapeVenue(v, null));
+  const { state, city, latitude, longitude, geocode_precision } = v;
+  return { json, visible: v.visible === 1, state, city, latitude, longitude, geocode_precision };
 }
 
 /**
- * The same page as `hydratePage`, each Event already serialized: byte for byte
- * `JSON.stringify(event)`, from what `events` keeps for `state` (read in the same transaction).
- * An Event is its kept part, its venue's JSON and `}`; `venue.distanceMiles` is the venue's last
- * key, so a circle query's distance replaces the venue JSON's closing `null}`.
+ * `hydratePage`'s Events as their JSON, byte for byte, from what `events` keeps for `state` (read in the same
+ * transaction): an event's kept part, its venue's JSON and `}`, a circle's distance replacing the venue's closing
+ * `null}` (`distanceMiles` is its last key).
  */
 export function hydratePageJson(
   db: Db,
@@ -448,16 +321,12 @@ export function hydratePageJson(
   if (keys.length === 0) return [];
   const matches = rowMatcher(filter);
   const out: string[] = [];
-  for (const [e, v] of keptRows(db, events, state, keys)) {
+  for (const [e, v] of events.read(db, state, keys)) {
     // An event whose venue is gone or hidden is not servable.
     const servable = e !== false && v !== false && v.visible;
-    const live =
-      servable &&
-      matches({ ...e, state: v.state, city: v.city }) &&
-      (h.geo === null || h.geo.admits(e.venueId, v.lat, v.lng, v.precision));
-    if (live) {
+    if (servable && stillMatches(matches, h.geo, e, v)) {
       if (bounds) bounds.latestAfterMs = Math.min(bounds.latestAfterMs, e.endMs);
-      const distance = distanceOf(h.geo, v.lat, v.lng);
+      const distance = distanceOf(h.geo, v.latitude, v.longitude);
       out.push(
         distance === null
           ? `${e.part}${v.json}}`

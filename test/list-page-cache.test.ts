@@ -19,7 +19,7 @@ import { openReplica } from "../db/replica.ts";
 import { refreshSnapshot } from "../db/snapshot.ts";
 import { readSnapshotStats, SnapshotEstimates } from "../db/snapshot-stats.ts";
 import { createPageCache, type PageBody, type PageCache, pageCacheKey } from "../server/list/page-cache.ts";
-import type { ListWindow } from "../server/list/window.ts";
+import type { ListWindow } from "../server/list/parse.ts";
 import { applyBatch } from "../sync/apply.ts";
 import { parseRecordLine } from "../sync/records.ts";
 import { eventRecord, venueRecord } from "./records.ts";

@@ -1,8 +1,7 @@
 /**
- * Every cache of the list path, created together with their sizes (db/tuning.ts HOT_PATH), each
- * declared with the key it follows (`Keyed`), and the one way this process writes the replica
- * (`ReplicaWrites`), which drops the caches whose key moved. docs/architecture.md, "Freshness"
- * has the rule and "Caches" why each cache is exact.
+ * Every cache of the list path, sized by db/tuning.ts HOT_PATH and declared with the key it follows (`Keyed`), and the
+ * one way this process writes the replica (`ReplicaWrites`), which drops the caches whose key moved
+ * (docs/architecture.md, "Freshness"; "Caches" says why each is exact).
  */
 import { LRUCache } from "lru-cache";
 import type { Db } from "../../db/driver.ts";
@@ -14,16 +13,10 @@ import { SnapshotBlocks } from "../../db/short-blocks.ts";
 import { readSnapshotStats, SnapshotEstimates } from "../../db/snapshot-stats.ts";
 import { HOT_PATH } from "../../db/tuning.ts";
 import { createPageCache } from "./page-cache.ts";
-import type { ListQuery } from "./parse.ts";
-import { ReplicaScope } from "./replica-scope.ts";
+import { type ParsedQuery, ReplicaScope } from "./parse.ts";
 import { ListHeaders } from "./response.ts";
 
-/**
- * What makes a cache stale:
- *   query     nothing: a pure function of what it is keyed by (and the process's secret);
- *   replica   the replica mark (db/hydrate.ts `readReplicaState`), which every commit moves;
- *   snapshot  the snapshot generation, which every refresh moves (in a commit, so the mark too).
- */
+/** What makes a cache stale: nothing (`query`), every commit (`replica`), every snapshot refresh (`snapshot`). */
 export type Freshness = "query" | "replica" | "snapshot";
 
 /** A cache and the key it follows, so its declaration says what invalidates it. */
@@ -33,29 +26,13 @@ export type Keyed<F extends Freshness, C> = C & { readonly follows: F };
 const keyed = <F extends Freshness, C extends F extends "query" ? object : { clear(): void }>(follows: F, cache: C) =>
   Object.assign(cache, { follows }) as Keyed<F, C>;
 
-/**
- * What a query string decides, kept by the raw string once it passed stages 4 and 6 (both pure
- * functions of it): the parsed parameters, the filter fingerprint, and the two facts earlier
- * stages need (geo cost, the polygon gate). A request with a known string reads no parameters.
- */
-export interface ParsedQuery {
-  q: ListQuery;
-  fingerprint: string;
-  geo: boolean;
-  polygon: boolean;
-}
-
 export class ListCaches {
   readonly parsed = keyed("query", new LRUCache<string, ParsedQuery>({ max: HOT_PATH.parsedQueries }));
-  /** One Headers object per sequence of access header names (server/list/response.ts). */
   readonly headers = keyed("query", new ListHeaders());
-  /** Selected keys and hydrated bodies by query string, limit and window span (server/list/page-cache.ts). */
   readonly pages = keyed("replica", createPageCache(HOT_PATH.cachedPages, HOT_PATH.cachedPageBytes));
   readonly events: Keyed<"replica", HydratedEvents>;
   readonly scans = keyed("replica", new KeptScans(HOT_PATH.keptScanBytes, HOT_PATH.keptScanRows));
-  /** The mark read at most HOT_PATH.foreignCommitLagMs ago, for the page cache's hit path. */
   readonly replicaMark: Keyed<"replica", RecentReplicaState>;
-  /** What a replica of another deployment cannot answer (server/list/replica-scope.ts). */
   readonly scope: Keyed<"replica", ReplicaScope>;
   readonly geo: Keyed<"snapshot", GeoIndex>;
   readonly estimates = keyed("snapshot", new SnapshotEstimates(HOT_PATH.sourceEstimates));
@@ -95,10 +72,8 @@ function readKeys(db: Db): Keys | null {
 }
 
 /**
- * The one way the serving process writes its replica: sync runs, snapshot refreshes, test mode's
- * records and reset go through `apply`; the followers, which commit in their own loops, call
- * `changed` after a commit. Either way the keys are read again and the caches following one that
- * moved are dropped, so a writer need not know what it invalidates.
+ * The one way the serving process writes its replica: writers go through `apply`, followers committing in their own
+ * loops call `changed`; either drops the caches following a key that moved, so a writer need not know what it stales.
  */
 export class ReplicaWrites {
   #keys: Keys | null;

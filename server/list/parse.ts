@@ -1,46 +1,36 @@
 /**
- * Stages 4–6 of the list's stages (docs/api.md, Listing events): offset-style pagination, the polygon
- * plan gate, then every parameter in docs/api.md table's order, the first failure winning. The schemas are
- * server/params.ts; this module owns the rules that span values: empty values dropped, repeats,
- * comma-separated sources.
+ * Stages 4–8 of the list's stages (docs/api.md, "Order of checks"), the first failure winning, and the window a
+ * request reads (docs/api.md, "Date window"). The schemas are server/params.ts; this module owns the rules that span
+ * values: empty values dropped, repeats, comma-separated sources, and what a replica of another deployment refuses.
  */
 import * as v from "valibot";
-import { type ListErrorCode, UNSUPPORTED_PAGINATION_PARAMS } from "../../db/contract.ts";
-import type { GeoFilter } from "../../db/geo.ts";
-import { type Cursor, decodeCursor } from "../cursor.ts";
+import { DAY_MS, LIST, type ListErrorCode, UNSUPPORTED_PAGINATION_PARAMS } from "../../db/contract.ts";
+import type { Db } from "../../db/driver.ts";
+import type { PageFilter } from "../../db/events-query.ts";
+import type { GeoCandidates } from "../../db/geo.ts";
+import type { RecentReplicaState } from "../../db/hydrate.ts";
+import { parseRecordedScope, type RecordedScope } from "../../sync/api/scope.ts";
+import { assertCursorMatches, decodeCursor, filterFingerprint } from "../cursor.ts";
 import { ApiError } from "../errors.ts";
-import {
-  CursorParam,
-  LIST_DEFAULTS as DEFAULTS,
-  ExcludeAggregatorsParam,
-  ExcludeSoldOutParam,
-  IncludeCentroidsParam,
-  LimitParam,
-  SourceTokenParam,
-  StartsAfterParam,
-  StartsBeforeParam,
-  StateParam,
-} from "../params.ts";
-import { parseGeoParams } from "../params-geo.ts";
-import type { ScopeCheck } from "./replica-scope.ts";
+import * as param from "../params.ts";
+import { isGeoRequest, parseGeoParams } from "../params-geo.ts";
 
-export interface ListQuery {
-  state: string | null;
-  city: string | null;
-  /** True when `city` was repeated with different values: no venue is in two cities at once. */
-  cityConflict: boolean;
-  /** Explicit dates (ms), null when absent. */
-  startsAfterMs: number | null;
-  startsBeforeMs: number | null;
-  /** Distinct source tokens, null when no token was sent. */
-  sources: string[] | null;
-  excludeAggregators: boolean;
-  excludeSoldOut: boolean;
-  limit: number;
-  cursor: Cursor | null;
-  geo: GeoFilter | null;
-  includeCentroids: boolean;
+export type ListQuery = ReturnType<typeof parseListParams>;
+
+/** What a query string decides (stages 4–6 are pure functions of it), with its geo cost and its polygon gate. */
+export interface ParsedQuery {
+  q: ListQuery;
+  fingerprint: string;
+  geo: boolean;
+  polygon: boolean;
 }
+
+export interface ListWindow {
+  afterMs: number;
+  beforeMs: number;
+}
+
+const DEFAULTS = param.LIST_DEFAULTS;
 
 const MESSAGES: Partial<Record<ListErrorCode, string>> = {
   invalid_state: "`state` must be a two-letter US state code (50 states plus DC).",
@@ -52,6 +42,10 @@ const MESSAGES: Partial<Record<ListErrorCode, string>> = {
   invalid_exclude_sold_out: "`exclude_sold_out` must be `true` or `false`.",
   invalid_include_centroids: "`include_centroids` must be `true` or `false`.",
   invalid_limit: "`limit` must be an integer from 1 to 100.",
+  invalid_date_range: "`starts_before` must be after `starts_after` (default: now).",
+  lookahead_not_in_plan:
+    "The requested dates reach beyond your plan's lookahead horizon. Start a new request within it, or upgrade.",
+  feature_not_in_plan: "Custom polygons need Business or Enterprise access.",
 };
 
 const fail = (code: ListErrorCode, message = MESSAGES[code]) => new ApiError(code, message);
@@ -63,20 +57,16 @@ function single(query: URLSearchParams, name: string, code: ListErrorCode): stri
   return all[0];
 }
 
-function parseWith<T>(schema: v.GenericSchema<string, T>, raw: string, code: ListErrorCode): T {
+type Schema<T> = v.GenericSchema<string, T>;
+
+function parseWith<T>(schema: Schema<T>, raw: string, code: ListErrorCode): T {
   const result = v.safeParse(schema, raw);
   if (!result.success) throw fail(code);
   return result.output;
 }
 
 /** A single-valued parameter's value, `absent` when it is not sent; its code is `invalid_<name>` unless given. */
-function one<T, A>(
-  query: URLSearchParams,
-  name: string,
-  schema: v.GenericSchema<string, T>,
-  absent: A,
-  code?: ListErrorCode,
-) {
+function one<T, A>(query: URLSearchParams, name: string, schema: Schema<T>, absent: A, code?: ListErrorCode) {
   const error = code ?? (`invalid_${name}` as ListErrorCode);
   const raw = single(query, name, error);
   return raw === undefined ? absent : parseWith(schema, raw, error);
@@ -94,10 +84,25 @@ export function assertKeysetPagination(query: URLSearchParams): void {
 }
 
 /** Stage 5: the plan gate runs before the ring is parsed, so even an empty `polygon` is gated. */
-export function assertPolygonAllowed(polygonSent: boolean, polygons: boolean): void {
-  if (polygonSent && !polygons) {
-    throw new ApiError("feature_not_in_plan", "Custom polygons need Business or Enterprise access.");
-  }
+function assertPolygonAllowed(sent: boolean, polygons: boolean): void {
+  if (sent && !polygons) throw fail("feature_not_in_plan");
+}
+
+/** Stages 4–6 of a query string; `scope`: what a replica of another deployment cannot answer. */
+export function parseQuery(query: URLSearchParams, secret: string, polygons: boolean, scope: ScopeCheck | null) {
+  assertKeysetPagination(query);
+  const polygon = query.has("polygon");
+  assertPolygonAllowed(polygon, polygons);
+  const q = parseListParams(query, secret, scope);
+  return { q, fingerprint: filterFingerprint(query), geo: isGeoRequest(query), polygon } satisfies ParsedQuery;
+}
+
+/** Stages 5 and 6's checks that depend on the plan and the replica, for a query string parsed before. */
+export function recheck(parsed: ParsedQuery, polygons: boolean, scope: ScopeCheck | null): ParsedQuery {
+  assertPolygonAllowed(parsed.polygon, polygons);
+  if (scope && parsed.q.sources) scope.sources(parsed.q.sources);
+  if (scope && parsed.q.excludeAggregators) scope.excludeAggregators();
+  return parsed;
 }
 
 function parseSources(query: URLSearchParams): string[] | null {
@@ -105,42 +110,44 @@ function parseSources(query: URLSearchParams): string[] | null {
   for (const value of query.getAll("source")) {
     for (const part of value.split(",")) {
       const token = part.trim();
-      if (token !== "") tokens.add(parseWith(SourceTokenParam, token, "invalid_source"));
+      if (token !== "") tokens.add(parseWith(param.SourceTokenParam, token, "invalid_source"));
     }
   }
   return tokens.size === 0 ? null : [...tokens];
 }
 
 /**
- * Stage 6, in docs/api.md table's order; `assertDateRange` follows. A pure function of the query
- * string (and the secret that verifies cursors), so its result may be kept for the same string.
+ * Stage 6, in docs/api.md table's order: a pure function of the query string (and the secret that verifies cursors).
  * `scope`: what a replica of another deployment cannot answer, checked in its parameter's place.
  */
-export function parseListParams(query: URLSearchParams, secret: string, scope: ScopeCheck | null = null): ListQuery {
+export function parseListParams(query: URLSearchParams, secret: string, scope: ScopeCheck | null = null) {
   const rawState = single(query, "state", "invalid_state");
-  const state = rawState?.trim() ? parseWith(StateParam, rawState, "invalid_state") : null;
+  const state = rawState?.trim() ? parseWith(param.StateParam, rawState, "invalid_state") : null;
   const cities = [...new Set(query.getAll("city").filter((c) => c !== ""))];
-  const startsAfterMs = one(query, "starts_after", StartsAfterParam, null, "invalid_date");
-  const startsBeforeMs = one(query, "starts_before", StartsBeforeParam, null, "invalid_date");
+  const startsAfterMs = one(query, "starts_after", param.StartsAfterParam, null, "invalid_date");
+  const startsBeforeMs = one(query, "starts_before", param.StartsBeforeParam, null, "invalid_date");
   const sources = parseSources(query);
   if (sources && scope) scope.sources(sources);
-  const excludeAggregators = one(query, "exclude_aggregators", ExcludeAggregatorsParam, DEFAULTS.excludeAggregators);
-  if (excludeAggregators && scope) scope.excludeAggregators();
-  const excludeSoldOut = one(query, "exclude_sold_out", ExcludeSoldOutParam, DEFAULTS.excludeSoldOut);
-  const limit = one(query, "limit", LimitParam, DEFAULTS.limit);
-  const rawCursor = one(query, "cursor", CursorParam, null);
+  const noAggregators = one(query, "exclude_aggregators", param.ExcludeAggregatorsParam, DEFAULTS.excludeAggregators);
+  if (noAggregators && scope) scope.excludeAggregators();
+  const excludeSoldOut = one(query, "exclude_sold_out", param.ExcludeSoldOutParam, DEFAULTS.excludeSoldOut);
+  const limit = one(query, "limit", param.LimitParam, DEFAULTS.limit);
+  const rawCursor = one(query, "cursor", param.CursorParam, null);
   const cursor = rawCursor === null ? null : decodeCursor(secret, rawCursor);
   const geo = parseGeoParams(query);
-  const includeCentroids = one(query, "include_centroids", IncludeCentroidsParam, DEFAULTS.includeCentroids);
+  const includeCentroids = one(query, "include_centroids", param.IncludeCentroidsParam, DEFAULTS.includeCentroids);
   const [city = null] = cities;
   return {
     state,
     city,
+    /** `city` repeated with different values: no venue is in two cities at once. */
     cityConflict: cities.length > 1,
+    /** Explicit dates, null when absent. */
     startsAfterMs,
     startsBeforeMs,
+    /** Distinct source tokens, null when no token was sent. */
     sources,
-    excludeAggregators,
+    excludeAggregators: noAggregators,
     excludeSoldOut,
     limit,
     cursor,
@@ -149,10 +156,110 @@ export function parseListParams(query: URLSearchParams, secret: string, scope: S
   };
 }
 
-/** Rule 4: measured against the window's opening — explicit, else pinned by a current cursor, else now. */
-export function assertDateRange(q: ListQuery, nowMs: number): void {
+/**
+ * `invalid_date_range` (against the window's opening: explicit, else pinned by a current cursor, else now), stage 7
+ * (explicit dates or a current cursor's close past the horizon from now; null: no tier cap), stage 8 (the cursor's
+ * filters), then the window the request reads.
+ */
+export function windowOf({ q, fingerprint }: ParsedQuery, horizonMs: number | null, nowMs: number): ListWindow {
   const opensAt = q.startsAfterMs ?? (q.cursor?.version === 2 ? q.cursor.afterMs : nowMs);
-  if (q.startsBeforeMs !== null && q.startsBeforeMs <= opensAt) {
-    throw new ApiError("invalid_date_range", "`starts_before` must be after `starts_after` (default: now).");
+  if (q.startsBeforeMs !== null && q.startsBeforeMs <= opensAt) throw fail("invalid_date_range");
+  const limit = horizonMs === null ? Infinity : nowMs + horizonMs;
+  const beyond =
+    (q.startsAfterMs ?? -Infinity) > limit ||
+    (q.startsBeforeMs ?? -Infinity) > limit ||
+    (q.cursor?.version === 2 && q.cursor.beforeMs > limit);
+  if (beyond) throw fail("lookahead_not_in_plan");
+  assertCursorMatches(q.cursor, fingerprint);
+  return resolveWindow(q, nowMs, horizonMs);
+}
+
+/** The window this request reads: pinned by a current cursor (never extended or slid), else computed from now. */
+export function resolveWindow(q: ListQuery, nowMs: number, horizonMs: number | null): ListWindow {
+  if (q.cursor?.version === 2) return { afterMs: q.cursor.afterMs, beforeMs: q.cursor.beforeMs };
+  const geo = q.geo !== null;
+  const afterMs = q.startsAfterMs ?? nowMs;
+  if (q.startsBeforeMs !== null) {
+    const maxDays = geo ? LIST.maxGeoWindowDays : LIST.maxWindowDays;
+    return { afterMs, beforeMs: Math.min(q.startsBeforeMs, afterMs + maxDays * DAY_MS) };
   }
+  const defaultDays = geo ? LIST.defaultGeoWindowDays : LIST.defaultWindowDays;
+  const horizonEnd = horizonMs === null ? Infinity : nowMs + horizonMs;
+  return { afterMs, beforeMs: Math.min(afterMs + defaultDays * DAY_MS, horizonEnd) };
+}
+
+/** The page filter of a parsed query in its window, with its geo candidates when it has a geo filter. */
+export function pageFilterOf(q: ListQuery, window: ListWindow, geo: GeoCandidates | null): PageFilter {
+  return {
+    ...window,
+    state: q.state,
+    city: q.city,
+    sources: q.sources,
+    venueIds: geo?.venueIds ?? null,
+    venueSet: geo?.venueSet ?? null,
+    venueStates: geo?.states ?? null,
+    excludeSoldOut: q.excludeSoldOut,
+    excludeAggregators: q.excludeAggregators,
+  };
+}
+
+export type ScopeCheck = ReturnType<typeof scopeCheck>;
+
+const SCOPE_SQL =
+  "SELECT (SELECT value FROM sync_state WHERE key = 'source_kind') AS kind, (SELECT value FROM sync_state WHERE key = 'source_scope') AS scope";
+
+/** The replica's `ScopeCheck`, null when it answers every filter; read again only when the replica mark moves. */
+export class ReplicaScope {
+  #kept: { mark: string; check: ScopeCheck | null } | null = null;
+
+  constructor(
+    private readonly db: Db,
+    private readonly mark: RecentReplicaState,
+  ) {}
+
+  check(): ScopeCheck | null {
+    const mark = this.mark.read();
+    if (this.#kept?.mark !== mark) {
+      const row = this.db.prepare<{ kind: string | null; scope: string | null }>(SCOPE_SQL).get();
+      this.#kept = { mark, check: row?.kind === "api" ? scopeCheck(parseRecordedScope(row.scope)) : null };
+    }
+    return this.#kept.check;
+  }
+
+  clear(): void {
+    this.#kept = null;
+  }
+}
+
+const named = (tokens: readonly string[]) => tokens.map((t) => `\`${t}\``).join(", ");
+
+/**
+ * What a replica of another deployment refuses in stage 6 rather than answer with a plausible, wrong page
+ * (docs/api.md, "A replica of another deployment"): a `source` outside the tokens its URL named, and
+ * `exclude_aggregators=true` when no aggregator walk marked its events. `scope`: its last complete pass's, or null.
+ */
+function scopeCheck(scope: RecordedScope | null) {
+  const recorded = scope?.sources ?? null;
+  return {
+    sources(tokens: readonly string[]): void {
+      const unknown = tokens.filter((t) => !recorded?.includes(t));
+      if (unknown.length === 0) return;
+      throw new ApiError(
+        "invalid_source",
+        recorded
+          ? `This server is a replica of another deployment and knows its events' sources only as ${named(recorded)}; ` +
+              `${named(unknown)} cannot be answered exactly here. Send one of those, or ask the upstream.`
+          : "This server is a replica of another deployment, whose events do not say their source; " +
+              "`source` cannot be answered exactly here. Ask the upstream.",
+      );
+    },
+    excludeAggregators(): void {
+      if (scope?.aggregators === "known" || scope?.aggregators === "excluded") return;
+      throw new ApiError(
+        "invalid_exclude_aggregators",
+        "This server is a replica of another deployment that does not know which of its events come from aggregators; " +
+          "`exclude_aggregators=true` cannot be answered exactly here (its operator can sync with --aggregators). Ask the upstream.",
+      );
+    },
+  };
 }

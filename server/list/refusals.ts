@@ -1,13 +1,7 @@
 /**
- * What a refused `GET /v1/events` answers, for test mode's faults (docs/api.md, Test mode, Faults):
- * the error each stage raises for the code, built by the stages' own functions, with the headers
- * a real refusal would carry for the account, and nothing spent (no rate units, rows or trial).
- * The headers come in two parts, as on the real path: the error's own, and those the stages had
- * put on the request's scope (X-RateLimit-Limit, a trial's from stage 3 on), which the renderer
- * adds (server/handle.ts). A refusal that depends on counters answers as they would stand at that
- * moment: `rate_limited` as an empty bucket, `row_budget_exhausted` as a budget spent now,
- * `trial_exhausted` and `trial_capacity_reserved` with no trial rows left. A parameter's code
- * answers with the message its stage gives for a typical bad value.
+ * What a refused `GET /v1/events` answers for test mode's faults (docs/api.md, "Faults"): the error each stage raises,
+ * built by the stages' own functions, with the headers the stages had put on the request's scope (the renderer adds
+ * them, server/handle.ts), counters taken as they would stand at that refusal, and nothing spent.
  */
 import type { Account } from "../../db/accounts.ts";
 import { ACCESS, DAY_MS, type ListFaultCode, TRIAL } from "../../db/contract.ts";
@@ -27,28 +21,11 @@ import { unavailable } from "../limits/ledger.ts";
 import { bucketFor, rateLimited, requestCost } from "../limits/rate.ts";
 import { ListRequest, type ListService } from "./service.ts";
 
-/** Codes that arise only for an account on the trial path. */
-const TRIAL_CODES: ReadonlySet<ListFaultCode> = new Set([
-  "trial_expired",
-  "trial_exhausted",
-  "trial_capacity_reserved",
-  "trial_unavailable",
-]);
-
-/**
- * The codes a request of `account` can be refused with: all but the trial's for an account off
- * the trial path, and `row_budget_exhausted` only where the plan has a budget (nothing else can
- * build their headers as a real refusal carries them).
- */
-export function refusableWith(account: Account, codes: readonly ListFaultCode[]): ListFaultCode[] {
-  return codes.filter((code) =>
-    TRIAL_CODES.has(code)
-      ? onTrialPath(account)
-      : code === "row_budget_exhausted"
-        ? rowBudgetOf(account) !== null
-        : true,
+/** The codes `account` can be refused with: `trial_` ones only on the trial path, `row_budget_exhausted` with a budget. */
+export const refusableWith = (account: Account, codes: readonly ListFaultCode[]): ListFaultCode[] =>
+  codes.filter((c) =>
+    c.startsWith("trial_") ? onTrialPath(account) : c !== "row_budget_exhausted" || rowBudgetOf(account) !== null,
   );
-}
 
 export interface RefusalFacts {
   account: Account;
@@ -58,12 +35,6 @@ export interface RefusalFacts {
   /** The request has geo parameters (it would cost 5 units). */
   geo: boolean;
   nowMs: number;
-}
-
-export interface Refusal {
-  error: ApiError;
-  /** Headers the stages had put on the request's scope when they refused. */
-  scopeHeaders: Record<string, string>;
 }
 
 /** Representative requests of the codes stages 4–8 raise, and the terms they are checked under. */
@@ -87,7 +58,7 @@ const STAGE_QUERIES: Partial<Record<ListFaultCode, string | ((nowMs: number) => 
 };
 
 /** The error stages 4–8 raise for `code`, from the representative request run through them. */
-export function stageRefusal(list: ListService, code: ListFaultCode, nowMs: number): ApiError {
+function stageRefusal(list: ListService, code: ListFaultCode, nowMs: number): ApiError {
   const query = STAGE_QUERIES[code];
   if (query === undefined) throw new Error(`${code} is not raised by stages 4–8`);
   const search = typeof query === "string" ? query : query(nowMs);
@@ -102,8 +73,8 @@ export function stageRefusal(list: ListService, code: ListFaultCode, nowMs: numb
   throw new Error(`?${search} passed stages 4–8`);
 }
 
-/** The refusal of `code` for this request (docs/api.md, Test mode, Faults). */
-export function listRefusal(list: ListService, code: ListFaultCode, facts: RefusalFacts): Refusal {
+/** The refusal of `code` for this request, and the headers the stages had put on its scope. */
+export function listRefusal(list: ListService, code: ListFaultCode, facts: RefusalFacts) {
   const { account, keyId, trial, nowMs } = facts;
   const bucket = bucketFor(account, keyId, account.plan === "none");
   const limit = { [H.rateLimit]: String(bucket.capacity) };
@@ -111,39 +82,27 @@ export function listRefusal(list: ListService, code: ListFaultCode, facts: Refus
   const trialLeft = TRIAL.rows - (trial?.rowsUsed ?? 0);
   // From stage 3 on, a trial account's responses carry the trial's headers.
   const stage3 = onTrialPath(account) ? { ...limit, ...trialHeaders(trialLeft, expiresMs) } : limit;
-  const refusal = (error: ApiError, scopeHeaders: Record<string, string>) => ({ error, scopeHeaders });
-  switch (code) {
-    case "invalid_api_key":
-      return refusal(new ApiError("invalid_api_key"), PUBLISHED_RATE_LIMIT);
-    case "policy_unavailable":
-      return refusal(unavailable(code), PUBLISHED_RATE_LIMIT);
-    case "account_not_provisioned":
-      return refusal(accountNotProvisioned(), limit);
-    case "subscription_required":
-      return refusal(subscriptionRequired(), limit);
-    case "email_verification_required":
-      return refusal(emailVerificationRequired(), limit);
-    case "trial_expired":
-      return refusal(trialEnded("expired", trialHeaders(trialLeft, expiresMs)), limit);
-    case "trial_exhausted":
-      return refusal(trialEnded("exhausted", trialHeaders(0, expiresMs)), limit);
-    case "rate_limit_unavailable":
-      return refusal(unavailable(code), limit);
-    case "rate_limited": {
+  const refusals: Partial<Record<ListFaultCode, () => [ApiError, Record<string, string>]>> = {
+    invalid_api_key: () => [new ApiError("invalid_api_key"), PUBLISHED_RATE_LIMIT],
+    policy_unavailable: () => [unavailable("policy_unavailable"), PUBLISHED_RATE_LIMIT],
+    account_not_provisioned: () => [accountNotProvisioned(), limit],
+    subscription_required: () => [subscriptionRequired(), limit],
+    email_verification_required: () => [emailVerificationRequired(), limit],
+    trial_expired: () => [trialEnded("expired", trialHeaders(trialLeft, expiresMs)), limit],
+    trial_exhausted: () => [trialEnded("exhausted", trialHeaders(0, expiresMs)), limit],
+    rate_limit_unavailable: () => [unavailable("rate_limit_unavailable"), limit],
+    rate_limited: () => {
       const empty = spendTokens({ tokens: 0, updatedMs: nowMs }, bucket, requestCost(facts.geo), nowMs);
-      return refusal(rateLimited(bucket, empty.verdict), stage3);
-    }
-    case "row_budget_exhausted": {
-      const headers = budgetHeaders(rowBudgetOf(account) ?? 0, 0);
-      return refusal(budgetExhausted(headers, seconds(ACCESS.rowBudgetWindowMs)), limit);
-    }
-    case "trial_capacity_reserved":
-      return refusal(trialCapacityReserved(trialHeaders(0, expiresMs)), limit);
-    case "trial_unavailable":
-      return refusal(unavailable(code), stage3);
-    case "internal_error":
-      return refusal(new ApiError("internal_error"), stage3);
-    default:
-      return refusal(stageRefusal(list, code, nowMs), stage3);
-  }
+      return [rateLimited(bucket, empty.verdict), stage3];
+    },
+    row_budget_exhausted: () => [
+      budgetExhausted(budgetHeaders(rowBudgetOf(account) ?? 0, 0), seconds(ACCESS.rowBudgetWindowMs)),
+      limit,
+    ],
+    trial_capacity_reserved: () => [trialCapacityReserved(trialHeaders(0, expiresMs)), limit],
+    trial_unavailable: () => [unavailable("trial_unavailable"), stage3],
+    internal_error: () => [new ApiError("internal_error"), stage3],
+  };
+  const [error, scopeHeaders] = refusals[code]?.() ?? [stageRefusal(list, code, nowMs), stage3];
+  return { error, scopeHeaders };
 }

@@ -1,36 +1,21 @@
 /**
- * `GET` and `HEAD /v1/events` as one stage list, whichever listener took the request (docs/api.md,
- * "Listing events"; docs/architecture.md, "The list path"), the first failure winning:
- *
- *   authorize  1 key → 2 access → 3 admission                       (server/access.ts)
- *   parse      4 unsupported_pagination → 5 the polygon gate → 6 parameters (server/list/parse.ts)
- *   window     invalid_date_range → 7 lookahead_not_in_plan → 8 the cursor's filters (window.ts)
- *   open       the trial starts, rows are reserved, the page size is clamped (ListAccess.open)
- *   select     geo candidates, the page's snapshot rows          (db/geo.ts, db/events-query.ts)
- *   hydrate    those rows read live and re-checked, as the body  (db/hydrate.ts)
- *   settle     the delivered rows are counted, the reservation released, headers set
- *   respond    the 200; HEAD describes the headers instead of open, select, hydrate and settle
- *
- * select and hydrate share one read transaction, and neither runs when the page cache holds an
- * equal body. On a ledger that `prepares` (Redis), parse and window run inside stage 3's step,
- * their error held until stage 3 passes, and a kept page's rows are counted there at once.
+ * `GET` and `HEAD /v1/events` as one stage list, whichever listener took the request, the first failure winning:
+ * authorize, parse, window, open, select, hydrate, settle, respond (docs/architecture.md, "The list path"). select and
+ * hydrate share one read transaction, and neither runs when the page cache holds an equal body. On a ledger that
+ * `prepares` (Redis), parse and window run inside stage 3's step (docs/redis-ledger.md, "The request path on Redis").
  */
 import type { Db } from "../../db/driver.ts";
-import { type PageFilter, type PageSelection, readConsistently, selectPage } from "../../db/events-query.ts";
-import type { GeoCandidates } from "../../db/geo.ts";
+import { readConsistently, selectPage } from "../../db/events-query.ts";
 import { hydratePageJson, readReplicaState } from "../../db/hydrate.ts";
 import { readSnapshotStats } from "../../db/snapshot-stats.ts";
 import type { AccessControl, ListTerms, PreparedPage } from "../access.ts";
 import type { Clock } from "../clock.ts";
-import { assertCursorMatches, filterFingerprint } from "../cursor.ts";
 import { type Reply, ReplyParts, type RequestScope } from "../handle.ts";
 import { isGeoRequest } from "../params-geo.ts";
-import { ListCaches, type ParsedQuery } from "./caches.ts";
+import { ListCaches } from "./caches.ts";
 import { type PageBody, type PageOut, pageCacheKey } from "./page-cache.ts";
-import { assertDateRange, assertKeysetPagination, assertPolygonAllowed, parseListParams } from "./parse.ts";
-import { assertAnswerable } from "./replica-scope.ts";
+import { type ListWindow, type ParsedQuery, pageFilterOf, parseQuery, recheck, windowOf } from "./parse.ts";
 import { bodyParts, encodeHead, headOf, listHeaderFields, NO_MATCH, responseBody, withCursor } from "./response.ts";
-import { assertLookahead, type ListWindow, pageFilterOf, resolveWindow } from "./window.ts";
 
 export interface ListDeps {
   replica: Db;
@@ -41,13 +26,8 @@ export interface ListDeps {
   baseUrl: string;
 }
 
-/** What select hands to hydrate: the filter as SQL sees it, the page's snapshot rows and the replica mark they were read at. */
-export interface Selected {
-  filter: PageFilter;
-  geo: GeoCandidates | null;
-  selection: PageSelection;
-  mark: string;
-}
+/** What select hands to hydrate: the filter as SQL sees it, the page's snapshot rows and the mark they were read at. */
+type Selected = ReturnType<ListService["select"]>;
 
 /** A request as the stages learn it: its query string, then what parse and window made of it. */
 export class ListRequest {
@@ -70,16 +50,12 @@ export class ListService {
     this.caches = new ListCaches(deps.replica, deps.baseUrl);
   }
 
-  /**
-   * The stage list, in order. `head`: HEAD's answer, GET's checks and headers without a page; it
-   * charges only the request-rate units: nothing opens, is read or settles.
-   */
+  /** The stage list, in order. `head`: GET's checks and headers without a page; nothing opens, is read or settles. */
   async answer(scope: RequestScope, head = false): Promise<Reply> {
     const { access: control, clock } = this.deps;
     const kept = this.caches.parsed.get(scope.search);
     const request = new ListRequest(scope.search, kept, kept ? null : scope.url.searchParams);
     const geo = kept?.geo ?? isGeoRequest(request.params!);
-    // authorize; on a ledger that prepares, parse and window run inside its ledger step.
     const prepare = control.prepares && !head ? (terms: ListTerms) => this.prepare(request, terms) : undefined;
     const access = await control.authorizeList(scope, { geo, prepare });
     // parse and window, unless authorize ran them.
@@ -113,39 +89,17 @@ export class ListService {
   /** Stages 4–8: the parsed query (kept by the raw query string) and the window it reads. */
   validate(request: ListRequest, terms: ListTerms, nowMs: number): ListWindow {
     request.parsed = this.parse(request, terms);
-    request.window = this.window(request.parsed, terms, nowMs);
+    request.window = windowOf(request.parsed, terms.horizonMs, nowMs);
     return request.window;
   }
 
-  /** Stages 4–6; a replica of another deployment refuses the filters it cannot answer exactly. */
+  /** Stages 4–6, kept by the raw query string; a replica of another deployment refuses what it cannot answer. */
   parse(request: ListRequest, terms: ListTerms): ParsedQuery {
     const scope = this.caches.scope.check();
-    const kept = request.parsed;
-    if (kept) {
-      assertPolygonAllowed(kept.polygon, terms.polygons);
-      if (scope) assertAnswerable(kept.q, scope);
-      return kept;
-    }
-    const params = request.params!;
-    assertKeysetPagination(params);
-    assertPolygonAllowed(params.has("polygon"), terms.polygons);
-    const q = parseListParams(params, this.deps.secret, scope);
-    const parsed = {
-      q,
-      fingerprint: filterFingerprint(params),
-      geo: isGeoRequest(params),
-      polygon: params.has("polygon"),
-    };
+    if (request.parsed) return recheck(request.parsed, terms.polygons, scope);
+    const parsed = parseQuery(request.params!, this.deps.secret, terms.polygons, scope);
     this.caches.parsed.set(request.search, parsed);
     return parsed;
-  }
-
-  /** The date range, stages 7–8, and the window this request reads. */
-  window({ q, fingerprint }: ParsedQuery, terms: ListTerms, nowMs: number): ListWindow {
-    assertDateRange(q, nowMs);
-    assertLookahead(q, nowMs, terms.horizonMs);
-    assertCursorMatches(q.cursor, fingerprint);
-    return resolveWindow(q, nowMs, terms.horizonMs);
   }
 
   /** The page of `limit` rows: kept, or selected and hydrated in one read transaction. */
@@ -154,27 +108,25 @@ export class ListService {
     const key = pageCacheKey(request.search, limit, window);
     const kept = this.keptPage(key, parsed, window);
     if (kept) return kept;
-    const from = parsed.q.cursor?.position ?? null;
     return readConsistently(this.deps.replica, () => {
       const selected = this.select(key, parsed, window, limit);
-      const body = this.hydrate(key, selected, window);
-      return withCursor(this.deps.secret, selected.selection, body, from, window, parsed.fingerprint);
+      return withCursor(this.deps.secret, selected.selection, this.hydrate(key, selected, window), parsed, window);
     });
   }
 
   /** The page when it needs no read of the replica (the page cache holds it, or nothing can match), else null. */
-  keptPage(key: string, { q, fingerprint }: ParsedQuery, window: ListWindow): PageOut | null {
+  keptPage(key: string, parsed: ParsedQuery, window: ListWindow): PageOut | null {
     // A city sent twice with different values: no venue is in both (docs/api.md, Listing events).
-    if (q.cityConflict) return NO_MATCH;
+    if (parsed.q.cityConflict) return NO_MATCH;
     // Outside a transaction: the latest commit's mark (another process's seen at most a few ms late).
     const hit = this.caches.pages.getBody(key, this.caches.replicaMark.read(), window);
     if (!hit) return null;
     encodeHead(hit.body);
-    return withCursor(this.deps.secret, hit.selection, hit.body, q.cursor?.position ?? null, window, fingerprint);
+    return withCursor(this.deps.secret, hit.selection, hit.body, parsed, window);
   }
 
-  /** Geo candidates, then the page's snapshot rows (or a kept selection that provably equals them). Inside a read transaction. */
-  select(key: string, { q }: ParsedQuery, window: ListWindow, limit: number): Selected {
+  /** Geo candidates, then the page's snapshot rows (or a kept selection that provably equals them), in a transaction. */
+  select(key: string, { q }: ParsedQuery, window: ListWindow, limit: number) {
     const { replica } = this.deps;
     const { geo: geoIndex, pages, estimates, scans, longs, blocks } = this.caches;
     const geo = q.geo ? geoIndex.find(q.geo, q.includeCentroids) : null;

@@ -21,6 +21,7 @@ import { createContext } from "../../server/context.ts";
 import { type RequestScope, WebScope } from "../../server/handle.ts";
 import { issueKey } from "../../server/keys.ts";
 import { pageCacheKey } from "../../server/list/page-cache.ts";
+import { windowOf } from "../../server/list/parse.ts";
 import { withCursor } from "../../server/list/response.ts";
 import { ListRequest } from "../../server/list/service.ts";
 import { isGeoRequest } from "../../server/params-geo.ts";
@@ -94,7 +95,7 @@ export async function measureStages(
       t.push(performance.now());
       const parsed = list.parse(request, access);
       t.push(performance.now());
-      const window = list.window(parsed, access, ctx.clock.now());
+      const window = windowOf(parsed, access.horizonMs, ctx.clock.now());
       t.push(performance.now());
       const limit = access.open(parsed.q.limit);
       t.push(performance.now());
@@ -103,13 +104,12 @@ export async function measureStages(
       t.push(performance.now());
       // The same steps as ListService.page on a miss, with a clock between select and hydrate.
       const pageKey = pageCacheKey(request.search, limit, window);
-      const from = parsed.q.cursor?.position ?? null;
       let selectedAt = 0;
       const out = readConsistently(ctx.replica, () => {
         const selected = list.select(pageKey, parsed, window, limit);
         selectedAt = performance.now();
         const body = list.hydrate(pageKey, selected, window);
-        return withCursor(ctx.secret, selected.selection, body, from, window, parsed.fingerprint);
+        return withCursor(ctx.secret, selected.selection, body, parsed, window);
       });
       t.push(selectedAt);
       t.push(performance.now());

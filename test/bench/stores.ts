@@ -28,8 +28,7 @@ import { openReplica } from "../../db/replica.ts";
 import { SnapshotBlocks } from "../../db/short-blocks.ts";
 import { readSnapshotStats, SnapshotEstimates } from "../../db/snapshot-stats.ts";
 import { HOT_PATH } from "../../db/tuning.ts";
-import { parseListParams } from "../../server/list/parse.ts";
-import { pageFilterOf, resolveWindow } from "../../server/list/window.ts";
+import { pageFilterOf, parseListParams, resolveWindow } from "../../server/list/parse.ts";
 import { REPLICA_DB, RUN_DIR } from "./lib/fixture.ts";
 import { type UniqueClass, writeUniqueLists } from "./lib/unique.ts";
 import { WALK_PAGES } from "./lib/unique-measure.ts";
@@ -128,11 +127,10 @@ function page(side: Side, search: string, from: PagePosition | null, cls = ""): 
       longs: side.longs,
     };
     const selection = selectPage(side.db, view, filter, from, q.limit);
-    const kept = side.events.forState(state).events;
     const count = side.kept.get(cls) ?? { events: 0, kept: 0 };
     side.kept.set(cls, count);
     count.events += selection.keys.length;
-    for (const k of selection.keys) if (kept.has(k.id)) count.kept++;
+    for (const k of selection.keys) if (side.events.has(state, k.id)) count.kept++;
     hydratePageJson(side.db, side.events, state, selection.keys, filter, { baseUrl: "http://bench.local", geo: live });
     return selection.hasMore ? selection.keys[selection.keys.length - 1] : null;
   });
