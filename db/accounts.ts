@@ -68,15 +68,6 @@ const toRow = (f: AccountFields) => ({
   keyLimit: f.keyLimit,
 });
 
-/**
- * Rows this connection has changed since it opened (`total_changes()`): a per-process cache
- * compares it to see its own process's changes to accounts and keys at once
- * (server/limits/cache.ts). Other writes on the connection move it too, which only costs that
- * cache an extra look at the ledger's access epoch.
- */
-export const connectionChanges = (db: Db): number =>
-  Number(db.prepare<{ n: number }>("SELECT total_changes() AS n").get()!.n);
-
 export function createAccount(db: Db, fields: Partial<AccountFields>, nowMs: number): number {
   const f = { ...ACCOUNT_DEFAULTS, ...fields };
   const { lastInsertRowid } = db

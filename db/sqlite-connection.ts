@@ -18,6 +18,12 @@ export interface Statement<Row = Record<string, unknown>> {
 
 export interface Db {
   readonly path: string;
+  /**
+   * Statements this connection ran that may have written (every `exec`, every run of a statement
+   * that is not a SELECT or PRAGMA): a cache asks whether this process wrote since it last looked
+   * without a query.
+   */
+  readonly writes: number;
   exec(sql: string): void;
   prepare<Row = Record<string, unknown>>(sql: string): Statement<Row>;
   /** Runs `fn` inside BEGIN IMMEDIATE … COMMIT; rolls back when it throws. */
@@ -62,13 +68,36 @@ export function createDb(path: string, native: NativeConnection, options: OpenOp
     const s = native.prepare(sql);
     return () => void s.run();
   };
+  let writes = 0;
+  // A writing statement counts each run; a reading one is the native statement, untouched.
+  const counted = (s: Statement<Record<string, unknown>>): Statement<Record<string, unknown>> => ({
+    all(...p) {
+      writes++;
+      return s.all(...p);
+    },
+    get(...p) {
+      writes++;
+      return s.get(...p);
+    },
+    run(...p) {
+      writes++;
+      return s.run(...p);
+    },
+  });
   const db: Db = {
     path,
-    exec: (sql) => native.exec(sql),
+    get writes() {
+      return writes;
+    },
+    exec: (sql) => {
+      writes++;
+      native.exec(sql);
+    },
     prepare<Row>(sql: string): Statement<Row> {
       let stmt = statements.get(sql);
       if (!stmt) {
         stmt = native.prepare(sql);
+        if (!READS_ONLY.test(sql)) stmt = counted(stmt);
         statements.set(sql, stmt);
       }
       // Rows are typed by the caller, who wrote the SQL.
@@ -88,6 +117,9 @@ export function createDb(path: string, native: NativeConnection, options: OpenOp
   applyPragmas(db, options);
   return db;
 }
+
+/** Statements that cannot write: the rest (WITH … too) count as writes. */
+const READS_ONLY = /^\s*(SELECT|PRAGMA|EXPLAIN)\b/i;
 
 /**
  * BEGIN IMMEDIATE … COMMIT around `fn`, ROLLBACK when it throws. `control` prepares a statement

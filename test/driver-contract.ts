@@ -38,6 +38,23 @@ export function driverContract(t: TestApi, driverName: string, open: Opener): vo
   const schema = "CREATE TABLE t (id INTEGER PRIMARY KEY, name TEXT, score REAL, data BLOB, flag INTEGER)";
 
   describe(`SQLite driver contract [${driverName}]`, () => {
+    it("writes moves with every statement that may write and never with a read", () =>
+      withDb((db) => {
+        const start = db.writes;
+        db.exec(schema);
+        expect(db.writes).toBe(start + 1);
+        db.prepare("INSERT INTO t(id, name) VALUES (?, ?)").run(1, "a");
+        db.prepare("SELECT name FROM t WHERE id = ?").get(1);
+        db.prepare("  select count(*) AS n FROM t").all();
+        db.pragma("data_version");
+        expect(db.writes).toBe(start + 2);
+        // A write that returns rows counts through get and all too, even when it changed nothing.
+        db.prepare("UPDATE t SET name = 'b' WHERE id = ? RETURNING id").get(1);
+        db.prepare("DELETE FROM t WHERE id = ? RETURNING id").all(99);
+        db.transaction(() => db.prepare("WITH x AS (SELECT 2 AS id) INSERT INTO t(id) SELECT id FROM x").run());
+        expect(db.writes).toBe(start + 5);
+      }));
+
     it("exec, run and all round-trip every storage class", () =>
       withDb((db) => {
         db.exec(schema);

@@ -1,6 +1,6 @@
 /** Per-process caches of keys (by digest, "no such key" too) and accounts, kept fresh as docs/architecture.md, Caches says. */
 import { LRUCache } from "lru-cache";
-import { type Account, connectionChanges, findKeyByDigest, type KeyRow, readAccount } from "../../db/accounts.ts";
+import { type Account, findKeyByDigest, type KeyRow, readAccount } from "../../db/accounts.ts";
 import { ACCESS } from "../../db/contract.ts";
 import type { Db } from "../../db/driver.ts";
 import { readAccessEpoch } from "../../db/ledger-access.ts";
@@ -62,7 +62,7 @@ export function sqliteAccessSource(ledger: Db): AccessSource {
     readAccount: (id) => readAccount(ledger, id),
     changed() {
       // This process's own writes (test-mode accounts) count at once; other processes' within the lag.
-      const changes = connectionChanges(ledger);
+      const changes = ledger.writes;
       const at = performance.now();
       if (changes === checkedChanges && at - checkedAt < HOT_PATH.foreignCommitLagMs) return false;
       checkedChanges = changes;
