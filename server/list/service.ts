@@ -11,11 +11,13 @@ import { readSnapshotStats } from "../../db/snapshot-stats.ts";
 import type { AccessControl, ListTerms, PreparedPage } from "../access.ts";
 import type { Clock } from "../clock.ts";
 import { type Reply, ReplyParts, type RequestScope } from "../handle.ts";
+import type { Maybe } from "../limits/counters.ts";
 import { isGeoRequest } from "../params-geo.ts";
 import { ListCaches } from "./caches.ts";
 import { type PageBody, type PageOut, pageCacheKey } from "./page-cache.ts";
 import { type ListWindow, type ParsedQuery, pageFilterOf, parseQuery, recheck, windowOf } from "./parse.ts";
 import { bodyParts, encodeHead, headOf, listHeaderFields, NO_MATCH, responseBody, withCursor } from "./response.ts";
+import { runStages, type Stages, settled } from "./stages.ts";
 
 export interface ListDeps {
   replica: Db;
@@ -51,13 +53,17 @@ export class ListService {
   }
 
   /** The stage list, in order. `head`: GET's checks and headers without a page; nothing opens, is read or settles. */
-  async answer(scope: RequestScope, head = false): Promise<Reply> {
+  answer(scope: RequestScope, head = false): Maybe<Reply> {
+    return runStages(this.stages(scope, head));
+  }
+
+  *stages(scope: RequestScope, head: boolean): Stages<Reply> {
     const { access: control, clock } = this.deps;
     const kept = this.caches.parsed.get(scope.search);
     const request = new ListRequest(scope.search, kept, kept ? null : scope.url.searchParams);
     const geo = kept?.geo ?? isGeoRequest(request.params!);
     const prepare = control.prepares && !head ? (terms: ListTerms) => this.prepare(request, terms) : undefined;
-    const access = await control.authorizeList(scope, { geo, prepare });
+    const access = yield* settled(control.authorizeList(scope, { geo, prepare }));
     // parse and window, unless authorize ran them.
     const window = request.window ?? this.validate(request, access, clock.now());
     const { q } = request.parsed!;
@@ -65,16 +71,16 @@ export class ListService {
       access.describe();
       return this.respond(scope, null);
     }
-    const limit = await access.open(q.limit);
+    const limit = yield* settled(access.open(q.limit));
     // select and hydrate, unless the page was known before stage 3 and its size stands.
     let out: PageOut;
     try {
       out = request.known && limit === q.limit ? request.known : this.page(request, window, limit);
     } catch (err) {
-      await access.settle(0);
+      yield* settled(access.settle(0));
       throw err;
     }
-    await access.settle(out.page.count);
+    yield* settled(access.settle(out.page.count));
     return this.respond(scope, out);
   }
 
