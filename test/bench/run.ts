@@ -38,6 +38,7 @@ import {
   resetLedger,
   sqliteAccounts,
 } from "./lib/fixture.ts";
+import { listPathLines } from "./lib/list-path.ts";
 import { describeMachine } from "./lib/machine.ts";
 import { measureSides, type Side } from "./lib/measure.ts";
 import { captureScenarios, request, resolveInputs } from "./lib/prepare.ts";
@@ -119,6 +120,7 @@ async function main(): Promise<number> {
     notes,
     rss: {},
     coldStartMs: [],
+    listPath: listPathLines(),
     elapsedS: 0,
   };
   const record = (target: targets.TargetId, cells: Record<string, RunReport["cells"][string][targets.TargetId]>) => {

@@ -53,6 +53,8 @@ export interface RunReport {
   startup?: StartupReport;
   /** The PostgreSQL upstream (test/bench/postgres.ts). */
   postgres?: { copy: CopyResult; streaming: StreamingResult; peer: PeerResult } | { skipped: string };
+  /** The list path's size (test/bench/lib/list-path.ts). */
+  listPath?: { files: number; lines: number };
   elapsedS: number;
 }
 
@@ -461,6 +463,11 @@ export function renderMarkdown(r: RunReport): string {
     "| figure | value |",
     "|---|---|",
     ...rssRows,
+    ...(r.listPath
+      ? [
+          `| list path (server/list, server/limits, server/access.ts, the Redis access stages, db/ query, filter, geo and stores: test/bench/lib/list-path.ts) | ${fmt(r.listPath.lines)} lines in ${r.listPath.files} files |`,
+        ]
+      : []),
     `| cold start, dist/marquee serve to first 200 of /healthz | ${r.coldStartMs.length ? `${r.coldStartMs.map((x) => fmt(x)).join(", ")} ms (median ${fmt(median(r.coldStartMs))} ms)` : "not measured"} |`,
     `| sync of the ${fmt(DATA.events)}-event demo stream into an empty replica | ${st ? ("skipped" in st ? st.skipped : `${fmt(st.records)} records in ${fmt(st.seconds, 1)} s = ${fmt(st.recordsPerS)} records/s (median of ${st.runs.length} runs: ${st.runs.map((x) => fmt(x, 1)).join(", ")} s)`) : "not measured"} |`,
     ...(r.postgres
