@@ -4,25 +4,27 @@
  * of that document, and every relative Markdown link reaches its file and heading. A file moved
  * or a heading renamed fails here instead of leaving a stale pointer behind.
  */
-import { existsSync, readdirSync, readFileSync, statSync } from "node:fs";
+import { execFileSync } from "node:child_process";
+import { existsSync, readdirSync, readFileSync } from "node:fs";
 import { dirname, join, relative } from "node:path";
 import { describe, expect, it } from "vitest";
 import { ROOT } from "./harness.ts";
 
-const SKIPPED_DIRS = new Set(["node_modules", ".git", "dist", "data", "generated", "coverage"]);
+const SKIPPED_DIRS = ["dist/", "data/", "test/generated/", "coverage/"];
 const TEXT_FILES = /\.(ts|js|mjs|md|yaml|yml|sh|conf|txt|service|toml|jsonc)$/;
 
-function walk(dir: string, out: string[] = []): string[] {
-  for (const name of readdirSync(dir)) {
-    if (SKIPPED_DIRS.has(name)) continue;
-    const path = join(dir, name);
-    if (statSync(path).isDirectory()) walk(path, out);
-    else if (TEXT_FILES.test(name)) out.push(path);
-  }
-  return out;
+/** The project's own files: tracked or new, never what .gitignore leaves out (the bench's builds, data). */
+function projectFiles(): string[] {
+  const listed = execFileSync("git", ["ls-files", "--cached", "--others", "--exclude-standard", "-z"], { cwd: ROOT })
+    .toString()
+    .split("\0");
+  return listed
+    .filter((f) => TEXT_FILES.test(f) && !SKIPPED_DIRS.some((dir) => f.startsWith(dir)))
+    .map((f) => join(ROOT, f))
+    .filter((f) => existsSync(f));
 }
 
-const files = walk(ROOT).filter((f) => !f.endsWith("references.test.ts"));
+const files = projectFiles().filter((f) => !f.endsWith("references.test.ts"));
 const read = (f: string) => readFileSync(f, "utf8");
 
 /** A document's headings, as written (without the leading #s). */
