@@ -56,10 +56,7 @@ export type KeyIdentity = { keyId: number; accountId: number; kind: KeyKind };
 /** The stages as routes use them: `authenticate` is stage 1, `account` stage 2's cached read. */
 export type AccessControl = Pick<AccessStages, "prepares" | "authenticate" | "account" | "authorizeList" | "clear">;
 
-/**
- * `prepare` (taken when `prepares`): stages 4–8 before stage 3's counter step, which takes the page
- * (docs/redis-ledger.md, The request path on Redis); their error waits for stages 1–3 to pass.
- */
+/** `prepare`: stages 4–8 run before stage 3's step (docs/redis-ledger.md, The request path on Redis). */
 type ListRequest = { geo: boolean; prepare?: (terms: ListTerms) => PreparedPage };
 
 const invalidKey = () => new ApiError("invalid_api_key");
@@ -68,10 +65,7 @@ const TRIAL_SPEC: MeteredSpec = Object.freeze({ kind: "trial" });
 /** `prepare` threw nothing. */
 const VALID = Symbol("valid");
 
-/**
- * Stage 2's bucket, X-RateLimit-Limit and a paid plan's grant (time- and trial-free), kept while the
- * cache hands out the same account object.
- */
+/** Stage 2's bucket, X-RateLimit-Limit and a paid plan's grant (time- and trial-free), kept per account object. */
 type KeyTerms = { account: Account; bucket: BucketSpec; limit: string; grant?: Grant; allowance: RowAllowanceSpec };
 
 /** Keys, accounts and admission for every route that takes a key, over one cache and one set of counters. */
