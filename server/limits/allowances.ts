@@ -34,6 +34,10 @@ export function allowanceRefusal(allowance: MeteredSpec, s: AllowanceState, head
 }
 
 const MESSAGES = {
+  account_not_provisioned:
+    "This account has no usable access policy. This is permanent: retrying will not clear it; contact support.",
+  subscription_required: "This account has no active developer plan. Subscribe to continue.",
+  email_verification_required: "Verify the account's email address to start the trial.",
   trial_capacity_reserved:
     "Requests in flight hold the remaining trial rows. This is not exhaustion; retry after the delay in Retry-After.",
   row_budget_exhausted:
@@ -42,9 +46,13 @@ const MESSAGES = {
   trial_exhausted: "The 1,000 trial rows are used. Subscribe to continue with the same key.",
 };
 
+/** An allowance's or a plan's refusal with its message (server/limits/grant.ts builds the plan's). */
+export const refusal = (code: keyof typeof MESSAGES, headers?: Record<string, string>) =>
+  new ApiError(code, MESSAGES[code], { headers });
+
 /** A 429 with the allowance's headers and Retry-After, no request-rate counters. */
 const retryLater = (code: keyof typeof MESSAGES, headers: Record<string, string>, retryAfterS: number) =>
-  new ApiError(code, MESSAGES[code], { headers: { ...headers, [H.retryAfter]: String(retryAfterS) } });
+  refusal(code, { ...headers, [H.retryAfter]: String(retryAfterS) });
 
 /** 429 while requests in flight hold the trial's remaining rows: not exhaustion, so soon again. */
 export const trialCapacityReserved = (trialHeaders: Record<string, string>): ApiError =>
@@ -55,8 +63,5 @@ export const budgetExhausted = (budgetHeaders: Record<string, string>, retryAfte
   retryLater("row_budget_exhausted", budgetHeaders, retryAfterS);
 
 /** 402 for a trial that has ended; like every 402 it reports the published rate limit. */
-export function trialEnded(state: "expired" | "exhausted", trialHeaders: Record<string, string>): ApiError {
-  return new ApiError(`trial_${state}`, MESSAGES[`trial_${state}`], {
-    headers: { ...PUBLISHED_RATE_LIMIT, ...trialHeaders },
-  });
-}
+export const trialEnded = (state: "expired" | "exhausted", trialHeaders: Record<string, string>): ApiError =>
+  refusal(`trial_${state}`, { ...PUBLISHED_RATE_LIMIT, ...trialHeaders });
