@@ -36,14 +36,7 @@ export type ListTerms = Pick<Grant, "horizonMs" | "polygons">;
 export type PreparedPage = { limit: number; rows: number | null };
 
 /** A list request admitted by stages 1–3. */
-export interface ListAccess extends ListTerms {
-  /** After validation: starts the trial if due, reserves rows, returns the effective page size. */
-  open(requestedLimit: number): Maybe<number>;
-  /** Once after open(): counts the delivered rows; settle(0) after a failure never throws, so it cannot mask it. */
-  settle(delivered: number): Maybe<void>;
-  /** For HEAD, instead of open and settle: the headers a 200 would carry, nothing started or counted. */
-  describe(): void;
-}
+export type ListAccess = Pick<AdmittedList, keyof ListTerms | "open" | "settle" | "describe">;
 
 /** The SQLite ledger's ListAccess: open and settle answer at once. */
 export type ImmediateListAccess = Omit<ListAccess, "open" | "settle"> & {
@@ -236,7 +229,7 @@ const FAIL = {
 const ignore = () => {};
 
 /** An admitted list request between stage 3 and its response (a class: one object per request). */
-class AdmittedList implements ListAccess {
+class AdmittedList {
   #hold: Reserved | null;
   #opened = false;
   #settled = false;
@@ -259,6 +252,7 @@ class AdmittedList implements ListAccess {
     return FAIL[this.allowance?.kind === "trial" ? "trial_unavailable" : "rate_limit_unavailable"];
   }
 
+  /** After validation: starts the trial if due, reserves rows, returns the effective page size. */
   open(requestedLimit: number): Maybe<number> {
     if (this.#opened) throw new Error("ListAccess.open called twice");
     this.#opened = true;
@@ -289,11 +283,13 @@ class AdmittedList implements ListAccess {
     return r.rows;
   }
 
+  /** For HEAD, instead of open and settle: the headers a 200 would carry, nothing started or counted. */
   describe(): void {
     if (this.headers) Object.assign(this.scope.headers, this.headers);
     setRateCounters(this.scope.headers, this.admission.verdict);
   }
 
+  /** Once after open(): counts the delivered rows; settle(0) after a failure never throws, so it cannot mask it. */
   settle(delivered: number): Maybe<void> {
     if (!this.#opened || this.#settled) return;
     this.#settled = true;
