@@ -1,7 +1,6 @@
 /**
  * Stages 1–3 of every route that takes a key, and a list request's open and settle, once for both
- * ledgers (docs/architecture.md, The ledger and the meter). Headers a refusal carries too go on
- * `scope.headers` once known; those only a 200 carries are added by `settle`.
+ * ledgers (docs/architecture.md, The ledger and the meter; its headers: The list path).
  */
 import type { Account, KeyRow } from "../db/accounts.ts";
 import type { KeyKind } from "../db/contract.ts";

@@ -65,10 +65,7 @@ export function resolveGrant(account: Account, trial: Trial | undefined, nowMs: 
   return TRIAL_GRANT;
 }
 
-/**
- * Which keys create ticket handoffs (docs/api.md, Ticket handoffs): a `builder` key, or the `live` key
- * of a paid plan with a usable policy; any other gets 401 `invalid_api_key`.
- */
+/** Which keys create ticket handoffs (docs/api.md, Ticket handoffs); any other gets 401 `invalid_api_key`. */
 export function createsHandoffs(kind: KeyKind, account: Pick<Account, "plan" | "policy"> | undefined): boolean {
   if (kind === "builder") return true;
   return kind === "live" && account !== undefined && account.plan !== "none" && account.policy === "ok";
