@@ -1,7 +1,6 @@
 /**
  * Stages 1–3 of every route that takes a key, and a list request's open and settle, once for both
- * ledgers (docs/architecture.md, The ledger and the meter). Headers a refusal carries too go on
- * `scope.headers` once known; those only a 200 carries are added by `settle`.
+ * ledgers (docs/architecture.md, The ledger and the meter; its headers: The list path).
  */
 import type { Account, KeyRow } from "../db/accounts.ts";
 import type { KeyKind } from "../db/contract.ts";
@@ -36,14 +35,7 @@ export type ListTerms = Pick<Grant, "horizonMs" | "polygons">;
 export type PreparedPage = { limit: number; rows: number | null };
 
 /** A list request admitted by stages 1–3. */
-export interface ListAccess extends ListTerms {
-  /** After validation: starts the trial if due, reserves rows, returns the effective page size. */
-  open(requestedLimit: number): Maybe<number>;
-  /** Once after open(): counts the delivered rows; settle(0) after a failure never throws, so it cannot mask it. */
-  settle(delivered: number): Maybe<void>;
-  /** For HEAD, instead of open and settle: the headers a 200 would carry, nothing started or counted. */
-  describe(): void;
-}
+export type ListAccess = Pick<AdmittedList, keyof ListTerms | "open" | "settle" | "describe">;
 
 /** The SQLite ledger's ListAccess: open and settle answer at once. */
 export type ImmediateListAccess = Omit<ListAccess, "open" | "settle"> & {
@@ -56,10 +48,7 @@ export type KeyIdentity = { keyId: number; accountId: number; kind: KeyKind };
 /** The stages as routes use them: `authenticate` is stage 1, `account` stage 2's cached read. */
 export type AccessControl = Pick<AccessStages, "prepares" | "authenticate" | "account" | "authorizeList" | "clear">;
 
-/**
- * `prepare` (taken when `prepares`): stages 4–8 before stage 3's counter step, which takes the page
- * (docs/redis-ledger.md, The request path on Redis); their error waits for stages 1–3 to pass.
- */
+/** `prepare`: stages 4–8 run before stage 3's step (docs/redis-ledger.md, The request path on Redis). */
 type ListRequest = { geo: boolean; prepare?: (terms: ListTerms) => PreparedPage };
 
 const invalidKey = () => new ApiError("invalid_api_key");
@@ -68,10 +57,7 @@ const TRIAL_SPEC: MeteredSpec = Object.freeze({ kind: "trial" });
 /** `prepare` threw nothing. */
 const VALID = Symbol("valid");
 
-/**
- * Stage 2's bucket, X-RateLimit-Limit and a paid plan's grant (time- and trial-free), kept while the
- * cache hands out the same account object.
- */
+/** Stage 2's bucket, X-RateLimit-Limit and a paid plan's grant (time- and trial-free), kept per account object. */
 type KeyTerms = { account: Account; bucket: BucketSpec; limit: string; grant?: Grant; allowance: RowAllowanceSpec };
 
 /** Keys, accounts and admission for every route that takes a key, over one cache and one set of counters. */
@@ -242,7 +228,7 @@ const FAIL = {
 const ignore = () => {};
 
 /** An admitted list request between stage 3 and its response (a class: one object per request). */
-class AdmittedList implements ListAccess {
+class AdmittedList {
   #hold: Reserved | null;
   #opened = false;
   #settled = false;
@@ -265,6 +251,7 @@ class AdmittedList implements ListAccess {
     return FAIL[this.allowance?.kind === "trial" ? "trial_unavailable" : "rate_limit_unavailable"];
   }
 
+  /** After validation: starts the trial if due, reserves rows, returns the effective page size. */
   open(requestedLimit: number): Maybe<number> {
     if (this.#opened) throw new Error("ListAccess.open called twice");
     this.#opened = true;
@@ -295,11 +282,13 @@ class AdmittedList implements ListAccess {
     return r.rows;
   }
 
+  /** For HEAD, instead of open and settle: the headers a 200 would carry, nothing started or counted. */
   describe(): void {
     if (this.headers) Object.assign(this.scope.headers, this.headers);
     setRateCounters(this.scope.headers, this.admission.verdict);
   }
 
+  /** Once after open(): counts the delivered rows; settle(0) after a failure never throws, so it cannot mask it. */
   settle(delivered: number): Maybe<void> {
     if (!this.#opened || this.#settled) return;
     this.#settled = true;

@@ -1,8 +1,4 @@
-/**
- * The access stages (server/access.ts) on a Redis ledger (docs/redis-ledger.md, The request path on
- * Redis): keys and accounts cached per process until the ledger reports an access change, every
- * counter one script of server/ledger/redis-counters.ts.
- */
+/** The access stages (server/access.ts) on a Redis ledger: docs/redis-ledger.md, The request path on Redis. */
 import { AccessStages } from "../access.ts";
 import type { Clock } from "../clock.ts";
 import type { Ledger } from "./ledger.ts";

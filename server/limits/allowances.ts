@@ -33,31 +33,35 @@ export function allowanceRefusal(allowance: MeteredSpec, s: AllowanceState, head
   return budgetExhausted(headers, retryAfterS);
 }
 
-/** 429 while requests in flight hold the trial's remaining rows: not exhaustion, so soon again. */
-export function trialCapacityReserved(trialHeaders: Record<string, string>): ApiError {
-  return new ApiError(
-    "trial_capacity_reserved",
+const MESSAGES = {
+  account_not_provisioned:
+    "This account has no usable access policy. This is permanent: retrying will not clear it; contact support.",
+  subscription_required: "This account has no active developer plan. Subscribe to continue.",
+  email_verification_required: "Verify the account's email address to start the trial.",
+  trial_capacity_reserved:
     "Requests in flight hold the remaining trial rows. This is not exhaustion; retry after the delay in Retry-After.",
-    { headers: { ...trialHeaders, [H.retryAfter]: String(TRIAL.capacityRetryAfterS) } },
-  );
-}
-
-/** 429 when the rolling 24-hour budget holds nothing more, with its X-RowBudget-* and no request-rate counters. */
-export function budgetExhausted(budgetHeaders: Record<string, string>, retryAfterS: number): ApiError {
-  return new ApiError(
-    "row_budget_exhausted",
+  row_budget_exhausted:
     "The 24-hour rolling row budget is spent. Retry after the delay in Retry-After, when delivered rows age out.",
-    { headers: { ...budgetHeaders, [H.retryAfter]: String(retryAfterS) } },
-  );
-}
-
-const TRIAL_ENDED = {
-  expired: "The 7-day trial has ended. Subscribe to continue with the same key.",
-  exhausted: "The 1,000 trial rows are used. Subscribe to continue with the same key.",
+  trial_expired: "The 7-day trial has ended. Subscribe to continue with the same key.",
+  trial_exhausted: "The 1,000 trial rows are used. Subscribe to continue with the same key.",
 };
 
+/** An allowance's or a plan's refusal with its message (server/limits/grant.ts builds the plan's). */
+export const refusal = (code: keyof typeof MESSAGES, headers?: Record<string, string>) =>
+  new ApiError(code, MESSAGES[code], { headers });
+
+/** A 429 with the allowance's headers and Retry-After, no request-rate counters. */
+const retryLater = (code: keyof typeof MESSAGES, headers: Record<string, string>, retryAfterS: number) =>
+  refusal(code, { ...headers, [H.retryAfter]: String(retryAfterS) });
+
+/** 429 while requests in flight hold the trial's remaining rows: not exhaustion, so soon again. */
+export const trialCapacityReserved = (trialHeaders: Record<string, string>): ApiError =>
+  retryLater("trial_capacity_reserved", trialHeaders, TRIAL.capacityRetryAfterS);
+
+/** 429 when the rolling 24-hour budget holds nothing more. */
+export const budgetExhausted = (budgetHeaders: Record<string, string>, retryAfterS: number): ApiError =>
+  retryLater("row_budget_exhausted", budgetHeaders, retryAfterS);
+
 /** 402 for a trial that has ended; like every 402 it reports the published rate limit. */
-export function trialEnded(state: "expired" | "exhausted", trialHeaders: Record<string, string>): ApiError {
-  const headers = { ...PUBLISHED_RATE_LIMIT, ...trialHeaders };
-  return new ApiError(`trial_${state}`, TRIAL_ENDED[state], { headers });
-}
+export const trialEnded = (state: "expired" | "exhausted", trialHeaders: Record<string, string>): ApiError =>
+  refusal(`trial_${state}`, { ...PUBLISHED_RATE_LIMIT, ...trialHeaders });

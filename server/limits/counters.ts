@@ -22,9 +22,8 @@ export type AllowanceState = { trial: Trial | undefined; used: number; reserved:
 export type Reserved = AllowanceState & { rows: number; hold: number | string };
 
 /**
- * `gated`: a trial account refused before the take (its trial ended, or cannot start unverified),
- * nothing taken. `reservation` made with the admission, or the known page's rows `counted` instead
- * (the state as it stood before).
+ * `gated`: a trial account refused before the take (its trial ended, or cannot start unverified), nothing taken.
+ * `reservation` made with the admission, or the known page's rows `counted` instead (the state as it stood before).
  */
 export interface Admission extends AllowanceState {
   verdict: BucketVerdict;
@@ -40,9 +39,8 @@ export interface Counters {
   /** True when stage 3 should be handed the page (`admit`'s `reserve`, `known`): a round trip fewer. */
   readonly prepares: boolean;
   /**
-   * Stage 3: the bucket take and the allowance's state in one step. Admitted with `reserve` rows
-   * asked for, they are held as `reserve` holds them or, when the page is `known` and what is left
-   * holds all of `reserve` (a trial: and a page), counted as `settle` would.
+   * Stage 3: the bucket take and the allowance's state; admitted, `reserve` rows are held, or counted as
+   * `settle` would when the page is `known` and the rows left hold all of it (a trial: and a page).
    */
   admit(
     accountId: number,

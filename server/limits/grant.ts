@@ -2,8 +2,7 @@
 import type { Account } from "../../db/accounts.ts";
 import { DAY_MS, type KeyKind, type Plan, TIERS, TRIAL } from "../../db/contract.ts";
 import { type Trial, trialExpiresMs, trialState } from "../../db/trials.ts";
-import { ApiError } from "../errors.ts";
-import { trialEnded } from "./allowances.ts";
+import { refusal, trialEnded } from "./allowances.ts";
 import { PUBLISHED_RATE_LIMIT, trialHeaders } from "./headers.ts";
 
 export type PaidTier = Exclude<Plan, "none">;
@@ -27,20 +26,10 @@ export const TRIAL_GRANT: Grant = Object.freeze({
   rowBudget: null,
 });
 
-export const accountNotProvisioned = () =>
-  new ApiError(
-    "account_not_provisioned",
-    "This account has no usable access policy. This is permanent: retrying will not clear it; contact support.",
-  );
-
+export const accountNotProvisioned = () => refusal("account_not_provisioned");
 /** Like every 402, it reports the published rate limit. */
-export const subscriptionRequired = () =>
-  new ApiError("subscription_required", "This account has no active developer plan. Subscribe to continue.", {
-    headers: PUBLISHED_RATE_LIMIT,
-  });
-
-export const emailVerificationRequired = () =>
-  new ApiError("email_verification_required", "Verify the account's email address to start the trial.");
+export const subscriptionRequired = () => refusal("subscription_required", PUBLISHED_RATE_LIMIT);
+export const emailVerificationRequired = () => refusal("email_verification_required");
 
 /** An account without a plan that never had one: it is served the trial, or refused for it. */
 export const onTrialPath = (account: Pick<Account, "plan" | "hadSubscription">): boolean =>
@@ -76,10 +65,7 @@ export function resolveGrant(account: Account, trial: Trial | undefined, nowMs: 
   return TRIAL_GRANT;
 }
 
-/**
- * Which keys create ticket handoffs (docs/api.md, Ticket handoffs): a `builder` key, or the `live` key
- * of a paid plan with a usable policy; any other gets 401 `invalid_api_key`.
- */
+/** Which keys create ticket handoffs (docs/api.md, Ticket handoffs); any other gets 401 `invalid_api_key`. */
 export function createsHandoffs(kind: KeyKind, account: Pick<Account, "plan" | "policy"> | undefined): boolean {
   if (kind === "builder") return true;
   return kind === "live" && account !== undefined && account.plan !== "none" && account.policy === "ok";

@@ -29,12 +29,7 @@ export function ledgerFailure(code: UnavailableCode, err: unknown): ApiError {
   return unavailable(code);
 }
 
-/**
- * Runs `work` (which commits on its own) with synchronous=NORMAL: atomic and safe from a process
- * crash, but a power loss may roll back the last moments. For per-request records (the meter's
- * groups, handoffs and their attempts), where an fsync a request costs milliseconds
- * (test/bench/access.ts); accounts, keys and the once-only Continue stay fully synchronous.
- */
+/** Runs `work` (which commits on its own) with synchronous=NORMAL (docs/architecture.md, The ledger and the meter). */
 export function withoutFsync<T>(db: Db, work: () => T): T {
   const configured = Number(db.pragma("synchronous"));
   // Prepared statements (cached by the driver), not exec: this runs on every request.

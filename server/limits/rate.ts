@@ -1,7 +1,4 @@
-/**
- * Request rate (docs/api.md, Rate limits): the token bucket a request draws from, what it costs
- * (geo requests 5, decided by the caller from raw parameter presence), and its headers and 429.
- */
+/** Request rate (docs/api.md, Rate limits): the token bucket a request draws from, what it costs, its headers and 429. */
 import type { Account } from "../../db/accounts.ts";
 import { RATE } from "../../db/contract.ts";
 import type { BucketSpec, BucketVerdict } from "../../db/rate-buckets.ts";
