@@ -336,16 +336,12 @@ function searchCircle(table: VenueTable, f: Extract<GeoFilter, { kind: "circle" 
 
 function searchPolygon(table: VenueTable, f: Extract<GeoFilter, { kind: "polygon" }>, centroids: boolean) {
   const box = ringBox(f.ring);
-  const centreLat = (box.minLat + box.maxLat) / 2;
-  const centreLng = (box.minLng + box.maxLng) / 2;
-  const centreCos = Math.cos(radians(centreLat));
+  // The cap counts from the box's centre: a zero circle there measures the miles.
+  const centre = new CircleTest((box.minLat + box.maxLat) / 2, (box.minLng + box.maxLng) / 2, 0);
   const found = admittedIn(table, [box], centroids);
   const n = found.length;
   const toCentre = new Float64Array(n);
-  for (let i = 0; i < n; i++) {
-    const s = found[i];
-    toCentre[i] = haversineMiles(centreLat, centreLng, centreCos, table.lat[s], table.lng[s], table.cosLat[s]);
-  }
+  for (let i = 0; i < n; i++) toCentre[i] = milesTo(table, centre, found[i]);
   // GeoJSON order is [lng, lat] and rings are closed explicitly.
   const coordinates = f.ring.map(([lat, lng]) => [lng, lat]);
   coordinates.push(coordinates[0]);
@@ -401,11 +397,10 @@ export class GeoIndex {
     const key = `${includeCentroids ? 1 : 0}${shape}`;
     const kept = this.#results.get(key);
     if (kept) return kept;
-    const table = this.#table;
     const result =
       filter.kind === "circle"
-        ? searchCircle(table, filter, includeCentroids)
-        : searchPolygon(table, filter, includeCentroids);
+        ? searchCircle(this.#table, filter, includeCentroids)
+        : searchPolygon(this.#table, filter, includeCentroids);
     this.#results.set(key, result);
     return result;
   }
