@@ -155,7 +155,7 @@ export function selectPage(
   });
 
   const from = position ?? FIRST_POSITION;
-  const longest = estimates.longestLongEventMs(db, stats) ?? LONG_EVENT_MS;
+  const longest = estimates.longest.get(db, stats) ?? LONG_EVENT_MS;
   const bounds = [lowerBound(from, filter.afterMs - LONG_EVENT_MS), lowerBound(from, filter.afterMs - longest)];
   const venuesInSql = filter.venueIds === null || plan === "venue";
   const venueSet = venuesInSql ? null : venueSetOf(filter);

@@ -17,18 +17,6 @@ export type GeoFilter =
   | { kind: "circle"; lat: number; lng: number; radiusMiles: number }
   | { kind: "polygon"; ring: Array<[lat: number, lng: number]> };
 
-export interface GeoCandidates {
-  /** The snapshot's admitted venue ids, at most 2,000, ascending. */
-  venueIds: number[];
-  /** Membership of those ids, for the page query's and the live re-check's venue tests. */
-  venueSet: VenueSet;
-  /** Their distinct states, sorted: page selection scans each state's index. */
-  states: string[];
-  /** Circle only: unrounded miles from the centre to a candidate's snapshot coordinate (a page serves `live.miles`). */
-  distanceMiles: { get(venueId: number): number | undefined } | null;
-  live: LiveGeo;
-}
-
 /** The filter re-checked against a venue's live row at hydration (db/hydrate.ts); the cap is not. */
 export interface LiveGeo {
   /** Whether `venueId` is a candidate and its live coordinate and precision still pass the filter. */
@@ -259,12 +247,16 @@ const milesTo = (table: VenueTable, circle: CircleTest, slot: number) =>
  * One search's result, serving every role: membership by binary search of the sorted ids, a
  * circle's distances, the live re-check. `kept` indexes `found`; ids ascend so results are deterministic.
  */
-class Candidates implements GeoCandidates, VenueSet, LiveGeo {
+export class GeoCandidates implements VenueSet, LiveGeo {
+  /** The snapshot's admitted venue ids, at most 2,000, ascending. */
   readonly venueIds: number[];
+  /** Their distinct states, sorted: page selection scans each state's index. */
   readonly states: string[];
-  readonly venueSet = this;
-  readonly live = this;
-  readonly distanceMiles: this | null;
+  /** Membership of those ids, for the page query's and the live re-check's venue tests. */
+  readonly venueSet: VenueSet = this;
+  readonly live: LiveGeo = this;
+  /** Circle only: unrounded miles from the centre to a candidate's snapshot coordinate (a page serves `live.miles`). */
+  readonly distanceMiles: { get(venueId: number): number | undefined } | null;
   readonly #ids: Float64Array;
 
   constructor(
@@ -331,7 +323,7 @@ function searchCircle(table: VenueTable, f: Extract<GeoFilter, { kind: "circle" 
     kept = nearest(kept, dist, table, found, LIST.geoCandidateVenues);
   }
   const inside = (lat: number, lng: number) => circle.miles(lat, lng, Math.cos(radians(lat))) <= f.radiusMiles;
-  return new Candidates(table, found, kept, centroids, inside, circle);
+  return new GeoCandidates(table, found, kept, centroids, inside, circle);
 }
 
 function searchPolygon(table: VenueTable, f: Extract<GeoFilter, { kind: "polygon" }>, centroids: boolean) {
@@ -364,7 +356,7 @@ function searchPolygon(table: VenueTable, f: Extract<GeoFilter, { kind: "polygon
     if (inside.length >= cap || k === n) break;
   }
   const contains = (lat: number, lng: number) => booleanPointInPolygon([lng, lat], polygon);
-  return new Candidates(table, found, nearest(inside, toCentre, table, found, cap), centroids, contains, null);
+  return new GeoCandidates(table, found, nearest(inside, toCentre, table, found, cap), centroids, contains, null);
 }
 
 /**

@@ -265,10 +265,9 @@ function keptVenue(v: VenueRow): KeptVenue {
 }
 
 /**
- * The page's Events as their JSON (JSON.stringify of the API's Event, byte for byte; test/hydrate-reference.ts builds
- * the reference), from what `events` keeps for `state` (read in the same
- * transaction): an event's kept part, its venue's JSON and `}`, a circle's distance replacing the venue's closing
- * `null}` (`distanceMiles` is its last key).
+ * The page's Events as their JSON, byte for byte JSON.stringify of the API's Event (test/hydrate-reference.ts), from
+ * what `events` keeps for `state` (read in the same transaction): an event's kept part, its venue's JSON and `}`, a
+ * circle's distance replacing the venue's closing `null}` (`distanceMiles` is its last key).
  */
 export function hydratePageJson(
   db: Db,

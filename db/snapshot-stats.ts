@@ -46,7 +46,7 @@ export class SnapshotEstimates {
   });
   readonly #stateRows = new PerGeneration(() => new Map<string, number>());
   /** The longest long event (end - start) in the snapshot, from the partial span index. */
-  readonly #longest = new PerGeneration((db) => {
+  readonly longest = new PerGeneration((db) => {
     const sql = "SELECT max(end_ms - start_ms) AS span FROM snapshot INDEXED BY snapshot_span WHERE long = 1";
     return db.prepare<{ span: number | null }>(sql).get()?.span ?? null;
   });
@@ -114,14 +114,10 @@ export class SnapshotEstimates {
     return total;
   }
 
-  longestLongEventMs(db: Db, stats: SnapshotStats): number | null {
-    return this.#longest.get(db, stats);
-  }
-
   clear(): void {
     this.#tokens.clear();
     this.#venueRows.clear();
     this.#stateRows.clear();
-    this.#longest.clear();
+    this.longest.clear();
   }
 }
