@@ -83,10 +83,9 @@ const venueBytes = (v: KeptVenue) => (v ? 2 * (v.json.length + v.city.length) + 
 const SEEN_BITS = 1 << 22;
 
 /**
- * Events and venues as served, each kept once, for one replica state (`read` drops everything when it moves) and
- * one base URL, each bounded by its own bytes (docs/architecture.md, "Caches"). An event is kept from its second
- * reading (docs/perf-history.md, "Round 17"): a first is remembered as one bit by id modulo the table's size (two ids
- * sharing a bit only let the second be kept at once), and the table starts afresh once a quarter of its bits are set.
+ * Events and venues as served, each bounded by its own bytes, for one replica state and base URL (docs/architecture.md,
+ * "Caches"). An event is kept from its second reading (docs/perf-history.md, "Round 17"): a first sets one bit by id
+ * modulo the table's size (ids sharing a bit let the second be kept at once); the table restarts a quarter full.
  */
 export class HydratedEvents {
   readonly #events: LRUCache<number, KeptEvent>;

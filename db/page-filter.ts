@@ -101,13 +101,10 @@ export function filterTerms(
 ): { terms: string[]; params: Record<string, SqlValue> } {
   const terms: string[] = [];
   const params: Record<string, SqlValue> = {};
-  if (f.state !== null) {
-    terms.push(`${col("state")} = $state`);
-    params.state = f.state;
-  }
-  if (f.city !== null) {
-    terms.push(`${col("city")} = $city`);
-    params.city = f.city;
+  for (const name of ["state", "city"] as const) {
+    if (f[name] === null) continue;
+    terms.push(`${col(name)} = $${name}`);
+    params[name] = f[name];
   }
   if (f.sources !== null && o.sources !== "none") {
     if (o.sources !== "glob") {
