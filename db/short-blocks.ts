@@ -37,6 +37,9 @@ const COUNT_SQL = {
   city: "SELECT count(*) AS n FROM snapshot INDEXED BY snapshot_city WHERE city = $city AND long = 0 AND +state = $state",
 };
 
+const SHORT_STARTS_SQL =
+  "SELECT (SELECT min(start_ms) FROM snapshot WHERE long = 0) AS first, (SELECT max(start_ms) FROM snapshot WHERE long = 0) AS last";
+
 /** Blocks of the current snapshot generation, bounded by bytes. Owned by server/list/caches.ts. */
 export class SnapshotBlocks extends ByteBoundedStore<number, Block> {
   /** The earliest and latest starts among the snapshot's short rows, for the generation: no block lies outside. */
@@ -124,11 +127,7 @@ export class SnapshotBlocks extends ByteBoundedStore<number, Block> {
 
   #forGeneration(db: Db, stats: SnapshotStats): void {
     if (!this.follow(stats.generation)) return;
-    const row = db
-      .prepare<{ first: number | null; last: number | null }>(
-        "SELECT (SELECT min(start_ms) FROM snapshot WHERE long = 0) AS first, (SELECT max(start_ms) FROM snapshot WHERE long = 0) AS last",
-      )
-      .get();
+    const row = db.prepare<{ first: number | null; last: number | null }>(SHORT_STARTS_SQL).get();
     this.#firstStartMs = row?.first ?? Number.POSITIVE_INFINITY;
     this.#lastStartMs = row?.last ?? Number.NEGATIVE_INFINITY;
   }

@@ -36,6 +36,9 @@ export class PerGeneration<T> {
 /** Sources a kept token's list holds on average at most (the bound on all lists kept, in sources). */
 const MATCHED_SOURCES_PER_TOKEN = 64;
 
+const TOKEN_SQL =
+  "SELECT source, events FROM snapshot_sources WHERE source >= $lo AND source < $hi AND source GLOB $glob";
+
 /** Counts and the long-event bound of one snapshot, until its generation moves. Owned by server/list/caches.ts. */
 export class SnapshotEstimates {
   /** By generation and token: the snapshot sources it matches and their rows. */
@@ -79,11 +82,7 @@ export class SnapshotEstimates {
     const key = `${stats.generation}\n${token}`;
     let t = this.#tokens.get(key);
     if (t === undefined) {
-      const found = db
-        .prepare<{ source: string; events: number }>(
-          "SELECT source, events FROM snapshot_sources WHERE source >= $lo AND source < $hi AND source GLOB $glob",
-        )
-        .all(sourceGlob(token));
+      const found = db.prepare<{ source: string; events: number }>(TOKEN_SQL).all(sourceGlob(token));
       t = { sources: found.map((r) => r.source), rows: found.reduce((n, r) => n + Number(r.events), 0) };
       this.#tokens.set(key, t);
     }
