@@ -1,10 +1,7 @@
 /**
- * Page selection for `GET /v1/events` over the serving snapshot (docs/api.md, Serving snapshot
- * and Pagination): keyset over (start_ms, id), `limit + 1` rows so the extra one says hasMore.
- * Short and long events are two ordered index range scans, merged (docs/architecture.md, "The
- * serving snapshot", has the bounds and how the index is chosen); each half is SQLite's, or a
- * kept store's (db/long-events.ts, db/short-blocks.ts, db/kept-scans.ts) when its `supports`
- * admits the filter. The filter and its SQL terms are db/page-filter.ts's.
+ * Page selection over the serving snapshot (docs/architecture.md, "The serving snapshot": the keyset, the bounds, the
+ * index chosen): short and long events are two ordered index range scans, merged, each SQLite's or a kept store's
+ * (db/long-events.ts, db/short-blocks.ts, db/kept-scans.ts) when its `supports` admits the filter (db/page-filter.ts).
  */
 import { LONG_EVENT_MS } from "./contract.ts";
 import type { Db } from "./driver.ts";

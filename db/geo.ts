@@ -1,8 +1,7 @@
 /**
- * Geo candidates (docs/api.md, Listing events) from the serving snapshot's venues, as a page's rows
- * are (docs/architecture.md, "The serving snapshot" and "The list path"): a grid narrows by box,
- * then membership is exact, in miles as @turf/distance computes them (to the bit, tested) and by
- * @turf/boolean-point-in-polygon. Measured by test/bench/geo.ts.
+ * Geo candidates (docs/api.md, Listing events) from the serving snapshot's venues (docs/architecture.md, "The serving
+ * snapshot" and "The list path"): a grid narrows by box, then membership is exact, in miles as @turf/distance computes
+ * them (to the bit, tested) and by @turf/boolean-point-in-polygon. Measured by test/bench/geo.ts.
  */
 import { booleanPointInPolygon } from "@turf/boolean-point-in-polygon";
 import { lengthToRadians, radiansToDegrees } from "@turf/helpers";

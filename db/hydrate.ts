@@ -1,9 +1,7 @@
 /**
- * Hydration of a selected page (docs/architecture.md, "From record to response bytes"): the page's ids are read from
- * the LIVE `events` and `venues` rows, and a row no longer servable (cancelled, deleted, spam, a duplicate, venue
- * hidden or gone) or no longer matching the request (db/page-filter.ts `rowMatcher`; a geo filter against the venue's
- * live coordinate, db/geo.ts `LiveGeo`) is dropped, so a page never contradicts its own filters. Survivors keep
- * snapshot order, shaped into the API's Event from the fields apply derived (sync/derive.ts).
+ * Hydration of a selected page (docs/architecture.md, "From record to response bytes"): the page's ids read from the
+ * LIVE rows; one no longer servable or no longer matching the request (db/page-filter.ts `rowMatcher`, db/geo.ts
+ * `LiveGeo`) is dropped, so a page never contradicts its own filters. Survivors keep snapshot order.
  */
 import { LRUCache } from "lru-cache";
 import { eventUrlFor, servedTicketUrl } from "./contract.ts";

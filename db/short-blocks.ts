@@ -1,8 +1,7 @@
 /**
- * The short half of a page (db/events-query.ts) from blocks of time kept in memory: new windows of
- * a state, a city in a state, a source or no column filter read the same index rows again and
- * again. A block holds every short row of its part starting within its span, read whole, for one
- * snapshot generation (docs/architecture.md, "Caches"); a page binary-searches its first block.
+ * The short half of a page (db/events-query.ts) from blocks of time kept for one snapshot generation: new windows read
+ * the same index rows again and again (docs/architecture.md, "Caches"). A block holds every short row of its part (a
+ * state, a city in a state, a source, or all) starting within its span; a page binary-searches its first block.
  */
 import { DAY_MS } from "./contract.ts";
 import type { Db } from "./driver.ts";

@@ -1,8 +1,6 @@
 /**
- * What page selection knows about the serving snapshot before it picks an index
- * (db/events-query.ts): its size, the rows a source prefix, a set of venues or states covers, and
- * the longest long event. Counts come from tables every refresh maintains (snapshot_stats,
- * snapshot_sources, snapshot_venue_events; db/replica.ts migrations 2–3), kept per generation.
+ * What page selection knows of the serving snapshot before it picks an index (db/events-query.ts): its size, the rows a
+ * source prefix, venues or states cover, the longest long event; from tables every refresh maintains, per generation.
  */
 import { LRUCache } from "lru-cache";
 import type { Db } from "./driver.ts";
