@@ -38,9 +38,8 @@ const PLAN_COLUMN: Record<PagePlan, string | null> = {
 };
 
 /**
- * One half (short or long events) of a page query, its parameters to bind with `ls`, `lid`
- * (exclusive lower bound) and `lim`. With `venuesInSql` false the venue filter is left to the
- * caller and `venue_id` is selected; with `windowInSql` false so is the window (db/kept-scans.ts).
+ * One half (short or long events) of a page query, bound with `ls`, `lid` (exclusive lower bound) and `lim`. With
+ * `venuesInSql` false the caller tests venues (`venue_id` is selected); with `windowInSql` false, the window too.
  */
 export function buildHalfQuery(
   plan: PagePlan,

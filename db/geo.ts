@@ -53,8 +53,7 @@ function haversineMiles(aLat: number, aLng: number, aCos: number, bLat: number, 
  */
 export function ringDiagonalMiles(ring: ReadonlyArray<readonly [number, number]>): number {
   const b = ringBox(ring);
-  if (b.maxLng - b.minLng > 180) return Infinity;
-  return greatCircleMiles(b.minLat, b.minLng, b.maxLat, b.maxLng);
+  return b.maxLng - b.minLng > 180 ? Infinity : greatCircleMiles(b.minLat, b.minLng, b.maxLat, b.maxLng);
 }
 
 function ringBox(ring: ReadonlyArray<readonly [number, number]>): Box {

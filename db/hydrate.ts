@@ -72,8 +72,7 @@ const stillMatches = (matches: (row: FilterRow) => boolean, geo: LiveGeo | null,
   matches({ ...e, state: v.state, city: v.city }) &&
   (geo === null || geo.admits(e.venueId, v.latitude, v.longitude, v.geocode_precision));
 
-/** Bytes kept, conservatively (JSON text may take two bytes a character), measured against RSS (test/bench/RESULTS.md,
- * "Unique traffic"). */
+/** Bytes kept, conservatively (two a JSON character), measured against RSS (test/bench/RESULTS.md, "Unique traffic"). */
 const eventBytes = (e: KeptEvent) => (e ? 2 * (e.part.length + e.source.length) + 240 : 32);
 const venueBytes = (v: KeptVenue) => (v ? 2 * (v.json.length + v.city.length) + 184 : 32);
 

@@ -81,9 +81,8 @@ export class SnapshotBlocks extends ByteBoundedStore<number, Block> {
     if (filter.sources !== null)
       return sources!.flatMap((source) => this.#scan(db, filter, from, want, `s\n${source}`, "source", { source }));
     if (city !== null) return this.#scan(db, filter, from, want, `c\n${state}\n${city}`, "city", { state, city });
-    return state === null
-      ? this.#scan(db, filter, from, want, "", "", {})
-      : this.#scan(db, filter, from, want, `t\n${state}`, "state", { state });
+    if (state !== null) return this.#scan(db, filter, from, want, `t\n${state}`, "state", { state });
+    return this.#scan(db, filter, from, want, "", "", {});
   }
 
   /** The rows of one part (`index` names it, `where` binds it), block by block. */

@@ -58,10 +58,7 @@ export class SnapshotEstimates {
     this.#tokens = new LRUCache({ max: maxTokens, maxSize, sizeCalculation: (t) => t.sources.length + 1 });
   }
 
-  /**
-   * The snapshot sources matching any token. They decide a page's rows, exactly: snapshot_sources
-   * changes only in the refresh that moves the generation.
-   */
+  /** The snapshot sources matching any token, exactly (they decide a page's rows): kept only per generation. */
   matchingSources(db: Db, stats: SnapshotStats, tokens: readonly string[]): readonly string[] {
     if (tokens.length === 1) return this.#token(db, stats, tokens[0]).sources;
     const out = new Set<string>();
