@@ -1,10 +1,7 @@
 /**
- * Page selection for `GET /v1/events` over the serving snapshot (docs/api.md, Serving snapshot
- * and Pagination): keyset over (start_ms, id), `limit + 1` rows so the extra one says hasMore.
- * Short and long events are two ordered index range scans, merged (docs/architecture.md, "The
- * serving snapshot", has the bounds and how the index is chosen); each half is SQLite's, or a
- * kept store's (db/long-events.ts, db/short-blocks.ts, db/kept-scans.ts) when its `supports`
- * admits the filter. The filter and its SQL terms are db/page-filter.ts's.
+ * Page selection over the serving snapshot (docs/architecture.md, "The serving snapshot": the keyset, the bounds, the
+ * index chosen): short and long events are two ordered index range scans, merged, each SQLite's or a kept store's
+ * (db/long-events.ts, db/short-blocks.ts, db/kept-scans.ts) when its `supports` admits the filter (db/page-filter.ts).
  */
 import { LONG_EVENT_MS } from "./contract.ts";
 import type { Db } from "./driver.ts";
@@ -41,9 +38,8 @@ const PLAN_COLUMN: Record<PagePlan, string | null> = {
 };
 
 /**
- * One half (short or long events) of a page query, its parameters to bind with `ls`, `lid`
- * (exclusive lower bound) and `lim`. With `venuesInSql` false the venue filter is left to the
- * caller and `venue_id` is selected; with `windowInSql` false so is the window (db/kept-scans.ts).
+ * One half (short or long events) of a page query, bound with `ls`, `lid` (exclusive lower bound) and `lim`. With
+ * `venuesInSql` false the caller tests venues (`venue_id` is selected); with `windowInSql` false, the window too.
  */
 export function buildHalfQuery(
   plan: PagePlan,
@@ -155,7 +151,7 @@ export function selectPage(
   });
 
   const from = position ?? FIRST_POSITION;
-  const longest = estimates.longestLongEventMs(db, stats) ?? LONG_EVENT_MS;
+  const longest = estimates.longest.get(db, stats) ?? LONG_EVENT_MS;
   const bounds = [lowerBound(from, filter.afterMs - LONG_EVENT_MS), lowerBound(from, filter.afterMs - longest)];
   const venuesInSql = filter.venueIds === null || plan === "venue";
   const venueSet = venuesInSql ? null : venueSetOf(filter);

@@ -1,8 +1,7 @@
 /**
- * Geo candidates (docs/api.md, Listing events) from the serving snapshot's venues, as a page's rows
- * are (docs/architecture.md, "The serving snapshot" and "The list path"): a grid narrows by box,
- * then membership is exact, in miles as @turf/distance computes them (to the bit, tested) and by
- * @turf/boolean-point-in-polygon. Measured by test/bench/geo.ts.
+ * Geo candidates (docs/api.md, Listing events) from the serving snapshot's venues (docs/architecture.md, "The serving
+ * snapshot" and "The list path"): a grid narrows by box, then membership is exact, in miles as @turf/distance computes
+ * them (to the bit, tested) and by @turf/boolean-point-in-polygon. Measured by test/bench/geo.ts.
  */
 import { booleanPointInPolygon } from "@turf/boolean-point-in-polygon";
 import { lengthToRadians, radiansToDegrees } from "@turf/helpers";
@@ -16,18 +15,6 @@ import { readSnapshotStats } from "./snapshot-stats.ts";
 export type GeoFilter =
   | { kind: "circle"; lat: number; lng: number; radiusMiles: number }
   | { kind: "polygon"; ring: Array<[lat: number, lng: number]> };
-
-export interface GeoCandidates {
-  /** The snapshot's admitted venue ids, at most 2,000, ascending. */
-  venueIds: number[];
-  /** Membership of those ids, for the page query's and the live re-check's venue tests. */
-  venueSet: VenueSet;
-  /** Their distinct states, sorted: page selection scans each state's index. */
-  states: string[];
-  /** Circle only: unrounded miles from the centre to a candidate's snapshot coordinate (a page serves `live.miles`). */
-  distanceMiles: { get(venueId: number): number | undefined } | null;
-  live: LiveGeo;
-}
 
 /** The filter re-checked against a venue's live row at hydration (db/hydrate.ts); the cap is not. */
 export interface LiveGeo {
@@ -66,8 +53,7 @@ function haversineMiles(aLat: number, aLng: number, aCos: number, bLat: number, 
  */
 export function ringDiagonalMiles(ring: ReadonlyArray<readonly [number, number]>): number {
   const b = ringBox(ring);
-  if (b.maxLng - b.minLng > 180) return Infinity;
-  return greatCircleMiles(b.minLat, b.minLng, b.maxLat, b.maxLng);
+  return b.maxLng - b.minLng > 180 ? Infinity : greatCircleMiles(b.minLat, b.minLng, b.maxLat, b.maxLng);
 }
 
 function ringBox(ring: ReadonlyArray<readonly [number, number]>): Box {
@@ -259,12 +245,16 @@ const milesTo = (table: VenueTable, circle: CircleTest, slot: number) =>
  * One search's result, serving every role: membership by binary search of the sorted ids, a
  * circle's distances, the live re-check. `kept` indexes `found`; ids ascend so results are deterministic.
  */
-class Candidates implements GeoCandidates, VenueSet, LiveGeo {
+export class GeoCandidates implements VenueSet, LiveGeo {
+  /** The snapshot's admitted venue ids, at most 2,000, ascending. */
   readonly venueIds: number[];
+  /** Their distinct states, sorted: page selection scans each state's index. */
   readonly states: string[];
-  readonly venueSet = this;
-  readonly live = this;
-  readonly distanceMiles: this | null;
+  /** Membership of those ids, for the page query's and the live re-check's venue tests. */
+  readonly venueSet: VenueSet = this;
+  readonly live: LiveGeo = this;
+  /** Circle only: unrounded miles from the centre to a candidate's snapshot coordinate (a page serves `live.miles`). */
+  readonly distanceMiles: { get(venueId: number): number | undefined } | null;
   readonly #ids: Float64Array;
 
   constructor(
@@ -331,21 +321,17 @@ function searchCircle(table: VenueTable, f: Extract<GeoFilter, { kind: "circle" 
     kept = nearest(kept, dist, table, found, LIST.geoCandidateVenues);
   }
   const inside = (lat: number, lng: number) => circle.miles(lat, lng, Math.cos(radians(lat))) <= f.radiusMiles;
-  return new Candidates(table, found, kept, centroids, inside, circle);
+  return new GeoCandidates(table, found, kept, centroids, inside, circle);
 }
 
 function searchPolygon(table: VenueTable, f: Extract<GeoFilter, { kind: "polygon" }>, centroids: boolean) {
   const box = ringBox(f.ring);
-  const centreLat = (box.minLat + box.maxLat) / 2;
-  const centreLng = (box.minLng + box.maxLng) / 2;
-  const centreCos = Math.cos(radians(centreLat));
+  // The cap counts from the box's centre: a zero circle there measures the miles.
+  const centre = new CircleTest((box.minLat + box.maxLat) / 2, (box.minLng + box.maxLng) / 2, 0);
   const found = admittedIn(table, [box], centroids);
   const n = found.length;
   const toCentre = new Float64Array(n);
-  for (let i = 0; i < n; i++) {
-    const s = found[i];
-    toCentre[i] = haversineMiles(centreLat, centreLng, centreCos, table.lat[s], table.lng[s], table.cosLat[s]);
-  }
+  for (let i = 0; i < n; i++) toCentre[i] = milesTo(table, centre, found[i]);
   // GeoJSON order is [lng, lat] and rings are closed explicitly.
   const coordinates = f.ring.map(([lat, lng]) => [lng, lat]);
   coordinates.push(coordinates[0]);
@@ -368,7 +354,7 @@ function searchPolygon(table: VenueTable, f: Extract<GeoFilter, { kind: "polygon
     if (inside.length >= cap || k === n) break;
   }
   const contains = (lat: number, lng: number) => booleanPointInPolygon([lng, lat], polygon);
-  return new Candidates(table, found, nearest(inside, toCentre, table, found, cap), centroids, contains, null);
+  return new GeoCandidates(table, found, nearest(inside, toCentre, table, found, cap), centroids, contains, null);
 }
 
 /**
@@ -401,11 +387,10 @@ export class GeoIndex {
     const key = `${includeCentroids ? 1 : 0}${shape}`;
     const kept = this.#results.get(key);
     if (kept) return kept;
-    const table = this.#table;
     const result =
       filter.kind === "circle"
-        ? searchCircle(table, filter, includeCentroids)
-        : searchPolygon(table, filter, includeCentroids);
+        ? searchCircle(this.#table, filter, includeCentroids)
+        : searchPolygon(this.#table, filter, includeCentroids);
     this.#results.set(key, result);
     return result;
   }

@@ -1,9 +1,7 @@
 /**
- * Hydration of a selected page (docs/architecture.md, "From record to response bytes"): the page's ids are read from
- * the LIVE `events` and `venues` rows, and a row no longer servable (cancelled, deleted, spam, a duplicate, venue
- * hidden or gone) or no longer matching the request (db/page-filter.ts `rowMatcher`; a geo filter against the venue's
- * live coordinate, db/geo.ts `LiveGeo`) is dropped, so a page never contradicts its own filters. Survivors keep
- * snapshot order, shaped into the API's Event from the fields apply derived (sync/derive.ts).
+ * Hydration of a selected page (docs/architecture.md, "From record to response bytes"): the page's ids read from the
+ * LIVE rows; one no longer servable or no longer matching the request (db/page-filter.ts `rowMatcher`, db/geo.ts
+ * `LiveGeo`) is dropped, so a page never contradicts its own filters. Survivors keep snapshot order.
  */
 import { LRUCache } from "lru-cache";
 import { eventUrlFor, servedTicketUrl } from "./contract.ts";
@@ -18,7 +16,7 @@ import {
   rowMatcher,
   servedEndMs,
 } from "./page-filter.ts";
-import { EVENT_SERVABLE_SQL, SERVABLE_SQL } from "./snapshot.ts";
+import { EVENT_SERVABLE_SQL } from "./snapshot.ts";
 
 /** EVENTS_SQL's columns by type; `event_url` is set for an event of another deployment: its upstream's, served as is. */
 type EventRow = Record<"id" | "start_ms" | "is_sold_out" | "is_low_tickets" | "venue_id", number> &
@@ -33,20 +31,12 @@ type VenueRow = Record<"id" | "visible", number> &
   Record<"timezone", string | null> &
   Record<"latitude" | "longitude", number | null> & { geocode_precision: Venue["geocodePrecision"] };
 
-/** HYDRATE_SQL's row: the event's columns, then its venue's. */
-type Row = EventRow & Omit<VenueRow, "id" | "name" | "visible"> & { venue_name: string };
-
 // Columns, written as JSON in JavaScript: json_object() measured slower (test/bench/RESULTS.md, "Unique traffic").
-const EVENT_COLUMNS = `e.id, e.title, e.slug, e.start_date, e.start_ms, e.end_date, e.end_ms, e.cost, e.is_free,
+const EVENTS_SQL = `SELECT e.id, e.title, e.slug, e.start_date, e.start_ms, e.end_date, e.end_ms, e.cost, e.is_free,
   e.is_sold_out, e.is_low_tickets, e.age, e.ticket_destination, e.event_url, e.ticket_url, e.website,
-  e.ticket_link_status, e.image_url, e.categories, e.source, e.vendor, e.venue_id`;
-const VENUE_COLUMNS = "v.city, v.state, v.timezone, v.latitude, v.longitude, v.geocode_precision";
-
-const HYDRATE_SQL = `SELECT ${EVENT_COLUMNS}, v.name AS venue_name, ${VENUE_COLUMNS}
-FROM json_each($ids) j JOIN events e ON e.id = j.value JOIN venues v ON v.id = e.venue_id WHERE ${SERVABLE_SQL}`;
-const EVENTS_SQL = `SELECT ${EVENT_COLUMNS}
+  e.ticket_link_status, e.image_url, e.categories, e.source, e.vendor, e.venue_id
 FROM json_each($ids) j JOIN events e ON e.id = j.value WHERE ${EVENT_SERVABLE_SQL}`;
-const VENUES_SQL = `SELECT v.id, v.name, ${VENUE_COLUMNS}, v.visible
+const VENUES_SQL = `SELECT v.id, v.name, v.city, v.state, v.timezone, v.latitude, v.longitude, v.geocode_precision, v.visible
 FROM json_each($ids) j JOIN venues v ON v.id = j.value`;
 
 export interface Hydration {
@@ -55,55 +45,11 @@ export interface Hydration {
   geo: LiveGeo | null;
 }
 
-/** `venue.distanceMiles`: a circle's miles to the venue's live coordinate, rounded to 0.01; else null. */
-function distanceOf(geo: LiveGeo | null, lat: number | null, lng: number | null): number | null {
-  const miles = geo && lat !== null && lng !== null ? geo.miles(lat, lng) : undefined;
-  return miles === undefined ? null : Math.round(miles * 100) / 100;
-}
-
-type EventShape<C, V> = Omit<Event, "categories" | "venue"> & { categories: C; venue: V };
-
-/** The Event's fields in its key order, `venue` last, for the shaped Event and the kept JSON (`eventPartOf`) alike. */
-function shapeEvent<C, V>(r: EventRow, baseUrl: string, categories: C, venue: V): EventShape<C, V> {
-  return {
-    id: r.id,
-    title: r.title,
-    slug: r.slug,
-    eventUrl: eventUrlFor(baseUrl, { id: r.id, slug: r.slug, eventUrl: r.event_url }),
-    startDate: r.start_date,
-    endDate: r.end_date,
-    cost: r.cost,
-    isFree: r.is_free === null ? null : r.is_free === 1,
-    isSoldOut: r.is_sold_out === 1,
-    isLowTickets: r.is_low_tickets === 1,
-    age: r.age,
-    ticketUrl: servedTicketUrl(baseUrl, { id: r.id, ticketDestination: r.ticket_destination, ticketUrl: r.ticket_url }),
-    website: r.website,
-    ticketLinkStatus: r.ticket_link_status,
-    imageUrl: r.image_url,
-    categories,
-    venue,
-  };
-}
-
-/** The venue's fields in its key order, `distanceMiles` last, for the shaped Event and the kept JSON alike. */
-const shapeVenue = (v: Omit<VenueRow, "visible">, distanceMiles: number | null): Venue => ({
-  id: v.id,
-  name: v.name,
-  city: v.city,
-  state: v.state,
-  timezone: v.timezone,
-  latitude: v.latitude,
-  longitude: v.longitude,
-  geocodePrecision: v.geocode_precision,
-  distanceMiles,
-});
-
 /** An event's JSON up to and including `"venue":`, and what the live re-check reads of it. */
 type LiveEvent = Omit<FilterRow, "state" | "city"> & { part: string };
 
-const liveEvent = (r: EventRow, part: string): LiveEvent => ({
-  part,
+const liveEvent = (r: EventRow, baseUrl: string): LiveEvent => ({
+  part: eventPartOf(r, baseUrl),
   startMs: r.start_ms,
   endMs: servedEndMs(r.start_ms, r.end_ms),
   soldOut: r.is_sold_out === 1,
@@ -126,8 +72,7 @@ const stillMatches = (matches: (row: FilterRow) => boolean, geo: LiveGeo | null,
   matches({ ...e, state: v.state, city: v.city }) &&
   (geo === null || geo.admits(e.venueId, v.latitude, v.longitude, v.geocode_precision));
 
-/** Bytes kept, conservatively (JSON text may take two bytes a character), measured against RSS (test/bench/RESULTS.md,
- * "Unique traffic"). */
+/** Bytes kept, conservatively (two a JSON character), measured against RSS (test/bench/RESULTS.md, "Unique traffic"). */
 const eventBytes = (e: KeptEvent) => (e ? 2 * (e.part.length + e.source.length) + 240 : 32);
 const venueBytes = (v: KeptVenue) => (v ? 2 * (v.json.length + v.city.length) + 184 : 32);
 
@@ -135,10 +80,9 @@ const venueBytes = (v: KeptVenue) => (v ? 2 * (v.json.length + v.city.length) + 
 const SEEN_BITS = 1 << 22;
 
 /**
- * Events and venues as served, each kept once, for one replica state (`read` drops everything when it moves) and
- * one base URL, each bounded by its own bytes (docs/architecture.md, "Caches"). An event is kept from its second
- * reading (docs/perf-history.md, "Round 17"): a first is remembered as one bit by id modulo the table's size (two ids
- * sharing a bit only let the second be kept at once), and the table starts afresh once a quarter of its bits are set.
+ * Events and venues as served, each bounded by its own bytes, for one replica state and base URL (docs/architecture.md,
+ * "Caches"). An event is kept from its second reading (docs/perf-history.md, "Round 17"): a first sets one bit by id
+ * modulo the table's size (ids sharing a bit let the second be kept at once); the table restarts a quarter full.
  */
 export class HydratedEvents {
   readonly #events: LRUCache<number, KeptEvent>;
@@ -171,7 +115,7 @@ export class HydratedEvents {
       for (let i = 0; i < keys.length; i++) {
         if (found[i] !== undefined) continue;
         const r = byId.get(keys[i].id);
-        found[i] = r ? liveEvent(r, eventPartOf(r, this.baseUrl)) : false;
+        found[i] = r ? liveEvent(r, this.baseUrl) : false;
         if (this.admit(keys[i].id)) this.#events.set(keys[i].id, found[i]);
       }
     }
@@ -269,45 +213,57 @@ export interface LiveBounds {
   droppedAfterClose: boolean;
 }
 
-/** Reads the page's live rows and shapes the survivors, in page order: one query, nothing kept. */
-export function hydratePage(db: Db, keys: readonly PagePosition[], filter: PageFilter, h: Hydration): Event[] {
-  if (keys.length === 0) return [];
-  const matches = rowMatcher(filter);
-  const byId = new Map<number, Row>();
-  for (const r of db.prepare<Row>(HYDRATE_SQL).all({ ids: JSON.stringify(keys.map((k) => k.id)) })) byId.set(r.id, r);
-  const out: Event[] = [];
-  for (const k of keys) {
-    const r = byId.get(k.id);
-    if (!r || !stillMatches(matches, h.geo, liveEvent(r, ""), r)) continue;
-    const venue = shapeVenue({ ...r, id: r.venue_id, name: r.venue_name }, distanceOf(h.geo, r.latitude, r.longitude));
-    out.push(shapeEvent(r, h.baseUrl, JSON.parse(r.categories) as Event["categories"], venue));
-  }
-  return out;
-}
-
 /**
- * What JSON.stringify writes of the Event before its venue: `shapeEvent` stringified with placeholders for the last
- * two keys, cut off, then the categories as apply stored them with JSON.stringify (sync/rows.ts). One native pass,
- * measured faster than quoting each field (docs/perf-history.md, "Round 19").
+ * What JSON.stringify writes of the Event before its venue: its fields in key order, placeholders for the last two
+ * cut off, then the categories as apply stored them with JSON.stringify (sync/rows.ts). One native pass, measured
+ * faster than quoting each field (docs/perf-history.md, "Round 19").
  */
 function eventPartOf(r: EventRow, baseUrl: string): string {
-  const json = JSON.stringify(shapeEvent(r, baseUrl, 0, 0));
+  const json = JSON.stringify({
+    id: r.id,
+    title: r.title,
+    slug: r.slug,
+    eventUrl: eventUrlFor(baseUrl, { id: r.id, slug: r.slug, eventUrl: r.event_url }),
+    startDate: r.start_date,
+    endDate: r.end_date,
+    cost: r.cost,
+    isFree: r.is_free === null ? null : r.is_free === 1,
+    isSoldOut: r.is_sold_out === 1,
+    isLowTickets: r.is_low_tickets === 1,
+    age: r.age,
+    ticketUrl: servedTicketUrl(baseUrl, { id: r.id, ticketDestination: r.ticket_destination, ticketUrl: r.ticket_url }),
+    website: r.website,
+    ticketLinkStatus: r.ticket_link_status,
+    imageUrl: r.image_url,
+    categories: 0,
+    venue: 0,
+  } satisfies Record<keyof Event, unknown>);
   return `${json.slice(0, -PLACEHOLDER_TAIL.length)}${r.categories},"venue":`;
 }
 
-/** What `categories: 0, venue: 0` end the JSON of `shapeEvent` with. */
 const PLACEHOLDER_TAIL = '0,"venue":0}';
 
+/** A venue's JSON in key order with `distanceMiles` (its last key) null, and what servability and the re-check read. */
 function keptVenue(v: VenueRow): KeptVenue {
-  const json = JSON.stringify(shapeVenue(v, null));
-  const { state, city, latitude, longitude, geocode_precision } = v;
-  return { json, visible: v.visible === 1, state, city, latitude, longitude, geocode_precision };
+  const { id, name, city, state, timezone, latitude, longitude, geocode_precision } = v;
+  const venue: Venue = {
+    id,
+    name,
+    city,
+    state,
+    timezone,
+    latitude,
+    longitude,
+    geocodePrecision: geocode_precision,
+    distanceMiles: null,
+  };
+  return { json: JSON.stringify(venue), visible: v.visible === 1, state, city, latitude, longitude, geocode_precision };
 }
 
 /**
- * `hydratePage`'s Events as their JSON, byte for byte, from what `events` keeps for `state` (read in the same
- * transaction): an event's kept part, its venue's JSON and `}`, a circle's distance replacing the venue's closing
- * `null}` (`distanceMiles` is its last key).
+ * The page's Events as their JSON, byte for byte JSON.stringify of the API's Event (test/hydrate-reference.ts), from
+ * what `events` keeps for `state` (read in the same transaction): an event's kept part, its venue's JSON and `}`, a
+ * circle's distance replacing the venue's closing `null}` (`distanceMiles` is its last key).
  */
 export function hydratePageJson(
   db: Db,
@@ -326,11 +282,13 @@ export function hydratePageJson(
     const servable = e !== false && v !== false && v.visible;
     if (servable && stillMatches(matches, h.geo, e, v)) {
       if (bounds) bounds.latestAfterMs = Math.min(bounds.latestAfterMs, e.endMs);
-      const distance = distanceOf(h.geo, v.latitude, v.longitude);
+      // `venue.distanceMiles`: a circle's miles to the venue's live coordinate, rounded to 0.01.
+      const miles =
+        h.geo && v.latitude !== null && v.longitude !== null ? h.geo.miles(v.latitude, v.longitude) : undefined;
       out.push(
-        distance === null
+        miles === undefined
           ? `${e.part}${v.json}}`
-          : `${e.part}${v.json.slice(0, -NULL_DISTANCE_TAIL.length)}${JSON.stringify(distance)}}}`,
+          : `${e.part}${v.json.slice(0, -NULL_DISTANCE_TAIL.length)}${JSON.stringify(Math.round(miles * 100) / 100)}}}`,
       );
     } else if (servable && bounds && e.startMs > filter.beforeMs) {
       bounds.droppedAfterClose = true;

@@ -1,8 +1,7 @@
 /**
- * Venue scans for page selection (db/events-query.ts): an ordered index range's rows at a geo
- * filter's venues, tested in JavaScript, from SQLite in growing chunks (`scanVenues`) or from ranges
- * kept per state, half and row flags and shared by every geo page of a state (`scanKept`): each
- * holds every row of the index from its start (docs/architecture.md, "Caches" and "The list path").
+ * Venue scans for page selection (db/events-query.ts; docs/architecture.md, "Caches" and "The list path"): an index
+ * range's rows at a geo filter's venues, tested in JavaScript, from SQLite in growing chunks (`scanVenues`) or from
+ * ranges kept per state, half and row flags, each holding every row from its start, shared by a state's geo pages.
  */
 import { LRUCache } from "lru-cache";
 import type { Db, SqlValue, Statement } from "./driver.ts";

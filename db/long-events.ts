@@ -146,17 +146,17 @@ export class LongRows extends KeptRows {
 }
 
 /** The long rows of the current generation, none beyond `maxRows`. Owned by server/list/caches.ts. */
-export class LongEvents {
-  readonly #rows = new PerGeneration((db) => {
-    // The span index counts long rows without reading them.
-    const n = db.prepare<{ n: number }>("SELECT count(*) AS n FROM snapshot INDEXED BY snapshot_span WHERE long = 1");
-    if (Number(n.get()?.n ?? 0) > this.maxRows) return null;
-    const sql = `SELECT state, city, source, start_ms, id, end_ms, sold_out, aggregator
+export class LongEvents extends PerGeneration<LongRows | null> {
+  constructor(maxRows: number) {
+    super((db) => {
+      // The span index counts long rows without reading them.
+      const n = db.prepare<{ n: number }>("SELECT count(*) AS n FROM snapshot INDEXED BY snapshot_span WHERE long = 1");
+      if (Number(n.get()?.n ?? 0) > maxRows) return null;
+      const sql = `SELECT state, city, source, start_ms, id, end_ms, sold_out, aggregator
 FROM snapshot WHERE long = 1 ORDER BY start_ms, id`;
-    return new LongRows(db.prepare<Loaded>(sql).all());
-  });
-
-  constructor(readonly maxRows: number) {}
+      return new LongRows(db.prepare<Loaded>(sql).all());
+    });
+  }
 
   /** Any filter without a geo filter: the rows are not kept by venue. */
   static supports(f: PageFilter): boolean {
@@ -165,10 +165,6 @@ FROM snapshot WHERE long = 1 ORDER BY start_ms, id`;
 
   /** The rows for `stats` (read in the caller's read transaction), or null when there are too many. */
   forSnapshot(db: Db, stats: SnapshotStats): LongRows | null {
-    return this.#rows.get(db, stats);
-  }
-
-  clear(): void {
-    this.#rows.clear();
+    return this.get(db, stats);
   }
 }

@@ -67,10 +67,8 @@ export const sourceMatches = (tokens: readonly string[], source: string): boolea
   tokens.some((t) => source.length >= t.length && [...t].every((c, i) => c === "_" || c === source[i]));
 
 /** Membership of the candidate venues: the one the filter carries, else a Set built now. */
-export function venueSetOf(filter: PageFilter): VenueSet | null {
-  if (filter.venueIds === null) return null;
-  return filter.venueSet ?? new Set(filter.venueIds);
-}
+export const venueSetOf = (f: PageFilter): VenueSet | null =>
+  f.venueIds === null ? null : (f.venueSet ?? new Set(f.venueIds));
 
 /** Whether a row starting and ending then lies in the filter's window. */
 export const inWindow = (f: PageFilter, startMs: number, endMs: number): boolean =>
@@ -101,13 +99,10 @@ export function filterTerms(
 ): { terms: string[]; params: Record<string, SqlValue> } {
   const terms: string[] = [];
   const params: Record<string, SqlValue> = {};
-  if (f.state !== null) {
-    terms.push(`${col("state")} = $state`);
-    params.state = f.state;
-  }
-  if (f.city !== null) {
-    terms.push(`${col("city")} = $city`);
-    params.city = f.city;
+  for (const name of ["state", "city"] as const) {
+    if (f[name] === null) continue;
+    terms.push(`${col(name)} = $${name}`);
+    params[name] = f[name];
   }
   if (f.sources !== null && o.sources !== "none") {
     if (o.sources !== "glob") {

@@ -1,8 +1,7 @@
 /**
- * The short half of a page (db/events-query.ts) from blocks of time kept in memory: new windows of
- * a state, a city in a state, a source or no column filter read the same index rows again and
- * again. A block holds every short row of its part starting within its span, read whole, for one
- * snapshot generation (docs/architecture.md, "Caches"); a page binary-searches its first block.
+ * The short half of a page (db/events-query.ts) from blocks of time kept for one snapshot generation: new windows read
+ * the same index rows again and again (docs/architecture.md, "Caches"). A block holds every short row of its part (a
+ * state, a city in a state, a source, or all) starting within its span; a page binary-searches its first block.
  */
 import { DAY_MS } from "./contract.ts";
 import type { Db } from "./driver.ts";
@@ -36,6 +35,9 @@ const COUNT_SQL = {
   source: "SELECT events AS n FROM snapshot_sources WHERE source = $source",
   city: "SELECT count(*) AS n FROM snapshot INDEXED BY snapshot_city WHERE city = $city AND long = 0 AND +state = $state",
 };
+
+const SHORT_STARTS_SQL =
+  "SELECT (SELECT min(start_ms) FROM snapshot WHERE long = 0) AS first, (SELECT max(start_ms) FROM snapshot WHERE long = 0) AS last";
 
 /** Blocks of the current snapshot generation, bounded by bytes. Owned by server/list/caches.ts. */
 export class SnapshotBlocks extends ByteBoundedStore<number, Block> {
@@ -79,9 +81,8 @@ export class SnapshotBlocks extends ByteBoundedStore<number, Block> {
     if (filter.sources !== null)
       return sources!.flatMap((source) => this.#scan(db, filter, from, want, `s\n${source}`, "source", { source }));
     if (city !== null) return this.#scan(db, filter, from, want, `c\n${state}\n${city}`, "city", { state, city });
-    return state === null
-      ? this.#scan(db, filter, from, want, "", "", {})
-      : this.#scan(db, filter, from, want, `t\n${state}`, "state", { state });
+    if (state !== null) return this.#scan(db, filter, from, want, `t\n${state}`, "state", { state });
+    return this.#scan(db, filter, from, want, "", "", {});
   }
 
   /** The rows of one part (`index` names it, `where` binds it), block by block. */
@@ -124,11 +125,7 @@ export class SnapshotBlocks extends ByteBoundedStore<number, Block> {
 
   #forGeneration(db: Db, stats: SnapshotStats): void {
     if (!this.follow(stats.generation)) return;
-    const row = db
-      .prepare<{ first: number | null; last: number | null }>(
-        "SELECT (SELECT min(start_ms) FROM snapshot WHERE long = 0) AS first, (SELECT max(start_ms) FROM snapshot WHERE long = 0) AS last",
-      )
-      .get();
+    const row = db.prepare<{ first: number | null; last: number | null }>(SHORT_STARTS_SQL).get();
     this.#firstStartMs = row?.first ?? Number.POSITIVE_INFINITY;
     this.#lastStartMs = row?.last ?? Number.NEGATIVE_INFINITY;
   }

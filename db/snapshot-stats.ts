@@ -1,8 +1,6 @@
 /**
- * What page selection knows about the serving snapshot before it picks an index
- * (db/events-query.ts): its size, the rows a source prefix, a set of venues or states covers, and
- * the longest long event. Counts come from tables every refresh maintains (snapshot_stats,
- * snapshot_sources, snapshot_venue_events; db/replica.ts migrations 2–3), kept per generation.
+ * What page selection knows of the serving snapshot before it picks an index (db/events-query.ts): its size, the rows a
+ * source prefix, venues or states cover, the longest long event; from tables every refresh maintains, per generation.
  */
 import { LRUCache } from "lru-cache";
 import type { Db } from "./driver.ts";
@@ -36,6 +34,9 @@ export class PerGeneration<T> {
 /** Sources a kept token's list holds on average at most (the bound on all lists kept, in sources). */
 const MATCHED_SOURCES_PER_TOKEN = 64;
 
+const TOKEN_SQL =
+  "SELECT source, events FROM snapshot_sources WHERE source >= $lo AND source < $hi AND source GLOB $glob";
+
 /** Counts and the long-event bound of one snapshot, until its generation moves. Owned by server/list/caches.ts. */
 export class SnapshotEstimates {
   /** By generation and token: the snapshot sources it matches and their rows. */
@@ -46,7 +47,7 @@ export class SnapshotEstimates {
   });
   readonly #stateRows = new PerGeneration(() => new Map<string, number>());
   /** The longest long event (end - start) in the snapshot, from the partial span index. */
-  readonly #longest = new PerGeneration((db) => {
+  readonly longest = new PerGeneration((db) => {
     const sql = "SELECT max(end_ms - start_ms) AS span FROM snapshot INDEXED BY snapshot_span WHERE long = 1";
     return db.prepare<{ span: number | null }>(sql).get()?.span ?? null;
   });
@@ -57,10 +58,7 @@ export class SnapshotEstimates {
     this.#tokens = new LRUCache({ max: maxTokens, maxSize, sizeCalculation: (t) => t.sources.length + 1 });
   }
 
-  /**
-   * The snapshot sources matching any token. They decide a page's rows, exactly: snapshot_sources
-   * changes only in the refresh that moves the generation.
-   */
+  /** The snapshot sources matching any token, exactly (they decide a page's rows): kept only per generation. */
   matchingSources(db: Db, stats: SnapshotStats, tokens: readonly string[]): readonly string[] {
     if (tokens.length === 1) return this.#token(db, stats, tokens[0]).sources;
     const out = new Set<string>();
@@ -79,11 +77,7 @@ export class SnapshotEstimates {
     const key = `${stats.generation}\n${token}`;
     let t = this.#tokens.get(key);
     if (t === undefined) {
-      const found = db
-        .prepare<{ source: string; events: number }>(
-          "SELECT source, events FROM snapshot_sources WHERE source >= $lo AND source < $hi AND source GLOB $glob",
-        )
-        .all(sourceGlob(token));
+      const found = db.prepare<{ source: string; events: number }>(TOKEN_SQL).all(sourceGlob(token));
       t = { sources: found.map((r) => r.source), rows: found.reduce((n, r) => n + Number(r.events), 0) };
       this.#tokens.set(key, t);
     }
@@ -114,14 +108,10 @@ export class SnapshotEstimates {
     return total;
   }
 
-  longestLongEventMs(db: Db, stats: SnapshotStats): number | null {
-    return this.#longest.get(db, stats);
-  }
-
   clear(): void {
     this.#tokens.clear();
     this.#venueRows.clear();
     this.#stateRows.clear();
-    this.#longest.clear();
+    this.longest.clear();
   }
 }

@@ -13,11 +13,12 @@ import type { Db } from "../db/driver.ts";
 import { openDb } from "../db/driver.ts";
 import type { PageFilter, PagePosition } from "../db/events-query.ts";
 import type { LiveGeo } from "../db/geo.ts";
-import { HydratedEvents, type Hydration, hydratePage, hydratePageJson, readReplicaState } from "../db/hydrate.ts";
+import { HydratedEvents, type Hydration, hydratePageJson, readReplicaState } from "../db/hydrate.ts";
 import { openReplica } from "../db/replica.ts";
 import { refreshSnapshot } from "../db/snapshot.ts";
 import { applyBatch } from "../sync/apply.ts";
 import { parseRecordLine } from "../sync/records.ts";
+import { hydratePage } from "./hydrate-reference.ts";
 import { eventRecord, venueRecord } from "./records.ts";
 
 const T0 = Date.parse("2030-01-01T00:00:00Z");

@@ -14,7 +14,7 @@ import fc from "fast-check";
 import { afterAll, beforeAll, expect, it } from "vitest";
 import type { Db } from "../db/driver.ts";
 import { type PageFilter, type PageSelection, readConsistently, selectPage } from "../db/events-query.ts";
-import { HydratedEvents, hydratePage, hydratePageJson, type LiveBounds, readReplicaState } from "../db/hydrate.ts";
+import { HydratedEvents, hydratePageJson, type LiveBounds, readReplicaState } from "../db/hydrate.ts";
 import { openReplica } from "../db/replica.ts";
 import { refreshSnapshot } from "../db/snapshot.ts";
 import { readSnapshotStats, SnapshotEstimates } from "../db/snapshot-stats.ts";
@@ -22,6 +22,7 @@ import { createPageCache, type PageBody, type PageCache, pageCacheKey } from "..
 import type { ListWindow } from "../server/list/parse.ts";
 import { applyBatch } from "../sync/apply.ts";
 import { parseRecordLine } from "../sync/records.ts";
+import { hydratePage } from "./hydrate-reference.ts";
 import { eventRecord, venueRecord } from "./records.ts";
 
 const T0 = Date.parse("2030-01-01T00:00:00Z");

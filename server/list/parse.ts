@@ -18,17 +18,9 @@ import { isGeoRequest, parseGeoParams } from "../params-geo.ts";
 export type ListQuery = ReturnType<typeof parseListParams>;
 
 /** What a query string decides (stages 4–6 are pure functions of it), with its geo cost and its polygon gate. */
-export interface ParsedQuery {
-  q: ListQuery;
-  fingerprint: string;
-  geo: boolean;
-  polygon: boolean;
-}
+export type ParsedQuery = ReturnType<typeof parseQuery>;
 
-export interface ListWindow {
-  afterMs: number;
-  beforeMs: number;
-}
+export type ListWindow = Pick<PageFilter, "afterMs" | "beforeMs">;
 
 const DEFAULTS = param.LIST_DEFAULTS;
 
@@ -94,7 +86,7 @@ export function parseQuery(query: URLSearchParams, secret: string, polygons: boo
   const polygon = query.has("polygon");
   assertPolygonAllowed(polygon, polygons);
   const q = parseListParams(query, secret, scope);
-  return { q, fingerprint: filterFingerprint(query), geo: isGeoRequest(query), polygon } satisfies ParsedQuery;
+  return { q, fingerprint: filterFingerprint(query), geo: isGeoRequest(query), polygon };
 }
 
 /** Stages 5 and 6's checks that depend on the plan and the replica, for a query string parsed before. */

@@ -61,13 +61,9 @@ export function withCursor(
   const last = selection.keys.at(-1) ?? q.cursor?.position ?? null;
   const next = selection.hasMore && last !== null;
   const kept = body.lastPage;
-  if (
-    kept &&
-    (!next ||
-      (kept.afterMs === window.afterMs && kept.beforeMs === window.beforeMs && kept.fingerprint === fingerprint))
-  ) {
-    return kept.out;
-  }
+  const pins =
+    kept?.afterMs === window.afterMs && kept.beforeMs === window.beforeMs && kept.fingerprint === fingerprint;
+  if (kept && (!next || pins)) return kept.out;
   const nextCursor = next ? encodeCursor(secret, last, { ...window, fingerprint }) : null;
   const out = pageOut(body, { nextCursor, hasMore: selection.hasMore, count: body.count });
   body.lastPage = { ...window, fingerprint, out };

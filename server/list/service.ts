@@ -1,8 +1,7 @@
 /**
- * `GET` and `HEAD /v1/events` as one stage list, whichever listener took the request, the first failure winning:
- * authorize, parse, window, open, select, hydrate, settle, respond (docs/architecture.md, "The list path"). select and
- * hydrate share one read transaction, and neither runs when the page cache holds an equal body. On a ledger that
- * `prepares` (Redis), parse and window run inside stage 3's step (docs/redis-ledger.md, "The request path on Redis").
+ * `GET` and `HEAD /v1/events` as one stage list, whichever listener took the request, the first failure winning
+ * (docs/architecture.md, "The list path"). On a ledger that `prepares` (Redis), parse and window run inside stage 3's
+ * step (docs/redis-ledger.md, "The request path on Redis").
  */
 import type { Db } from "../../db/driver.ts";
 import { readConsistently, selectPage } from "../../db/events-query.ts";

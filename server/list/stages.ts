@@ -13,17 +13,13 @@ export function* settled<T>(value: Maybe<T>): Generator<Maybe<T>, T, unknown> {
 }
 
 /** Runs the stages: synchronously until one yields a promise, then on its settlement. */
-export function runStages<T>(stages: Stages<T>): Maybe<T> {
-  return advance(stages, stages.next());
-}
-
-function advance<T>(stages: Stages<T>, step: IteratorResult<unknown, T>): Maybe<T> {
+export function runStages<T>(stages: Stages<T>, step = stages.next()): Maybe<T> {
   for (;;) {
     if (step.done) return step.value;
     if (step.value instanceof Promise) {
       return step.value.then(
-        (v) => advance(stages, stages.next(v)),
-        (err) => advance(stages, stages.throw(err)),
+        (v) => runStages(stages, stages.next(v)),
+        (err) => runStages(stages, stages.throw(err)),
       );
     }
     step = stages.next(step.value);

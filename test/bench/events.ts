@@ -6,7 +6,7 @@
  *
  * Without --db it uses .bench/replica/marquee.db (see test/bench/geo.ts for how it is built).
  * For each query shape it times (1) page selection + hydration alone (db/events-query.ts,
- * db/hydrate.ts) and (2) the whole request through the app with a key whose rate limits are
+ * test/hydrate-reference.ts, one plain read) and (2) the whole request through the app with a key whose rate limits are
  * lifted, for first pages and for a page deep into the traversal (cursor after 40 pages), and
  * prints the median and p99 in milliseconds together with the plan each shape chose.
  */
@@ -14,7 +14,6 @@ import { existsSync, readFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { parseArgs } from "node:util";
 import { type PageFilter, readConsistently, selectPage } from "../../db/events-query.ts";
-import { hydratePage } from "../../db/hydrate.ts";
 import { readReplicaStats } from "../../db/replica.ts";
 import { readSnapshotStats } from "../../db/snapshot-stats.ts";
 import { createApp } from "../../server/app.ts";
@@ -22,6 +21,7 @@ import { createClock } from "../../server/clock.ts";
 import { resolveConfig } from "../../server/config.ts";
 import { createContext } from "../../server/context.ts";
 import { issueKey } from "../../server/keys.ts";
+import { hydratePage } from "../hydrate-reference.ts";
 
 const { values } = parseArgs({
   options: { db: { type: "string" }, runs: { type: "string", default: "200" }, now: { type: "string" } },
