@@ -233,19 +233,20 @@ function privateBytes(): number {
  * queries each request leaves short-lived rows, strings and body bytes behind, and kept events
  * are replaced faster than the engine collects its old generation on its own (it lets the heap
  * reach about three times what is live), so memory grows to several times what is live. The
- * collection is synchronous (`fullGC` of bun:jsc): `Bun.gc(false)` only asks for one the engine
- * runs as a young-generation collection, which left the old generation's garbage where it was
- * (docs/perf-history.md, "Memory").
+ * collection is synchronous (`fullGC` of bun:jsc, which keeps the compiled code), some 85 ms:
+ * `Bun.gc(false)`, which returns at once, left the old generation's garbage where it was
+ * (docs/perf-history.md, "Round 27").
  */
 function startMemoryGuard(): Stop {
   if (!(globalThis as { Bun?: unknown }).Bun) return async () => {};
-  // Loaded on Bun only: Node (Vitest) has no bun:jsc.
-  const jsc = import("bun:jsc");
+  // Loaded on Bun only (Node, which runs Vitest, has none), and only when first needed.
+  let jsc: Promise<typeof import("bun:jsc")> | undefined;
   let lastMs = -Infinity;
   const timer = setInterval(async () => {
     const now = performance.now();
     if (now - lastMs < HOT_PATH.collectEveryMs || privateBytes() <= HOT_PATH.collectAbovePrivateBytes) return;
     lastMs = now;
+    jsc ??= import("bun:jsc");
     (await jsc).fullGC();
   }, 1000);
   timer.unref?.();
