@@ -33,7 +33,9 @@ export const HOT_PATH = {
    * and 30 s (and a collection that was not a full one) the run peaked at 584 MB (710, peak 819,
    * in a full `npm run bench`); with 352 MiB and 5 s at 441 MB. A collection paused the requests
    * 46–265 ms (85 typical); at most one each 5 s it costs a request some 7 µs of CPU at 2,500 a
-   * second, and every class's p99 was as low or lower (docs/perf-history.md, "Round 27").
+   * second, and every class's p99 was as low or lower. On the 3,000,000-event replica it still
+   * peaked at 572 MB (the live caches and the lag after a collection: docs/perf-history.md,
+   * "Round 27").
    */
   collectAbovePrivateBytes: 352 * 1024 * 1024,
   collectEveryMs: 5_000,
