@@ -26,9 +26,19 @@ export const HOT_PATH = {
   /**
    * The serving process collects its garbage in full once its private memory (`RssAnon`, which
    * leaves out the mapped replica) passes this, at most this often (server/background.ts).
+   * Measured with `bun test/bench/run.ts --only-unique` (the 1,000,000-event replica, every class
+   * of new traffic in turn): after a full collection the heap held 130–150 MB, about what the
+   * caches above estimate, and the process 250–330 MB; the rest of the growth is old-generation
+   * garbage, which the engine clears on its own only near three times what is live. With 448 MiB
+   * and 30 s (and a collection that was not a full one) the run peaked at 584 MB (710, peak 819,
+   * in a full `npm run bench`); with 352 MiB and 5 s at 441 MB. A collection paused the requests
+   * 46–265 ms (85 typical); at most one each 5 s it costs a request some 7 µs of CPU at 2,500 a
+   * second, and every class's p99 was as low or lower. On the 3,000,000-event replica it still
+   * peaked at 572 MB (the live caches and the lag after a collection: docs/perf-history.md,
+   * "Round 27").
    */
-  collectAbovePrivateBytes: 448 * 1024 * 1024,
-  collectEveryMs: 30_000,
+  collectAbovePrivateBytes: 352 * 1024 * 1024,
+  collectEveryMs: 5_000,
   /** Geo searches kept for the current venue table (db/geo.ts GeoIndex), and their bytes. */
   geoResults: 256,
   geoResultBytes: 16 * 1024 * 1024,

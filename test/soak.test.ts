@@ -15,7 +15,7 @@ import { Client, startBunServer } from "./harness.ts";
  * memory-mapped replica's file pages are the OS's cache) under unique traffic on the demo replica. The caches
  * hold about 100 MiB by their byte bounds; above them is garbage the collector has not reached
  * yet, which the server's guard collects in full past HOT_PATH.collectAbovePrivateBytes (at most every
- * 30 s). Peaks measured here: 307 and 480 MiB; caches bounded by entries alone reached 898 MB.
+ * HOT_PATH.collectEveryMs). Peaks measured here: 307 and 480 MiB; caches bounded by entries alone reached 898 MB.
  */
 const PRIVATE_CEILING_BYTES = 640 * 1024 * 1024;
 const CONNECTIONS = 16;

@@ -389,18 +389,18 @@ function uniqueTable(r: RunReport): string[] {
     const ceil = c.ceiling?.load;
     const peer = c.peer?.load;
     const repeats = c.bun?.repeats ? ` (${fmt(c.bun.repeats)} repeated)` : "";
-    return `| ${s.title} | ${b ? `${fmt(b.rps)}${repeats}` : "–"} | ${b ? ms(b.p50Ms) : "–"} | ${b ? ms(b.p99Ms) : "–"} | ${b && ceil ? `${fmt((100 * b.rps) / ceil.rps, 1)} %` : "–"} | ${uniqueCpu(c.bun)} | ${peer ? `${fmt(peer.rps)} (p99 ${ms(peer.p99Ms)})` : "–"} | ${peer ? uniqueCpu(c.peer) : "–"} | ${b && peer ? `${fmt(b.rps / peer.rps, 2)}x` : "–"} |`;
+    return `| ${s.title} | ${b ? `${fmt(b.rps)}${repeats}` : "–"} | ${b ? ms(b.p50Ms) : "–"} | ${b ? ms(b.p99Ms) : "–"} | ${b && ceil ? `${fmt((100 * b.rps) / ceil.rps, 1)} %` : "–"} | ${uniqueCpu(c.bun)} | ${peer ? `${fmt(peer.rps)} (p99 ${ms(peer.p99Ms)})` : "–"} | ${peer ? uniqueCpu(c.peer) : "–"} | ${b && peer ? `${fmt(b.rps / peer.rps, 2)}x` : "–"} | ${c.bun?.privateMb ? `${fmt(c.bun.privateMb.end)} (${fmt(c.bun.privateMb.peak)})` : "–"} |`;
   });
   return [
     "### Unique traffic",
     "",
     `No URL twice within a scenario: each request takes the next of a list of new paths (test/bench/lib/unique.ts), for Marquee and the peer alike; the ceiling replays one captured page (\`${u.ceilingPath.slice(0, 60)}…\`, ${fmt((u.cells["u-state"]?.ceiling?.load.bytesPerAnswer ?? 0) / 1024, 1)} kB). A fresh Marquee process serves this section, warmed first by ${LOAD.targetWarmupS} s of the first scenario's list (URLs not measured again).`,
     "",
-    "| scenario | Bun req/s | Bun p50 ms | Bun p99 ms | Bun / ceiling | Bun CPU µs/req | peer req/s | peer CPU µs/req | Bun / peer |",
-    "|---|--:|--:|--:|--:|--:|--:|--:|--:|",
+    "| scenario | Bun req/s | Bun p50 ms | Bun p99 ms | Bun / ceiling | Bun CPU µs/req | peer req/s | peer CPU µs/req | Bun / peer | Bun private MB (peak) |",
+    "|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|",
     ...rows,
     "",
-    `CPU a request: utime + stime of the server's processes (every thread: the JIT's and the collector's too) over its measured slices, divided by the requests they served; the ceiling's own figure, the HTTP floor, was ${cpuFloor(u)} µs.`,
+    `CPU a request: utime + stime of the server's processes (every thread: the JIT's and the collector's too) over its measured slices, divided by the requests they served; the ceiling's own figure, the HTTP floor, was ${cpuFloor(u)} µs. Bun private MB: RssAnon + swap at the end of the scenario, and the highest read (every 250 ms) from its warm-up on; the scenarios run in the table's order in one process.`,
     "",
     ...(u.rss ? [`Memory of that Marquee under the unique traffic: ${memoryText(u.rss)}.`, ""] : []),
   ];

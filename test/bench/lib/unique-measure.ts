@@ -7,7 +7,7 @@
  */
 import { LOAD } from "./config.ts";
 import { groupCpuS } from "./cpu.ts";
-import type { Server } from "./proc.ts";
+import { type Server, watchMemory } from "./proc.ts";
 import type { UniqueLists } from "./unique.ts";
 import { combine, type LoadResult, type LoadSpec, type Slice, slice } from "./wrk.ts";
 
@@ -32,6 +32,11 @@ export interface UniqueCell {
    * (every thread, the JIT's and the collector's included; lib/cpu.ts), over the requests they served.
    */
   cpuUs: number;
+  /**
+   * Marquee's private memory (lib/proc.ts readMemory) at the end of the scenario and the highest
+   * seen during it, warm-up included: which class of traffic makes the process grow.
+   */
+  privateMb?: { end: number; peak: number };
 }
 
 /** Pages of each cursor walk, for the bench and the stage profile (test/bench/walk-cursors.lua sends as many). */
@@ -106,6 +111,7 @@ export async function measureUnique(
       ready.push({ side, server, spec, slices: [], repeats: 0, cpuS: 0 });
     }
     if (i % 2 === 1) ready.reverse();
+    const memory = servers.bun ? watchMemory(servers.bun.child.pid!) : null;
     const next = async (r: Ready, seconds: number) => {
       const part = await slice({ ...r.spec, startAt: r.places }, seconds);
       r.places = part.places;
@@ -125,13 +131,16 @@ export async function measureUnique(
     for (let k = 0; k < LOAD.slices; k++) {
       for (const r of k % 2 === 0 ? ready : [...ready].reverse()) await measured(r);
     }
+    const m = memory?.stop();
     const cells: Partial<Record<UniqueSide, UniqueCell>> = {};
     for (const r of ready) {
       const load = combine(r.slices);
       const cpuUs = load.requests > 0 ? (r.cpuS * 1e6) / load.requests : Number.NaN;
-      cells[r.side] = { load, repeats: r.repeats, cpuUs };
+      const privateMb = r.side === "bun" && m ? { end: m.privateMb, peak: m.privatePeakMb } : undefined;
+      cells[r.side] = { load, repeats: r.repeats, cpuUs, ...(privateMb ? { privateMb } : {}) };
       log(
         `  ${s.id.padEnd(13)} ${r.side.padEnd(8)} ${load.rps.toFixed(0).padStart(7)} req/s  p50 ${load.p50Ms.toFixed(2)} ms  p99 ${load.p99Ms.toFixed(2)} ms  CPU ${cpuUs.toFixed(0)} µs/req` +
+          (privateMb ? `  private ${privateMb.end.toFixed(0)} MB (peak ${privateMb.peak.toFixed(0)})` : "") +
           (load.non2xx || load.socketErrors ? `  (${load.non2xx} non-2xx, ${load.socketErrors} socket errors)` : "") +
           (r.repeats ? `  (${r.repeats} requests after the list ran out)` : ""),
       );
