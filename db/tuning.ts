@@ -39,6 +39,12 @@ export const HOT_PATH = {
    */
   collectAbovePrivateBytes: 352 * 1024 * 1024,
   collectEveryMs: 5_000,
+  /**
+   * A collection also waits until private memory grew this much above its lowest reading since
+   * the last one (server/background.ts `CollectionPolicy`): new traffic grows it faster than that
+   * between two collections, while an idle server whose live caches sit above the line is left alone.
+   */
+  collectGrowthBytes: 32 * 1024 * 1024,
   /** Geo searches kept for the current venue table (db/geo.ts GeoIndex), and their bytes. */
   geoResults: 256,
   geoResultBytes: 16 * 1024 * 1024,

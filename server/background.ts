@@ -228,8 +228,8 @@ function privateBytes(): number {
 }
 
 /**
- * On Bun, a full collection when the private memory passes HOT_PATH.collectAbovePrivateBytes,
- * checked every second and done at most once every HOT_PATH.collectEveryMs. Under a stream of new
+ * On Bun, a full collection when `CollectionPolicy` says one is due, private memory read every
+ * second. Under a stream of new
  * queries each request leaves short-lived rows, strings and body bytes behind, and kept events
  * are replaced faster than the engine collects its old generation on its own (it lets the heap
  * reach about three times what is live), so memory grows to several times what is live. The
@@ -241,16 +241,40 @@ function startMemoryGuard(): Stop {
   if (!(globalThis as { Bun?: unknown }).Bun) return async () => {};
   // Loaded on Bun only (Node, which runs Vitest, has none), and only when first needed.
   let jsc: Promise<typeof import("bun:jsc")> | undefined;
-  let lastMs = -Infinity;
+  const policy = new CollectionPolicy(HOT_PATH);
   const timer = setInterval(async () => {
-    const now = performance.now();
-    if (now - lastMs < HOT_PATH.collectEveryMs || privateBytes() <= HOT_PATH.collectAbovePrivateBytes) return;
-    lastMs = now;
+    if (!policy.due(privateBytes(), performance.now())) return;
     jsc ??= import("bun:jsc");
     (await jsc).fullGC();
   }, 1000);
   timer.unref?.();
   return async () => clearInterval(timer);
+}
+
+/**
+ * When the memory guard collects: private memory past `collectAbovePrivateBytes`, at most once every
+ * `collectEveryMs`, and only after it grew `collectGrowthBytes` above the lowest reading since the
+ * last collection. What a collection cannot free (a large replica's live caches above the line) is
+ * then not collected again and again on an idle server; new garbage still is.
+ */
+export class CollectionPolicy {
+  #lastMs = -Infinity;
+  #floor = Infinity;
+
+  constructor(
+    private readonly limits: { collectAbovePrivateBytes: number; collectEveryMs: number; collectGrowthBytes: number },
+  ) {}
+
+  /** Told each reading of private memory; true when a collection is due now (it is then counted as done). */
+  due(bytes: number, nowMs: number): boolean {
+    this.#floor = Math.min(this.#floor, bytes);
+    const { collectAbovePrivateBytes, collectEveryMs, collectGrowthBytes } = this.limits;
+    if (bytes <= collectAbovePrivateBytes || nowMs - this.#lastMs < collectEveryMs) return false;
+    if (bytes - this.#floor < collectGrowthBytes) return false;
+    this.#lastMs = nowMs;
+    this.#floor = Infinity;
+    return true;
+  }
 }
 
 /**
