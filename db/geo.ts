@@ -10,7 +10,7 @@ import { LRUCache } from "lru-cache";
 import { LIST, PRECISE_GEOCODES } from "./contract.ts";
 import type { Db } from "./driver.ts";
 import type { VenueSet } from "./page-filter.ts";
-import { readSnapshotStats } from "./snapshot-stats.ts";
+import { KeptUntilMoved, readSnapshotStats } from "./snapshot-stats.ts";
 
 export type GeoFilter =
   | { kind: "circle"; lat: number; lng: number; radiusMiles: number }
@@ -94,7 +94,7 @@ const gridCell = (row: number, col: number) => row * 2000 + col;
 type VenueTable = ReturnType<typeof readVenueTable>;
 
 /** The snapshot's venues in memory by grid cell: reading `venues` or an R-tree cost more than the rest of a search. */
-function readVenueTable(replica: Db, generation: number) {
+function readVenueTable(replica: Db) {
   const rows = replica
     .prepare<{ id: number; lat: number; lng: number; precision: string | null; state: string }>(
       "SELECT id, latitude AS lat, longitude AS lng, geocode_precision AS precision, state FROM snapshot_venues",
@@ -126,7 +126,7 @@ function readVenueTable(replica: Db, generation: number) {
     if (range) range[1] = slot + 1;
     else grid.set(cells[i], [slot, slot + 1]);
   });
-  return { generation, grid, states, ids, lat, lng, precise, cosLat, x, y, z, slotOf, stateCode };
+  return { grid, states, ids, lat, lng, precise, cosLat, x, y, z, slotOf, stateCode };
 }
 
 /** The slots of the admitted venues inside the boxes (edges included). */
@@ -362,7 +362,10 @@ function searchPolygon(table: VenueTable, f: Extract<GeoFilter, { kind: "polygon
  * and recent searches. Owned by server/list/caches.ts (docs/architecture.md, "Caches").
  */
 export class GeoIndex {
-  #table: VenueTable | null = null;
+  readonly #table = new KeptUntilMoved<number, VenueTable>((db) => {
+    this.#results.clear();
+    return readVenueTable(db);
+  });
   readonly #results: LRUCache<string, GeoCandidates>;
 
   constructor(
@@ -377,11 +380,7 @@ export class GeoIndex {
 
   /** One filter's candidates, shared: callers must not change them (freezing cost a fifth of a search). */
   find(filter: GeoFilter, includeCentroids: boolean): GeoCandidates {
-    const { generation } = readSnapshotStats(this.replica);
-    if (this.#table?.generation !== generation) {
-      this.#table = readVenueTable(this.replica, generation);
-      this.#results.clear();
-    }
+    const table = this.#table.at(this.replica, readSnapshotStats(this.replica).generation);
     const shape =
       filter.kind === "circle" ? `c${filter.lat},${filter.lng},${filter.radiusMiles}` : `p${filter.ring.join(";")}`;
     const key = `${includeCentroids ? 1 : 0}${shape}`;
@@ -389,14 +388,14 @@ export class GeoIndex {
     if (kept) return kept;
     const result =
       filter.kind === "circle"
-        ? searchCircle(this.#table, filter, includeCentroids)
-        : searchPolygon(this.#table, filter, includeCentroids);
+        ? searchCircle(table, filter, includeCentroids)
+        : searchPolygon(table, filter, includeCentroids);
     this.#results.set(key, result);
     return result;
   }
 
   clear(): void {
-    this.#table = null;
+    this.#table.clear();
     this.#results.clear();
   }
 }

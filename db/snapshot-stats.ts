@@ -14,20 +14,26 @@ export function readSnapshotStats(db: Db): SnapshotStats {
   return stats ?? { generation: -1, events: 0 };
 }
 
-/** A value read once per snapshot generation (read in the caller's read transaction). */
-export class PerGeneration<T> {
-  #kept: { generation: number; value: T } | null = null;
+/** A value read again only when its key (a snapshot generation, a replica mark) moves, in the caller's transaction. */
+export class KeptUntilMoved<K extends number | string, T> {
+  #kept: { key: K; value: T } | null = null;
 
   constructor(private readonly read: (db: Db) => T) {}
 
-  get(db: Db, stats: SnapshotStats): T {
-    if (this.#kept?.generation !== stats.generation)
-      this.#kept = { generation: stats.generation, value: this.read(db) };
+  at(db: Db, key: K): T {
+    if (this.#kept?.key !== key) this.#kept = { key, value: this.read(db) };
     return this.#kept.value;
   }
 
   clear(): void {
     this.#kept = null;
+  }
+}
+
+/** A value read once per snapshot generation. */
+export class PerGeneration<T> extends KeptUntilMoved<number, T> {
+  get(db: Db, stats: SnapshotStats): T {
+    return this.at(db, stats.generation);
   }
 }
 

@@ -10,10 +10,10 @@ import { HydratedEvents, RecentReplicaState, readReplicaState } from "../../db/h
 import { KeptScans } from "../../db/kept-scans.ts";
 import { LongEvents } from "../../db/long-events.ts";
 import { SnapshotBlocks } from "../../db/short-blocks.ts";
-import { readSnapshotStats, SnapshotEstimates } from "../../db/snapshot-stats.ts";
+import { KeptUntilMoved, readSnapshotStats, SnapshotEstimates } from "../../db/snapshot-stats.ts";
 import { HOT_PATH } from "../../db/tuning.ts";
 import { createPageCache } from "./page-cache.ts";
-import { type ParsedQuery, ReplicaScope } from "./parse.ts";
+import { type ParsedQuery, readScopeCheck, type ScopeCheck } from "./parse.ts";
 import { ListHeaders } from "./response.ts";
 
 /** What makes a cache stale: nothing (`query`), every commit (`replica`), every snapshot refresh (`snapshot`). */
@@ -33,7 +33,7 @@ export class ListCaches {
   readonly events: Keyed<"replica", HydratedEvents>;
   readonly scans = keyed("replica", new KeptScans(HOT_PATH.keptScanBytes, HOT_PATH.keptScanRows));
   readonly replicaMark: Keyed<"replica", RecentReplicaState>;
-  readonly scope: Keyed<"replica", ReplicaScope>;
+  readonly scope = keyed("replica", new KeptUntilMoved<string, ScopeCheck | null>(readScopeCheck));
   readonly geo: Keyed<"snapshot", GeoIndex>;
   readonly estimates = keyed("snapshot", new SnapshotEstimates(HOT_PATH.sourceEstimates));
   readonly longs = keyed("snapshot", new LongEvents(HOT_PATH.longEventRows));
@@ -43,7 +43,6 @@ export class ListCaches {
     const bytes = { eventBytes: HOT_PATH.hydratedEventBytes, venueBytes: HOT_PATH.hydratedVenueBytes };
     this.events = keyed("replica", new HydratedEvents(baseUrl, bytes));
     this.replicaMark = keyed("replica", new RecentReplicaState(replica, HOT_PATH.foreignCommitLagMs));
-    this.scope = keyed("replica", new ReplicaScope(replica, this.replicaMark));
     this.geo = keyed("snapshot", new GeoIndex(replica, HOT_PATH.geoResults, HOT_PATH.geoResultBytes));
   }
 

@@ -8,7 +8,6 @@ import { DAY_MS, LIST, type ListErrorCode, UNSUPPORTED_PAGINATION_PARAMS } from 
 import type { Db } from "../../db/driver.ts";
 import type { PageFilter } from "../../db/events-query.ts";
 import type { GeoCandidates } from "../../db/geo.ts";
-import type { RecentReplicaState } from "../../db/hydrate.ts";
 import { parseRecordedScope, type RecordedScope } from "../../sync/api/scope.ts";
 import { assertCursorMatches, decodeCursor, filterFingerprint } from "../cursor.ts";
 import { ApiError } from "../errors.ts";
@@ -200,27 +199,10 @@ export type ScopeCheck = ReturnType<typeof scopeCheck>;
 const SCOPE_SQL =
   "SELECT (SELECT value FROM sync_state WHERE key = 'source_kind') AS kind, (SELECT value FROM sync_state WHERE key = 'source_scope') AS scope";
 
-/** The replica's `ScopeCheck`, null when it answers every filter; read again only when the replica mark moves. */
-export class ReplicaScope {
-  #kept: { mark: string; check: ScopeCheck | null } | null = null;
-
-  constructor(
-    private readonly db: Db,
-    private readonly mark: RecentReplicaState,
-  ) {}
-
-  check(): ScopeCheck | null {
-    const mark = this.mark.read();
-    if (this.#kept?.mark !== mark) {
-      const row = this.db.prepare<{ kind: string | null; scope: string | null }>(SCOPE_SQL).get();
-      this.#kept = { mark, check: row?.kind === "api" ? scopeCheck(parseRecordedScope(row.scope)) : null };
-    }
-    return this.#kept.check;
-  }
-
-  clear(): void {
-    this.#kept = null;
-  }
+/** The replica's `ScopeCheck`, null when it answers every filter (kept per replica mark: server/list/caches.ts). */
+export function readScopeCheck(db: Db): ScopeCheck | null {
+  const row = db.prepare<{ kind: string | null; scope: string | null }>(SCOPE_SQL).get();
+  return row?.kind === "api" ? scopeCheck(parseRecordedScope(row.scope)) : null;
 }
 
 const named = (tokens: readonly string[]) => tokens.map((t) => `\`${t}\``).join(", ");

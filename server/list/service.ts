@@ -100,7 +100,7 @@ export class ListService {
 
   /** Stages 4–6, kept by the raw query string; a replica of another deployment refuses what it cannot answer. */
   parse(request: ListRequest, terms: ListTerms): ParsedQuery {
-    const scope = this.caches.scope.check();
+    const scope = this.caches.scope.at(this.deps.replica, this.caches.replicaMark.read());
     if (request.parsed) return recheck(request.parsed, terms.polygons, scope);
     const parsed = parseQuery(request.params!, this.deps.secret, terms.polygons, scope);
     this.caches.parsed.set(request.search, parsed);
