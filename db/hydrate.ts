@@ -246,17 +246,8 @@ const PLACEHOLDER_TAIL = '0,"venue":0}';
 /** A venue's JSON in key order with `distanceMiles` (its last key) null, and what servability and the re-check read. */
 function keptVenue(v: VenueRow): KeptVenue {
   const { id, name, city, state, timezone, latitude, longitude, geocode_precision } = v;
-  const venue: Venue = {
-    id,
-    name,
-    city,
-    state,
-    timezone,
-    latitude,
-    longitude,
-    geocodePrecision: geocode_precision,
-    distanceMiles: null,
-  };
+  const geocodePrecision = geocode_precision;
+  const venue: Venue = { id, name, city, state, timezone, latitude, longitude, geocodePrecision, distanceMiles: null };
   return { json: JSON.stringify(venue), visible: v.visible === 1, state, city, latitude, longitude, geocode_precision };
 }
 
