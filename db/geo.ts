@@ -357,10 +357,7 @@ function searchPolygon(table: VenueTable, f: Extract<GeoFilter, { kind: "polygon
   return new GeoCandidates(table, found, nearest(inside, toCentre, table, found, cap), centroids, contains, null);
 }
 
-/**
- * The snapshot's venue table, rebuilt when its generation moves (read in the page's transaction),
- * and recent searches. Owned by server/list/caches.ts (docs/architecture.md, "Caches").
- */
+/** The venue table of the snapshot's generation and its recent searches (owned by server/list/caches.ts). */
 export class GeoIndex {
   readonly #table = new KeptUntilMoved<number, VenueTable>((db) => {
     this.#results.clear();

@@ -92,8 +92,7 @@ export class LongRows extends KeptRows {
     this.#state = new Column(rows.map((r) => r.state));
     this.#city = new Column(rows.map((r) => r.city));
     this.#source = new Column(rows.map((r) => r.source));
-    this.#all = new Int32Array(rows.length);
-    for (let i = 0; i < rows.length; i++) this.#all[i] = i;
+    this.#all = Int32Array.from(rows, (_, i) => i);
   }
 
   /**
