@@ -32,9 +32,7 @@ export class KeptUntilMoved<K extends number | string, T> {
 
 /** A value read once per snapshot generation. */
 export class PerGeneration<T> extends KeptUntilMoved<number, T> {
-  get(db: Db, stats: SnapshotStats): T {
-    return this.at(db, stats.generation);
-  }
+  readonly get = (db: Db, stats: SnapshotStats): T => this.at(db, stats.generation);
 }
 
 /** Sources a kept token's list holds on average at most (the bound on all lists kept, in sources). */

@@ -41,6 +41,8 @@ interface Entry {
 
 export type PageCache = ReturnType<typeof createPageCache>;
 
+const encoder = new TextEncoder();
+
 /** The cache key: everything but the window and the mark, which `get` checks itself. */
 export const pageCacheKey = (search: string, limit: number, window: ListWindow): string =>
   `${limit}|${window.beforeMs - window.afterMs}|${search}`;
@@ -68,7 +70,7 @@ export function createPageCache(max: number = HOT_PATH.cachedPages, maxBytes: nu
       if (e) e.reused = true;
       return e?.selection;
     },
-    /** The page's selection and body when both provably equal a fresh read. */
+    /** The page's selection and body when both provably equal a fresh read, its head encoded to be sent as bytes. */
     getBody(key: string, mark: string, w: ListWindow): { selection: PageSelection; body: PageBody } | undefined {
       const e = selected(key, mark, w);
       const b = e?.body;
@@ -76,7 +78,9 @@ export function createPageCache(max: number = HOT_PATH.cachedPages, maxBytes: nu
       const opens = b.window.afterMs <= w.afterMs && w.afterMs <= b.bounds.latestAfterMs;
       const closes =
         w.beforeMs === b.window.beforeMs || (w.beforeMs > b.window.beforeMs && !b.bounds.droppedAfterClose);
-      return opens && closes ? { selection: e.selection, body: b } : undefined;
+      if (!opens || !closes) return undefined;
+      b.head ??= encoder.encode(b.headText);
+      return { selection: e.selection, body: b };
     },
     set(key: string, mark: string, { afterMs, beforeMs }: ListWindow, selection: PageSelection): void {
       entries.set(key, { mark, window: { afterMs, beforeMs }, selection, body: null, reused: false });

@@ -41,11 +41,6 @@ function joinedBytes(out: PageOut): Uint8Array<ArrayBuffer> {
 /** `{"data":[…],"page":` for the events' JSON. */
 export const headOf = (dataJson: string): string => `{"data":[${dataJson}],"page":`;
 
-/** Encodes a kept body's head, for serving it again as bytes. */
-export function encodeHead(body: PageBody): void {
-  body.head ??= encoder.encode(body.headText);
-}
-
 /** The answer when the filters can match nothing. */
 export const NO_MATCH: PageOut = pageOut({ headText: headOf("") }, { nextCursor: null, hasMore: false, count: 0 });
 

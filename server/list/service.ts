@@ -15,7 +15,7 @@ import { isGeoRequest } from "../params-geo.ts";
 import { ListCaches } from "./caches.ts";
 import { type PageBody, type PageOut, pageCacheKey } from "./page-cache.ts";
 import { type ListWindow, type ParsedQuery, pageFilterOf, parseQuery, recheck, windowOf } from "./parse.ts";
-import { bodyParts, encodeHead, headOf, listHeaderFields, NO_MATCH, responseBody, withCursor } from "./response.ts";
+import { bodyParts, headOf, listHeaderFields, NO_MATCH, responseBody, withCursor } from "./response.ts";
 import { runStages, type Stages, settled } from "./stages.ts";
 
 export interface ListDeps {
@@ -126,7 +126,6 @@ export class ListService {
     // Outside a transaction: the latest commit's mark (another process's seen at most a few ms late).
     const hit = this.caches.pages.getBody(key, this.caches.replicaMark.read(), window);
     if (!hit) return null;
-    encodeHead(hit.body);
     return withCursor(this.deps.secret, hit.selection, hit.body, parsed, window);
   }
 
