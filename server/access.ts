@@ -13,15 +13,7 @@ import type { RequestScope } from "./handle.ts";
 import { bearerToken, digestKey, parseKey } from "./keys.ts";
 import { allowanceHeaders, allowanceRefusal, trialEnded } from "./limits/allowances.ts";
 import { type AccessSource, createAccessCache, sqliteAccessSource } from "./limits/cache.ts";
-import type {
-  Admission,
-  Counters,
-  Maybe,
-  MeteredSpec,
-  Reserved,
-  RowAllowanceSpec,
-  Settled,
-} from "./limits/counters.ts";
+import type { Admission, Counters, Maybe, MeteredSpec, Reserved, Settled } from "./limits/counters.ts";
 import { type Grant, resolveGrant, TRIAL_GRANT } from "./limits/grant.ts";
 import { H, PUBLISHED_RATE_LIMIT } from "./limits/headers.ts";
 import { ledgerFailure, type UnavailableCode, unavailable } from "./limits/ledger.ts";
@@ -58,7 +50,7 @@ const TRIAL_SPEC: MeteredSpec = Object.freeze({ kind: "trial" });
 const VALID = Symbol("valid");
 
 /** Stage 2's bucket, X-RateLimit-Limit and a paid plan's grant (time- and trial-free), kept per account object. */
-type KeyTerms = { account: Account; bucket: BucketSpec; limit: string; grant?: Grant; allowance: RowAllowanceSpec };
+type KeyTerms = { account: Account; bucket: BucketSpec; limit: string; grant?: Grant; allowance: MeteredSpec | null };
 
 /** Keys, accounts and admission for every route that takes a key, over one cache and one set of counters. */
 export class AccessStages implements AccessControl {
@@ -237,7 +229,7 @@ class AdmittedList {
     private readonly stages: AccessStages,
     private readonly scope: RequestScope,
     private readonly accountId: number,
-    private readonly allowance: RowAllowanceSpec,
+    private readonly allowance: MeteredSpec | null,
     /** The allowance's headers after the last step (stage 3's check, then open and settle). */
     private headers: Record<string, string> | null,
     private readonly admission: Admission,

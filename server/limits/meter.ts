@@ -51,7 +51,7 @@ export function createMeter(ledger: Db, wallClock: () => number = Date.now) {
 
   function changed(): void {
     pendingSinceMs ??= wallClock();
-    if (!timer) timer = unref(setTimeout(tick, HOT_PATH.meterFlushMs));
+    if (!timer) timer = setTimeout(tick, HOT_PATH.meterFlushMs).unref();
   }
 
   function tick(): void {
@@ -61,7 +61,7 @@ export function createMeter(ledger: Db, wallClock: () => number = Date.now) {
     } catch (err) {
       if (!failureLogged) console.error(`ledger unavailable (usage not yet written): ${messageOf(err)}`);
       failureLogged = true;
-      if (!timer) timer = unref(setTimeout(tick, HOT_PATH.meterRetryMs));
+      if (!timer) timer = setTimeout(tick, HOT_PATH.meterRetryMs).unref();
     }
   }
 
@@ -300,8 +300,3 @@ const rateLimitUnavailable = () => unavailable("rate_limit_unavailable");
 const clearAll = (maps: { clear(): void }[]) => {
   for (const m of maps) m.clear();
 };
-
-function unref<T>(t: T): T {
-  (t as { unref?: () => void }).unref?.();
-  return t;
-}
