@@ -166,10 +166,7 @@ export function selectPage(
   const firstChunk = Math.min(8192, Math.max(64, Math.ceil((1.25 * want) / Math.max(share, 1e-4))));
   const longRows = view.longs && LongEvents.supports(filter) ? view.longs.forSnapshot(db, stats) : null;
   // Sources are read from blocks one by one, so only when they are few (plan source_each).
-  const blocks =
-    view.blocks && SnapshotBlocks.supports(filter) && (filter.sources === null || plan === "source_each")
-      ? view.blocks
-      : null;
+  const blocks = SnapshotBlocks.supports(filter) && (filter.sources === null || plan === "source_each") && view.blocks;
   const rows: LongRow[] = [];
   for (const long of [0, 1] as const) {
     if (long === 0 && blocks) rows.push(...blocks.scan(db, stats, filter, sourceList, bounds[0], want));
@@ -183,12 +180,11 @@ export function selectPage(
           rows.push(...db.prepare<LongRow>(q.sql).all({ ...params, ls: b.startMs, lid: b.id, lim: want }));
           continue;
         }
-        const scan = { params, filter, venues: venueSet };
-        if (!ranges) rows.push(...scanVenues(db.prepare<ScannedRow>(q.sql), scan, b, want, firstChunk, []));
+        const scan = { stmt: db.prepare<ScannedRow>(q.sql), params, filter, venues: venueSet };
+        if (!ranges) rows.push(...scanVenues(scan, b, want, firstChunk, []));
         else {
           const key = `${part}\n${long}\n${filter.excludeSoldOut ? 1 : 0}${filter.excludeAggregators ? 1 : 0}`;
-          const range = { ...scan, ranges, key, sql: q.sql, maxRows: kept!.kept.maxRows };
-          rows.push(...scanKept(db, range, b, want, firstChunk));
+          rows.push(...scanKept({ ...scan, ranges, key, maxRows: kept!.kept.maxRows }, b, want, firstChunk));
         }
       }
     }

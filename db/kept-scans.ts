@@ -4,7 +4,7 @@
  * ranges kept per state, half and row flags, each holding every row from its start, shared by a state's geo pages.
  */
 import { LRUCache } from "lru-cache";
-import type { Db, SqlValue, Statement } from "./driver.ts";
+import type { SqlValue, Statement } from "./driver.ts";
 import { indexAfter, type LongRow } from "./long-events.ts";
 import { before, inWindow, type PageFilter, type PagePosition, type VenueSet } from "./page-filter.ts";
 
@@ -98,24 +98,28 @@ export class KeptScans extends ByteBoundedStore<string, KeptRange> {
   }
 }
 
-/** A venue scan: its query's parameters (bound with `ls`, `lid`, `lim`), the page's window and venues. */
-type VenueScan = { params: Record<string, SqlValue>; filter: PageFilter; venues: VenueSet };
+/** A venue scan: its query and parameters (bound with `ls`, `lid`, `lim`), the page's window and venues. */
+type VenueScan = {
+  stmt: Statement<ScannedRow>;
+  params: Record<string, SqlValue>;
+  filter: PageFilter;
+  venues: VenueSet;
+};
 
-/** Over a kept range: the replica state's ranges, the range's name, query (without the window) and row bound. */
-type RangeScan = VenueScan & { ranges: LRUCache<string, KeptRange>; key: string; sql: string; maxRows: number };
+/** Over a kept range (its query without the window): the replica state's ranges, the range's name and row bound. */
+type RangeScan = VenueScan & { ranges: LRUCache<string, KeptRange>; key: string; maxRows: number };
 
 /**
  * Up to `want` rows after `from` in the window and at the venues, in index order, from the kept
  * range, grown by at least `firstChunk` rows a read. A range restarts when the scan begins before
  * it or more than half of it lies behind; a scan past its end reads without keeping.
  */
-export function scanKept(db: Db, s: RangeScan, from: PagePosition, want: number, firstChunk: number): ScannedRow[] {
-  const stmt = db.prepare<ScannedRow>(s.sql);
+export function scanKept(s: RangeScan, from: PagePosition, want: number, firstChunk: number): ScannedRow[] {
   const out: ScannedRow[] = [];
   let range = s.ranges.get(s.key);
   let i = range && !before(from, range.from) ? indexAfter(range.start, range.id, range.count, from) : -1;
   if (range && i === range.count && !range.complete && before(range.last, from)) {
-    return scanVenues(stmt, s, from, want, firstChunk, out);
+    return scanVenues(s, from, want, firstChunk, out);
   }
   if (!range || i === -1 || (i > range.count / 2 && i > 4096)) {
     range = new KeptRange(from);
@@ -131,9 +135,9 @@ export function scanKept(db: Db, s: RangeScan, from: PagePosition, want: number,
       }
     }
     if (range.complete) return out;
-    if (range.count >= s.maxRows) return scanVenues(stmt, s, range.last, want, chunk, out); // long enough: read on without keeping
+    if (range.count >= s.maxRows) return scanVenues(s, range.last, want, chunk, out); // long enough: read on without keeping
     const last = range.last;
-    const rows = stmt.all({ ...s.params, ls: last.startMs, lid: last.id, lim: chunk });
+    const rows = s.stmt.all({ ...s.params, ls: last.startMs, lid: last.id, lim: chunk });
     for (const r of rows) range.push(r);
     if (rows.length < chunk) range.complete = true;
     s.ranges.set(s.key, range); // its size in the cache follows its growth
@@ -141,17 +145,10 @@ export function scanKept(db: Db, s: RangeScan, from: PagePosition, want: number,
 }
 
 /** Up to `want` rows after `from` (counting those in `out`, which it returns) from SQLite in growing chunks. */
-export function scanVenues(
-  stmt: Statement<ScannedRow>,
-  s: VenueScan,
-  from: PagePosition,
-  want: number,
-  firstChunk: number,
-  out: ScannedRow[],
-): ScannedRow[] {
+export function scanVenues(s: VenueScan, from: PagePosition, want: number, firstChunk: number, out: ScannedRow[]) {
   let pos = from;
   for (let chunk = firstChunk; ; chunk = Math.min(chunk * 2, 8192)) {
-    const rows = stmt.all({ ...s.params, ls: pos.startMs, lid: pos.id, lim: chunk });
+    const rows = s.stmt.all({ ...s.params, ls: pos.startMs, lid: pos.id, lim: chunk });
     for (const r of rows) {
       if (r.start_ms > s.filter.beforeMs) return out;
       if (inWindow(s.filter, r.start_ms, r.end_ms) && s.venues.has(r.venue_id) && out.push(r) === want) return out;
