@@ -50,17 +50,13 @@ const MESSAGES = {
 export const refusal = (code: keyof typeof MESSAGES, headers?: Record<string, string>) =>
   new ApiError(code, MESSAGES[code], { headers });
 
-/** A 429 with the allowance's headers and Retry-After, no request-rate counters. */
-const retryLater = (code: keyof typeof MESSAGES, headers: Record<string, string>, retryAfterS: number) =>
-  refusal(code, { ...headers, [H.retryAfter]: String(retryAfterS) });
-
-/** 429 while requests in flight hold the trial's remaining rows: not exhaustion, so soon again. */
+/** 429 while requests in flight hold the trial's last rows: not exhaustion, soon again; no request-rate counters. */
 export const trialCapacityReserved = (trialHeaders: Record<string, string>): ApiError =>
-  retryLater("trial_capacity_reserved", trialHeaders, TRIAL.capacityRetryAfterS);
+  refusal("trial_capacity_reserved", { ...trialHeaders, [H.retryAfter]: String(TRIAL.capacityRetryAfterS) });
 
-/** 429 when the rolling 24-hour budget holds nothing more. */
+/** 429 when the rolling 24-hour budget holds nothing more; like the trial's, no request-rate counters. */
 export const budgetExhausted = (budgetHeaders: Record<string, string>, retryAfterS: number): ApiError =>
-  retryLater("row_budget_exhausted", budgetHeaders, retryAfterS);
+  refusal("row_budget_exhausted", { ...budgetHeaders, [H.retryAfter]: String(retryAfterS) });
 
 /** 402 for a trial that has ended; like every 402 it reports the published rate limit. */
 export const trialEnded = (state: "expired" | "exhausted", trialHeaders: Record<string, string>): ApiError =>
