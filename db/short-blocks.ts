@@ -87,8 +87,7 @@ export class SnapshotBlocks extends ByteBoundedStore<number, Block> {
 
   /** The rows of one part (`index` names it, `where` binds it), block by block. */
   #scan(db: Db, filter: PageFilter, from: PagePosition, want: number, part: string, index: Index, where: Where) {
-    const span =
-      index === "" ? SPAN_MS.all : index === "state" ? SPAN_MS.state : this.#spanMs(part, db, COUNT_SQL[index], where);
+    const span = index === "" ? SPAN_MS.all : index === "state" ? SPAN_MS.state : this.#spanMs(part, db, index, where);
     const out: LongRow[] = [];
     const skip = skipOf(filter);
     const last = Math.min(filter.beforeMs, this.#lastStartMs);
@@ -110,10 +109,10 @@ export class SnapshotBlocks extends ByteBoundedStore<number, Block> {
   }
 
   /** The span of a source's or a city's blocks for this generation, from its count (`sourceBlockRows`). */
-  #spanMs(part: string, db: Db, countSql: string, where: Where): number {
+  #spanMs(part: string, db: Db, index: keyof typeof COUNT_SQL, where: Where): number {
     let span = this.#spans.get(part);
     if (span === undefined) {
-      const rows = db.prepare<{ n: number }>(countSql).get(where)?.n ?? 0;
+      const rows = db.prepare<{ n: number }>(COUNT_SQL[index]).get(where)?.n ?? 0;
       const rangeDays = Math.max(1, (this.#lastStartMs - this.#firstStartMs) / DAY_MS);
       let days = 1;
       while (days < MAX_SOURCE_SPAN_DAYS && (rows * 2 * days) / rangeDays <= this.sourceBlockRows) days *= 2;

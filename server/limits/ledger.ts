@@ -13,9 +13,8 @@ const MESSAGES: Record<UnavailableCode, string> = {
     "The trial allowance could not be verified. No data was returned; retry after the delay in Retry-After.",
 };
 
-export function unavailable(code: UnavailableCode): ApiError {
-  return new ApiError(code, MESSAGES[code], { headers: { "Retry-After": String(UNAVAILABLE_RETRY_AFTER_S[code]) } });
-}
+export const unavailable = (code: UnavailableCode): ApiError =>
+  new ApiError(code, MESSAGES[code], { headers: { "Retry-After": String(UNAVAILABLE_RETRY_AFTER_S[code]) } });
 
 /** The meter's changes have waited too long for the ledger (server/limits/meter.ts): the stage's 503, nothing logged. */
 export class LedgerStale extends Error {}
