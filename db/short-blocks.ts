@@ -110,16 +110,14 @@ export class SnapshotBlocks extends ByteBoundedStore<number, Block> {
 
   /** The span of a source's or a city's blocks for this generation, from its count (`sourceBlockRows`). */
   #spanMs(part: string, db: Db, index: keyof typeof COUNT_SQL, where: Where): number {
-    let span = this.#spans.get(part);
-    if (span === undefined) {
-      const rows = db.prepare<{ n: number }>(COUNT_SQL[index]).get(where)?.n ?? 0;
-      const rangeDays = Math.max(1, (this.#lastStartMs - this.#firstStartMs) / DAY_MS);
-      let days = 1;
-      while (days < MAX_SOURCE_SPAN_DAYS && (rows * 2 * days) / rangeDays <= this.sourceBlockRows) days *= 2;
-      span = days * DAY_MS;
-      this.#spans.set(part, span);
-    }
-    return span;
+    const known = this.#spans.get(part);
+    if (known !== undefined) return known;
+    const rows = db.prepare<{ n: number }>(COUNT_SQL[index]).get(where)?.n ?? 0;
+    const rangeDays = Math.max(1, (this.#lastStartMs - this.#firstStartMs) / DAY_MS);
+    let days = 1;
+    while (days < MAX_SOURCE_SPAN_DAYS && (rows * 2 * days) / rangeDays <= this.sourceBlockRows) days *= 2;
+    this.#spans.set(part, days * DAY_MS);
+    return days * DAY_MS;
   }
 
   #forGeneration(db: Db, stats: SnapshotStats): void {

@@ -67,10 +67,9 @@ export function sqliteAccessSource(ledger: Db): AccessSource {
       if (changes === checkedChanges && at - checkedAt < HOT_PATH.foreignCommitLagMs) return false;
       checkedChanges = changes;
       checkedAt = at;
-      const now = readAccessEpoch(ledger);
-      const moved = now !== epoch;
-      epoch = now;
-      return moved;
+      const previous = epoch;
+      epoch = readAccessEpoch(ledger);
+      return epoch !== previous;
     },
   };
 }
