@@ -59,9 +59,7 @@ export function resolveGrant(account: Account, trial: Trial | undefined, nowMs: 
   if (trial) {
     const state = trialState(trial, nowMs);
     if (state !== "active") throw trialEnded(state, trialHeaders(TRIAL.rows - trial.rowsUsed, trialExpiresMs(trial)));
-  } else if (!account.verified) {
-    throw emailVerificationRequired();
-  }
+  } else if (!account.verified) throw emailVerificationRequired();
   return TRIAL_GRANT;
 }
 
