@@ -4,9 +4,8 @@
  * `LiveGeo`) is dropped, so a page never contradicts its own filters. Survivors keep snapshot order.
  */
 import { LRUCache } from "lru-cache";
-import { eventUrlFor, servedTicketUrl } from "./contract.ts";
 import type { Db } from "./driver.ts";
-import type { Event, Venue } from "./event.ts";
+import type { Venue } from "./event.ts";
 import type { LiveGeo } from "./geo.ts";
 import {
   type FilterRow,
@@ -16,14 +15,12 @@ import {
   rowMatcher,
   servedEndMs,
 } from "./page-filter.ts";
+import { jsonBase, withBase } from "./served-json.ts";
 import { EVENT_SERVABLE_SQL } from "./snapshot.ts";
 
-/** EVENTS_SQL's columns by type; `event_url` is set for an event of another deployment: its upstream's, served as is. */
-type EventRow = Record<"id" | "start_ms" | "is_sold_out" | "is_low_tickets" | "venue_id", number> &
-  Record<"title" | "slug" | "start_date" | "categories" | "source" | "vendor", string> &
-  Record<"end_date" | "cost" | "age" | "ticket_destination", string | null> &
-  Record<"event_url" | "ticket_url" | "website" | "image_url", string | null> &
-  Record<"end_ms" | "is_free", number | null> & { ticket_link_status: Event["ticketLinkStatus"] };
+/** EVENTS_SQL's columns by type: the stored served JSON (db/served-json.ts), and what the live re-check reads. */
+type EventRow = Record<"id" | "start_ms" | "is_sold_out" | "venue_id", number> &
+  Record<"served_json" | "source" | "vendor", string> & { end_ms: number | null };
 
 /** VENUES_SQL's columns by type. */
 type VenueRow = Record<"id" | "visible", number> &
@@ -31,10 +28,7 @@ type VenueRow = Record<"id" | "visible", number> &
   Record<"timezone", string | null> &
   Record<"latitude" | "longitude", number | null> & { geocode_precision: Venue["geocodePrecision"] };
 
-// Columns, written as JSON in JavaScript: json_object() measured slower (test/bench/RESULTS.md, "Unique traffic").
-const EVENTS_SQL = `SELECT e.id, e.title, e.slug, e.start_date, e.start_ms, e.end_date, e.end_ms, e.cost, e.is_free,
-  e.is_sold_out, e.is_low_tickets, e.age, e.ticket_destination, e.event_url, e.ticket_url, e.website,
-  e.ticket_link_status, e.image_url, e.categories, e.source, e.vendor, e.venue_id
+const EVENTS_SQL = `SELECT e.id, e.served_json, e.start_ms, e.end_ms, e.is_sold_out, e.source, e.vendor, e.venue_id
 FROM json_each($ids) j JOIN events e ON e.id = j.value WHERE ${EVENT_SERVABLE_SQL}`;
 const VENUES_SQL = `SELECT v.id, v.name, v.city, v.state, v.timezone, v.latitude, v.longitude, v.geocode_precision, v.visible
 FROM json_each($ids) j JOIN venues v ON v.id = j.value`;
@@ -48,8 +42,8 @@ export interface Hydration {
 /** An event's JSON up to and including `"venue":`, and what the live re-check reads of it. */
 type LiveEvent = Omit<FilterRow, "state" | "city"> & { part: string };
 
-const liveEvent = (r: EventRow, baseUrl: string): LiveEvent => ({
-  part: eventPartOf(r, baseUrl),
+const liveEvent = (r: EventRow, base: string): LiveEvent => ({
+  part: withBase(r.served_json, base),
   startMs: r.start_ms,
   endMs: servedEndMs(r.start_ms, r.end_ms),
   soldOut: r.is_sold_out === 1,
@@ -88,6 +82,8 @@ export class HydratedEvents {
   readonly #events: LRUCache<number, KeptEvent>;
   readonly #venues: LRUCache<number, KeptVenue>;
   readonly #seen = new Uint32Array(SEEN_BITS / 32);
+  /** The base URL as it reads inside the served JSON. */
+  readonly #base: string;
   #seenCount = 0;
   #state = "";
 
@@ -95,6 +91,7 @@ export class HydratedEvents {
     readonly baseUrl: string,
     budget: { eventBytes: number; venueBytes: number },
   ) {
+    this.#base = jsonBase(baseUrl);
     this.#events = new LRUCache<number, KeptEvent>({ maxSize: budget.eventBytes, sizeCalculation: eventBytes });
     this.#venues = new LRUCache<number, KeptVenue>({ maxSize: budget.venueBytes, sizeCalculation: venueBytes });
   }
@@ -115,7 +112,7 @@ export class HydratedEvents {
       for (let i = 0; i < keys.length; i++) {
         if (found[i] !== undefined) continue;
         const r = byId.get(keys[i].id);
-        found[i] = r ? liveEvent(r, this.baseUrl) : false;
+        found[i] = r ? liveEvent(r, this.#base) : false;
         if (this.admit(keys[i].id)) this.#events.set(keys[i].id, found[i]);
       }
     }
@@ -212,36 +209,6 @@ export interface LiveBounds {
   latestAfterMs: number;
   droppedAfterClose: boolean;
 }
-
-/**
- * What JSON.stringify writes of the Event before its venue: its fields in key order, placeholders for the last two
- * cut off, then the categories as apply stored them with JSON.stringify (sync/rows.ts). One native pass, measured
- * faster than quoting each field (docs/perf-history.md, "Round 19").
- */
-function eventPartOf(r: EventRow, baseUrl: string): string {
-  const json = JSON.stringify({
-    id: r.id,
-    title: r.title,
-    slug: r.slug,
-    eventUrl: eventUrlFor(baseUrl, { id: r.id, slug: r.slug, eventUrl: r.event_url }),
-    startDate: r.start_date,
-    endDate: r.end_date,
-    cost: r.cost,
-    isFree: r.is_free === null ? null : r.is_free === 1,
-    isSoldOut: r.is_sold_out === 1,
-    isLowTickets: r.is_low_tickets === 1,
-    age: r.age,
-    ticketUrl: servedTicketUrl(baseUrl, { id: r.id, ticketDestination: r.ticket_destination, ticketUrl: r.ticket_url }),
-    website: r.website,
-    ticketLinkStatus: r.ticket_link_status,
-    imageUrl: r.image_url,
-    categories: 0,
-    venue: 0,
-  } satisfies Record<keyof Event, unknown>);
-  return `${json.slice(0, -PLACEHOLDER_TAIL.length)}${r.categories},"venue":`;
-}
-
-const PLACEHOLDER_TAIL = '0,"venue":0}';
 
 /** A venue's JSON in key order with `distanceMiles` (its last key) null, and what servability and the re-check read. */
 function keptVenue(v: VenueRow): KeptVenue {

@@ -4,6 +4,8 @@ import type { Db } from "./driver.ts";
 export interface Migration {
   version: number;
   sql: string;
+  /** Run after `sql`, in its transaction: what SQL alone cannot write. */
+  fill?: (db: Db) => void;
 }
 
 /** Where migration lines go (docs/operations.md, Upgrades and schema versions). */
@@ -56,7 +58,10 @@ export function migrate(db: Db, migrations: readonly Migration[], options: Migra
   if (current === 0 && pending.length > 0) {
     const last = pending[pending.length - 1].version;
     db.transaction(() => {
-      for (const m of pending) db.exec(m.sql);
+      for (const m of pending) {
+        db.exec(m.sql);
+        m.fill?.(db);
+      }
       db.exec(`PRAGMA user_version = ${last}`);
     });
     return last;
@@ -65,6 +70,7 @@ export function migrate(db: Db, migrations: readonly Migration[], options: Migra
     const started = performance.now();
     db.transaction(() => {
       db.exec(m.sql);
+      m.fill?.(db);
       db.exec(`PRAGMA user_version = ${m.version}`);
     });
     (options.log ?? logToStderr)(

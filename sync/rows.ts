@@ -10,6 +10,7 @@
  * The derived fields (docs/upstream-records.md) are computed here, once per record, by sync/derive.ts.
  * Nulls: NaN in the numbers (no numeric field admits NaN: the schema rejects it), -1 as a length.
  */
+import { SERVED_COLUMN_NAMES, type ServedColumns, servedJson } from "../db/served-json.ts";
 import {
   deriveCategories,
   deriveCost,
@@ -93,7 +94,7 @@ interface DerivedEvent {
   ticketing: { status: string; destination: string | null };
 }
 
-export const EVENT_COLUMNS: readonly Column<DerivedEvent>[] = [
+const DERIVED_EVENT_COLUMNS: readonly Column<DerivedEvent>[] = [
   num("venue_id", (x) => x.e.venueId, false),
   num("start_ms", (x) => x.start.ms, false),
   num("end_ms", (x) => x.end?.ms ?? null),
@@ -125,6 +126,20 @@ export const EVENT_COLUMNS: readonly Column<DerivedEvent>[] = [
   // Served as they are when set: an event of another deployment (docs/upstream-records.md).
   text("event_url", (x) => (x.e.resolved ? safeHttpUrl(x.e.resolved.eventUrl) : null)),
   text("ticket_url", (x) => (x.e.resolved ? x.ticketing.destination : null)),
+];
+
+/** The columns above that the served JSON is made of (db/served-json.ts). */
+const SERVED_FROM = DERIVED_EVENT_COLUMNS.filter((c) => (SERVED_COLUMN_NAMES as readonly string[]).includes(c.name));
+
+export const EVENT_COLUMNS: readonly Column<DerivedEvent>[] = [
+  ...DERIVED_EVENT_COLUMNS,
+  // The Event's JSON as served, from the columns above as stored.
+  text(
+    "served_json",
+    (x) =>
+      servedJson(Object.fromEntries([["id", x.e.id], ...SERVED_FROM.map((c) => [c.name, c.from(x)])]) as ServedColumns),
+    false,
+  ),
 ];
 
 /** Each column's place in a decoded row (`readColumns`), by name. */

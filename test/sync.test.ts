@@ -297,6 +297,40 @@ describe("sync worker", () => {
     });
   });
 
+  it("replica v12 writes the served JSON of the events already applied, as apply writes it", async () => {
+    const db = await openReplica(join(dir, "v11.db"));
+    try {
+      const resolved = {
+        eventUrl: "https://events.example.com/events/3/x",
+        ticketUrl: "https://events.example.com/t/3",
+        cost: "$5",
+        ticketLinkStatus: "available",
+        aggregator: null,
+      };
+      const records = [
+        venueRecord(1),
+        eventRecord(1, 1, "2030-01-01T20:00:00Z", { title: 'Ñoño "q" \u0001 ,"eventUrl":"\u0001 ✓' }),
+        eventRecord(2, 1, "2030-01-02T20:00:00Z", { ticketLinks: [], website: null, isFree: null, costText: null }),
+        eventRecord(3, 1, "2030-01-03T20:00:00Z", { resolved }),
+      ];
+      applyBatch(
+        db,
+        records.map((r, i) => parseRecordLine(JSON.stringify({ ...r, seq: i + 1 }), i + 1)),
+      );
+      const served = () =>
+        db.prepare<{ id: number; json: string }>("SELECT id, served_json AS json FROM events ORDER BY id").all();
+      const applied = served();
+      // The base URL's places: the page and the redirect; none without a destination; none for another deployment's.
+      expect(applied.map((r) => r.json.split("\u0001").length - 1)).toEqual([2, 1, 0]);
+      // The replica as v11 left it: no column, then the migration.
+      db.exec("ALTER TABLE events DROP COLUMN served_json; PRAGMA user_version = 11");
+      migrate(db, REPLICA_MIGRATIONS, { log: () => {} });
+      expect(served()).toEqual(applied);
+    } finally {
+      db.close();
+    }
+  });
+
   it("replica v6 moves the ticket links of an older replica into their events, in order", async () => {
     const old = await openDb(join(dir, "v5.db"));
     try {
@@ -348,13 +382,17 @@ describe("sync worker", () => {
         ...basicStream().filter((r) => r.type === "event"),
         eventRecord(201, 2, "2030-02-01T20:00:00Z", { endDate: "2030-06-01T20:00:00Z" }),
       ];
-      // Today's apply writes the upstream URLs of replica v11: columns that go before it migrates.
-      old.exec("ALTER TABLE events ADD COLUMN event_url TEXT; ALTER TABLE events ADD COLUMN ticket_url TEXT");
+      // Today's apply writes the upstream URLs of replica v11 and the served JSON of v12: columns that go before it migrates.
+      old.exec(
+        "ALTER TABLE events ADD COLUMN event_url TEXT; ALTER TABLE events ADD COLUMN ticket_url TEXT; ALTER TABLE events ADD COLUMN served_json TEXT",
+      );
       applyBatch(
         old,
         records.map((r, i) => parseRecordLine(JSON.stringify({ ...r, seq: i + 1 }), i + 1)),
       );
-      old.exec("ALTER TABLE events DROP COLUMN event_url; ALTER TABLE events DROP COLUMN ticket_url");
+      old.exec(
+        "ALTER TABLE events DROP COLUMN event_url; ALTER TABLE events DROP COLUMN ticket_url; ALTER TABLE events DROP COLUMN served_json",
+      );
       // Today's refresh also writes the geo candidates' venues (replica v10): temporary tables
       // stand in for them on this v6 replica, and go before it migrates.
       old.exec(`CREATE TEMP TABLE snapshot_venues(id INTEGER PRIMARY KEY, latitude, longitude, geocode_precision, state);
