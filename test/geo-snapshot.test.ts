@@ -22,6 +22,7 @@ import { refreshSnapshot } from "../db/snapshot.ts";
 import type { AppContext } from "../server/context.ts";
 import { applyBatch } from "../sync/apply.ts";
 import { parseRecordLine } from "../sync/records.ts";
+import { applyToOlderReplica } from "./fixtures/older-replica.ts";
 import { BUN, Client, ROOT, startBunServer, startInProcess, type Target } from "./harness.ts";
 import { eventRecord, venueRecord } from "./records.ts";
 
@@ -254,13 +255,7 @@ describe("replica v10", () => {
         venueRecord(5, { geocodePrecision: "zip", state: "NV", latitude: 39.5, longitude: -119.8 }),
         venueRecord(6, { geocodePrecision: null }),
       ];
-      // Today's apply knows the upstream URLs of replica v11: columns that go before it migrates.
-      old.exec("ALTER TABLE events ADD COLUMN event_url TEXT; ALTER TABLE events ADD COLUMN ticket_url TEXT");
-      applyBatch(
-        old,
-        records.map((r, i) => parseRecordLine(JSON.stringify({ ...r, seq: i + 1 }), i + 1)),
-      );
-      old.exec("ALTER TABLE events DROP COLUMN event_url; ALTER TABLE events DROP COLUMN ticket_url");
+      applyToOlderReplica(old, records);
       const generation = () => old.prepare("SELECT generation FROM snapshot_stats").get();
       const before = generation();
       migrateReplica(old);

@@ -15,6 +15,7 @@ import { applyBatch } from "../sync/apply.ts";
 import { parseRecordLine } from "../sync/records.ts";
 import { fileSource, streamSource } from "../sync/source.ts";
 import { refreshSnapshotIfStale, SyncError, syncFrom } from "../sync/sync-from.ts";
+import { applyToOlderReplica } from "./fixtures/older-replica.ts";
 import { dumpReplica } from "./fixtures/replica-dump.ts";
 import { deleteRecord, eventRecord, venueRecord } from "./records.ts";
 
@@ -382,17 +383,7 @@ describe("sync worker", () => {
         ...basicStream().filter((r) => r.type === "event"),
         eventRecord(201, 2, "2030-02-01T20:00:00Z", { endDate: "2030-06-01T20:00:00Z" }),
       ];
-      // Today's apply writes the upstream URLs of replica v11 and the served JSON of v12: columns that go before it migrates.
-      old.exec(
-        "ALTER TABLE events ADD COLUMN event_url TEXT; ALTER TABLE events ADD COLUMN ticket_url TEXT; ALTER TABLE events ADD COLUMN served_json TEXT",
-      );
-      applyBatch(
-        old,
-        records.map((r, i) => parseRecordLine(JSON.stringify({ ...r, seq: i + 1 }), i + 1)),
-      );
-      old.exec(
-        "ALTER TABLE events DROP COLUMN event_url; ALTER TABLE events DROP COLUMN ticket_url; ALTER TABLE events DROP COLUMN served_json",
-      );
+      applyToOlderReplica(old, records);
       // Today's refresh also writes the geo candidates' venues (replica v10): temporary tables
       // stand in for them on this v6 replica, and go before it migrates.
       old.exec(`CREATE TEMP TABLE snapshot_venues(id INTEGER PRIMARY KEY, latitude, longitude, geocode_precision, state);
