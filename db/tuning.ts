@@ -7,13 +7,15 @@
 export const HOT_PATH = {
   /**
    * Bytes of events, and of venues, kept as served JSON between requests (db/hydrate.ts
-   * HydratedEvents), by a conservative estimate: about 1.3 kB an event, so some 45,000 events,
+   * HydratedEvents), by a conservative estimate: about 1.3 kB an event, so some 19,000 events,
    * and 640 bytes a venue, so some 39,000 venues (the demo's 1,000,000 events have 40,000).
    * An event is kept from its second reading, a venue from its first: a new page's events are
-   * mostly read once, its venues mostly read before. Twice the events' bytes gave no measured
-   * gain and more RSS (docs/perf-history.md, "Round 19").
+   * mostly read once, its venues mostly read before. A missed event reads its stored served
+   * JSON, so 24 MiB of events instead of 56 costs less than it did: in one run of the unique
+   * traffic private memory peaked at 496 MB instead of 548, at 13 % more CPU a new state page
+   * (docs/perf-history.md, "Round 28").
    */
-  hydratedEventBytes: 56 * 1024 * 1024,
+  hydratedEventBytes: 24 * 1024 * 1024,
   hydratedVenueBytes: 24 * 1024 * 1024,
   /**
    * Page selections kept between requests (server/list/page-cache.ts), and their bytes with
