@@ -56,8 +56,11 @@ interface Column<X> {
   name: string;
   type: "num" | "text";
   nullable: boolean;
-  from(x: X): number | string | null;
+  /** `before`: the values of the columns before it, in order. */
+  from(x: X, before: readonly Value[]): Value;
 }
+
+type Value = number | string | null;
 
 const num = <X>(name: string, from: (x: X) => number | null, nullable = true): Column<X> => ({
   name,
@@ -65,7 +68,11 @@ const num = <X>(name: string, from: (x: X) => number | null, nullable = true): C
   nullable,
   from,
 });
-const text = <X>(name: string, from: (x: X) => string | null, nullable = true): Column<X> => ({
+const text = <X>(
+  name: string,
+  from: (x: X, before: readonly Value[]) => string | null,
+  nullable = true,
+): Column<X> => ({
   name,
   type: "text",
   nullable,
@@ -128,18 +135,20 @@ const DERIVED_EVENT_COLUMNS: readonly Column<DerivedEvent>[] = [
   text("ticket_url", (x) => (x.e.resolved ? x.ticketing.destination : null)),
 ];
 
-/** The columns above that the served JSON is made of (db/served-json.ts). */
-const SERVED_FROM = DERIVED_EVENT_COLUMNS.filter((c) => (SERVED_COLUMN_NAMES as readonly string[]).includes(c.name));
+/** Where each column above is in `before`, by name. */
+const DERIVED_AT = columnIndex(DERIVED_EVENT_COLUMNS);
+
+/** The served JSON's columns (db/served-json.ts) from the values of the columns above. */
+function servedColumns(id: number, before: readonly Value[]): ServedColumns {
+  const r: Record<string, Value> = { id };
+  for (const name of SERVED_COLUMN_NAMES) if (name !== "id") r[name] = before[DERIVED_AT[name]];
+  return r as ServedColumns;
+}
 
 export const EVENT_COLUMNS: readonly Column<DerivedEvent>[] = [
   ...DERIVED_EVENT_COLUMNS,
   // The Event's JSON as served, from the columns above as stored.
-  text(
-    "served_json",
-    (x) =>
-      servedJson(Object.fromEntries([["id", x.e.id], ...SERVED_FROM.map((c) => [c.name, c.from(x)])]) as ServedColumns),
-    false,
-  ),
+  text("served_json", (x, before) => servedJson(servedColumns(x.e.id, before)), false),
 ];
 
 /** Each column's place in a decoded row (`readColumns`), by name. */
@@ -263,9 +272,12 @@ export class RowEncoder {
   }
 
   private columns<X>(columns: readonly Column<X>[], x: X): void {
+    const before: Value[] = [];
     for (const c of columns) {
-      if (c.type === "num") this.num(c.from(x) as number | null);
-      else this.str(c.from(x) as string | null);
+      const value = c.from(x, before);
+      before.push(value);
+      if (c.type === "num") this.num(value as number | null);
+      else this.str(value as string | null);
     }
   }
 
