@@ -68,8 +68,8 @@ export function servedJson(r: ServedColumns): string {
     .replace(',"ticketUrl":"\\u0001', `,"ticketUrl":"${BASE}`);
 }
 
-/** The base URL as it reads inside a JSON string, for `withBase`. */
-export const jsonBase = (baseUrl: string) => JSON.stringify(baseUrl).slice(1, -1);
+/** The base URL as it reads inside a JSON string, for `withBase` (`$` doubled: replaceAll reads `$&` and the like). */
+export const jsonBase = (baseUrl: string) => JSON.stringify(baseUrl).slice(1, -1).replaceAll("$", "$$$$");
 
 /** A stored served JSON for the service at a base URL (`jsonBase` of it). */
 export const withBase = (stored: string, base: string) => stored.replaceAll(BASE, base);
