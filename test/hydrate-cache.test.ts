@@ -47,21 +47,28 @@ const titles = (d: Db) => kept(d).map((j) => (JSON.parse(j) as { title: string }
 /** Titles JSON must escape; one holds the character the stored served JSON marks the base URL with (db/served-json.ts). */
 const TITLES: Record<number, string> = { 3: 'Ñoño \u2029 </script> "q"', 5: 'Raw \u0001 ","eventUrl":"\u0001 mark' };
 
+/** Event `id` (1–6) at its venue and start, with `fields`; its seq rises past every record before it. */
+const eventAt = (id: number, fields: Record<string, unknown> = {}) =>
+  eventRecord(id, 1 + (id % 2), new Date(T0 + id * HOUR).toISOString(), {
+    title: TITLES[id] ?? `Event ${id}`,
+    ...fields,
+  });
+
+/** Applies `records` on connection `d`, as a sync does. */
+const apply = (d: Db, records: object[]) =>
+  applyBatch(
+    d,
+    records.map((r, i) => parseRecordLine(JSON.stringify(r), i + 1)),
+  );
+
 beforeAll(async () => {
   dir = mkdtempSync(join(tmpdir(), "marquee-hydrate-"));
   db = await openReplica(join(dir, "replica.db"));
-  const records: object[] = [
+  apply(db, [
     venueRecord(1),
     venueRecord(2, { name: 'Café "Ünïcode" \u2028 ✓', latitude: VENUE_2_LAT }),
-  ];
-  for (let i = 1; i <= 6; i++) {
-    const start = new Date(T0 + i * HOUR).toISOString();
-    records.push(eventRecord(i, 1 + (i % 2), start, { title: TITLES[i] ?? `Event ${i}` }));
-  }
-  applyBatch(
-    db,
-    records.map((r, i) => parseRecordLine(JSON.stringify(r), i + 1)),
-  );
+    ...[1, 2, 3, 4, 5, 6].map((id) => eventAt(id)),
+  ]);
   refreshSnapshot(db, T0);
   keys = db
     .prepare<{ startMs: number; id: number }>("SELECT start_ms AS startMs, id FROM snapshot ORDER BY start_ms, id")
@@ -87,21 +94,11 @@ it("serializes each event exactly as JSON.stringify of the shaped Event, with an
   }
 });
 
-/** Applies a new version of event `id` (its venue and start as first applied) on connection `d`, as a sync does. */
-let seq = 100;
-const update = (d: Db, id: number, fields: Record<string, unknown>) =>
-  applyBatch(d, [
-    parseRecordLine(
-      JSON.stringify({ ...eventRecord(id, 1 + (id % 2), new Date(T0 + id * HOUR).toISOString(), fields), seq: ++seq }),
-      seq,
-    ),
-  ]);
-
 it("sees a write made on the serving connection itself", () => {
   expect(titles(db)[0]).toBe("Event 1");
-  update(db, 1, { title: "Renamed here" });
+  apply(db, [eventAt(1, { title: "Renamed here" })]);
   expect(titles(db)[0]).toBe("Renamed here");
-  update(db, 2, { title: "Event 2", status: "cancelled" });
+  apply(db, [eventAt(2, { status: "cancelled" })]);
   expect(kept(db).map((j) => (JSON.parse(j) as { id: number }).id)).toEqual([1, 3, 4, 5, 6]);
 });
 
@@ -109,7 +106,7 @@ it("sees a commit made by another connection", async () => {
   expect(titles(db)).toContain("Event 4");
   const other = await openDb(db.path);
   try {
-    update(other, 4, { title: "Renamed elsewhere" });
+    apply(other, [eventAt(4, { title: "Renamed elsewhere" })]);
   } finally {
     other.close();
   }
