@@ -42,6 +42,14 @@ export const HOT_PATH = {
   collectAbovePrivateBytes: 352 * 1024 * 1024,
   collectEveryMs: 5_000,
   /**
+   * Past this line, collections may come every `collectOftenEveryMs`: on the 3,000,000-event replica
+   * the geo classes' garbage grew private memory past 512 MB between two collections 5 s apart.
+   */
+  collectOftenAbovePrivateBytes: 432 * 1024 * 1024,
+  collectOftenEveryMs: 1_000,
+  /** How often the memory guard reads private memory (`/proc/self/status`, some tens of µs). */
+  collectReadEveryMs: 500,
+  /**
    * A collection also waits until private memory grew this much above its lowest reading since
    * the last one (server/background.ts `CollectionPolicy`): new traffic grows it faster than that
    * between two collections, while an idle server whose live caches sit above the line is left alone.

@@ -245,30 +245,41 @@ function startMemoryGuard(): Stop {
     if (!policy.due(privateBytes(), performance.now())) return;
     jsc ??= import("bun:jsc");
     (await jsc).fullGC();
-  }, 1000);
+  }, HOT_PATH.collectReadEveryMs);
   timer.unref?.();
   return async () => clearInterval(timer);
 }
 
+/** The memory guard's lines and spacings (db/tuning.ts). */
+type CollectionLimits = Record<
+  | "collectAbovePrivateBytes"
+  | "collectEveryMs"
+  | "collectOftenAbovePrivateBytes"
+  | "collectOftenEveryMs"
+  | "collectGrowthBytes",
+  number
+>;
+
 /**
  * When the memory guard collects: private memory past `collectAbovePrivateBytes`, at most once every
- * `collectEveryMs`, and only after it grew `collectGrowthBytes` above the lowest reading since the
- * last collection. What a collection cannot free (a large replica's live caches above the line) is
- * then not collected again and again on an idle server; new garbage still is.
+ * `collectEveryMs` (every `collectOftenEveryMs` past `collectOftenAbovePrivateBytes`), and only after
+ * it grew `collectGrowthBytes` above the lowest reading since the last collection. What a collection
+ * cannot free (a large replica's live caches above the line) is then not collected again and again
+ * on an idle server; new garbage still is.
  */
 export class CollectionPolicy {
   #lastMs = -Infinity;
   #floor = Infinity;
 
-  constructor(
-    private readonly limits: { collectAbovePrivateBytes: number; collectEveryMs: number; collectGrowthBytes: number },
-  ) {}
+  constructor(private readonly limits: CollectionLimits) {}
 
   /** Told each reading of private memory; true when a collection is due now (it is then counted as done). */
   due(bytes: number, nowMs: number): boolean {
     this.#floor = Math.min(this.#floor, bytes);
-    const { collectAbovePrivateBytes, collectEveryMs, collectGrowthBytes } = this.limits;
-    if (bytes <= collectAbovePrivateBytes || nowMs - this.#lastMs < collectEveryMs) return false;
+    const { collectAbovePrivateBytes, collectGrowthBytes } = this.limits;
+    const { collectOftenAbovePrivateBytes, collectOftenEveryMs, collectEveryMs } = this.limits;
+    const spacingMs = bytes > collectOftenAbovePrivateBytes ? collectOftenEveryMs : collectEveryMs;
+    if (bytes <= collectAbovePrivateBytes || nowMs - this.#lastMs < spacingMs) return false;
     if (bytes - this.#floor < collectGrowthBytes) return false;
     this.#lastMs = nowMs;
     this.#floor = Infinity;
