@@ -47,7 +47,7 @@ const url = (v: string | null) =>
 /**
  * The stored text: the Event's fields in key order, each value as JSON.stringify writes it (the
  * categories as apply stored them), written field by field: stringifying an object and putting the
- * placeholders back took 6–7 µs an event against 1.3–1.8 (docs/perf-history.md, "Round 29").
+ * placeholders back took 2.1 µs an event against 1.2–1.3 (docs/perf-history.md, "Round 29").
  */
 export function servedJson(r: ServedColumns): string {
   const eventUrl = eventUrlFor(BASE, { id: r.id, slug: r.slug, eventUrl: r.event_url });

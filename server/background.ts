@@ -229,10 +229,10 @@ function privateBytes(): number {
 
 /**
  * On Bun, a full collection when `CollectionPolicy` says one is due, private memory read every
- * `collectReadEveryMs`. Under a stream of new queries each request leaves short-lived rows, strings and body
- * bytes behind, and kept events are replaced faster than the engine collects its old generation
- * on its own (it lets the heap reach about three times what is live), so memory grows to several
- * times what is live. The collection is synchronous (`fullGC` of bun:jsc, which keeps the compiled
+ * `collectReadEveryMs`. Under a stream of new queries each request leaves short-lived rows,
+ * strings and body bytes behind, and kept events are replaced faster than the engine collects its
+ * old generation on its own (it lets the heap reach about three times what is live), so memory
+ * grows to several times what is live. The collection is synchronous (`fullGC` of bun:jsc, which keeps the compiled
  * code) and pauses the requests in flight, some 85 ms: `Bun.gc(false)`, which returns at once,
  * left the old generation's garbage where it was (docs/perf-history.md, "Round 27"; the line for
  * frequent collections: "Round 29").
