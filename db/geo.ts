@@ -10,6 +10,7 @@ import { LRUCache } from "lru-cache";
 import { LIST, PRECISE_GEOCODES } from "./contract.ts";
 import type { Db } from "./driver.ts";
 import type { VenueSet } from "./page-filter.ts";
+import { hash32, SeenOnce } from "./seen-once.ts";
 import { KeptUntilMoved, readSnapshotStats } from "./snapshot-stats.ts";
 
 export type GeoFilter =
@@ -364,6 +365,8 @@ export class GeoIndex {
     return readVenueTable(db);
   });
   readonly #results: LRUCache<string, GeoCandidates>;
+  /** A search is kept from its second time (db/seen-once.ts): a page's next pages search its shape again. */
+  readonly #seen = new SeenOnce(1 << 16);
 
   constructor(
     private readonly replica: Db,
@@ -387,7 +390,7 @@ export class GeoIndex {
       filter.kind === "circle"
         ? searchCircle(table, filter, includeCentroids)
         : searchPolygon(table, filter, includeCentroids);
-    this.#results.set(key, result);
+    if (this.#seen.admit(hash32(key))) this.#results.set(key, result);
     return result;
   }
 

@@ -15,6 +15,7 @@ import {
   rowMatcher,
   servedEndMs,
 } from "./page-filter.ts";
+import { SeenOnce } from "./seen-once.ts";
 import { jsonBase, withBase } from "./served-json.ts";
 import { EVENT_SERVABLE_SQL } from "./snapshot.ts";
 
@@ -70,21 +71,16 @@ const stillMatches = (matches: (row: FilterRow) => boolean, geo: LiveGeo | null,
 const eventBytes = (e: KeptEvent) => (e ? 2 * (e.part.length + e.source.length) + 240 : 32);
 const venueBytes = (v: KeptVenue) => (v ? 2 * (v.json.length + v.city.length) + 184 : 32);
 
-/** Bits of the table of event ids read once (`HydratedEvents.admit`): 4 Mi bits, 512 KiB. */
-const SEEN_BITS = 1 << 22;
-
 /**
  * Events and venues as served, each bounded by its own bytes, for one replica state and base URL (docs/architecture.md,
- * "Caches"). An event is kept from its second reading (docs/perf-history.md, "Round 17"): a first sets one bit by id
- * modulo the table's size (ids sharing a bit let the second be kept at once); the table restarts a quarter full.
+ * "Caches"). An event is kept from its second reading (db/seen-once.ts, a table of 4 Mi bits by id: 512 KiB).
  */
 export class HydratedEvents {
   readonly #events: LRUCache<number, KeptEvent>;
   readonly #venues: LRUCache<number, KeptVenue>;
-  readonly #seen = new Uint32Array(SEEN_BITS / 32);
+  readonly #seen = new SeenOnce(1 << 22);
   /** The base URL as it reads inside the served JSON. */
   readonly #base: string;
-  #seenCount = 0;
   #state = "";
 
   constructor(
@@ -133,18 +129,7 @@ export class HydratedEvents {
 
   /** Whether to keep event `id`, read now and not kept: true when it was read before. */
   admit(id: number): boolean {
-    const slot = id & (SEEN_BITS - 1);
-    const word = slot >>> 5;
-    const bit = 1 << (slot & 31);
-    if (this.#seen[word] & bit) return true;
-    this.#seen[word] |= bit;
-    if (++this.#seenCount >= SEEN_BITS / 4) this.#forgetSeen();
-    return false;
-  }
-
-  #forgetSeen(): void {
-    this.#seen.fill(0);
-    this.#seenCount = 0;
+    return this.#seen.admit(id);
   }
 
   /** Bytes held now (by the estimates above). */
@@ -160,7 +145,7 @@ export class HydratedEvents {
   clear(): void {
     this.#events.clear();
     this.#venues.clear();
-    this.#forgetSeen();
+    this.#seen.clear();
     this.#state = "";
   }
 }

@@ -236,6 +236,22 @@ describe("findGeoCandidates: polygons match the brute-force reference", () => {
   });
 });
 
+describe("GeoIndex keeps a search from its second time", () => {
+  it("answers a shape searched once anew, then from the kept search", () => {
+    const index = new GeoIndex(replica, 8);
+    const shape = circle(...PLACES.manhattan, 0.4);
+    const first = index.find(shape, false);
+    expect(first.venueIds.length).toBeGreaterThan(0);
+    const second = index.find(shape, false);
+    expect(second).not.toBe(first);
+    expect(second.venueIds).toEqual(first.venueIds);
+    expect(index.find(shape, false)).toBe(second);
+    // Another shape is its own first time.
+    const other = circle(...PLACES.manhattan, 0.5);
+    expect(index.find(other, false)).not.toBe(index.find(other, false));
+  });
+});
+
 describe("GeoIndex follows the serving snapshot", () => {
   it("drops a venue once hidden or moved, and admits one newly placed, at the next refresh and not before", () => {
     const index = new GeoIndex(replica, 8);

@@ -19,6 +19,7 @@ const FILES = [
   "db/long-events.ts",
   "db/short-blocks.ts",
   "db/kept-scans.ts",
+  "db/seen-once.ts",
 ];
 
 export function listPathLines(): { files: number; lines: number } {
