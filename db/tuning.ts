@@ -44,10 +44,9 @@ export const HOT_PATH = {
   /**
    * Past this line, collections may come every `collectOftenEveryMs`: on the 3,000,000-event replica
    * new geo pages, walks and the Zipf mix grew private memory past 512 MB between two collections
-   * 5 s apart. In one `--only-unique` run each on that replica the peak went 560 → 492 MB, at more
-   * CPU a request where memory crossed the line (polygon 621 → 760 µs, walks 472 → 588, Zipf mix
-   * 331 → 444); on 1,000,000 events 458 and 442 MB in the two full runs since, 474 before
-   * (docs/perf-history.md, "Round 29").
+   * 5 s apart. In `--only-unique` runs on that replica the peak went from 560 MB to 492–545 in four
+   * runs, at up to a third more CPU a request in a class whose memory crossed the line; on 1,000,000
+   * events 458, 442 and 446 MB in three full runs, 474 before (docs/perf-history.md, "Round 29").
    */
   collectOftenAbovePrivateBytes: 432 * 1024 * 1024,
   collectOftenEveryMs: 1_000,
