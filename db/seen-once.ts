@@ -5,12 +5,12 @@
  * kept ones out and leaving them for the collector's old generation (docs/perf-history.md, "Round 29").
  */
 export class SeenOnce {
-  readonly #bits: Uint32Array;
+  readonly #table: Uint32Array;
   #count = 0;
 
-  /** `bits`: the table's size, a power of two. */
+  /** `bits`: the table's size in bits, a power of two. */
   constructor(private readonly bits: number) {
-    this.#bits = new Uint32Array(bits / 32);
+    this.#table = new Uint32Array(bits / 32);
   }
 
   /** Whether `n` was used before; marks it used. */
@@ -18,14 +18,14 @@ export class SeenOnce {
     const slot = n & (this.bits - 1);
     const word = slot >>> 5;
     const bit = 1 << (slot & 31);
-    if (this.#bits[word] & bit) return true;
-    this.#bits[word] |= bit;
+    if (this.#table[word] & bit) return true;
+    this.#table[word] |= bit;
     if (++this.#count >= this.bits / 4) this.clear();
     return false;
   }
 
   clear(): void {
-    this.#bits.fill(0);
+    this.#table.fill(0);
     this.#count = 0;
   }
 }
