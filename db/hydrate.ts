@@ -3,7 +3,6 @@
  * LIVE rows; one no longer servable or no longer matching the request (db/page-filter.ts `rowMatcher`, db/geo.ts
  * `LiveGeo`) is dropped, so a page never contradicts its own filters. Survivors keep snapshot order.
  */
-import { LRUCache } from "lru-cache";
 import type { Db } from "./driver.ts";
 import type { Venue } from "./event.ts";
 import type { LiveGeo } from "./geo.ts";
@@ -18,6 +17,7 @@ import {
 import { SeenOnce } from "./seen-once.ts";
 import { jsonBase, withBase } from "./served-json.ts";
 import { EVENT_SERVABLE_SQL } from "./snapshot.ts";
+import { TwoGenerations } from "./two-generations.ts";
 
 /** EVENTS_SQL's columns by type: the stored served JSON (db/served-json.ts), and what the live re-check reads. */
 type EventRow = Record<"id" | "start_ms" | "is_sold_out" | "venue_id", number> &
@@ -76,8 +76,8 @@ const venueBytes = (v: KeptVenue) => (v ? 2 * (v.json.length + v.city.length) + 
  * "Caches"). An event is kept from its second reading (db/seen-once.ts, a table of 4 Mi bits by id: 512 KiB).
  */
 export class HydratedEvents {
-  readonly #events: LRUCache<number, KeptEvent>;
-  readonly #venues: LRUCache<number, KeptVenue>;
+  readonly #events: TwoGenerations<number, KeptEvent>;
+  readonly #venues: TwoGenerations<number, KeptVenue>;
   readonly #seen = new SeenOnce(1 << 22);
   /** The base URL as it reads inside the served JSON. */
   readonly #base: string;
@@ -88,8 +88,8 @@ export class HydratedEvents {
     budget: { eventBytes: number; venueBytes: number },
   ) {
     this.#base = jsonBase(baseUrl);
-    this.#events = new LRUCache<number, KeptEvent>({ maxSize: budget.eventBytes, sizeCalculation: eventBytes });
-    this.#venues = new LRUCache<number, KeptVenue>({ maxSize: budget.venueBytes, sizeCalculation: venueBytes });
+    this.#events = new TwoGenerations<number, KeptEvent>(budget.eventBytes, eventBytes);
+    this.#venues = new TwoGenerations<number, KeptVenue>(budget.venueBytes, venueBytes);
   }
 
   /** The page's events and venues as kept for `state` (all dropped when it moved), reading the ones not kept. */
@@ -112,14 +112,17 @@ export class HydratedEvents {
         if (this.admit(keys[i].id)) this.#events.set(keys[i].id, found[i]);
       }
     }
+    const venues = found.map((e) => (e ? this.#venues.get(e.venueId) : false));
     const venueIds = new Set<number>();
-    for (const e of found) if (e && !this.#venues.has(e.venueId)) venueIds.add(e.venueId);
+    for (let i = 0; i < found.length; i++) if (venues[i] === undefined) venueIds.add((found[i] as LiveEvent).venueId);
     if (venueIds.size > 0) {
-      const rows = db.prepare<VenueRow>(VENUES_SQL).all({ ids: JSON.stringify([...venueIds]) });
-      for (const v of rows) this.#venues.set(v.id, keptVenue(v));
-      for (const id of venueIds) if (!this.#venues.has(id)) this.#venues.set(id, false);
+      const read = new Map<number, KeptVenue>();
+      for (const v of db.prepare<VenueRow>(VENUES_SQL).all({ ids: JSON.stringify([...venueIds]) }))
+        read.set(v.id, keptVenue(v));
+      for (const id of venueIds) this.#venues.set(id, read.get(id) ?? false);
+      for (let i = 0; i < found.length; i++) venues[i] ??= read.get((found[i] as LiveEvent).venueId) ?? false;
     }
-    return found.map((e) => [e, e ? (this.#venues.get(e.venueId) ?? false) : false]);
+    return found.map((e, i) => [e, venues[i] as KeptVenue]);
   }
 
   /** Whether event `id` is kept for `state` now (for the bench's share of kept events). */
@@ -134,7 +137,7 @@ export class HydratedEvents {
 
   /** Bytes held now (by the estimates above). */
   get bytes(): number {
-    return this.#events.calculatedSize + this.#venues.calculatedSize;
+    return this.#events.bytes + this.#venues.bytes;
   }
 
   /** Events kept now. */
