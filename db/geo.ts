@@ -6,12 +6,12 @@
 import { booleanPointInPolygon } from "@turf/boolean-point-in-polygon";
 import { lengthToRadians, radiansToDegrees } from "@turf/helpers";
 import type { Polygon } from "geojson";
-import { LRUCache } from "lru-cache";
 import { LIST, PRECISE_GEOCODES } from "./contract.ts";
 import type { Db } from "./driver.ts";
 import type { VenueSet } from "./page-filter.ts";
 import { hash32, SeenOnce } from "./seen-once.ts";
 import { KeptUntilMoved, readSnapshotStats } from "./snapshot-stats.ts";
+import { TwoGenerations } from "./two-generations.ts";
 
 export type GeoFilter =
   | { kind: "circle"; lat: number; lng: number; radiusMiles: number }
@@ -364,7 +364,7 @@ export class GeoIndex {
     this.#results.clear();
     return readVenueTable(db);
   });
-  readonly #results: LRUCache<string, GeoCandidates>;
+  readonly #results: TwoGenerations<string, GeoCandidates>;
   /** A search is kept from its second time (db/seen-once.ts): a page's next pages search its shape again. */
   readonly #seen = new SeenOnce(1 << 16);
 
@@ -374,8 +374,8 @@ export class GeoIndex {
     maxBytes = 1 << 30,
   ) {
     // About 100 bytes a candidate (conservatively), in the array and the sorted ids.
-    const sizeCalculation = (r: GeoCandidates) => 256 + 100 * r.venueIds.length;
-    this.#results = new LRUCache({ max: maxResults, maxSize: maxBytes, sizeCalculation });
+    const sizeOf = (r: GeoCandidates) => 256 + 100 * r.venueIds.length;
+    this.#results = new TwoGenerations({ entries: maxResults, size: maxBytes, sizeOf });
   }
 
   /** One filter's candidates, shared: callers must not change them (freezing cost a fifth of a search). */

@@ -88,8 +88,8 @@ export class HydratedEvents {
     budget: { eventBytes: number; venueBytes: number },
   ) {
     this.#base = jsonBase(baseUrl);
-    this.#events = new TwoGenerations<number, KeptEvent>(budget.eventBytes, eventBytes);
-    this.#venues = new TwoGenerations<number, KeptVenue>(budget.venueBytes, venueBytes);
+    this.#events = new TwoGenerations({ size: budget.eventBytes, sizeOf: eventBytes });
+    this.#venues = new TwoGenerations({ size: budget.venueBytes, sizeOf: venueBytes });
   }
 
   /** The page's events and venues as kept for `state` (all dropped when it moved), reading the ones not kept. */
@@ -137,7 +137,7 @@ export class HydratedEvents {
 
   /** Bytes held now (by the estimates above). */
   get bytes(): number {
-    return this.#events.bytes + this.#venues.bytes;
+    return this.#events.held + this.#venues.held;
   }
 
   /** Events kept now. */

@@ -3,18 +3,18 @@
  * range's rows at a geo filter's venues, tested in JavaScript, from SQLite in growing chunks (`scanVenues`) or from
  * ranges kept per state, half and row flags, each holding every row from its start, shared by a state's geo pages.
  */
-import { LRUCache } from "lru-cache";
 import type { SqlValue, Statement } from "./driver.ts";
 import { indexAfter, type LongRow } from "./long-events.ts";
 import { before, inWindow, type PageFilter, type PagePosition, type VenueSet } from "./page-filter.ts";
+import { TwoGenerations } from "./two-generations.ts";
 
 /** Entries bounded in bytes, kept for one key (the replica state, or the snapshot generation) until it moves. */
 export class ByteBoundedStore<K, V extends { bytes: number }> {
-  protected readonly entries: LRUCache<string, V>;
+  protected readonly entries: TwoGenerations<string, V>;
   #key: K | null = null;
 
   constructor(maxBytes: number) {
-    this.entries = new LRUCache<string, V>({ maxSize: maxBytes, sizeCalculation: (v) => v.bytes });
+    this.entries = new TwoGenerations<string, V>({ size: maxBytes, sizeOf: (v) => v.bytes });
   }
 
   /** Drops everything when `key` moved; whether it did. */
@@ -27,7 +27,7 @@ export class ByteBoundedStore<K, V extends { bytes: number }> {
 
   /** Bytes held now. */
   get bytes(): number {
-    return this.entries.calculatedSize;
+    return this.entries.held;
   }
 
   clear(): void {
@@ -92,7 +92,7 @@ export class KeptScans extends ByteBoundedStore<string, KeptRange> {
   }
 
   /** The ranges kept for `state`; everything is dropped first when the state moved. */
-  forState(state: string): LRUCache<string, KeptRange> {
+  forState(state: string): TwoGenerations<string, KeptRange> {
     this.follow(state);
     return this.entries;
   }
@@ -107,7 +107,7 @@ type VenueScan = {
 };
 
 /** Over a kept range (its query without the window): the replica state's ranges, the range's name and row bound. */
-type RangeScan = VenueScan & { ranges: LRUCache<string, KeptRange>; key: string; maxRows: number };
+type RangeScan = VenueScan & { ranges: TwoGenerations<string, KeptRange>; key: string; maxRows: number };
 
 /**
  * Up to `want` rows after `from` in the window and at the venues, in index order, from the kept

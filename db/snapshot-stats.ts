@@ -2,9 +2,9 @@
  * What page selection knows of the serving snapshot before it picks an index (db/events-query.ts): its size, the rows a
  * source prefix, venues or states cover, the longest long event; from tables every refresh maintains, per generation.
  */
-import { LRUCache } from "lru-cache";
 import type { Db } from "./driver.ts";
 import { sourceGlob } from "./page-filter.ts";
+import { TwoGenerations } from "./two-generations.ts";
 
 /** `generation` is bumped by every refresh and keys the caches below. */
 export type SnapshotStats = { generation: number; events: number };
@@ -44,7 +44,7 @@ const TOKEN_SQL =
 /** Counts and the long-event bound of one snapshot, until its generation moves. Owned by server/list/caches.ts. */
 export class SnapshotEstimates {
   /** By generation and token: the snapshot sources it matches and their rows. */
-  readonly #tokens: LRUCache<string, { sources: readonly string[]; rows: number }>;
+  readonly #tokens: TwoGenerations<string, { sources: readonly string[]; rows: number }>;
   readonly #venueRows = new PerGeneration((db) => {
     const rows = db.prepare<{ venue_id: number; events: number }>("SELECT venue_id, events FROM snapshot_venue_events");
     return new Map(rows.all().map((r) => [r.venue_id, r.events]));
@@ -59,7 +59,7 @@ export class SnapshotEstimates {
   constructor(maxTokens: number) {
     // Bounded by the sources listed too: a short prefix may match thousands.
     const maxSize = maxTokens * MATCHED_SOURCES_PER_TOKEN;
-    this.#tokens = new LRUCache({ max: maxTokens, maxSize, sizeCalculation: (t) => t.sources.length + 1 });
+    this.#tokens = new TwoGenerations({ entries: maxTokens, size: maxSize, sizeOf: (t) => t.sources.length + 1 });
   }
 
   /** The snapshot sources matching any token, exactly (they decide a page's rows): kept only per generation. */

@@ -1,10 +1,10 @@
 /** Per-process caches of keys (by digest, "no such key" too) and accounts, kept fresh as docs/architecture.md, Caches says. */
-import { LRUCache } from "lru-cache";
 import { type Account, findKeyByDigest, type KeyRow, readAccount } from "../../db/accounts.ts";
 import { ACCESS } from "../../db/contract.ts";
 import type { Db } from "../../db/driver.ts";
 import { readAccessEpoch } from "../../db/ledger-access.ts";
 import { HOT_PATH } from "../../db/tuning.ts";
+import { TwoGenerations } from "../../db/two-generations.ts";
 import type { Maybe } from "./counters.ts";
 
 /** Where keys and accounts are read; a promise when the ledger must be asked over the network. */
@@ -15,21 +15,25 @@ export interface AccessSource {
   changed?(): boolean;
 }
 
-/** LRU values cannot be undefined; a box also caches "no such key" answers. */
+/** A cached value cannot be undefined; a box also caches "no such key" answers. */
 type Box<T> = { value: T | undefined };
 
 export function createAccessCache(source: AccessSource) {
-  const keys = new LRUCache<string, Box<KeyRow>>({ max: ACCESS.cacheEntries });
-  const accounts = new LRUCache<number, Box<Account>>({ max: ACCESS.cacheEntries });
+  const keys = new TwoGenerations<string, Box<KeyRow>>({ entries: ACCESS.cacheEntries });
+  const accounts = new TwoGenerations<number, Box<Account>>({ entries: ACCESS.cacheEntries });
   // Moves on every clear, so a lookup that started before a change is not cached after it.
   let generation = 0;
-  function read<K extends {}, V extends object>(lru: LRUCache<K, Box<V>>, k: K, load: (k: K) => Maybe<V | undefined>) {
-    const box = lru.get(k);
+  function read<K extends {}, V extends object>(
+    cache: TwoGenerations<K, Box<V>>,
+    k: K,
+    load: (k: K) => Maybe<V | undefined>,
+  ) {
+    const box = cache.get(k);
     if (box) return box.value;
     const value = load(k);
     const at = generation;
     const keep = (v: V | undefined) => {
-      if (at === generation) lru.set(k, { value: v });
+      if (at === generation) cache.set(k, { value: v });
       return v;
     };
     return value instanceof Promise ? value.then(keep) : keep(value);

@@ -3,7 +3,6 @@
  * one way this process writes the replica (`ReplicaWrites`), which drops the caches whose key moved
  * (docs/architecture.md, "Freshness"; "Caches" says why each is exact).
  */
-import { LRUCache } from "lru-cache";
 import type { Db } from "../../db/driver.ts";
 import { GeoIndex } from "../../db/geo.ts";
 import { HydratedEvents, RecentReplicaState, readReplicaState } from "../../db/hydrate.ts";
@@ -12,6 +11,7 @@ import { LongEvents } from "../../db/long-events.ts";
 import { SnapshotBlocks } from "../../db/short-blocks.ts";
 import { KeptUntilMoved, readSnapshotStats, SnapshotEstimates } from "../../db/snapshot-stats.ts";
 import { HOT_PATH } from "../../db/tuning.ts";
+import { TwoGenerations } from "../../db/two-generations.ts";
 import { createPageCache } from "./page-cache.ts";
 import { type ParsedQuery, readScopeCheck, type ScopeCheck } from "./parse.ts";
 import { ListHeaders } from "./response.ts";
@@ -27,7 +27,7 @@ const keyed = <F extends Freshness, C extends F extends "query" ? object : { cle
   Object.assign(cache, { follows }) as Keyed<F, C>;
 
 export class ListCaches {
-  readonly parsed = keyed("query", new LRUCache<string, ParsedQuery>({ max: HOT_PATH.parsedQueries }));
+  readonly parsed = keyed("query", new TwoGenerations<string, ParsedQuery>({ entries: HOT_PATH.parsedQueries }));
   readonly headers = keyed("query", new ListHeaders());
   readonly pages = keyed("replica", createPageCache(HOT_PATH.cachedPages, HOT_PATH.cachedPageBytes));
   readonly events: Keyed<"replica", HydratedEvents>;

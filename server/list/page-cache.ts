@@ -2,10 +2,10 @@
  * Page selections kept for one replica mark, each with its hydrated page from the page's second request, served for a
  * window the selection provably still answers (docs/architecture.md, "Caches"; docs/perf-history.md, "Round 17").
  */
-import { LRUCache } from "lru-cache";
 import type { PageSelection } from "../../db/events-query.ts";
 import type { LiveBounds } from "../../db/hydrate.ts";
 import { HOT_PATH } from "../../db/tuning.ts";
+import { TwoGenerations } from "../../db/two-generations.ts";
 import type { ListWindow } from "./parse.ts";
 
 /** A page ready to send (server/list/response.ts): new, its text; from a kept body, the head's bytes and a tail. */
@@ -51,7 +51,7 @@ export const pageCacheKey = (search: string, limit: number, window: ListWindow):
 const entryBytes = (e: Entry) => 512 + 64 * e.selection.keys.length + (e.body ? 4 * e.body.headText.length + 512 : 0);
 
 export function createPageCache(max: number = HOT_PATH.cachedPages, maxBytes: number = HOT_PATH.cachedPageBytes) {
-  const entries = new LRUCache<string, Entry>({ max, maxSize: maxBytes, sizeCalculation: entryBytes });
+  const entries = new TwoGenerations<string, Entry>({ entries: max, size: maxBytes, sizeOf: entryBytes });
   function selected(key: string, mark: string, w: ListWindow): Entry | undefined {
     const e = entries.get(key);
     if (!e) return undefined;
@@ -87,7 +87,7 @@ export function createPageCache(max: number = HOT_PATH.cachedPages, maxBytes: nu
     },
     /** Keeps the body hydrated from `selection` if that is still kept and a later request was served it. */
     setBody(key: string, selection: PageSelection, body: PageBody): void {
-      const e = entries.peek(key);
+      const e = entries.get(key);
       // Set again so the entry's size counts the body.
       if (e && e.selection === selection && e.reused) entries.set(key, { ...e, body });
     },

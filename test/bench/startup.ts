@@ -36,7 +36,6 @@ export const STARTUP_TARGETS = { instanceVsBare: 2.5, helpVsOneLine: 2 } as cons
 const IMPORTS: Array<{ spec: string; what: string }> = [
   { spec: "h3", what: "h3 (with srvx and rou3)" },
   { spec: "valibot", what: "valibot" },
-  { spec: "lru-cache", what: "lru-cache" },
   { spec: "@turf/boolean-point-in-polygon", what: "@turf/boolean-point-in-polygon" },
   { spec: "node:crypto", what: "node:crypto (Bun's)" },
   { spec: "node:http", what: "node:http (Bun's; the Redis ledger's listener)" },

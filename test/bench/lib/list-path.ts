@@ -20,6 +20,7 @@ const FILES = [
   "db/short-blocks.ts",
   "db/kept-scans.ts",
   "db/seen-once.ts",
+  "db/two-generations.ts",
 ];
 
 export function listPathLines(): { files: number; lines: number } {
