@@ -164,7 +164,7 @@ export function selectPage(
   // Growing chunks for the JS venue check, starting near what the venues' share of the rows needs.
   const share = venueRows !== null ? venueRows / Math.max(1, venueStateRows ?? stats.events) : 1;
   const firstChunk = Math.min(8192, Math.max(64, Math.ceil((1.25 * want) / Math.max(share, 1e-4))));
-  const longRows = view.longs && LongEvents.supports(filter) ? view.longs.forSnapshot(db, stats) : null;
+  const longRows = view.longs && LongEvents.supports(filter) ? view.longs.get(db, stats) : null;
   // Sources are read from blocks one by one, so only when they are few (plan source_each).
   const blocks = SnapshotBlocks.supports(filter) && (filter.sources === null || plan === "source_each") && view.blocks;
   const rows: LongRow[] = [];

@@ -1,11 +1,5 @@
-/**
- * The long half of a page in memory (db/events-query.ts; docs/architecture.md, "Caches"): long
- * events are few, yet their index range reads some 250 rows that ended before the window opened.
- * Kept in (start_ms, id) order with each state's, city's and source's positions, for one generation.
- */
-import type { Db } from "./driver.ts";
 import { inWindow, type PageFilter, type PagePosition } from "./page-filter.ts";
-import { PerGeneration, type SnapshotStats } from "./snapshot-stats.ts";
+import { PerGeneration } from "./snapshot-stats.ts";
 
 /** One snapshot row as page selection reads it. */
 export type LongRow = { start_ms: number; id: number; end_ms: number };
@@ -160,10 +154,5 @@ FROM snapshot WHERE long = 1 ORDER BY start_ms, id`;
   /** Any filter without a geo filter: the rows are not kept by venue. */
   static supports(f: PageFilter): boolean {
     return f.venueIds === null;
-  }
-
-  /** The rows for `stats` (read in the caller's read transaction), or null when there are too many. */
-  forSnapshot(db: Db, stats: SnapshotStats): LongRows | null {
-    return this.get(db, stats);
   }
 }

@@ -7,8 +7,9 @@
 export const HOT_PATH = {
   /**
    * Bytes of events, and of venues, kept as served JSON between requests (db/hydrate.ts
-   * HydratedEvents), by a conservative estimate: about 1.3 kB an event, so some 19,000 events,
-   * and 640 bytes a venue, so some 39,000 venues (the demo's 1,000,000 events have 40,000).
+   * HydratedEvents), by a conservative estimate: about 1.3 kB an event, so up to some 19,000
+   * events, and 640 bytes a venue, so up to some 39,000 venues (the demo's 1,000,000 events have
+   * 40,000); in two generations (db/two-generations.ts), so between half of that and all of it.
    * An event is kept from its second reading, a venue from its first: a new page's events are
    * mostly read once, its venues mostly read before. A missed event reads its stored served
    * JSON, so 24 MiB of events instead of 56 costs less than it did: in one run of the unique
@@ -64,8 +65,9 @@ export const HOT_PATH = {
   /**
    * State index ranges that geo pages scan, kept between requests (db/kept-scans.ts): their
    * bytes (32 a row), and the rows one range may keep before a scan reads on without keeping.
+   * Twice what an exact least-recently-used cache held, as `shortBlockBytes`.
    */
-  keptScanBytes: 32 * 1024 * 1024,
+  keptScanBytes: 64 * 1024 * 1024,
   keptScanRows: 32_768,
   /**
    * Most long snapshot rows (events longer than a day) kept in memory for the long half of a page
@@ -77,9 +79,12 @@ export const HOT_PATH = {
    * it) or of sources, and unfiltered ones (db/short-blocks.ts), 25 a row: the demo's 880,000
    * short rows would take 22 MB for each of the four. `npm run bench:stores` (3,000 new pages a
    * class) held 35.5 MB; at 32 MiB city blocks pushed out source blocks (source pages 1.44x
-   * plain SQLite against 1.54x at 48 MiB).
+   * plain SQLite against 1.54x at 48 MiB). Kept in two generations (db/two-generations.ts), which
+   * hold between half the bound and all of it: at 48 MiB new source pages took 9 % more CPU than
+   * with an exact least-recently-used cache of 48 MiB, at 96 MiB as much (docs/perf-history.md,
+   * "Round 30").
    */
-  shortBlockBytes: 48 * 1024 * 1024,
+  shortBlockBytes: 96 * 1024 * 1024,
   /**
    * Rows a source's block is sized for (db/short-blocks.ts): in the demo's million events the
    * largest sources (38,000 rows over 451 days) get blocks of 16 days, most sources (under 100

@@ -21,7 +21,7 @@
  * limiter decides a geo request by presence.
  */
 import * as v from "valibot";
-import { LIST } from "../db/contract.ts";
+import { LIST, type ListErrorCode } from "../db/contract.ts";
 import type { GeoFilter } from "../db/geo.ts";
 import { ringDiagonalMiles } from "../db/geo.ts";
 import { ApiError } from "./errors.ts";
@@ -59,11 +59,7 @@ export const RadiusParam = v.pipe(
 );
 
 /** The single value of a parameter, or undefined when absent; a repeated one is invalid (docs/api.md, Listing events). */
-function single(
-  query: URLSearchParams,
-  name: string,
-  code: "invalid_coordinates" | "invalid_radius" | "invalid_polygon",
-): string | undefined {
+export function single(query: URLSearchParams, name: string, code: ListErrorCode): string | undefined {
   const all = query.getAll(name);
   if (all.length > 1) throw new ApiError(code, `\`${name}\` may be given only once.`);
   return all[0];

@@ -391,18 +391,18 @@ it("selects the same pages with every store kept as from SQLite, for any filter,
 it("reads the long rows again when the snapshot's generation moves, and keeps none past its bound", () => {
   const stats = readSnapshotStats(db);
   const longs = new LongEvents(10_000);
-  const kept = longs.forSnapshot(db, stats);
+  const kept = longs.get(db, stats);
   const expected = rows.filter((r) => r.endMs - r.startMs > DAY).length;
   expect(kept?.count).toBe(expected);
-  expect(longs.forSnapshot(db, stats)).toBe(kept);
-  const next = longs.forSnapshot(db, { ...stats, generation: stats.generation + 1 });
+  expect(longs.get(db, stats)).toBe(kept);
+  const next = longs.get(db, { ...stats, generation: stats.generation + 1 });
   expect(next).not.toBe(kept);
   expect(next?.count).toBe(expected);
   longs.clear();
-  expect(longs.forSnapshot(db, stats)).not.toBe(next);
+  expect(longs.get(db, stats)).not.toBe(next);
   // More long rows than the bound: none kept, and pages read their long half from SQLite.
   const few = new LongEvents(expected - 1);
-  expect(few.forSnapshot(db, stats)).toBeNull();
+  expect(few.get(db, stats)).toBeNull();
   const f: PageFilter = {
     afterMs: T0,
     beforeMs: T0 + 40 * DAY,

@@ -12,7 +12,7 @@ import { parseRecordedScope, type RecordedScope } from "../../sync/api/scope.ts"
 import { assertCursorMatches, decodeCursor, filterFingerprint } from "../cursor.ts";
 import { ApiError } from "../errors.ts";
 import * as param from "../params.ts";
-import { isGeoRequest, parseGeoParams } from "../params-geo.ts";
+import { isGeoRequest, parseGeoParams, single } from "../params-geo.ts";
 
 export type ListQuery = ReturnType<typeof parseListParams>;
 
@@ -40,13 +40,6 @@ const MESSAGES: Partial<Record<ListErrorCode, string>> = {
 };
 
 const fail = (code: ListErrorCode, message = MESSAGES[code]) => new ApiError(code, message);
-
-/** The one value of a single-valued parameter; a repeated one is invalid (docs/api.md, Listing events). */
-function single(query: URLSearchParams, name: string, code: ListErrorCode): string | undefined {
-  const all = query.getAll(name);
-  if (all.length > 1) throw fail(code, `\`${name}\` may be given only once.`);
-  return all[0];
-}
 
 type Schema<T> = v.GenericSchema<string, T>;
 
