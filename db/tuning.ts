@@ -65,9 +65,9 @@ export const HOT_PATH = {
   /**
    * State index ranges that geo pages scan, kept between requests (db/kept-scans.ts): their
    * bytes (32 a row), and the rows one range may keep before a scan reads on without keeping.
-   * Twice what an exact least-recently-used cache held, as `shortBlockBytes`.
+   * One and a half times what an exact least-recently-used cache held, as `shortBlockBytes`.
    */
-  keptScanBytes: 64 * 1024 * 1024,
+  keptScanBytes: 48 * 1024 * 1024,
   keptScanRows: 32_768,
   /**
    * Most long snapshot rows (events longer than a day) kept in memory for the long half of a page
@@ -81,10 +81,11 @@ export const HOT_PATH = {
    * class) held 35.5 MB; at 32 MiB city blocks pushed out source blocks (source pages 1.44x
    * plain SQLite against 1.54x at 48 MiB). Kept in two generations (db/two-generations.ts), which
    * hold between half the bound and all of it: at 48 MiB new source pages took 9 % more CPU than
-   * with an exact least-recently-used cache of 48 MiB, at 96 MiB as much (docs/perf-history.md,
+   * with an exact least-recently-used cache of 48 MiB, at 96 MiB as much; on 3,000,000 events
+   * private memory peaked at 430–437, 474 and 527 MB with 48, 72 and 96 MiB (docs/perf-history.md,
    * "Round 30").
    */
-  shortBlockBytes: 96 * 1024 * 1024,
+  shortBlockBytes: 72 * 1024 * 1024,
   /**
    * Rows a source's block is sized for (db/short-blocks.ts): in the demo's million events the
    * largest sources (38,000 rows over 451 days) get blocks of 16 days, most sources (under 100
