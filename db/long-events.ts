@@ -1,3 +1,8 @@
+/**
+ * The long half of a page in memory (db/events-query.ts; docs/architecture.md, "Caches"): long
+ * events are few, yet their index range reads some 250 rows that ended before the window opened.
+ * Kept in (start_ms, id) order with each state's, city's and source's positions, for one generation.
+ */
 import { inWindow, type PageFilter, type PagePosition } from "./page-filter.ts";
 import { PerGeneration } from "./snapshot-stats.ts";
 
