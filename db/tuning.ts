@@ -82,7 +82,7 @@ export const HOT_PATH = {
    * plain SQLite against 1.54x at 48 MiB). Kept in two generations (db/two-generations.ts), which
    * hold between half the bound and all of it: at 48 MiB new source pages took 9 % more CPU than
    * with an exact least-recently-used cache of 48 MiB, at 96 MiB as much; on 3,000,000 events
-   * private memory peaked at 430–437, 474 and 527 MB with 48, 72 and 96 MiB (docs/perf-history.md,
+   * private memory peaked at 430–437, 434–474 and 527 MB with 48, 72 and 96 MiB (docs/perf-history.md,
    * "Round 30").
    */
   shortBlockBytes: 72 * 1024 * 1024,
