@@ -1,14 +1,13 @@
 /**
  * Page selection over the serving snapshot (docs/architecture.md, "The serving snapshot": the keyset, the bounds, the
  * index chosen): short and long events are two ordered index range scans, merged, each SQLite's or a kept store's
- * (db/long-events.ts, db/short-blocks.ts, db/kept-scans.ts) when its `supports` admits the filter (db/page-filter.ts).
+ * (db/snapshot-blocks.ts, db/kept-scans.ts) when its `supports` admits the filter (db/page-filter.ts).
  */
 import { LONG_EVENT_MS } from "./contract.ts";
 import type { Db } from "./driver.ts";
 import { KeptScans, type ScannedRow, scanKept, scanVenues } from "./kept-scans.ts";
-import { LongEvents, type LongRow } from "./long-events.ts";
-import { before, filterTerms, type PageFilter, type PagePosition, venueSetOf } from "./page-filter.ts";
-import { SnapshotBlocks } from "./short-blocks.ts";
+import { before, filterTerms, type PageFilter, type PagePosition, type PageRow, venueSetOf } from "./page-filter.ts";
+import { SnapshotBlocks } from "./snapshot-blocks.ts";
 import type { SnapshotEstimates, SnapshotStats } from "./snapshot-stats.ts";
 
 export type { PageFilter, PagePosition };
@@ -108,7 +107,7 @@ function lowerBound(position: PagePosition, floorMs: number): PagePosition {
   return before(position, floor) ? floor : position;
 }
 
-const byKey = (a: LongRow, b: LongRow) => a.start_ms - b.start_ms || a.id - b.id;
+const byKey = (a: PageRow, b: PageRow) => a.start_ms - b.start_ms || a.id - b.id;
 
 /** Before every row: (start, id) > (MIN, 0) holds for all rows. */
 const FIRST_POSITION: PagePosition = { startMs: Number.MIN_SAFE_INTEGER, id: 0 };
@@ -118,7 +117,6 @@ interface SnapshotView {
   stats: SnapshotStats;
   estimates: SnapshotEstimates;
   scans?: { kept: KeptScans; state: string } | null;
-  longs?: LongEvents | null;
   blocks?: SnapshotBlocks | null;
 }
 
@@ -164,28 +162,28 @@ export function selectPage(
   // Growing chunks for the JS venue check, starting near what the venues' share of the rows needs.
   const share = venueRows !== null ? venueRows / Math.max(1, venueStateRows ?? stats.events) : 1;
   const firstChunk = Math.min(8192, Math.max(64, Math.ceil((1.25 * want) / Math.max(share, 1e-4))));
-  const longRows = view.longs && LongEvents.supports(filter) ? view.longs.get(db, stats) : null;
   // Sources are read from blocks one by one, so only when they are few (plan source_each).
-  const blocks = SnapshotBlocks.supports(filter) && (filter.sources === null || plan === "source_each") && view.blocks;
-  const rows: LongRow[] = [];
+  const blocks = SnapshotBlocks.supports(filter) && (filter.sources === null || plan === "source_each");
+  const rows: PageRow[] = [];
   for (const long of [0, 1] as const) {
-    if (long === 0 && blocks) rows.push(...blocks.scan(db, stats, filter, sourceList, bounds[0], want));
-    else if (long === 1 && longRows) rows.push(...longRows.scan(filter, sourceList, bounds[1], want));
-    else {
-      const q = buildHalfQuery(plan, long, filter, plan === "source" ? sourceList : null, venuesInSql, !ranges);
-      const b = bounds[long];
-      for (const part of parts) {
-        const params = part === null ? q.params : { ...q.params, part };
-        if (!venueSet) {
-          rows.push(...db.prepare<LongRow>(q.sql).all({ ...params, ls: b.startMs, lid: b.id, lim: want }));
-          continue;
-        }
-        const scan = { stmt: db.prepare<ScannedRow>(q.sql), params, filter, venues: venueSet };
-        if (!ranges) rows.push(...scanVenues(scan, b, want, firstChunk, []));
-        else {
-          const key = `${part}\n${long}\n${filter.excludeSoldOut ? 1 : 0}${filter.excludeAggregators ? 1 : 0}`;
-          rows.push(...scanKept({ ...scan, ranges, key, maxRows: kept!.kept.maxRows }, b, want, firstChunk));
-        }
+    const b = bounds[long];
+    const fromBlocks = blocks ? view.blocks?.scan(db, stats, filter, sourceList, b, want, long) : null;
+    if (fromBlocks) {
+      rows.push(...fromBlocks);
+      continue;
+    }
+    const q = buildHalfQuery(plan, long, filter, plan === "source" ? sourceList : null, venuesInSql, !ranges);
+    for (const part of parts) {
+      const params = part === null ? q.params : { ...q.params, part };
+      if (!venueSet) {
+        rows.push(...db.prepare<PageRow>(q.sql).all({ ...params, ls: b.startMs, lid: b.id, lim: want }));
+        continue;
+      }
+      const scan = { stmt: db.prepare<ScannedRow>(q.sql), params, filter, venues: venueSet };
+      if (!ranges) rows.push(...scanVenues(scan, b, want, firstChunk, []));
+      else {
+        const key = `${part}\n${long}\n${filter.excludeSoldOut ? 1 : 0}${filter.excludeAggregators ? 1 : 0}`;
+        rows.push(...scanKept({ ...scan, ranges, key, maxRows: kept!.kept.maxRows }, b, want, firstChunk));
       }
     }
   }

@@ -4,8 +4,15 @@
  * ranges kept per state, half and row flags, each holding every row from its start, shared by a state's geo pages.
  */
 import type { SqlValue, Statement } from "./driver.ts";
-import { indexAfter, type LongRow } from "./long-events.ts";
-import { before, inWindow, type PageFilter, type PagePosition, type VenueSet } from "./page-filter.ts";
+import {
+  before,
+  indexAfter,
+  inWindow,
+  type PageFilter,
+  type PagePosition,
+  type PageRow,
+  type VenueSet,
+} from "./page-filter.ts";
 import { TwoGenerations } from "./two-generations.ts";
 
 /** Entries bounded in bytes, kept for one key (the replica state, or the snapshot generation) until it moves. */
@@ -37,7 +44,7 @@ export class ByteBoundedStore<K, V extends { bytes: number }> {
 }
 
 /** One row of the state index, as page selection reads it. */
-export type ScannedRow = LongRow & { venue_id: number };
+export type ScannedRow = PageRow & { venue_id: number };
 
 /** The rows of one range after `from`, in index order, in arrays that double as it grows. */
 class KeptRange {

@@ -16,6 +16,21 @@ export type PagePosition = { startMs: number; id: number };
 export const before = (a: PagePosition, b: PagePosition) =>
   a.startMs < b.startMs || (a.startMs === b.startMs && a.id < b.id);
 
+/** One snapshot row as page selection reads it. */
+export type PageRow = { start_ms: number; id: number; end_ms: number };
+
+/** The first of `count` rows, in (start_ms, id) order in parallel arrays, after `p`. */
+export function indexAfter(start: Float64Array, id: Float64Array, count: number, p: PagePosition): number {
+  let lo = 0;
+  let hi = count;
+  while (lo < hi) {
+    const mid = (lo + hi) >>> 1;
+    if (start[mid] < p.startMs || (start[mid] === p.startMs && id[mid] <= p.id)) lo = mid + 1;
+    else hi = mid;
+  }
+  return lo;
+}
+
 export interface PageFilter {
   afterMs: number;
   beforeMs: number;

@@ -65,19 +65,20 @@ export const HOT_PATH = {
   /**
    * State index ranges that geo pages scan, kept between requests (db/kept-scans.ts): their
    * bytes (32 a row), and the rows one range may keep before a scan reads on without keeping.
-   * One and a half times what an exact least-recently-used cache held, as `shortBlockBytes`.
+   * One and a half times what an exact least-recently-used cache held, as `blockBytes`.
    */
   keptScanBytes: 48 * 1024 * 1024,
   keptScanRows: 32_768,
   /**
-   * Most long snapshot rows (events longer than a day) kept in memory for the long half of a page
-   * (db/long-events.ts), at about 45 bytes a row: the demo's 1,000,000 events have some 18,000.
+   * Most long snapshot rows (events longer than a day) for which the long half of a page is read
+   * from blocks (db/snapshot-blocks.ts): an unfiltered page's block holds every one, read whole.
+   * The demo's 1,000,000 events have some 18,000 (450 KB in a block).
    */
   longEventRows: 500_000,
   /**
-   * Bytes of the snapshot's short rows kept in blocks of time for pages of a state (or a city in
-   * it) or of sources, and unfiltered ones (db/short-blocks.ts), 25 a row: the demo's 880,000
-   * short rows would take 22 MB for each of the four. `npm run bench:stores` (3,000 new pages a
+   * Bytes of the snapshot's rows kept in blocks for pages of a state (or a city in it) or of
+   * sources, and unfiltered ones (db/snapshot-blocks.ts), 25 a row: the demo's 880,000 short
+   * rows would take 22 MB for each of the four. `npm run bench:stores` (3,000 new pages a
    * class) held 35.5 MB; at 32 MiB city blocks pushed out source blocks (source pages 1.44x
    * plain SQLite against 1.54x at 48 MiB). Kept in two generations (db/two-generations.ts), which
    * hold between half the bound and all of it: at 48 MiB new source pages took 9 % more CPU than
@@ -85,9 +86,9 @@ export const HOT_PATH = {
    * private memory peaked at 430–437, 434–474 and 527 MB with 48, 72 and 96 MiB (docs/perf-history.md,
    * "Round 30").
    */
-  shortBlockBytes: 72 * 1024 * 1024,
+  blockBytes: 72 * 1024 * 1024,
   /**
-   * Rows a source's block is sized for (db/short-blocks.ts): in the demo's million events the
+   * Rows a source's block of short rows is sized for (db/snapshot-blocks.ts): in the demo's million events the
    * largest sources (38,000 rows over 451 days) get blocks of 16 days, most sources (under 100
    * rows) one or two blocks in all. A block is read whole the first time a page needs it.
    */

@@ -3,9 +3,8 @@
  * combinations, page sizes and windows traverse the snapshot by keyset and must return exactly
  * the expected ids in order, whichever plan the counts choose (sorted index, ordered index, the
  * JS-checked venue scan in growing chunks, short and long halves). Geo pages scanning state
- * ranges kept across pages (db/kept-scans.ts), and pages reading their long half from the long
- * rows kept in memory (db/long-events.ts) or their short half from kept blocks
- * (db/short-blocks.ts), must select exactly what the uncached path does.
+ * ranges kept across pages (db/kept-scans.ts), and pages reading either half from kept blocks
+ * (db/snapshot-blocks.ts), must select exactly what the uncached path does.
  */
 
 import { mkdtempSync, rmSync } from "node:fs";
@@ -16,11 +15,10 @@ import { afterAll, beforeAll, expect, it } from "vitest";
 import type { Db } from "../db/driver.ts";
 import { type PageFilter, type PagePlan, type PagePosition, readConsistently, selectPage } from "../db/events-query.ts";
 import { KeptScans } from "../db/kept-scans.ts";
-import { LongEvents } from "../db/long-events.ts";
 import { type FilterRow, filterTerms, rowMatcher, sourceGlob, sourceMatches } from "../db/page-filter.ts";
 import { openReplica } from "../db/replica.ts";
-import { SnapshotBlocks } from "../db/short-blocks.ts";
 import { refreshSnapshot } from "../db/snapshot.ts";
+import { SnapshotBlocks } from "../db/snapshot-blocks.ts";
 import { readSnapshotStats, SnapshotEstimates } from "../db/snapshot-stats.ts";
 import { applyBatch } from "../sync/apply.ts";
 import { parseRecordLine } from "../sync/records.ts";
@@ -336,9 +334,8 @@ it("drops kept ranges when the replica state moves", () => {
 });
 
 it("selects the same pages with every store kept as from SQLite, for any filter, page by page", () => {
-  const longs = new LongEvents(10_000);
   // Small: blocks are pushed out and read again within the run, and a source spans many.
-  const blocks = new SnapshotBlocks(6_000, 4);
+  const blocks = new SnapshotBlocks({ blockBytes: 6_000, sourceBlockRows: 4, longEventRows: 10_000 });
   const kept = new KeptScans(40_000, 300);
   let pages = 0;
   let blockPages = 0;
@@ -355,24 +352,24 @@ it("selects the same pages with every store kept as from SQLite, for any filter,
       for (let i = 0; ; i++) {
         const limit = limits[i % limits.length];
         const view = () => ({ stats: readSnapshotStats(db), estimates: new SnapshotEstimates(100) });
-        const [withLongs, withBlocks, fresh] = readConsistently(db, () => [
-          selectPage(db, { ...view(), longs }, f, position, limit),
-          selectPage(db, { ...view(), longs, blocks, scans: { kept, state: "one state" } }, f, position, limit),
+        const [withBlocks, withAll, fresh] = readConsistently(db, () => [
+          selectPage(db, { ...view(), blocks }, f, position, limit),
+          selectPage(db, { ...view(), blocks, scans: { kept, state: "one state" } }, f, position, limit),
           selectPage(db, view(), f, position, limit),
         ]);
-        expect(withLongs).toEqual(fresh);
+        expect(withBlocks).toEqual(fresh);
         // Kept state ranges may scan what SQLite would sort: the same page, another plan.
-        expect({ ...withBlocks, plan: null }).toEqual({ ...fresh, plan: null });
+        expect({ ...withAll, plan: null }).toEqual({ ...fresh, plan: null });
         pages++;
         if (f.sources === null && f.venueIds === null && ["state", "state_city", "time"].includes(fresh.plan!))
           blockPages++;
         if (fresh.plan === "state_city") cityBlockPages++;
         blockBytes = Math.max(blockBytes, blocks.bytes);
         if (fresh.plan === "source_each") sourceBlockPages++;
-        if (withBlocks.plan === "venue_states") keptPages++;
-        out.push(...withLongs.keys.map((k) => k.id));
-        if (!withLongs.hasMore) break;
-        position = withLongs.keys.at(-1)!;
+        if (withAll.plan === "venue_states") keptPages++;
+        out.push(...fresh.keys.map((k) => k.id));
+        if (!fresh.hasMore) break;
+        position = fresh.keys.at(-1)!;
       }
       expect(out).toEqual(reference(f));
     }),
@@ -388,35 +385,39 @@ it("selects the same pages with every store kept as from SQLite, for any filter,
   expect(blockBytes).toBeLessThanOrEqual(6_000);
 });
 
-it("reads the long rows again when the snapshot's generation moves, and keeps none past its bound", () => {
+it("reads its blocks again when the snapshot's generation moves, and a long half from SQLite past its bound", () => {
   const stats = readSnapshotStats(db);
-  const longs = new LongEvents(10_000);
-  const kept = longs.get(db, stats);
-  const expected = rows.filter((r) => r.endMs - r.startMs > DAY).length;
-  expect(kept?.count).toBe(expected);
-  expect(longs.get(db, stats)).toBe(kept);
-  const next = longs.get(db, { ...stats, generation: stats.generation + 1 });
-  expect(next).not.toBe(kept);
-  expect(next?.count).toBe(expected);
-  longs.clear();
-  expect(longs.get(db, stats)).not.toBe(next);
-  // More long rows than the bound: none kept, and pages read their long half from SQLite.
-  const few = new LongEvents(expected - 1);
-  expect(few.get(db, stats)).toBeNull();
-  const f: PageFilter = {
+  const longRows = rows.filter((r) => r.endMs - r.startMs > DAY).length;
+  expect(longRows).toBeGreaterThan(0);
+  const stateFilter = (state: string): PageFilter => ({
     afterMs: T0,
     beforeMs: T0 + 40 * DAY,
-    state: STATES[1],
+    state,
     city: null,
     sources: null,
     venueIds: null,
     excludeSoldOut: false,
     excludeAggregators: false,
-  };
-  const page = readConsistently(db, () =>
-    selectPage(db, { stats, estimates: new SnapshotEstimates(10), longs: few }, f, null, 500),
-  );
-  expect(page.keys.map((k) => k.id)).toEqual(reference(f).slice(0, 500));
+  });
+  const bounds = { blockBytes: 1_000_000, sourceBlockRows: 4, longEventRows: longRows };
+  const select = (blocks: SnapshotBlocks, f: PageFilter, generation = stats.generation) =>
+    readConsistently(db, () =>
+      selectPage(db, { stats: { ...stats, generation }, estimates: new SnapshotEstimates(10), blocks }, f, null, 500),
+    );
+  const [a, b] = [stateFilter(STATES[0]), stateFilter(STATES[1])];
+  // What state b's page keeps alone.
+  const alone = new SnapshotBlocks(bounds);
+  expect(select(alone, b).keys.map((k) => k.id)).toEqual(reference(b).slice(0, 500));
+  // State a's blocks, then b's in the next generation: a's were dropped first.
+  const blocks = new SnapshotBlocks(bounds);
+  expect(select(blocks, a).keys.map((k) => k.id)).toEqual(reference(a).slice(0, 500));
+  expect(blocks.bytes).toBeGreaterThan(0);
+  expect(select(blocks, b, stats.generation + 1).keys.map((k) => k.id)).toEqual(reference(b).slice(0, 500));
+  expect(blocks.bytes).toBe(alone.bytes);
+  // More long rows than the bound: the long half is read from SQLite, and no long block is kept.
+  const few = new SnapshotBlocks({ ...bounds, longEventRows: longRows - 1 });
+  expect(select(few, b).keys.map((k) => k.id)).toEqual(reference(b).slice(0, 500));
+  expect(few.bytes).toBeLessThan(alone.bytes);
 });
 
 it("keeps the sources a token matches for one snapshot generation, and reads them again in the next", () => {

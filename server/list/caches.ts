@@ -7,8 +7,7 @@ import type { Db } from "../../db/driver.ts";
 import { GeoIndex } from "../../db/geo.ts";
 import { HydratedEvents, RecentReplicaState, readReplicaState } from "../../db/hydrate.ts";
 import { KeptScans } from "../../db/kept-scans.ts";
-import { LongEvents } from "../../db/long-events.ts";
-import { SnapshotBlocks } from "../../db/short-blocks.ts";
+import { SnapshotBlocks } from "../../db/snapshot-blocks.ts";
 import { KeptUntilMoved, readSnapshotStats, SnapshotEstimates } from "../../db/snapshot-stats.ts";
 import { HOT_PATH } from "../../db/tuning.ts";
 import { TwoGenerations } from "../../db/two-generations.ts";
@@ -36,8 +35,7 @@ export class ListCaches {
   readonly scope = keyed("replica", new KeptUntilMoved<string, ScopeCheck | null>(readScopeCheck));
   readonly geo: Keyed<"snapshot", GeoIndex>;
   readonly estimates = keyed("snapshot", new SnapshotEstimates(HOT_PATH.sourceEstimates));
-  readonly longs = keyed("snapshot", new LongEvents(HOT_PATH.longEventRows));
-  readonly blocks = keyed("snapshot", new SnapshotBlocks(HOT_PATH.shortBlockBytes, HOT_PATH.sourceBlockRows));
+  readonly blocks = keyed("snapshot", new SnapshotBlocks(HOT_PATH));
 
   constructor(replica: Db, baseUrl: string) {
     const bytes = { eventBytes: HOT_PATH.hydratedEventBytes, venueBytes: HOT_PATH.hydratedVenueBytes };

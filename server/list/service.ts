@@ -132,13 +132,13 @@ export class ListService {
   /** Geo candidates, then the page's snapshot rows (or a kept selection that provably equals them), in a transaction. */
   select(key: string, { q }: ParsedQuery, window: ListWindow, limit: number) {
     const { replica } = this.deps;
-    const { geo: geoIndex, pages, estimates, scans, longs, blocks } = this.caches;
+    const { geo: geoIndex, pages, estimates, scans, blocks } = this.caches;
     const geo = q.geo ? geoIndex.find(q.geo, q.includeCentroids) : null;
     const filter = pageFilterOf(q, window, geo);
     const mark = readReplicaState(replica);
     let selection = pages.get(key, mark, window);
     if (!selection) {
-      const view = { stats: readSnapshotStats(replica), estimates, scans: { kept: scans, state: mark }, longs, blocks };
+      const view = { stats: readSnapshotStats(replica), estimates, scans: { kept: scans, state: mark }, blocks };
       selection = selectPage(replica, view, filter, q.cursor?.position ?? null, limit);
       pages.set(key, mark, window, selection);
     }

@@ -23,9 +23,8 @@ import { type PagePosition, readConsistently, selectPage } from "../../db/events
 import { GeoIndex, type LiveGeo } from "../../db/geo.ts";
 import { HydratedEvents, hydratePageJson, readReplicaState } from "../../db/hydrate.ts";
 import { KeptScans } from "../../db/kept-scans.ts";
-import { LongEvents } from "../../db/long-events.ts";
 import { openReplica } from "../../db/replica.ts";
-import { SnapshotBlocks } from "../../db/short-blocks.ts";
+import { SnapshotBlocks } from "../../db/snapshot-blocks.ts";
 import { readSnapshotStats, SnapshotEstimates } from "../../db/snapshot-stats.ts";
 import { HOT_PATH } from "../../db/tuning.ts";
 import { pageFilterOf, parseListParams, resolveWindow } from "../../server/list/parse.ts";
@@ -47,7 +46,7 @@ const slice = Number(values.slice ?? 20);
 const mmapBytes = Number(values.mmap ?? HOT_PATH.replicaMmapBytes);
 const dbPath = values.db ?? REPLICA_DB;
 
-type Store = "scans" | "blocks" | "longs";
+type Store = "scans" | "blocks";
 
 /** A configuration: the memory map on or off, and the stores it keeps (the view's optional parts). */
 interface Config {
@@ -59,13 +58,12 @@ interface Config {
 }
 
 /** The stores page selection has: each measured alone against plain SQLite under the same map. */
-const STORES: readonly Store[] = ["scans", "blocks", "longs"];
+const STORES: readonly Store[] = ["scans", "blocks"];
 
 const ALL_CONFIGS: Config[] = [
   { name: "sql", mmap: false, stores: [] },
   { name: "mmap", mmap: true, stores: [] },
   ...STORES.map((s) => ({ name: `mmap+${s}`, mmap: true, stores: [s] })),
-  { name: "mmap+blocks+longs", mmap: true, stores: ["blocks", "longs"] },
   { name: "sql+all", mmap: false, stores: STORES },
   { name: "mmap+all", mmap: true, stores: STORES },
   { name: "mmap+all-hydrated", mmap: true, stores: STORES, hydrated: false },
@@ -81,7 +79,6 @@ interface Side {
   events: HydratedEvents;
   scans: KeptScans | null;
   blocks: SnapshotBlocks | null;
-  longs: LongEvents | null;
   times: Map<string, number[]>;
   /** Per class: the page's events, and those already kept (db/hydrate.ts HydratedEvents) when it was hydrated. */
   kept: Map<string, { events: number; kept: number }>;
@@ -101,8 +98,7 @@ async function openSide(config: Config): Promise<Side> {
       venueBytes: config.hydrated === false ? 1 : HOT_PATH.hydratedVenueBytes,
     }),
     scans: has("scans") ? new KeptScans(HOT_PATH.keptScanBytes, HOT_PATH.keptScanRows) : null,
-    blocks: has("blocks") ? new SnapshotBlocks(HOT_PATH.shortBlockBytes, HOT_PATH.sourceBlockRows) : null,
-    longs: has("longs") ? new LongEvents(HOT_PATH.longEventRows) : null,
+    blocks: has("blocks") ? new SnapshotBlocks(HOT_PATH) : null,
     times: new Map(),
     kept: new Map(),
   };
@@ -124,7 +120,6 @@ function page(side: Side, search: string, from: PagePosition | null, cls = ""): 
       estimates: side.estimates,
       scans: side.scans ? { kept: side.scans, state } : null,
       blocks: side.blocks,
-      longs: side.longs,
     };
     const selection = selectPage(side.db, view, filter, from, q.limit);
     const count = side.kept.get(cls) ?? { events: 0, kept: 0 };
