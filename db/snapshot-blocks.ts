@@ -52,7 +52,7 @@ class Block {
   }
 }
 
-/** One block's rows of a half: a state's, a city's in a state (the state a residual test), a source's, or all (`""`). */
+/** One block's rows of a half: a state's, a city's in a state (the state a residual test), a source's or all (`""`). */
 const blockSql = (index: string) => `
 SELECT start_ms, id, end_ms, sold_out, aggregator FROM snapshot ${index === "" ? "NOT INDEXED" : `INDEXED BY snapshot_${index}`}
 WHERE ${index === "" ? "" : `${index} = $${index} AND `}${index === "city" ? "+state = $state AND " : ""}long = $long AND start_ms >= $lo AND start_ms < $hi ORDER BY start_ms, id`;
@@ -69,7 +69,7 @@ const COUNT_SQL = {
   city: "SELECT count(*) AS n FROM snapshot INDEXED BY snapshot_city WHERE city = $city AND long = 0 AND +state = $state",
 };
 
-/** The earliest and latest short starts, and the long rows (the span index counts them without reading them). */
+/** The earliest and latest short starts, and the long rows (counted by the span index without reading them). */
 const GENERATION_SQL = `SELECT (SELECT min(start_ms) FROM snapshot WHERE long = 0) AS first,
 (SELECT max(start_ms) FROM snapshot WHERE long = 0) AS last,
 (SELECT count(*) FROM snapshot INDEXED BY snapshot_span WHERE long = 1) AS longs`;

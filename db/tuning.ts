@@ -88,9 +88,10 @@ export const HOT_PATH = {
    */
   blockBytes: 72 * 1024 * 1024,
   /**
-   * Rows a source's block of short rows is sized for (db/snapshot-blocks.ts): in the demo's million events the
-   * largest sources (38,000 rows over 451 days) get blocks of 16 days, most sources (under 100
-   * rows) one or two blocks in all. A block is read whole the first time a page needs it.
+   * Rows a source's block of short rows is sized for (db/snapshot-blocks.ts): in the demo's
+   * million events the largest sources (38,000 rows over 451 days) get blocks of 16 days, most
+   * sources (under 100 rows) one or two blocks in all. A block is read whole the first time a
+   * page needs it.
    */
   sourceBlockRows: 2_048,
   /**
