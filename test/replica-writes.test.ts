@@ -72,7 +72,7 @@ it("declares a key for every list cache", () => {
   const all = [...following("query"), ...following("replica"), ...following("snapshot")].sort();
   expect(all).toEqual(Object.keys(caches).sort());
   expect(following("query")).toEqual(["headers", "parsed"]);
-  expect(following("snapshot")).toEqual(["blocks", "estimates", "geo", "longs"]);
+  expect(following("snapshot")).toEqual(["blocks", "estimates", "geo"]);
 });
 
 it("drops what follows the replica mark after live rows change, and the snapshot's caches after a refresh", async () => {
